@@ -1,0 +1,261 @@
+//! Sign-in, sign-out, the current session and the theme choice.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::AppError;
+
+/// The signed-in user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewer {
+    /// Sign-in email.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// A project of the organization, as the switcher shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectSummary {
+    /// URL id.
+    pub id: String,
+    /// Display name.
+    pub display_name: String,
+    /// The cluster it runs on.
+    pub cluster_name: String,
+}
+
+/// Everything the shell needs about the signed-in user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// Who is signed in.
+    pub viewer: Viewer,
+    /// The organization.
+    pub organization: String,
+    /// Its projects.
+    pub projects: Vec<ProjectSummary>,
+    /// The cluster organization-level pages use.
+    pub selected_cluster: String,
+}
+
+/// A user the development sign-in offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedUser {
+    /// Sign-in email.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+    /// What they may do, in words.
+    pub role: String,
+}
+
+/// How users can sign in to this console.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInMethods {
+    /// Mock mode: pick a seed user.
+    pub mock: bool,
+    /// The users to pick from (mock mode).
+    pub users: Vec<SeedUser>,
+}
+
+/// The session, reloaded whenever somebody signs in or out.
+#[derive(Clone, Copy)]
+pub struct SessionResource(pub Resource<Result<Option<Session>, AppError>>);
+
+impl SessionResource {
+    /// Blocking, so the server renders the page with the session, not a spinner:
+    /// the page must read the same with JavaScript off.
+    pub fn new(sign_in: ServerAction<SignIn>, sign_out: ServerAction<SignOut>) -> Self {
+        Self(Resource::new_blocking(
+            move || (sign_in.version().get(), sign_out.version().get()),
+            |_| get_session(),
+        ))
+    }
+}
+
+/// The current session, if the request carries a valid one.
+#[server(endpoint = "session")]
+pub async fn get_session() -> Result<Option<Session>, AppError> {
+    let Some(email) = ssr::signed_in_email() else {
+        return Ok(None);
+    };
+    let Some(user) = fundament_seed::user_by_email(&email) else {
+        return Ok(None);
+    };
+    let cluster_name =
+        |id: &str| fundament_seed::cluster(id).map_or_else(|| id.to_owned(), |c| c.name.to_owned());
+    Ok(Some(Session {
+        viewer: Viewer {
+            email: user.email.to_owned(),
+            name: user.name.to_owned(),
+        },
+        organization: fundament_seed::ORGANIZATION.to_owned(),
+        projects: fundament_seed::PROJECTS
+            .iter()
+            .map(|p| ProjectSummary {
+                id: p.id.to_owned(),
+                display_name: p.display_name.to_owned(),
+                cluster_name: cluster_name(p.cluster_id),
+            })
+            .collect(),
+        selected_cluster: cluster_name(fundament_seed::DEFAULT_CLUSTER_ID),
+    }))
+}
+
+/// How this console signs users in.
+#[server(endpoint = "sign-in-options")]
+pub async fn sign_in_options() -> Result<SignInMethods, AppError> {
+    let mock = ssr::state()?.mock;
+    let users = if mock {
+        fundament_seed::USERS
+            .iter()
+            .map(|u| SeedUser {
+                email: u.email.to_owned(),
+                name: u.name.to_owned(),
+                role: u.role.to_owned(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(SignInMethods { mock, users })
+}
+
+/// Development sign-in (mock mode): signs in as a seed user and goes to `next`.
+#[server(endpoint = "sign-in")]
+pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
+    let state = ssr::state()?;
+    if !state.mock {
+        return Err(AppError::Invalid(
+            "Development sign-in is only available in mock mode.".into(),
+        ));
+    }
+    let Some(user) = fundament_seed::user_by_email(&email) else {
+        return Err(AppError::Invalid(format!(
+            "{email} is not a user of this development stack."
+        )));
+    };
+    let token =
+        state
+            .session_key
+            .issue(user.email, ssr::now(), fundament_session::SESSION_TTL_SECS);
+    ssr::set_cookie(&fundament_session::cookie_header(
+        Some(&token),
+        state.secure_cookies,
+    ));
+    tracing::info!(user = user.id, "signed in");
+    leptos_axum::redirect(safe_next(&next));
+    Ok(())
+}
+
+/// Signs out and returns to the sign-in page.
+#[server(endpoint = "sign-out")]
+pub async fn sign_out() -> Result<(), AppError> {
+    let state = ssr::state()?;
+    ssr::set_cookie(&fundament_session::cookie_header(
+        None,
+        state.secure_cookies,
+    ));
+    leptos_axum::redirect("/sign-in");
+    Ok(())
+}
+
+/// Stores the theme choice (`system` clears it).
+#[server(endpoint = "theme")]
+pub async fn set_theme(theme: String) -> Result<(), AppError> {
+    use crate::theme::{THEME_COOKIE, Theme};
+    let theme = Theme::parse(&theme)
+        .ok_or_else(|| AppError::Invalid(format!("Unknown theme {theme:?}.")))?;
+    let cookie = match theme {
+        Theme::System => format!("{THEME_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax"),
+        other => format!(
+            "{THEME_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+            other.as_str()
+        ),
+    };
+    ssr::set_cookie(&cookie);
+    Ok(())
+}
+
+/// Where to go after signing in: a path on this console, never another site.
+pub fn safe_next(next: &str) -> &str {
+    let local =
+        next.starts_with('/') && !next.starts_with("//") && !next.contains(['\\', '\r', '\n']);
+    if local && next != "/sign-in" {
+        next
+    } else {
+        "/"
+    }
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) mod ssr {
+    use leptos::prelude::*;
+
+    use crate::{error::AppError, state::ConsoleState};
+
+    pub fn state() -> Result<ConsoleState, AppError> {
+        use_context::<ConsoleState>().ok_or_else(|| {
+            tracing::error!("ConsoleState missing from the server function context");
+            AppError::Internal
+        })
+    }
+
+    pub fn now() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+
+    /// The email of a valid session on this request.
+    pub fn signed_in_email() -> Option<String> {
+        let state = use_context::<ConsoleState>()?;
+        let parts = use_context::<http::request::Parts>()?;
+        let cookies = parts.headers.get_all(http::header::COOKIE);
+        let token = fundament_session::cookie_value(
+            cookies.iter().filter_map(|v| v.to_str().ok()),
+            fundament_session::COOKIE_NAME,
+        )?;
+        match state.session_key.verify(token, now()) {
+            Ok(claims) => Some(claims.sub),
+            Err(reason) => {
+                tracing::debug!(%reason, "session refused");
+                None
+            }
+        }
+    }
+
+    pub fn set_cookie(value: &str) {
+        if let (Some(response), Ok(value)) = (
+            use_context::<leptos_axum::ResponseOptions>(),
+            http::HeaderValue::from_str(value),
+        ) {
+            response.append_header(http::header::SET_COOKIE, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_stays_on_the_console() {
+        assert_eq!(safe_next("/clusters"), "/clusters");
+        assert_eq!(
+            safe_next("/projects/webshop?tab=1"),
+            "/projects/webshop?tab=1"
+        );
+        for hostile in [
+            "https://evil.example",
+            "//evil.example",
+            "/\\evil.example",
+            "",
+            "clusters",
+            "/a\r\nSet-Cookie: x",
+        ] {
+            assert_eq!(safe_next(hostile), "/", "{hostile:?}");
+        }
+        assert_eq!(safe_next("/sign-in"), "/");
+    }
+}

@@ -1,0 +1,51 @@
+//! The signed-in frame around every page: header, sidebar, main. Signed out,
+//! the same URL shows the sign-in panel, so a bookmarked page comes back after
+//! signing in.
+
+use leptos::prelude::*;
+use leptos_router::{components::Outlet, hooks::use_location};
+
+use crate::{
+    api::session::{Session, SessionResource},
+    components::{
+        header::Header,
+        sidebar::Sidebar,
+        status::{ErrorView, Loading},
+    },
+    routes::sign_in::SignInPanel,
+};
+
+/// Parent route of every console page.
+#[component]
+pub fn ConsoleLayout() -> impl IntoView {
+    let SessionResource(session) = expect_context();
+    let location = use_location();
+    view! {
+        <Suspense fallback=|| view! { <Loading label="Loading your session…" /> }>
+            {move || Suspend::new(async move {
+                match session.await {
+                    Ok(Some(session)) => view! { <SignedIn session /> }.into_any(),
+                    Ok(None) => {
+                        let next = format!("{}{}", location.pathname.get_untracked(), location.search.get_untracked());
+                        view! { <SignInPanel next /> }.into_any()
+                    }
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn SignedIn(session: Session) -> impl IntoView {
+    view! {
+        <a href="#main" class="skip-link">"Skip to main content"</a>
+        <Header session />
+        <div class="flex min-h-[calc(100vh-3.5rem)]">
+            <Sidebar />
+            <main id="main" tabindex="-1" class="min-w-0 flex-1 p-6 outline-none">
+                <Outlet />
+            </main>
+        </div>
+    }
+}

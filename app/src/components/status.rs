@@ -1,0 +1,52 @@
+//! Loading and error states, the same everywhere.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+/// Shown while a page's data loads.
+#[component]
+pub fn Loading(#[prop(into)] label: String) -> impl IntoView {
+    view! {
+        <div role="status" aria-live="polite" class="flex items-center gap-3 p-6 text-muted">
+            <span class="size-4 animate-spin rounded-full border-2 border-line border-t-accent" aria-hidden="true"></span>
+            <span>{label}</span>
+        </div>
+    }
+}
+
+/// Shown when a page's data could not be loaded.
+#[component]
+pub fn ErrorView(error: AppError) -> impl IntoView {
+    let signed_out = error == AppError::Unauthenticated;
+    view! {
+        <div role="alert" class="m-6 rounded-lg border border-danger/40 bg-danger/10 p-4">
+            <h2 class="font-semibold text-danger">"This page could not be loaded"</h2>
+            <p class="mt-1 text-sm">{error.to_string()}</p>
+            <p class="mt-3 text-sm">
+                {if signed_out {
+                    view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
+                } else {
+                    view! { <a class="link" href="">"Reload the page"</a> }.into_any()
+                }}
+            </p>
+        </div>
+    }
+}
+
+/// Renders the first error of an `ErrorBoundary`.
+pub fn error_fallback(errors: ArcRwSignal<Errors>) -> impl IntoView {
+    move || {
+        let error = errors
+            .get()
+            .into_iter()
+            .next()
+            .map(|(_, e)| {
+                e.downcast_ref::<AppError>()
+                    .cloned()
+                    .unwrap_or(AppError::Internal)
+            })
+            .unwrap_or(AppError::Internal);
+        view! { <ErrorView error /> }
+    }
+}

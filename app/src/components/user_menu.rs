@@ -1,0 +1,37 @@
+//! The user menu: who is signed in, theme, sign-out.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::session::{SignOut, Viewer},
+    components::theme_toggle::FollowSystemTheme,
+};
+
+/// Avatar button with the user's menu.
+#[component]
+pub fn UserMenu(viewer: Viewer) -> impl IntoView {
+    let sign_out = expect_context::<ServerAction<SignOut>>();
+    let initial = viewer.name.chars().next().unwrap_or('?').to_string();
+    view! {
+        <details class="menu relative">
+            <summary class="menu-button" aria-label=format!("User menu for {}", viewer.name)>
+                <span class="grid size-7 place-items-center rounded-full bg-accent text-sm font-semibold text-on-accent" aria-hidden="true">
+                    {initial}
+                </span>
+                <span class="hidden sm:inline">{viewer.name.clone()}</span>
+                <span class="chevron" aria-hidden="true"></span>
+            </summary>
+            <div class="menu-panel right-0 w-64">
+                <p class="px-3 py-2 text-sm">
+                    <span class="block font-medium">{viewer.name}</span>
+                    <span class="block text-muted">{viewer.email}</span>
+                </p>
+                <hr class="my-1 border-line" />
+                <FollowSystemTheme />
+                <ActionForm action=sign_out>
+                    <button type="submit" class="menu-item w-full">"Sign out"</button>
+                </ActionForm>
+            </div>
+        </details>
+    }
+}

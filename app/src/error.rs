@@ -1,0 +1,36 @@
+//! The one error type of the console's server functions. Its messages are
+//! written for users; internal detail is logged on the server and never sent.
+
+use leptos::server_fn::{
+    codec::JsonEncoding,
+    error::{FromServerFnError, ServerFnErrorErr},
+};
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum AppError {
+    /// No valid session.
+    #[error("You are not signed in.")]
+    Unauthenticated,
+    /// A value the user gave is not acceptable; the message says why.
+    #[error("{0}")]
+    Invalid(String),
+    /// The thing asked for does not exist (or is not visible to the user).
+    #[error("{0} was not found.")]
+    NotFound(String),
+    /// A failure on the server; details are in the server's log.
+    #[error("Something went wrong on the server. Try again in a moment.")]
+    Internal,
+    /// The request did not reach the server function or its answer was unreadable.
+    #[error("The console could not reach its server: {0}")]
+    Transport(ServerFnErrorErr),
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::Transport(value)
+    }
+}

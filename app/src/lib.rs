@@ -1,0 +1,96 @@
+//! The Fundament console UI, rendered on the server and hydrated in the browser.
+//!
+//! `shell` is the HTML document, `App` the router. Pages live in `routes/`, one
+//! file per route; shared pieces in `components/`; server functions in `api/`.
+#![forbid(unsafe_code)]
+#![recursion_limit = "256"]
+
+pub mod api;
+pub mod components;
+pub mod error;
+pub mod routes;
+#[cfg(feature = "ssr")]
+pub mod state;
+pub mod theme;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    SsrMode,
+    components::{ParentRoute, Route, Router, Routes},
+    path,
+};
+
+use crate::{
+    api::session::{SessionResource, SignIn, SignOut},
+    components::layout::ConsoleLayout,
+    routes::{
+        clusters::ClustersPage, not_found::NotFound, overview::OverviewPage, plugins::PluginsPage,
+        project::ProjectPage, sign_in::SignInPage,
+    },
+};
+
+/// The HTML document. Runs on the server only; the browser hydrates `<body>`.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let theme = theme::request_theme();
+    #[cfg(feature = "ssr")]
+    state::set_security_headers();
+    view! {
+        <!DOCTYPE html>
+        <html lang="en" data-theme=theme.as_str()>
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light dark" />
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body class="min-h-screen bg-canvas text-ink antialiased">
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The console: routes and the context every page shares.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    let sign_in = ServerAction::<SignIn>::new();
+    let sign_out = ServerAction::<SignOut>::new();
+    provide_context(SessionResource::new(sign_in, sign_out));
+    provide_context(sign_in);
+    provide_context(sign_out);
+    mark_hydrated();
+
+    view! {
+        <Stylesheet id="leptos" href="/pkg/console.css" />
+        <Title formatter=|title: String| {
+            if title.is_empty() { "Fundament".to_owned() } else { format!("{title} · Fundament") }
+        } />
+        <Router>
+            <Routes fallback=NotFound>
+                <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async />
+                <ParentRoute path=path!("") view=ConsoleLayout ssr=SsrMode::Async>
+                    <Route path=path!("") view=OverviewPage ssr=SsrMode::Async />
+                    <Route path=path!("clusters") view=ClustersPage ssr=SsrMode::Async />
+                    <Route path=path!("plugins") view=PluginsPage ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project") view=ProjectPage ssr=SsrMode::Async />
+                </ParentRoute>
+            </Routes>
+        </Router>
+    }
+}
+
+/// Marks `<body data-hydrated>` once the app is interactive, so tests and
+/// scripts can wait for it instead of guessing.
+fn mark_hydrated() {
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+}

@@ -1,0 +1,56 @@
+//! `/clusters`: the clusters the user can view.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::{
+    api::directory::{ClusterRow, list_clusters},
+    components::status::{Loading, error_fallback},
+    routes::PageHeader,
+};
+
+/// Cluster list.
+#[component]
+pub fn ClustersPage() -> impl IntoView {
+    let clusters = Resource::new_blocking(|| (), |_| list_clusters());
+    view! {
+        <Title text="Clusters" />
+        <PageHeader title="Clusters" subtitle="Clusters of this organization that you can view." />
+        <Suspense fallback=|| view! { <Loading label="Loading clusters…" /> }>
+            <ErrorBoundary fallback=error_fallback>
+                {move || Suspend::new(async move { clusters.await.map(|rows| view! { <ClusterTable rows /> }) })}
+            </ErrorBoundary>
+        </Suspense>
+    }
+}
+
+#[component]
+fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <p class="card text-muted">"You cannot view any cluster of this organization yet."</p> }.into_any();
+    }
+    view! {
+        <div class="card overflow-x-auto p-0">
+            <table class="table">
+                <caption class="sr-only">"Clusters you can view"</caption>
+                <thead>
+                    <tr><th scope="col">"Name"</th><th scope="col">"ID"</th><th scope="col">"Projects"</th><th scope="col">"Status"</th></tr>
+                </thead>
+                <tbody>
+                    {rows
+                        .into_iter()
+                        .map(|c| view! {
+                            <tr>
+                                <td class="font-medium">{c.name}</td>
+                                <td class="font-mono text-sm text-muted">{c.id}</td>
+                                <td>{c.projects.join(", ")}</td>
+                                <td>{c.selected.then(|| view! { <span class="badge">"Selected"</span> })}</td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

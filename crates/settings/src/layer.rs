@@ -1,0 +1,181 @@
+use std::fmt;
+
+/// A setting of the stack. Its flag, environment variable and file key are
+/// derived from one table so that the three spellings never drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// `mock`, `sandbox` or `real`.
+    Mode,
+    /// Socket address the console listens on.
+    ConsoleListen,
+    /// URL under which browsers reach the console (its origin).
+    ConsoleUrl,
+    /// Directory with the built site (`pkg/`, assets).
+    SiteRoot,
+    /// URL of kube-api-proxy as browsers reach it.
+    KubeApiProxyUrl,
+    /// URL of plugin-proxy as browsers reach it.
+    PluginProxyUrl,
+    /// URL of authn as browsers reach it.
+    AuthnUrl,
+    /// URL of organization-api as browsers reach it.
+    OrganizationApiUrl,
+    /// URL of the embedded cluster's API server.
+    ClusterUrl,
+}
+
+impl Key {
+    /// Every key, in the order `--help` and the docs list them.
+    pub const ALL: [Key; 9] = [
+        Key::Mode,
+        Key::ConsoleListen,
+        Key::ConsoleUrl,
+        Key::SiteRoot,
+        Key::KubeApiProxyUrl,
+        Key::PluginProxyUrl,
+        Key::AuthnUrl,
+        Key::OrganizationApiUrl,
+        Key::ClusterUrl,
+    ];
+
+    /// The command-line flag, without the leading dashes.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Key::Mode => "mode",
+            Key::ConsoleListen => "console-listen",
+            Key::ConsoleUrl => "console-url",
+            Key::SiteRoot => "site-root",
+            Key::KubeApiProxyUrl => "kube-api-proxy-url",
+            Key::PluginProxyUrl => "plugin-proxy-url",
+            Key::AuthnUrl => "authn-url",
+            Key::OrganizationApiUrl => "organization-api-url",
+            Key::ClusterUrl => "cluster-url",
+        }
+    }
+
+    /// The environment variable.
+    pub fn env(self) -> &'static str {
+        match self {
+            Key::Mode => "FUNDAMENT_MODE",
+            Key::ConsoleListen => "FUNDAMENT_CONSOLE_LISTEN",
+            Key::ConsoleUrl => "FUNDAMENT_CONSOLE_URL",
+            Key::SiteRoot => "FUNDAMENT_SITE_ROOT",
+            Key::KubeApiProxyUrl => "FUNDAMENT_KUBE_API_PROXY_URL",
+            Key::PluginProxyUrl => "FUNDAMENT_PLUGIN_PROXY_URL",
+            Key::AuthnUrl => "FUNDAMENT_AUTHN_URL",
+            Key::OrganizationApiUrl => "FUNDAMENT_ORGANIZATION_API_URL",
+            Key::ClusterUrl => "FUNDAMENT_CLUSTER_URL",
+        }
+    }
+
+    /// The key in `Leptos.toml`, as `table.key`.
+    pub fn file_key(self) -> &'static str {
+        match self {
+            Key::Mode => "stack.mode",
+            Key::ConsoleListen => "console.listen",
+            Key::ConsoleUrl => "console.url",
+            Key::SiteRoot => "console.site-root",
+            Key::KubeApiProxyUrl => "kube-api-proxy.url",
+            Key::PluginProxyUrl => "plugin-proxy.url",
+            Key::AuthnUrl => "authn.url",
+            Key::OrganizationApiUrl => "organization-api.url",
+            Key::ClusterUrl => "cluster.url",
+        }
+    }
+
+    /// How error messages name the setting.
+    pub fn describe(self) -> String {
+        match self {
+            Key::Mode => "mode".to_owned(),
+            Key::ConsoleListen => "console listen address".to_owned(),
+            Key::SiteRoot => "site root".to_owned(),
+            other => other.flag().replace('-', " "),
+        }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.flag())
+    }
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A command-line flag.
+    Flag,
+    /// An environment variable.
+    Env,
+    /// The settings file at this path.
+    File(String),
+    /// The built-in default.
+    Default,
+}
+
+impl Source {
+    /// Names the exact spelling of `key` in this source.
+    pub fn describe(&self, key: &Key) -> String {
+        match self {
+            Source::Flag => format!("--{}", key.flag()),
+            Source::Env => key.env().to_owned(),
+            Source::File(path) => format!("{} in {path}", key.file_key()),
+            Source::Default => "the default".to_owned(),
+        }
+    }
+}
+
+/// Raw values from one source; unset keys are absent.
+#[derive(Debug, Clone, Default)]
+pub struct Layer {
+    source: Option<Source>,
+    values: Vec<(Key, String)>,
+}
+
+impl Layer {
+    /// An empty layer of the given source.
+    pub fn new(source: Source) -> Self {
+        Self {
+            source: Some(source),
+            values: Vec::new(),
+        }
+    }
+
+    /// Reads every key's environment variable through `lookup`, so tests need
+    /// not touch the process environment.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let mut layer = Self::new(Source::Env);
+        for key in Key::ALL {
+            if let Some(value) = lookup(key.env()).filter(|v| !v.is_empty()) {
+                layer.set(key, value);
+            }
+        }
+        layer
+    }
+
+    /// Sets a value, replacing an earlier one.
+    pub fn set(&mut self, key: Key, value: impl Into<String>) {
+        self.values.retain(|(k, _)| *k != key);
+        self.values.push((key, value.into()));
+    }
+
+    /// Sets a value when there is one.
+    pub fn set_opt(&mut self, key: Key, value: Option<impl Into<String>>) {
+        if let Some(value) = value {
+            self.set(key, value);
+        }
+    }
+
+    /// The value of `key` in this layer.
+    pub fn get(&self, key: Key) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Where this layer's values came from.
+    pub fn source(&self) -> Source {
+        self.source.clone().unwrap_or(Source::Default)
+    }
+}

@@ -1,0 +1,18 @@
+//! Settings of the Fundament stack.
+//!
+//! Every setting has one name and three spellings: a command-line flag, an
+//! environment variable and a key in `Leptos.toml`. They are resolved in that
+//! order (flags > environment > file > defaults) and every value is checked
+//! once, here, so a bad value fails at start-up with one line that names the
+//! setting and where it came from.
+#![forbid(unsafe_code)]
+
+mod error;
+mod file;
+mod layer;
+mod resolve;
+
+pub use error::SettingsError;
+pub use file::{FileLayer, load_file};
+pub use layer::{Key, Layer, Source};
+pub use resolve::{Mode, ServiceUrls, Settings, resolve};

@@ -1,0 +1,289 @@
+use std::{fmt, net::SocketAddr, path::PathBuf, str::FromStr};
+
+use url::Url;
+
+use crate::{
+    error::SettingsError,
+    layer::{Key, Layer, Source},
+};
+
+/// How the stack reaches Kubernetes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The embedded cluster answers (the default).
+    Mock,
+    /// A local cluster from a kubeconfig.
+    Sandbox,
+    /// Gardener-managed clusters.
+    Real,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "mock" => Ok(Mode::Mock),
+            "sandbox" => Ok(Mode::Sandbox),
+            "real" => Ok(Mode::Real),
+            _ => Err("unknown mode: expected one of mock, sandbox, real".to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Mock => "mock",
+            Mode::Sandbox => "sandbox",
+            Mode::Real => "real",
+        })
+    }
+}
+
+/// Where browsers and services reach the stack's services.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceUrls {
+    /// The console's own origin.
+    pub console: Url,
+    /// kube-api-proxy.
+    pub kube_api_proxy: Url,
+    /// plugin-proxy.
+    pub plugin_proxy: Url,
+    /// authn.
+    pub authn: Url,
+    /// organization-api.
+    pub organization_api: Url,
+    /// The embedded cluster's API server.
+    pub cluster: Url,
+}
+
+/// The resolved, checked settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// How the stack reaches Kubernetes.
+    pub mode: Mode,
+    /// Where the console listens.
+    pub console_listen: SocketAddr,
+    /// The built site (wasm, CSS, assets).
+    pub site_root: PathBuf,
+    /// The services' public URLs.
+    pub urls: ServiceUrls,
+}
+
+/// The built-in default of a key; `None` where it derives from other settings.
+fn default_of(key: Key) -> Option<&'static str> {
+    Some(match key {
+        Key::Mode => "mock",
+        Key::ConsoleListen => "127.0.0.1:3000",
+        Key::ConsoleUrl => return None,
+        Key::SiteRoot => "target/site",
+        Key::KubeApiProxyUrl => "http://localhost:8081",
+        Key::PluginProxyUrl => "http://localhost:8082",
+        Key::AuthnUrl => "http://localhost:8083",
+        Key::OrganizationApiUrl => "http://localhost:8084",
+        Key::ClusterUrl => "https://localhost:8090",
+    })
+}
+
+struct Resolver<'a> {
+    layers: &'a [&'a Layer],
+}
+
+impl Resolver<'_> {
+    /// The first layer that sets `key`, else the default.
+    fn raw(&self, key: Key) -> Option<(String, Source)> {
+        self.layers
+            .iter()
+            .find_map(|l| l.get(key).map(|v| (v.to_owned(), l.source())))
+            .or_else(|| default_of(key).map(|v| (v.to_owned(), Source::Default)))
+    }
+
+    fn parse<T>(
+        &self,
+        key: Key,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, SettingsError> {
+        let Some((value, source)) = self.raw(key) else {
+            return Ok(None);
+        };
+        parse(&value)
+            .map(Some)
+            .map_err(|reason| SettingsError::Invalid {
+                key,
+                origin: source,
+                value,
+                reason,
+            })
+    }
+
+    fn required<T>(
+        &self,
+        key: Key,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, SettingsError> {
+        Ok(self
+            .parse(key, parse)?
+            .expect("every required key has a default"))
+    }
+}
+
+fn parse_listen(value: &str) -> Result<SocketAddr, String> {
+    value
+        .parse()
+        .map_err(|_| "expected an IP address and port such as 127.0.0.1:3000".to_owned())
+}
+
+/// A service URL: http or https, a host, nothing after the path.
+pub(crate) fn parse_service_url(value: &str) -> Result<Url, String> {
+    let url = Url::parse(value).map_err(|e| format!("malformed URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "malformed URL: scheme must be http or https, not {}",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("malformed URL: no host".to_owned());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("malformed URL: credentials do not belong in a URL".to_owned());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("malformed URL: no query or fragment allowed".to_owned());
+    }
+    Ok(url)
+}
+
+/// Resolves the settings from layers given highest precedence first
+/// (flags, environment, file), then the defaults.
+pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
+    let r = Resolver { layers };
+    let mode = r.required(Key::Mode, Mode::from_str)?;
+    let console_listen = r.required(Key::ConsoleListen, parse_listen)?;
+    let site_root = r.required(Key::SiteRoot, |v| Ok(PathBuf::from(v)))?;
+    let console = match r.parse(Key::ConsoleUrl, parse_service_url)? {
+        Some(url) => url,
+        None => Url::parse(&format!("http://localhost:{}", console_listen.port()))
+            .expect("a port always makes a valid URL"),
+    };
+    let urls = ServiceUrls {
+        console,
+        kube_api_proxy: r.required(Key::KubeApiProxyUrl, parse_service_url)?,
+        plugin_proxy: r.required(Key::PluginProxyUrl, parse_service_url)?,
+        authn: r.required(Key::AuthnUrl, parse_service_url)?,
+        organization_api: r.required(Key::OrganizationApiUrl, parse_service_url)?,
+        cluster: r.required(Key::ClusterUrl, parse_service_url)?,
+    };
+    Ok(Settings {
+        mode,
+        console_listen,
+        site_root,
+        urls,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(source: Source, pairs: &[(Key, &str)]) -> Layer {
+        let mut l = Layer::new(source);
+        for (k, v) in pairs {
+            l.set(*k, *v);
+        }
+        l
+    }
+
+    #[test]
+    fn defaults_are_the_dev_topology() {
+        let s = resolve(&[]).unwrap();
+        assert_eq!(s.mode, Mode::Mock);
+        assert_eq!(s.console_listen.to_string(), "127.0.0.1:3000");
+        assert_eq!(s.urls.console.as_str(), "http://localhost:3000/");
+        assert_eq!(s.urls.kube_api_proxy.as_str(), "http://localhost:8081/");
+        assert_eq!(s.urls.plugin_proxy.as_str(), "http://localhost:8082/");
+        assert_eq!(s.urls.authn.as_str(), "http://localhost:8083/");
+        assert_eq!(s.urls.organization_api.as_str(), "http://localhost:8084/");
+        assert_eq!(s.urls.cluster.as_str(), "https://localhost:8090/");
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file() {
+        let flags = layer(Source::Flag, &[(Key::ConsoleListen, "127.0.0.1:4001")]);
+        let env = layer(
+            Source::Env,
+            &[
+                (Key::ConsoleListen, "127.0.0.1:4002"),
+                (Key::Mode, "sandbox"),
+            ],
+        );
+        let file = layer(
+            Source::File("Leptos.toml".into()),
+            &[
+                (Key::ConsoleListen, "127.0.0.1:4003"),
+                (Key::Mode, "real"),
+                (Key::SiteRoot, "site"),
+            ],
+        );
+        let s = resolve(&[&flags, &env, &file]).unwrap();
+        assert_eq!(s.console_listen.port(), 4001);
+        assert_eq!(s.mode, Mode::Sandbox);
+        assert_eq!(s.site_root, PathBuf::from("site"));
+        // The console URL follows the listen port unless it is set.
+        assert_eq!(s.urls.console.as_str(), "http://localhost:4001/");
+    }
+
+    #[test]
+    fn unknown_mode_names_the_setting_and_its_source() {
+        let env = layer(Source::Env, &[(Key::Mode, "prod")]);
+        let err = resolve(&[&env]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid mode \"prod\" (from FUNDAMENT_MODE): unknown mode: expected one of mock, sandbox, real"
+        );
+    }
+
+    #[test]
+    fn malformed_url_names_the_flag() {
+        let flags = layer(Source::Flag, &[(Key::AuthnUrl, "localhost:8083")]);
+        let err = resolve(&[&flags]).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "invalid authn url \"localhost:8083\" (from --authn-url): malformed URL"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn url_checks() {
+        assert!(parse_service_url("http://localhost:8081").is_ok());
+        assert!(parse_service_url("https://plugins.example.io/").is_ok());
+        assert!(parse_service_url("ftp://x").is_err());
+        assert!(parse_service_url("http://u:p@x").is_err());
+        assert!(parse_service_url("http://x/?a=b").is_err());
+        assert!(parse_service_url("not a url").is_err());
+    }
+
+    #[test]
+    fn bad_listen_address_from_file_names_the_file_key() {
+        let file = layer(
+            Source::File("/etc/Leptos.toml".into()),
+            &[(Key::ConsoleListen, "localhost")],
+        );
+        let err = resolve(&[&file]).unwrap_err().to_string();
+        assert!(
+            err.contains("(from console.listen in /etc/Leptos.toml)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn empty_env_values_are_unset() {
+        let env = Layer::from_env(|name| (name == "FUNDAMENT_MODE").then(String::new));
+        assert_eq!(env.get(Key::Mode), None);
+        let env = Layer::from_env(|name| (name == "FUNDAMENT_MODE").then(|| "real".to_owned()));
+        assert_eq!(env.get(Key::Mode), Some("real"));
+    }
+}

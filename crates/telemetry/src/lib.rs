@@ -1,0 +1,193 @@
+//! Logging for every Fundament service.
+//!
+//! One call, [`init`], at the top of a binary: JSON lines when stdout is not a
+//! terminal (what log collectors read), readable text when it is. [`http_layer`]
+//! wraps a router so every request runs in a span that names its method and
+//! path (never its query or headers, which can carry tokens), and ends with one
+//! line giving status and latency.
+#![forbid(unsafe_code)]
+
+use std::{io::IsTerminal, time::Duration};
+
+use http::{Request, Response};
+use tower_http::{
+    classify::{ServerErrorsAsFailures, SharedClassifier},
+    trace::{
+        DefaultOnBodyChunk, DefaultOnEos, DefaultOnFailure, DefaultOnRequest, MakeSpan, OnResponse,
+        TraceLayer,
+    },
+};
+use tracing::{Level, Span};
+use tracing_subscriber::{EnvFilter, fmt::MakeWriter, util::SubscriberInitExt};
+
+/// The filter used when `RUST_LOG` is not set.
+pub const DEFAULT_FILTER: &str = "info,tower_http=warn";
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One JSON object per line.
+    Json,
+    /// Human-readable lines.
+    Pretty,
+}
+
+impl LogFormat {
+    /// JSON unless stdout is a terminal.
+    pub fn detect() -> Self {
+        if std::io::stdout().is_terminal() {
+            LogFormat::Pretty
+        } else {
+            LogFormat::Json
+        }
+    }
+}
+
+/// Installs the global subscriber writing to stdout. Call once, first thing in `main`.
+pub fn init(format: LogFormat) {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    // A second init (tests that call main's helpers twice) keeps the first subscriber.
+    let _ = subscriber(format, filter, std::io::stdout).try_init();
+}
+
+/// The subscriber [`init`] installs, writing to `writer`.
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: EnvFilter,
+    writer: W,
+) -> Box<dyn tracing::Subscriber + Send + Sync + 'static>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
+    match format {
+        LogFormat::Json => Box::new(
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(true)
+                .finish(),
+        ),
+        LogFormat::Pretty => Box::new(builder.finish()),
+    }
+}
+
+/// Opens the span of one request: method and path only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestSpan;
+
+impl<B> MakeSpan<B> for RequestSpan {
+    fn make_span(&mut self, request: &Request<B>) -> Span {
+        tracing::info_span!(
+            "request",
+            method = %request.method(),
+            path = %request.uri().path(),
+            status = tracing::field::Empty,
+        )
+    }
+}
+
+/// Logs one line per finished request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponseLine;
+
+impl<B> OnResponse<B> for ResponseLine {
+    fn on_response(self, response: &Response<B>, latency: Duration, span: &Span) {
+        let status = response.status().as_u16();
+        span.record("status", status);
+        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        if response.status().is_server_error() {
+            tracing::warn!(status, latency_us = micros, "request failed");
+        } else {
+            tracing::info!(status, latency_us = micros, "request");
+        }
+    }
+}
+
+/// The tower layer type returned by [`http_layer`].
+pub type HttpTraceLayer = TraceLayer<
+    SharedClassifier<ServerErrorsAsFailures>,
+    RequestSpan,
+    DefaultOnRequest,
+    ResponseLine,
+    DefaultOnBodyChunk,
+    DefaultOnEos,
+    DefaultOnFailure,
+>;
+
+/// A span per request and a line per response.
+pub fn http_layer() -> HttpTraceLayer {
+    TraceLayer::new_for_http()
+        .make_span_with(RequestSpan)
+        .on_request(DefaultOnRequest::new().level(Level::DEBUG))
+        .on_response(ResponseLine)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::{Router, body::Body, routing::get};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'w> MakeWriter<'w> for Buffer {
+        type Writer = Buffer;
+        fn make_writer(&'w self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_logs_one_json_line_without_query_or_headers() {
+        let buffer = Buffer::default();
+        let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
+        let _guard = tracing::subscriber::set_default(sub);
+
+        let app = Router::new()
+            .route(
+                "/things",
+                get(|| async {
+                    tracing::info!("inside handler");
+                    "ok"
+                }),
+            )
+            .layer(http_layer());
+        let request = Request::get("/things?token=secret-value")
+            .header("authorization", "Bearer secret-value")
+            .body(Body::empty())
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        for line in &lines {
+            assert!(line.starts_with('{'), "not JSON: {line}");
+            assert!(
+                line.contains("\"path\":\"/things\""),
+                "no request span: {line}"
+            );
+            assert!(!line.contains("secret-value"), "leaked a token: {line}");
+        }
+        assert!(lines[1].contains("\"status\":200"), "{}", lines[1]);
+    }
+}

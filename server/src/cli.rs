@@ -1,0 +1,239 @@
+//! The command line: `fundament <command> [settings]`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Args, Parser, Subcommand};
+use fundament_settings::{Key, Layer, Settings, SettingsError, Source, load_file, resolve};
+
+/// Fundament: a Kubernetes console with sandboxed plugins.
+///
+/// Settings are resolved as flags > environment variables > Leptos.toml >
+/// built-in defaults. A bad setting exits with code 2 and names it.
+#[derive(Debug, Parser)]
+#[command(name = "fundament", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the whole stack in one process in mock mode (the embedded default)
+    /// and print its URLs.
+    Dev(SettingsArgs),
+}
+
+/// The stack's settings as flags. Each also reads an environment variable and
+/// a key of Leptos.toml.
+#[derive(Debug, Args, Default)]
+pub struct SettingsArgs {
+    /// Settings file [env: FUNDAMENT_CONFIG] [default: ./Leptos.toml when present]
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// mock, sandbox or real [env: FUNDAMENT_MODE] [file: stack.mode] [default: mock]
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Address the console listens on [env: FUNDAMENT_CONSOLE_LISTEN] [file: console.listen]
+    /// [default: 127.0.0.1:3000]
+    #[arg(long, value_name = "IP:PORT")]
+    console_listen: Option<String>,
+    /// The console's URL as browsers reach it [env: FUNDAMENT_CONSOLE_URL] [file: console.url]
+    /// [default: http://localhost:<listen port>]
+    #[arg(long, value_name = "URL")]
+    console_url: Option<String>,
+    /// The built site: wasm, JS, CSS, assets [env: FUNDAMENT_SITE_ROOT] [file: console.site-root]
+    /// [default: target/site]
+    #[arg(long, value_name = "DIR")]
+    site_root: Option<String>,
+    /// kube-api-proxy's URL [env: FUNDAMENT_KUBE_API_PROXY_URL] [file: kube-api-proxy.url]
+    /// [default: http://localhost:8081]
+    #[arg(long, value_name = "URL")]
+    kube_api_proxy_url: Option<String>,
+    /// plugin-proxy's URL [env: FUNDAMENT_PLUGIN_PROXY_URL] [file: plugin-proxy.url]
+    /// [default: http://localhost:8082]
+    #[arg(long, value_name = "URL")]
+    plugin_proxy_url: Option<String>,
+    /// authn's URL [env: FUNDAMENT_AUTHN_URL] [file: authn.url] [default: http://localhost:8083]
+    #[arg(long, value_name = "URL")]
+    authn_url: Option<String>,
+    /// organization-api's URL [env: FUNDAMENT_ORGANIZATION_API_URL] [file: organization-api.url]
+    /// [default: http://localhost:8084]
+    #[arg(long, value_name = "URL")]
+    organization_api_url: Option<String>,
+    /// The embedded cluster's API server [env: FUNDAMENT_CLUSTER_URL] [file: cluster.url]
+    /// [default: https://localhost:8090]
+    #[arg(long, value_name = "URL")]
+    cluster_url: Option<String>,
+}
+
+impl SettingsArgs {
+    fn flag_layer(&self) -> Layer {
+        let mut layer = Layer::new(Source::Flag);
+        layer.set_opt(Key::Mode, self.mode.clone());
+        layer.set_opt(Key::ConsoleListen, self.console_listen.clone());
+        layer.set_opt(Key::ConsoleUrl, self.console_url.clone());
+        layer.set_opt(Key::SiteRoot, self.site_root.clone());
+        layer.set_opt(Key::KubeApiProxyUrl, self.kube_api_proxy_url.clone());
+        layer.set_opt(Key::PluginProxyUrl, self.plugin_proxy_url.clone());
+        layer.set_opt(Key::AuthnUrl, self.authn_url.clone());
+        layer.set_opt(Key::OrganizationApiUrl, self.organization_api_url.clone());
+        layer.set_opt(Key::ClusterUrl, self.cluster_url.clone());
+        layer
+    }
+
+    /// Resolves the settings; `env` looks up environment variables.
+    pub fn resolve(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(Settings, Source), SettingsError> {
+        let config = self.config.clone().or_else(|| {
+            env("FUNDAMENT_CONFIG")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        let file = match config {
+            Some(path) => Some(load_file(&path)?),
+            None => {
+                let default = PathBuf::from("Leptos.toml");
+                default.is_file().then(|| load_file(&default)).transpose()?
+            }
+        };
+        let flags = self.flag_layer();
+        let env_layer = Layer::from_env(&env);
+        let mut layers = vec![&flags, &env_layer];
+        if let Some(file) = &file {
+            layers.push(file);
+        }
+        let settings = resolve(&layers)?;
+        let mode_source = layers
+            .iter()
+            .find(|l| l.get(Key::Mode).is_some())
+            .map_or(Source::Default, |l| l.source());
+        Ok((settings, mode_source))
+    }
+}
+
+/// Runs the command line; the process's exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    fundament_telemetry::init(fundament_telemetry::LogFormat::detect());
+    match cli.command {
+        Command::Dev(args) => run_dev(&args),
+    }
+}
+
+fn run_dev(args: &SettingsArgs) -> ExitCode {
+    let resolved = args
+        .resolve(|name| std::env::var(name).ok())
+        .and_then(|(settings, source)| {
+            crate::dev::check_mode(&settings, source).map(|()| settings)
+        });
+    let settings = match resolved {
+        Ok(settings) => settings,
+        Err(error) => return usage_error(&error),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(crate::dev::run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => usage_error(&error),
+    }
+}
+
+/// Bad settings: one line on stderr, exit code 2.
+fn usage_error(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("fundament: {error}");
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    fn dev_help() -> String {
+        let mut cmd = Cli::command();
+        cmd.find_subcommand_mut("dev")
+            .unwrap()
+            .render_long_help()
+            .to_string()
+    }
+
+    #[test]
+    fn help_lists_every_setting_with_flag_env_and_file_key() {
+        let help = dev_help();
+        for key in Key::ALL {
+            assert!(
+                help.contains(&format!("--{}", key.flag())),
+                "no --{} in help",
+                key.flag()
+            );
+            assert!(help.contains(key.env()), "no {} in help", key.env());
+            assert!(
+                help.contains(&format!("[file: {}]", key.file_key())),
+                "no {} in help",
+                key.file_key()
+            );
+        }
+    }
+
+    #[test]
+    fn flags_beat_environment() {
+        let args = SettingsArgs {
+            console_listen: Some("127.0.0.1:4100".into()),
+            config: Some(PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../Leptos.toml"
+            ))),
+            ..Default::default()
+        };
+        let env = |name: &str| match name {
+            "FUNDAMENT_CONSOLE_LISTEN" => Some("127.0.0.1:4200".to_owned()),
+            "FUNDAMENT_AUTHN_URL" => Some("http://auth.test:9000".to_owned()),
+            _ => None,
+        };
+        let (settings, _) = args.resolve(env).unwrap();
+        assert_eq!(settings.console_listen.port(), 4100);
+        assert_eq!(settings.urls.authn.as_str(), "http://auth.test:9000/");
+        // From Leptos.toml, which sets the console URL explicitly.
+        assert_eq!(settings.urls.console.as_str(), "http://localhost:3000/");
+    }
+
+    #[test]
+    fn dev_refuses_other_modes_naming_the_source() {
+        let args = SettingsArgs {
+            mode: Some("real".into()),
+            ..Default::default()
+        };
+        let (settings, source) = args.resolve(|_| None).unwrap();
+        let err = crate::dev::check_mode(&settings, source)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid mode \"real\" (from --mode): fundament dev runs the embedded stack, which needs mode mock"
+        );
+    }
+
+    #[test]
+    fn a_missing_config_file_is_named() {
+        let args = SettingsArgs {
+            config: Some("/nonexistent/Leptos.toml".into()),
+            ..Default::default()
+        };
+        let err = args.resolve(|_| None).unwrap_err().to_string();
+        assert!(
+            err.starts_with("cannot read settings file /nonexistent/Leptos.toml"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! The console service: Leptos pages, server functions and the built site.
+
+use std::path::Path;
+
+use app::{App, shell, state::ConsoleState};
+use axum::{Router, middleware::from_fn_with_state};
+use fundament_session::SessionKey;
+use fundament_settings::Settings;
+use http::{HeaderValue, header};
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
+use tower::ServiceBuilder;
+use tower_http::{
+    compression::CompressionLayer, services::ServeDir, set_header::SetResponseHeaderLayer,
+};
+
+use crate::middleware::{ConsoleOrigin, same_origin_writes};
+
+/// The file name stem cargo-leptos gives the wasm, JS and CSS.
+pub const OUTPUT_NAME: &str = match option_env!("LEPTOS_OUTPUT_NAME") {
+    Some(name) => name,
+    None => "console",
+};
+
+/// The site is not built where the settings say.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "site root {root} has no pkg/{OUTPUT_NAME}.js: build the site first (`cargo leptos build --release`, \
+     or scripts/run) or set --site-root / FUNDAMENT_SITE_ROOT"
+)]
+pub struct SiteMissing {
+    root: String,
+}
+
+/// Checks that the built site is where the settings say.
+pub fn check_site(settings: &Settings) -> Result<(), SiteMissing> {
+    let js = settings
+        .site_root
+        .join("pkg")
+        .join(format!("{OUTPUT_NAME}.js"));
+    if js.is_file() {
+        Ok(())
+    } else {
+        Err(SiteMissing {
+            root: settings.site_root.display().to_string(),
+        })
+    }
+}
+
+/// Leptos's options for the console.
+pub fn leptos_options(settings: &Settings) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name(OUTPUT_NAME)
+        .site_root(settings.site_root.display().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(settings.console_listen)
+        .build()
+}
+
+fn origin_of(url: &url::Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// What the console's pages and server functions get at run time.
+pub fn console_state(settings: &Settings, session_key: SessionKey) -> ConsoleState {
+    let urls = &settings.urls;
+    ConsoleState {
+        session_key,
+        mock: settings.mode == fundament_settings::Mode::Mock,
+        secure_cookies: urls.console.scheme() == "https",
+        connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy]
+            .map(origin_of)
+            .to_vec(),
+        frame_origins: vec![origin_of(&urls.plugin_proxy)],
+    }
+}
+
+/// The console's router.
+pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url) -> Router {
+    let routes = generate_route_list(App);
+    let context = move || provide_context(state.clone());
+    let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
+    // Files in /pkg keep their names across builds: browsers revalidate them
+    // (Last-Modified) instead of caching them blindly.
+    let pkg = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .service(
+            ServeDir::new(pkg_dir)
+                .precompressed_br()
+                .precompressed_gzip(),
+        );
+    let shell_options = options.clone();
+    Router::new()
+        .leptos_routes_with_context(&options, routes, context.clone(), move || {
+            shell(shell_options.clone())
+        })
+        .nest_service("/pkg", pkg)
+        .fallback(file_and_error_handler_with_context(context, shell))
+        .with_state(options)
+        .layer(from_fn_with_state(
+            ConsoleOrigin(origin_of(console_url)),
+            same_origin_writes,
+        ))
+        .layer(CompressionLayer::new().br(true).gzip(true))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("strict-origin-when-cross-origin"),
+        ))
+}

@@ -1,0 +1,102 @@
+//! `fundament dev`: the whole stack in one process, in mock mode.
+
+use std::io::Write;
+
+use fundament_session::SessionKey;
+use fundament_settings::{Key, Mode, Settings, SettingsError, Source};
+
+use crate::{console, listen};
+
+/// Why `fundament dev` could not start. All of these are bad settings or a
+/// busy port: the process exits with code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum DevError {
+    /// A setting is invalid.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The built site is missing.
+    #[error(transparent)]
+    Site(#[from] console::SiteMissing),
+    /// A port could not be opened.
+    #[error(transparent)]
+    Listen(#[from] listen::ListenError),
+}
+
+/// `dev` runs the embedded stack, which is mock mode by definition.
+pub fn check_mode(settings: &Settings, source: Source) -> Result<(), SettingsError> {
+    if settings.mode == Mode::Mock {
+        return Ok(());
+    }
+    Err(SettingsError::Invalid {
+        key: Key::Mode,
+        origin: source,
+        value: settings.mode.to_string(),
+        reason: "fundament dev runs the embedded stack, which needs mode mock".to_owned(),
+    })
+}
+
+fn hint(key: Key) -> String {
+    format!("--{} or {}", key.flag(), key.env())
+}
+
+/// Starts the stack and serves until SIGINT or SIGTERM.
+pub async fn run(settings: Settings) -> Result<(), DevError> {
+    console::check_site(&settings)?;
+    let listener =
+        listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
+    let state = console::console_state(&settings, SessionKey::generate());
+    let router = console::router(
+        console::leptos_options(&settings),
+        state,
+        &settings.urls.console,
+    );
+    let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
+    let router = router.layer(fundament_telemetry::http_layer());
+
+    tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
+    print_banner(&settings);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|source| listen::ListenError::Other {
+            service: "console",
+            addr: settings.console_listen,
+            hint: hint(Key::ConsoleListen),
+            source,
+        })?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// What the user sees in the terminal: where to go and as whom.
+fn print_banner(settings: &Settings) {
+    let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
+    let text = format!(
+        "\nFundament dev stack ({} mode) is running:\n  console  {}\n\nSign in as {}. Ctrl-C stops it.\n\n",
+        settings.mode,
+        settings.urls.console.as_str().trim_end_matches('/'),
+        users.join(" or "),
+    );
+    // The banner is the command's output, not a log line: it goes to stderr so
+    // stdout stays a clean stream of JSON logs when redirected.
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,10 @@
+//! Wiring of the `fundament` binary: command line, settings, and the axum
+//! routers of each service. Logic lives in the crates under `crates/` and in
+//! `app/`; this crate only connects them.
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod console;
+pub mod dev;
+pub mod listen;
+pub mod middleware;
