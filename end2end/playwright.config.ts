@@ -1,0 +1,50 @@
+// End-to-end tests of the console in Debian's chromium against `fundament dev`.
+// Two projects: "hydrated" (JavaScript on) and "no-js" (the server-rendered
+// page alone). Run through scripts/test, which builds the stack first.
+import { defineConfig } from '@playwright/test';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '..');
+const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
+const siteRoot = process.env.FUNDAMENT_SITE_ROOT ?? path.join(root, 'target/site');
+export const baseURL = process.env.CONSOLE_URL ?? 'http://localhost:3000';
+
+export default defineConfig({
+  testDir: './tests',
+  outputDir: './test-results',
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 2,
+  reporter: [['list']],
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+  },
+  projects: [
+    { name: 'hydrated', testIgnore: /\.nojs\.spec\.ts$/ },
+    { name: 'no-js', testMatch: /\.(nojs|shared)\.spec\.ts$/, use: { javaScriptEnabled: false } },
+  ],
+  webServer: {
+    command: `"${bin}" dev --site-root "${siteRoot}"`,
+    cwd: root,
+    url: `${baseURL}/`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 60_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  },
+});

@@ -1,0 +1,98 @@
+// The hydrated console: theme, client-side navigation, menus, sign-out.
+import { test, expect } from '@playwright/test';
+import { hydrated, signIn } from './fixtures';
+
+test('alice signs in, picks a theme that survives a reload, and navigates without page loads', async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com');
+  await hydrated(page);
+  const html = page.locator('html');
+  // Headless Chromium prefers light: the console follows the OS until a pick.
+  await expect(html).toHaveAttribute('data-theme', 'system');
+  expect(await page.evaluate(() => getComputedStyle(document.body).colorScheme)).toBe('light');
+
+  const saved = page.waitForResponse((r) => r.url().endsWith('/api/theme') && r.ok());
+  await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+  await saved;
+  await expect(html).toHaveAttribute('data-theme', 'dark');
+  expect(await page.evaluate(() => getComputedStyle(document.body).colorScheme)).toBe('dark');
+
+  await page.reload();
+  await expect(html).toHaveAttribute('data-theme', 'dark');
+  await expect(page.getByRole('button', { name: 'Switch to light theme' })).toBeVisible();
+  await hydrated(page);
+
+  // A marker on window survives client-side navigation, not a full page load.
+  await page.evaluate(() => ((window as unknown as { __marker: number }).__marker = 42));
+  const requests: string[] = [];
+  page.on('request', (r) => { if (r.resourceType() === 'document') requests.push(r.url()); });
+
+  const sidebar = page.getByRole('navigation', { name: 'Sidebar' });
+  await sidebar.getByRole('link', { name: 'Clusters' }).click();
+  await expect(page).toHaveURL(/\/clusters$/);
+  await expect(page.getByRole('heading', { level: 1, name: 'Clusters' })).toBeVisible();
+  await expect(sidebar.getByRole('link', { name: 'Clusters' })).toHaveAttribute('aria-current', 'page');
+  await sidebar.getByRole('link', { name: 'Plugins' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Plugins' })).toBeVisible();
+  await page.goBack();
+  await expect(page.getByRole('heading', { level: 1, name: 'Clusters' })).toBeVisible();
+
+  expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
+  expect(requests).toEqual([]);
+  await expect(page).toHaveTitle('Clusters · Fundament');
+});
+
+test('the project switcher moves into a project and the sidebar follows', async ({ page }) => {
+  await signIn(page, 'bob@acme-corp.com');
+  await hydrated(page);
+  await page.getByLabel('Organization and project').click();
+  await page.getByRole('link', { name: /Analytics/ }).click();
+  await expect(page).toHaveURL(/\/projects\/analytics$/);
+  await expect(page.getByRole('heading', { level: 1, name: 'Analytics' })).toBeVisible();
+  await expect(page.getByLabel('Organization and project')).toContainText('Analytics');
+  const overview = page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Overview' });
+  await expect(overview).toHaveAttribute('href', '/projects/analytics');
+  await expect(overview).toHaveAttribute('aria-current', 'page');
+});
+
+test('the user menu signs out', async ({ page }) => {
+  await signIn(page, 'bob@acme-corp.com');
+  await hydrated(page);
+  await page.getByLabel('User menu for Bob').click();
+  await expect(page.getByText('bob@acme-corp.com')).toBeVisible();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+  await page.goto('/clusters');
+  await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+});
+
+test('keyboard users get a skip link and a visible focus ring', async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com');
+  await hydrated(page);
+  await page.keyboard.press('Tab');
+  const skip = page.getByRole('link', { name: 'Skip to main content' });
+  await expect(skip).toBeFocused();
+  await expect(skip).toBeVisible();
+  await page.keyboard.press('Tab');
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
+  expect(outline).toBe('solid');
+});
+
+test('the page loads its wasm and CSS, with a CSP and no console errors', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  const assets: Record<string, number> = {};
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith('/pkg/')) assets[u.pathname] = r.status();
+  });
+  const response = await page.goto('/');
+  const csp = response?.headers()['content-security-policy'] ?? '';
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=_-]+'/);
+  await hydrated(page);
+  expect(assets['/pkg/console.css']).toBe(200);
+  expect(assets['/pkg/console.js']).toBe(200);
+  expect(assets['/pkg/console_bg.wasm']).toBe(200);
+  expect(errors).toEqual([]);
+});
