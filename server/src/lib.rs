@@ -2,6 +2,7 @@
 //! routers of each service. Logic lives in the crates under `crates/` and in
 //! `app/`; this crate only connects them.
 #![forbid(unsafe_code)]
+#![recursion_limit = "256"]
 
 pub mod cli;
 pub mod console;
