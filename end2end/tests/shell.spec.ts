@@ -45,7 +45,7 @@ test('the project switcher moves into a project and the sidebar follows', async 
   await signIn(page, 'bob@acme-corp.com');
   await hydrated(page);
   await page.getByLabel('Organization and project').click();
-  await page.getByRole('link', { name: /Analytics/ }).click();
+  await page.getByRole('link', { name: 'Analytics prod-eu' }).click();
   await expect(page).toHaveURL(/\/projects\/analytics$/);
   await expect(page.getByRole('heading', { level: 1, name: 'Analytics' })).toBeVisible();
   await expect(page.getByLabel('Organization and project')).toContainText('Analytics');
@@ -67,6 +67,7 @@ test('the user menu signs out', async ({ page }) => {
 
 test('keyboard users get a skip link and a visible focus ring', async ({ page }) => {
   await signIn(page, 'alice@acme-corp.com');
+  await page.goto('/');
   await hydrated(page);
   await page.keyboard.press('Tab');
   const skip = page.getByRole('link', { name: 'Skip to main content' });
@@ -93,6 +94,6 @@ test('the page loads its wasm and CSS, with a CSP and no console errors', async 
   await hydrated(page);
   expect(assets['/pkg/console.css']).toBe(200);
   expect(assets['/pkg/console.js']).toBe(200);
-  expect(assets['/pkg/console_bg.wasm']).toBe(200);
+  expect(assets['/pkg/console.wasm']).toBe(200);
   expect(errors).toEqual([]);
 });

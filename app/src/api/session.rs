@@ -174,6 +174,7 @@ pub async fn set_theme(theme: String) -> Result<(), AppError> {
         ),
     };
     ssr::set_cookie(&cookie);
+    ssr::back_to_referring_page();
     Ok(())
 }
 
@@ -223,6 +224,30 @@ pub(crate) mod ssr {
                 None
             }
         }
+    }
+
+    /// For a plain form post (no JavaScript): go back to the page the form
+    /// was on, if that page is on this console.
+    pub fn back_to_referring_page() {
+        let Some(parts) = use_context::<http::request::Parts>() else {
+            return;
+        };
+        let accepts_html = parts
+            .headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"));
+        if !accepts_html {
+            return;
+        }
+        let path = parts
+            .headers
+            .get(http::header::REFERER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|r| r.parse::<http::Uri>().ok())
+            .and_then(|uri| uri.path_and_query().map(|pq| pq.as_str().to_owned()))
+            .unwrap_or_else(|| "/".to_owned());
+        leptos_axum::redirect(super::safe_next(&path));
     }
 
     pub fn set_cookie(value: &str) {
