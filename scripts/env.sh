@@ -8,12 +8,30 @@ export FUNDAMENT_TOOLS_DIR="${FUNDAMENT_TOOLS_DIR:-$HOME/.cache/fundament/tools}
 # Build output outside the clone too: a fresh clone (CI) reuses compiled dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fundament/target}"
 export PATH="$FUNDAMENT_TOOLS_DIR/bin:$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-# The Debian fallback toolchain (scripts/setup writes this file when it is in use).
-if [ -f "$FUNDAMENT_TOOLS_DIR/debian-toolchain.env" ] && [ "${FUNDAMENT_TOOLCHAIN:-}" != "rustup" ]; then
-  # shellcheck disable=SC1091
-  . "$FUNDAMENT_TOOLS_DIR/debian-toolchain.env"
-fi
+
+# The fallback toolchain: Debian's rustc-web and cargo (1.96), std for wasm
+# built from rust-web-src with -Zbuild-std (scripts/build passes it to the
+# wasm build only). Used when FUNDAMENT_TOOLCHAIN=debian, or when
+# scripts/setup found that rustup cannot download and left a marker.
+use_debian_toolchain() {
+  mkdir -p "$FUNDAMENT_TOOLS_DIR/debian-bin"
+  # Debian's cargo must come before rustup's proxy: cargo-leptos runs `cargo` from PATH.
+  ln -sf /usr/bin/cargo "$FUNDAMENT_TOOLS_DIR/debian-bin/cargo"
+  export PATH="$FUNDAMENT_TOOLS_DIR/debian-bin:$PATH"
+  export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+  # -Zbuild-std is unstable: Debian's stable compiler allows it with this.
+  export RUSTC_BOOTSTRAP=1
+  export FUNDAMENT_LIB_CARGO_ARGS="-Zbuild-std=std,panic_abort"
+  # Artifacts of another compiler: keep them apart from rustup's.
+  if [ "${CARGO_TARGET_DIR:-}" = "$HOME/.cache/fundament/target" ]; then
+    export CARGO_TARGET_DIR="$HOME/.cache/fundament/target-debian"
+  fi
+  export FUNDAMENT_BIN="$CARGO_TARGET_DIR/release/fundament"
+}
 export FUNDAMENT_BIN="$CARGO_TARGET_DIR/release/fundament"
+if [ "${FUNDAMENT_TOOLCHAIN:-}" = "debian" ] || [ -f "$FUNDAMENT_TOOLS_DIR/toolchain-fallback" ]; then
+  use_debian_toolchain
+fi
 export FUNDAMENT_SITE_ROOT="${FUNDAMENT_SITE_ROOT:-$ROOT/target/site}"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
