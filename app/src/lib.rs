@@ -22,7 +22,7 @@ use leptos_router::{
 };
 
 use crate::{
-    api::session::{SessionResource, SignIn, SignOut},
+    api::session::CurrentSession,
     components::layout::ConsoleLayout,
     routes::{
         clusters::ClustersPage, not_found::NotFound, overview::OverviewPage, plugins::PluginsPage,
@@ -58,11 +58,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    let sign_in = ServerAction::<SignIn>::new();
-    let sign_out = ServerAction::<SignOut>::new();
-    provide_context(SessionResource::new(sign_in, sign_out));
-    provide_context(sign_in);
-    provide_context(sign_out);
+    provide_context(CurrentSession::load());
     mark_hydrated();
 
     view! {

@@ -24,18 +24,10 @@ pub fn set_security_headers() {
     let Some(response) = use_context::<leptos_axum::ResponseOptions>() else {
         return;
     };
-    let nonce = leptos::nonce::use_nonce()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let nonce = leptos::nonce::use_nonce().map(|n| n.to_string()).unwrap_or_default();
     let state = use_context::<ConsoleState>();
-    let connect = state
-        .as_ref()
-        .map(|s| s.connect_origins.join(" "))
-        .unwrap_or_default();
-    let frame = state
-        .as_ref()
-        .map(|s| s.frame_origins.join(" "))
-        .unwrap_or_default();
+    let connect = state.as_ref().map(|s| s.connect_origins.join(" ")).unwrap_or_default();
+    let frame = state.as_ref().map(|s| s.frame_origins.join(" ")).unwrap_or_default();
     let csp = format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
          style-src 'self'; img-src 'self' data:; connect-src 'self' {connect}; frame-src 'self' {frame}; \

@@ -82,15 +82,11 @@ impl SettingsArgs {
     }
 
     /// Resolves the settings; `env` looks up environment variables.
-    pub fn resolve(
-        &self,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<(Settings, Source), SettingsError> {
-        let config = self.config.clone().or_else(|| {
-            env("FUNDAMENT_CONFIG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        });
+    pub fn resolve(&self, env: impl Fn(&str) -> Option<String>) -> Result<(Settings, Source), SettingsError> {
+        let config = self
+            .config
+            .clone()
+            .or_else(|| env("FUNDAMENT_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from));
         let file = match config {
             Some(path) => Some(load_file(&path)?),
             None => {
@@ -105,10 +101,8 @@ impl SettingsArgs {
             layers.push(file);
         }
         let settings = resolve(&layers)?;
-        let mode_source = layers
-            .iter()
-            .find(|l| l.get(Key::Mode).is_some())
-            .map_or(Source::Default, |l| l.source());
+        let mode_source =
+            layers.iter().find(|l| l.get(Key::Mode).is_some()).map_or(Source::Default, |l| l.source());
         Ok((settings, mode_source))
     }
 }
@@ -125,17 +119,12 @@ pub fn main() -> ExitCode {
 fn run_dev(args: &SettingsArgs) -> ExitCode {
     let resolved = args
         .resolve(|name| std::env::var(name).ok())
-        .and_then(|(settings, source)| {
-            crate::dev::check_mode(&settings, source).map(|()| settings)
-        });
+        .and_then(|(settings, source)| crate::dev::check_mode(&settings, source).map(|()| settings));
     let settings = match resolved {
         Ok(settings) => settings,
         Err(error) => return usage_error(&error),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             tracing::error!(%error, "cannot start the async runtime");
@@ -162,27 +151,16 @@ mod tests {
 
     fn dev_help() -> String {
         let mut cmd = Cli::command();
-        cmd.find_subcommand_mut("dev")
-            .unwrap()
-            .render_long_help()
-            .to_string()
+        cmd.find_subcommand_mut("dev").unwrap().render_long_help().to_string()
     }
 
     #[test]
     fn help_lists_every_setting_with_flag_env_and_file_key() {
         let help = dev_help();
         for key in Key::ALL {
-            assert!(
-                help.contains(&format!("--{}", key.flag())),
-                "no --{} in help",
-                key.flag()
-            );
+            assert!(help.contains(&format!("--{}", key.flag())), "no --{} in help", key.flag());
             assert!(help.contains(key.env()), "no {} in help", key.env());
-            assert!(
-                help.contains(&format!("[file: {}]", key.file_key())),
-                "no {} in help",
-                key.file_key()
-            );
+            assert!(help.contains(&format!("[file: {}]", key.file_key())), "no {} in help", key.file_key());
         }
     }
 
@@ -190,10 +168,7 @@ mod tests {
     fn flags_beat_environment() {
         let args = SettingsArgs {
             console_listen: Some("127.0.0.1:4100".into()),
-            config: Some(PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../Leptos.toml"
-            ))),
+            config: Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../Leptos.toml"))),
             ..Default::default()
         };
         let env = |name: &str| match name {
@@ -210,14 +185,9 @@ mod tests {
 
     #[test]
     fn dev_refuses_other_modes_naming_the_source() {
-        let args = SettingsArgs {
-            mode: Some("real".into()),
-            ..Default::default()
-        };
+        let args = SettingsArgs { mode: Some("real".into()), ..Default::default() };
         let (settings, source) = args.resolve(|_| None).unwrap();
-        let err = crate::dev::check_mode(&settings, source)
-            .unwrap_err()
-            .to_string();
+        let err = crate::dev::check_mode(&settings, source).unwrap_err().to_string();
         assert_eq!(
             err,
             "invalid mode \"real\" (from --mode): fundament dev runs the embedded stack, which needs mode mock"
@@ -226,14 +196,8 @@ mod tests {
 
     #[test]
     fn a_missing_config_file_is_named() {
-        let args = SettingsArgs {
-            config: Some("/nonexistent/Leptos.toml".into()),
-            ..Default::default()
-        };
+        let args = SettingsArgs { config: Some("/nonexistent/Leptos.toml".into()), ..Default::default() };
         let err = args.resolve(|_| None).unwrap_err().to_string();
-        assert!(
-            err.starts_with("cannot read settings file /nonexistent/Leptos.toml"),
-            "{err}"
-        );
+        assert!(err.starts_with("cannot read settings file /nonexistent/Leptos.toml"), "{err}");
     }
 }

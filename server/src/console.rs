@@ -10,9 +10,7 @@ use http::{HeaderValue, header};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
 use tower::ServiceBuilder;
-use tower_http::{
-    compression::CompressionLayer, services::ServeDir, set_header::SetResponseHeaderLayer,
-};
+use tower_http::{compression::CompressionLayer, services::ServeDir, set_header::SetResponseHeaderLayer};
 
 use crate::middleware::{ConsoleOrigin, same_origin_writes};
 
@@ -34,17 +32,8 @@ pub struct SiteMissing {
 
 /// Checks that the built site is where the settings say.
 pub fn check_site(settings: &Settings) -> Result<(), SiteMissing> {
-    let js = settings
-        .site_root
-        .join("pkg")
-        .join(format!("{OUTPUT_NAME}.js"));
-    if js.is_file() {
-        Ok(())
-    } else {
-        Err(SiteMissing {
-            root: settings.site_root.display().to_string(),
-        })
-    }
+    let js = settings.site_root.join("pkg").join(format!("{OUTPUT_NAME}.js"));
+    if js.is_file() { Ok(()) } else { Err(SiteMissing { root: settings.site_root.display().to_string() }) }
 }
 
 /// Leptos's options for the console.
@@ -68,9 +57,7 @@ pub fn console_state(settings: &Settings, session_key: SessionKey) -> ConsoleSta
         session_key,
         mock: settings.mode == fundament_settings::Mode::Mock,
         secure_cookies: urls.console.scheme() == "https",
-        connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy]
-            .map(origin_of)
-            .to_vec(),
+        connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy].map(origin_of).to_vec(),
         frame_origins: vec![origin_of(&urls.plugin_proxy)],
     }
 }
@@ -87,23 +74,14 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-cache"),
         ))
-        .service(
-            ServeDir::new(pkg_dir)
-                .precompressed_br()
-                .precompressed_gzip(),
-        );
+        .service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip());
     let shell_options = options.clone();
     Router::new()
-        .leptos_routes_with_context(&options, routes, context.clone(), move || {
-            shell(shell_options.clone())
-        })
+        .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
         .nest_service("/pkg", pkg)
         .fallback(file_and_error_handler_with_context(context, shell))
         .with_state(options)
-        .layer(from_fn_with_state(
-            ConsoleOrigin(origin_of(console_url)),
-            same_origin_writes,
-        ))
+        .layer(from_fn_with_state(ConsoleOrigin(origin_of(console_url)), same_origin_writes))
         .layer(CompressionLayer::new().br(true).gzip(true))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,

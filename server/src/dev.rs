@@ -42,28 +42,22 @@ fn hint(key: Key) -> String {
 /// Starts the stack and serves until SIGINT or SIGTERM.
 pub async fn run(settings: Settings) -> Result<(), DevError> {
     console::check_site(&settings)?;
-    let listener =
-        listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
+    let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     let state = console::console_state(&settings, SessionKey::generate());
-    let router = console::router(
-        console::leptos_options(&settings),
-        state,
-        &settings.urls.console,
-    );
+    let router = console::router(console::leptos_options(&settings), state, &settings.urls.console);
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
     let router = router.layer(fundament_telemetry::http_layer());
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     print_banner(&settings);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|source| listen::ListenError::Other {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await.map_err(|source| {
+        listen::ListenError::Other {
             service: "console",
             addr: settings.console_listen,
             hint: hint(Key::ConsoleListen),
             source,
-        })?;
+        }
+    })?;
     tracing::info!("stopped");
     Ok(())
 }

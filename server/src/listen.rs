@@ -32,25 +32,12 @@ pub enum ListenError {
 }
 
 /// Binds `addr` for `service`; `hint` names the flag and variable that set it.
-pub async fn bind(
-    service: &'static str,
-    addr: SocketAddr,
-    hint: String,
-) -> Result<TcpListener, ListenError> {
+pub async fn bind(service: &'static str, addr: SocketAddr, hint: String) -> Result<TcpListener, ListenError> {
     TcpListener::bind(addr).await.map_err(|source| {
         if source.kind() == io::ErrorKind::AddrInUse {
-            ListenError::InUse {
-                service,
-                addr,
-                hint,
-            }
+            ListenError::InUse { service, addr, hint }
         } else {
-            ListenError::Other {
-                service,
-                addr,
-                hint,
-                source,
-            }
+            ListenError::Other { service, addr, hint, source }
         }
     })
 }
@@ -63,13 +50,8 @@ mod tests {
     async fn a_taken_port_names_service_and_port() {
         let taken = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = taken.local_addr().unwrap();
-        let err = bind(
-            "console",
-            addr,
-            "--console-listen or FUNDAMENT_CONSOLE_LISTEN".into(),
-        )
-        .await
-        .unwrap_err();
+        let err =
+            bind("console", addr, "--console-listen or FUNDAMENT_CONSOLE_LISTEN".into()).await.unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(

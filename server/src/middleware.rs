@@ -21,25 +21,15 @@ pub async fn same_origin_writes(
     request: Request,
     next: Next,
 ) -> Response {
-    if matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::OPTIONS
-    ) {
+    if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return next.run(request).await;
     }
     let headers = request.headers();
-    let cross_site = headers
-        .get("sec-fetch-site")
-        .is_some_and(|v| v == "cross-site");
-    let foreign_origin = headers
-        .get(header::ORIGIN)
-        .is_some_and(|o| o.as_bytes() != origin.0.as_bytes());
+    let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v == "cross-site");
+    let foreign_origin = headers.get(header::ORIGIN).is_some_and(|o| o.as_bytes() != origin.0.as_bytes());
     if cross_site || foreign_origin {
         tracing::warn!(origin = ?headers.get(header::ORIGIN), "refused a cross-origin write");
-        return (
-            StatusCode::FORBIDDEN,
-            "cross-origin requests may not change anything here\n",
-        )
+        return (StatusCode::FORBIDDEN, "cross-origin requests may not change anything here\n")
             .into_response();
     }
     next.run(request).await
@@ -68,10 +58,7 @@ mod tests {
     fn app() -> Router {
         Router::new()
             .route("/api/sign-out", post(|| async { "ok" }))
-            .layer(from_fn_with_state(
-                ConsoleOrigin("http://localhost:3000".into()),
-                same_origin_writes,
-            ))
+            .layer(from_fn_with_state(ConsoleOrigin("http://localhost:3000".into()), same_origin_writes))
     }
 
     async fn status(origin: Option<&str>, fetch_site: Option<&str>) -> StatusCode {
@@ -82,33 +69,20 @@ mod tests {
         if let Some(site) = fetch_site {
             request = request.header("sec-fetch-site", site);
         }
-        app()
-            .oneshot(request.body(Body::empty()).unwrap())
-            .await
-            .unwrap()
-            .status()
+        app().oneshot(request.body(Body::empty()).unwrap()).await.unwrap().status()
     }
 
     #[tokio::test]
     async fn writes_from_the_console_pass() {
-        assert_eq!(
-            status(Some("http://localhost:3000"), Some("same-origin")).await,
-            StatusCode::OK
-        );
+        assert_eq!(status(Some("http://localhost:3000"), Some("same-origin")).await, StatusCode::OK);
         // Old clients and curl send no Origin.
         assert_eq!(status(None, None).await, StatusCode::OK);
     }
 
     #[tokio::test]
     async fn writes_from_elsewhere_are_refused() {
-        assert_eq!(
-            status(Some("http://localhost:8082"), None).await,
-            StatusCode::FORBIDDEN
-        );
+        assert_eq!(status(Some("http://localhost:8082"), None).await, StatusCode::FORBIDDEN);
         assert_eq!(status(Some("null"), None).await, StatusCode::FORBIDDEN);
-        assert_eq!(
-            status(None, Some("cross-site")).await,
-            StatusCode::FORBIDDEN
-        );
+        assert_eq!(status(None, Some("cross-site")).await, StatusCode::FORBIDDEN);
     }
 }

@@ -8,26 +8,26 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
+/// One runtime for every test, as in the server, where renders of concurrent
+/// requests share a multi-threaded runtime.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    })
+}
+
 fn console() -> Router {
     let settings = resolve(&[]).expect("defaults resolve");
     let state = server::console::console_state(&settings, SessionKey::from_bytes([1; 32]));
-    server::console::router(
-        server::console::leptos_options(&settings),
-        state,
-        &settings.urls.console,
-    )
+    server::console::router(server::console::leptos_options(&settings), state, &settings.urls.console)
 }
 
 async fn send(request: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
     let response: Response<Body> = console().oneshot(request).await.expect("router answers");
     let status = response.status();
     let headers = response.headers().clone();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
+    let body = response.into_body().collect().await.expect("body").to_bytes();
     (status, headers, String::from_utf8_lossy(&body).into_owned())
 }
 
@@ -45,10 +45,7 @@ fn sign_in_form(email: &str, origin: &str) -> Request<Body> {
         .header(header::ACCEPT, "text/html")
         .header(header::ORIGIN, origin)
         .header(header::REFERER, "http://localhost:3000/sign-in")
-        .body(Body::from(format!(
-            "email={}&next=%2Fclusters",
-            email.replace('@', "%40")
-        )))
+        .body(Body::from(format!("email={}&next=%2Fclusters", email.replace('@', "%40"))))
         .unwrap()
 }
 
@@ -57,91 +54,120 @@ async fn session_cookie(email: &str) -> String {
     assert_eq!(status, StatusCode::FOUND);
     assert_eq!(headers[header::LOCATION], "/clusters");
     let set_cookie = headers[header::SET_COOKIE].to_str().unwrap();
-    assert!(
-        set_cookie.contains("HttpOnly; SameSite=Strict; Path=/"),
-        "{set_cookie}"
-    );
+    assert!(set_cookie.contains("HttpOnly; SameSite=Strict; Path=/"), "{set_cookie}");
     set_cookie.split(';').next().unwrap().to_owned()
 }
 
-#[tokio::test]
-async fn signed_out_home_is_the_server_rendered_sign_in_page() {
-    let (status, headers, body) = send(get("/", None)).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(body.contains("Sign in to Fundament"), "{body}");
-    assert!(body.contains("alice@acme-corp.com") && body.contains("bob@acme-corp.com"));
-    assert!(
-        body.contains("/pkg/console.js") && body.contains("/pkg/console.css"),
-        "no hydration script or CSS"
-    );
-    assert!(body.contains(r#"data-theme="system""#));
-    let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
-    assert!(
-        csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"),
-        "{csp}"
-    );
-    assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
-}
-
-#[tokio::test]
-async fn signing_in_renders_the_shell_for_that_user() {
-    let cookie = session_cookie("alice@acme-corp.com").await;
-    let (status, _, body) = send(get("/clusters", Some(&cookie))).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(body.contains(r#"aria-label="Sidebar""#), "{body}");
-    assert!(
-        body.contains("prod-eu") && !body.contains("restricted"),
-        "{body}"
-    );
-    assert!(body.contains("User menu for Alice"));
-}
-
-#[tokio::test]
-async fn unknown_users_cannot_sign_in() {
-    let (status, _, body) = send(sign_in_form(
-        "mallory@acme-corp.com",
-        "http://localhost:3000",
-    ))
-    .await;
-    assert_ne!(status, StatusCode::OK);
-    assert!(
-        body.contains("is not a user of this development stack"),
-        "{body}"
-    );
-}
-
-#[tokio::test]
-async fn a_forged_or_foreign_session_is_ignored() {
-    let other_key = SessionKey::from_bytes([2; 32]).issue("alice@acme-corp.com", 1, u64::MAX / 2);
-    for cookie in [
-        format!("fundament_auth={other_key}"),
-        "fundament_auth=alice@acme-corp.com".to_owned(),
-    ] {
-        let (status, _, body) = send(get("/", Some(&cookie))).await;
+#[test]
+fn signed_out_home_is_the_server_rendered_sign_in_page() {
+    runtime().block_on(async {
+        let (status, headers, body) = send(get("/", None)).await;
         assert_eq!(status, StatusCode::OK);
-        assert!(body.contains("Sign in to Fundament"), "accepted {cookie}");
+        assert!(body.contains("Sign in to Fundament"), "{body}");
+        assert!(body.contains("alice@acme-corp.com") && body.contains("bob@acme-corp.com"));
+        assert!(
+            body.contains("/pkg/console.js") && body.contains("/pkg/console.css"),
+            "no hydration script or CSS"
+        );
+        assert!(body.contains(r#"data-theme="system""#));
+        let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"), "{csp}");
+        assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    });
+}
+
+#[test]
+fn signing_in_renders_the_shell_for_that_user() {
+    runtime().block_on(async {
+        let cookie = session_cookie("alice@acme-corp.com").await;
+        let (status, _, body) = send(get("/clusters", Some(&cookie))).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains(r#"aria-label="Sidebar""#), "{body}");
+        assert!(body.contains("prod-eu") && !body.contains("restricted"), "{body}");
+        assert!(body.contains("User menu for Alice"));
+    });
+}
+
+#[test]
+fn unknown_users_cannot_sign_in_and_are_told_why() {
+    runtime().block_on(async {
+        let (status, headers, _) = send(sign_in_form("mallory@acme-corp.com", "http://localhost:3000")).await;
+        assert_eq!(status, StatusCode::FOUND);
+        assert!(headers.get(header::SET_COOKIE).is_none());
+        let location = headers[header::LOCATION].to_str().unwrap().to_owned();
+        assert_eq!(location, "/sign-in?error=unknown-user&next=/clusters");
+        let (status, _, body) = send(get(&location, None)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.contains("That user does not exist in this development stack."), "{body}");
+    });
+}
+
+#[test]
+fn a_forged_or_foreign_session_is_ignored() {
+    runtime().block_on(async {
+        let other_key = SessionKey::from_bytes([2; 32]).issue("alice@acme-corp.com", 1, u64::MAX / 2);
+        for cookie in [format!("fundament_auth={other_key}"), "fundament_auth=alice@acme-corp.com".to_owned()]
+        {
+            let (status, _, body) = send(get("/", Some(&cookie))).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(body.contains("Sign in to Fundament"), "accepted {cookie}");
+        }
+    });
+}
+
+#[test]
+fn sign_in_from_another_origin_is_refused() {
+    runtime().block_on(async {
+        let (status, headers, _) = send(sign_in_form("alice@acme-corp.com", "http://localhost:8082")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(headers.get(header::SET_COOKIE).is_none());
+    });
+}
+
+#[test]
+fn the_theme_cookie_sets_data_theme_before_any_script() {
+    runtime().block_on(async {
+        let (_, _, body) = send(get("/", Some("fundament_theme=dark"))).await;
+        assert!(body.contains(r#"data-theme="dark""#));
+        let (_, _, body) = send(get("/", Some("fundament_theme=%22%3E%3Cscript%3E"))).await;
+        assert!(body.contains(r#"data-theme="system""#));
+    });
+}
+
+#[test]
+fn unknown_paths_are_404_pages() {
+    runtime().block_on(async {
+        let (status, _, body) = send(get("/no/such/page", None)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(body.contains("Not found"));
+    });
+}
+
+#[test]
+fn concurrent_renders_all_complete() {
+    runtime().block_on(async {
+        let cookie = session_cookie("bob@acme-corp.com").await;
+        let renders = (0..256).map(|i| {
+            let cookie = cookie.clone();
+            tokio::spawn(async move {
+                let path = ["/", "/clusters", "/plugins", "/projects/webshop"][i % 4];
+                send(get(path, (i % 2 == 0).then_some(cookie.as_str()))).await
+            })
+        });
+        let done = tokio::time::timeout(std::time::Duration::from_secs(20), futures_join_all(renders))
+            .await
+            .expect("256 concurrent renders finish");
+        for (status, _, body) in done {
+            assert_eq!(status, StatusCode::OK);
+            assert!(body.contains("Fundament"));
+        }
+    });
+}
+
+async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(handle.await.expect("render task"));
     }
-}
-
-#[tokio::test]
-async fn sign_in_from_another_origin_is_refused() {
-    let (status, headers, _) =
-        send(sign_in_form("alice@acme-corp.com", "http://localhost:8082")).await;
-    assert_eq!(status, StatusCode::FORBIDDEN);
-    assert!(headers.get(header::SET_COOKIE).is_none());
-}
-
-#[tokio::test]
-async fn the_theme_cookie_sets_data_theme_before_any_script() {
-    let (_, _, body) = send(get("/", Some("fundament_theme=dark"))).await;
-    assert!(body.contains(r#"data-theme="dark""#));
-    let (_, _, body) = send(get("/", Some("fundament_theme=%22%3E%3Cscript%3E"))).await;
-    assert!(body.contains(r#"data-theme="system""#));
-}
-
-#[tokio::test]
-async fn unknown_paths_are_404_pages() {
-    let (status, _, body) = send(get("/no/such/page", None)).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(body.contains("Not found"));
+    out
 }

@@ -58,93 +58,96 @@ pub struct SignInMethods {
     pub users: Vec<SeedUser>,
 }
 
-/// The session, reloaded whenever somebody signs in or out.
-#[derive(Clone, Copy)]
-pub struct SessionResource(pub Resource<Result<Option<Session>, AppError>>);
+/// The signed-in session of this page load, or `None` when signed out.
+///
+/// Computed on the server from the request's cookie and handed to the browser
+/// with the page ([`SharedValue`]), so neither side waits for it and no
+/// `Suspense` is involved. Signing in or out is a form post followed by a full
+/// page load, which also clears any client state of the previous user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentSession(pub Option<Session>);
 
-impl SessionResource {
-    /// Blocking, so the server renders the page with the session, not a spinner:
-    /// the page must read the same with JavaScript off.
-    pub fn new(sign_in: ServerAction<SignIn>, sign_out: ServerAction<SignOut>) -> Self {
-        Self(Resource::new_blocking(
-            move || (sign_in.version().get(), sign_out.version().get()),
-            |_| get_session(),
-        ))
+impl CurrentSession {
+    /// The session of the request being rendered (server) or hydrated (browser).
+    pub fn load() -> Self {
+        Self(
+            SharedValue::new(|| {
+                #[cfg(feature = "ssr")]
+                return ssr::session_of_request();
+                #[cfg(not(feature = "ssr"))]
+                None
+            })
+            .into_inner(),
+        )
     }
 }
 
-/// The current session, if the request carries a valid one.
-#[server(endpoint = "session")]
-pub async fn get_session() -> Result<Option<Session>, AppError> {
-    let Some(email) = ssr::signed_in_email() else {
-        return Ok(None);
-    };
-    let Some(user) = fundament_seed::user_by_email(&email) else {
-        return Ok(None);
-    };
-    let cluster_name =
-        |id: &str| fundament_seed::cluster(id).map_or_else(|| id.to_owned(), |c| c.name.to_owned());
-    Ok(Some(Session {
-        viewer: Viewer {
-            email: user.email.to_owned(),
-            name: user.name.to_owned(),
-        },
-        organization: fundament_seed::ORGANIZATION.to_owned(),
-        projects: fundament_seed::PROJECTS
-            .iter()
-            .map(|p| ProjectSummary {
-                id: p.id.to_owned(),
-                display_name: p.display_name.to_owned(),
-                cluster_name: cluster_name(p.cluster_id),
-            })
-            .collect(),
-        selected_cluster: cluster_name(fundament_seed::DEFAULT_CLUSTER_ID),
-    }))
+/// How this console signs users in, fixed for the life of the server.
+pub fn sign_in_methods() -> SignInMethods {
+    SharedValue::new(|| {
+        #[cfg(feature = "ssr")]
+        return ssr::sign_in_methods();
+        #[cfg(not(feature = "ssr"))]
+        SignInMethods { mock: false, users: Vec::new() }
+    })
+    .into_inner()
 }
 
-/// How this console signs users in.
-#[server(endpoint = "sign-in-options")]
-pub async fn sign_in_options() -> Result<SignInMethods, AppError> {
-    let mock = ssr::state()?.mock;
-    let users = if mock {
-        fundament_seed::USERS
-            .iter()
-            .map(|u| SeedUser {
-                email: u.email.to_owned(),
-                name: u.name.to_owned(),
-                role: u.role.to_owned(),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    Ok(SignInMethods { mock, users })
+/// Why a sign-in failed, as carried in `/sign-in?error=` (a code, never a
+/// message, so a link cannot put words in the console's mouth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInFailure {
+    /// Not a seed user.
+    UnknownUser,
+    /// Development sign-in outside mock mode.
+    Unavailable,
+}
+
+impl SignInFailure {
+    /// The code in the URL.
+    pub fn code(self) -> &'static str {
+        match self {
+            SignInFailure::UnknownUser => "unknown-user",
+            SignInFailure::Unavailable => "unavailable",
+        }
+    }
+
+    /// Parses a code.
+    pub fn from_code(code: &str) -> Option<Self> {
+        match code {
+            "unknown-user" => Some(SignInFailure::UnknownUser),
+            "unavailable" => Some(SignInFailure::Unavailable),
+            _ => None,
+        }
+    }
+
+    /// What the sign-in page says.
+    pub fn message(self) -> &'static str {
+        match self {
+            SignInFailure::UnknownUser => "That user does not exist in this development stack.",
+            SignInFailure::Unavailable => "Development sign-in is only available in mock mode.",
+        }
+    }
 }
 
 /// Development sign-in (mock mode): signs in as a seed user and goes to `next`.
+/// A refused sign-in goes back to the sign-in page with the reason's code.
 #[server(endpoint = "sign-in")]
 pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
     let state = ssr::state()?;
-    if !state.mock {
-        return Err(AppError::Invalid(
-            "Development sign-in is only available in mock mode.".into(),
-        ));
-    }
-    let Some(user) = fundament_seed::user_by_email(&email) else {
-        return Err(AppError::Invalid(format!(
-            "{email} is not a user of this development stack."
-        )));
+    let next = safe_next(&next);
+    let user = if state.mock { fundament_seed::user_by_email(&email) } else { None };
+    let Some(user) = user else {
+        let failure = if state.mock { SignInFailure::UnknownUser } else { SignInFailure::Unavailable };
+        let back = format!("/sign-in?error={}&next={}", failure.code(), ssr::query_escape(next));
+        leptos_axum::redirect(&back);
+        return Err(AppError::Invalid(failure.message().to_owned()));
     };
-    let token =
-        state
-            .session_key
-            .issue(user.email, ssr::now(), fundament_session::SESSION_TTL_SECS);
-    ssr::set_cookie(&fundament_session::cookie_header(
-        Some(&token),
-        state.secure_cookies,
-    ));
+    let ttl = fundament_session::SESSION_TTL_SECS;
+    let token = state.session_key.issue(user.email, ssr::now(), ttl);
+    ssr::set_cookie(&fundament_session::cookie_header(Some(&token), state.secure_cookies));
     tracing::info!(user = user.id, "signed in");
-    leptos_axum::redirect(safe_next(&next));
+    leptos_axum::redirect(next);
     Ok(())
 }
 
@@ -152,10 +155,7 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
 #[server(endpoint = "sign-out")]
 pub async fn sign_out() -> Result<(), AppError> {
     let state = ssr::state()?;
-    ssr::set_cookie(&fundament_session::cookie_header(
-        None,
-        state.secure_cookies,
-    ));
+    ssr::set_cookie(&fundament_session::cookie_header(None, state.secure_cookies));
     leptos_axum::redirect("/sign-in");
     Ok(())
 }
@@ -164,14 +164,10 @@ pub async fn sign_out() -> Result<(), AppError> {
 #[server(endpoint = "theme")]
 pub async fn set_theme(theme: String) -> Result<(), AppError> {
     use crate::theme::{THEME_COOKIE, Theme};
-    let theme = Theme::parse(&theme)
-        .ok_or_else(|| AppError::Invalid(format!("Unknown theme {theme:?}.")))?;
+    let theme = Theme::parse(&theme).ok_or_else(|| AppError::Invalid(format!("Unknown theme {theme:?}.")))?;
     let cookie = match theme {
         Theme::System => format!("{THEME_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax"),
-        other => format!(
-            "{THEME_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax",
-            other.as_str()
-        ),
+        other => format!("{THEME_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax", other.as_str()),
     };
     ssr::set_cookie(&cookie);
     ssr::back_to_referring_page();
@@ -180,13 +176,8 @@ pub async fn set_theme(theme: String) -> Result<(), AppError> {
 
 /// Where to go after signing in: a path on this console, never another site.
 pub fn safe_next(next: &str) -> &str {
-    let local =
-        next.starts_with('/') && !next.starts_with("//") && !next.contains(['\\', '\r', '\n']);
-    if local && next != "/sign-in" {
-        next
-    } else {
-        "/"
-    }
+    let local = next.starts_with('/') && !next.starts_with("//") && !next.contains(['\\', '\r', '\n']);
+    if local && next != "/sign-in" { next } else { "/" }
 }
 
 #[cfg(feature = "ssr")]
@@ -202,10 +193,60 @@ pub(crate) mod ssr {
         })
     }
 
+    /// The session of the request being rendered.
+    pub fn session_of_request() -> Option<super::Session> {
+        use super::{ProjectSummary, Session, Viewer};
+        let email = signed_in_email()?;
+        let user = fundament_seed::user_by_email(&email)?;
+        let cluster_name =
+            |id: &str| fundament_seed::cluster(id).map_or_else(|| id.to_owned(), |c| c.name.to_owned());
+        Some(Session {
+            viewer: Viewer { email: user.email.to_owned(), name: user.name.to_owned() },
+            organization: fundament_seed::ORGANIZATION.to_owned(),
+            projects: fundament_seed::PROJECTS
+                .iter()
+                .map(|p| ProjectSummary {
+                    id: p.id.to_owned(),
+                    display_name: p.display_name.to_owned(),
+                    cluster_name: cluster_name(p.cluster_id),
+                })
+                .collect(),
+            selected_cluster: cluster_name(fundament_seed::DEFAULT_CLUSTER_ID),
+        })
+    }
+
+    pub fn sign_in_methods() -> super::SignInMethods {
+        let mock = use_context::<ConsoleState>().is_some_and(|s| s.mock);
+        let users = if mock {
+            fundament_seed::USERS
+                .iter()
+                .map(|u| super::SeedUser {
+                    email: u.email.to_owned(),
+                    name: u.name.to_owned(),
+                    role: u.role.to_owned(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        super::SignInMethods { mock, users }
+    }
+
+    /// Percent-encodes a value for a query string.
+    pub fn query_escape(value: &str) -> String {
+        value
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+
     pub fn now() -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
     }
 
     /// The email of a valid session on this request.
@@ -251,10 +292,9 @@ pub(crate) mod ssr {
     }
 
     pub fn set_cookie(value: &str) {
-        if let (Some(response), Ok(value)) = (
-            use_context::<leptos_axum::ResponseOptions>(),
-            http::HeaderValue::from_str(value),
-        ) {
+        if let (Some(response), Ok(value)) =
+            (use_context::<leptos_axum::ResponseOptions>(), http::HeaderValue::from_str(value))
+        {
             response.append_header(http::header::SET_COOKIE, value);
         }
     }
@@ -267,10 +307,7 @@ mod tests {
     #[test]
     fn next_stays_on_the_console() {
         assert_eq!(safe_next("/clusters"), "/clusters");
-        assert_eq!(
-            safe_next("/projects/webshop?tab=1"),
-            "/projects/webshop?tab=1"
-        );
+        assert_eq!(safe_next("/projects/webshop?tab=1"), "/projects/webshop?tab=1");
         for hostile in [
             "https://evil.example",
             "//evil.example",

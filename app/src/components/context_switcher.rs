@@ -14,18 +14,11 @@ use crate::{
 pub fn ContextSwitcher(organization: String, projects: Vec<ProjectSummary>) -> impl IntoView {
     let location = use_location();
     let menu = NodeRef::<leptos::html::Details>::new();
-    let names: Vec<(String, String)> = projects
-        .iter()
-        .map(|p| (p.id.clone(), p.display_name.clone()))
-        .collect();
+    let names: Vec<(String, String)> =
+        projects.iter().map(|p| (p.id.clone(), p.display_name.clone())).collect();
     let current = Memo::new(move |_| {
         let path = location.pathname.get();
-        project_of_path(&path).and_then(|id| {
-            names
-                .iter()
-                .find(|(pid, _)| pid == id)
-                .map(|(_, n)| n.clone())
-        })
+        project_of_path(&path).and_then(|id| names.iter().find(|(pid, _)| pid == id).map(|(_, n)| n.clone()))
     });
     let org = organization.clone();
 

@@ -4,20 +4,13 @@ use leptos::prelude::*;
 
 use crate::{
     api::session::Session,
-    components::{
-        context_switcher::ContextSwitcher, theme_toggle::ThemeToggle, user_menu::UserMenu,
-    },
+    components::{context_switcher::ContextSwitcher, theme_toggle::ThemeToggle, user_menu::UserMenu},
 };
 
 /// The console's banner.
 #[component]
 pub fn Header(session: Session) -> impl IntoView {
-    let Session {
-        viewer,
-        organization,
-        projects,
-        ..
-    } = session;
+    let Session { viewer, organization, projects, .. } = session;
     view! {
         <header class="sticky top-0 z-20 flex h-14 items-center gap-4 border-b border-line bg-surface px-4">
             <a href="/" class="flex items-center gap-2 font-semibold tracking-tight focus-ring rounded">

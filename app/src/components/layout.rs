@@ -6,33 +6,27 @@ use leptos::prelude::*;
 use leptos_router::{components::Outlet, hooks::use_location};
 
 use crate::{
-    api::session::{Session, SessionResource},
-    components::{
-        header::Header,
-        sidebar::Sidebar,
-        status::{ErrorView, Loading},
-    },
+    api::session::{CurrentSession, Session},
+    components::{header::Header, sidebar::Sidebar},
     routes::sign_in::SignInPanel,
 };
 
 /// Parent route of every console page.
 #[component]
 pub fn ConsoleLayout() -> impl IntoView {
-    let SessionResource(session) = expect_context();
-    let location = use_location();
-    view! {
-        <Suspense fallback=|| view! { <Loading label="Loading your session…" /> }>
-            {move || Suspend::new(async move {
-                match session.await {
-                    Ok(Some(session)) => view! { <SignedIn session /> }.into_any(),
-                    Ok(None) => {
-                        let next = format!("{}{}", location.pathname.get_untracked(), location.search.get_untracked());
-                        view! { <SignInPanel next /> }.into_any()
-                    }
-                    Err(error) => view! { <ErrorView error /> }.into_any(),
-                }
-            })}
-        </Suspense>
+    let CurrentSession(session) = expect_context();
+    match session {
+        Some(session) => view! { <SignedIn session /> }.into_any(),
+        None => {
+            let location = use_location();
+            let next = format!("{}{}", location.pathname.get_untracked(), location.search.get_untracked());
+            view! {
+                <main id="main" class="grid min-h-screen place-items-center p-6">
+                    <SignInPanel next />
+                </main>
+            }
+            .into_any()
+        }
     }
 }
 

@@ -33,10 +33,7 @@ mod tests {
     #[test]
     fn finds_the_project_segment() {
         assert_eq!(project_of_path("/projects/webshop"), Some("webshop"));
-        assert_eq!(
-            project_of_path("/projects/webshop/plugin-resources/x/y"),
-            Some("webshop")
-        );
+        assert_eq!(project_of_path("/projects/webshop/plugin-resources/x/y"), Some("webshop"));
         assert_eq!(project_of_path("/projects/"), None);
         assert_eq!(project_of_path("/clusters"), None);
     }

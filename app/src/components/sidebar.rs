@@ -10,8 +10,7 @@ use crate::components::project_of_path;
 pub fn Sidebar() -> impl IntoView {
     let location = use_location();
     let overview = Memo::new(move |_| {
-        project_of_path(&location.pathname.get())
-            .map_or_else(|| "/".to_owned(), |p| format!("/projects/{p}"))
+        project_of_path(&location.pathname.get()).map_or_else(|| "/".to_owned(), |p| format!("/projects/{p}"))
     });
     view! {
         <nav aria-label="Sidebar" class="w-56 shrink-0 border-r border-line bg-surface p-3">

@@ -33,20 +33,3 @@ pub fn ErrorView(error: AppError) -> impl IntoView {
         </div>
     }
 }
-
-/// Renders the first error of an `ErrorBoundary`.
-pub fn error_fallback(errors: ArcRwSignal<Errors>) -> impl IntoView {
-    move || {
-        let error = errors
-            .get()
-            .into_iter()
-            .next()
-            .map(|(_, e)| {
-                e.downcast_ref::<AppError>()
-                    .cloned()
-                    .unwrap_or(AppError::Internal)
-            })
-            .unwrap_or(AppError::Internal);
-        view! { <ErrorView error /> }
-    }
-}

@@ -2,15 +2,11 @@
 
 use leptos::prelude::*;
 
-use crate::{
-    api::session::{SignOut, Viewer},
-    components::theme_toggle::FollowSystemTheme,
-};
+use crate::{api::session::Viewer, components::theme_toggle::FollowSystemTheme};
 
 /// Avatar button with the user's menu.
 #[component]
 pub fn UserMenu(viewer: Viewer) -> impl IntoView {
-    let sign_out = expect_context::<ServerAction<SignOut>>();
     let initial = viewer.name.chars().next().unwrap_or('?').to_string();
     view! {
         <details class="menu relative">
@@ -28,9 +24,10 @@ pub fn UserMenu(viewer: Viewer) -> impl IntoView {
                 </p>
                 <hr class="my-1 border-line" />
                 <FollowSystemTheme />
-                <ActionForm action=sign_out>
+                // A plain form: signing out reloads the page, dropping all client state.
+                <form method="post" action="/api/sign-out">
                     <button type="submit" class="menu-item w-full">"Sign out"</button>
-                </ActionForm>
+                </form>
             </div>
         </details>
     }

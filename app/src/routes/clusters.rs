@@ -5,7 +5,7 @@ use leptos_meta::Title;
 
 use crate::{
     api::directory::{ClusterRow, list_clusters},
-    components::status::{Loading, error_fallback},
+    components::status::{ErrorView, Loading},
     routes::PageHeader,
 };
 
@@ -16,10 +16,17 @@ pub fn ClustersPage() -> impl IntoView {
     view! {
         <Title text="Clusters" />
         <PageHeader title="Clusters" subtitle="Clusters of this organization that you can view." />
+        // The error is matched inside the Suspend, not caught by an ErrorBoundary:
+        // leptos 0.8.23 can leave a server render hanging when an ErrorBoundary sits
+        // inside a Suspense under concurrent requests (server/tests/console_http.rs
+        // `concurrent_renders_all_complete` caught it).
         <Suspense fallback=|| view! { <Loading label="Loading clusters…" /> }>
-            <ErrorBoundary fallback=error_fallback>
-                {move || Suspend::new(async move { clusters.await.map(|rows| view! { <ClusterTable rows /> }) })}
-            </ErrorBoundary>
+            {move || Suspend::new(async move {
+                match clusters.await {
+                    Ok(rows) => view! { <ClusterTable rows /> }.into_any(),
+                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                }
+            })}
         </Suspense>
     }
 }

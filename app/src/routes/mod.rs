@@ -10,27 +10,17 @@ pub mod sign_in;
 use leptos::prelude::*;
 
 use crate::{
-    api::session::{Session, SessionResource},
-    components::status::{ErrorView, Loading},
+    api::session::{CurrentSession, Session},
+    components::status::ErrorView,
+    error::AppError,
 };
 
-/// Renders `page` with the signed-in session (already loaded by the layout).
-pub fn with_session<V: IntoView + 'static>(
-    page: impl Fn(Session) -> V + Send + Sync + Clone + 'static,
-) -> impl IntoView {
-    let SessionResource(session) = expect_context();
-    view! {
-        <Suspense fallback=|| view! { <Loading label="Loading…" /> }>
-            {move || {
-                let page = page.clone();
-                Suspend::new(async move {
-                match session.await {
-                    Ok(Some(s)) => page(s).into_any(),
-                    Ok(None) => view! { <ErrorView error=crate::error::AppError::Unauthenticated /> }.into_any(),
-                    Err(error) => view! { <ErrorView error /> }.into_any(),
-                }
-            })}}
-        </Suspense>
+/// Renders `page` with the signed-in session (the layout only renders pages
+/// for signed-in users; the fallback is for a page used outside it).
+pub fn with_session<V: IntoView + 'static>(page: impl FnOnce(Session) -> V) -> AnyView {
+    match expect_context::<CurrentSession>().0 {
+        Some(session) => page(session).into_any(),
+        None => view! { <ErrorView error=AppError::Unauthenticated /> }.into_any(),
     }
 }
 

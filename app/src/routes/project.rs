@@ -14,10 +14,10 @@ use crate::{
 pub fn ProjectPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("project").unwrap_or_default();
-    view! { {move || {
+    move || {
         let id = id();
-        with_session(move |s| view! { <Project session=s id=id.clone() /> })
-    }} }
+        with_session(move |s| view! { <Project session=s id /> })
+    }
 }
 
 #[component]

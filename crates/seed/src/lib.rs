@@ -42,18 +42,8 @@ pub const ORGANIZATION: &str = "acme-corp";
 
 /// The seed users.
 pub const USERS: [User; 2] = [
-    User {
-        id: "alice",
-        email: "alice@acme-corp.com",
-        name: "Alice",
-        role: "Cluster admin on prod-eu",
-    },
-    User {
-        id: "bob",
-        email: "bob@acme-corp.com",
-        name: "Bob",
-        role: "Read-only on prod-eu",
-    },
+    User { id: "alice", email: "alice@acme-corp.com", name: "Alice", role: "Cluster admin on prod-eu" },
+    User { id: "bob", email: "bob@acme-corp.com", name: "Bob", role: "Read-only on prod-eu" },
 ];
 
 /// The cluster the console selects by default.
@@ -66,39 +56,23 @@ pub const CLUSTERS: [Cluster; 2] = [
         name: "prod-eu",
         viewers: &["alice@acme-corp.com", "bob@acme-corp.com"],
     },
-    Cluster {
-        id: "019b4000-2000-7000-8000-000000000002",
-        name: "restricted",
-        viewers: &[],
-    },
+    Cluster { id: "019b4000-2000-7000-8000-000000000002", name: "restricted", viewers: &[] },
 ];
 
 /// The seed projects.
 pub const PROJECTS: [Project; 2] = [
-    Project {
-        id: "webshop",
-        display_name: "Webshop",
-        cluster_id: DEFAULT_CLUSTER_ID,
-    },
-    Project {
-        id: "analytics",
-        display_name: "Analytics",
-        cluster_id: DEFAULT_CLUSTER_ID,
-    },
+    Project { id: "webshop", display_name: "Webshop", cluster_id: DEFAULT_CLUSTER_ID },
+    Project { id: "analytics", display_name: "Analytics", cluster_id: DEFAULT_CLUSTER_ID },
 ];
 
 /// The seed user with this email (exact, case-insensitive).
 pub fn user_by_email(email: &str) -> Option<&'static User> {
-    USERS
-        .iter()
-        .find(|u| u.email.eq_ignore_ascii_case(email.trim()))
+    USERS.iter().find(|u| u.email.eq_ignore_ascii_case(email.trim()))
 }
 
 /// The clusters `email` can view.
 pub fn clusters_visible_to(email: &str) -> impl Iterator<Item = &'static Cluster> + '_ {
-    CLUSTERS
-        .iter()
-        .filter(move |c| c.viewers.iter().any(|v| v.eq_ignore_ascii_case(email)))
+    CLUSTERS.iter().filter(move |c| c.viewers.iter().any(|v| v.eq_ignore_ascii_case(email)))
 }
 
 /// The project with this id.
@@ -117,14 +91,8 @@ mod tests {
 
     #[test]
     fn users_are_found_by_email_in_any_case() {
-        assert_eq!(
-            user_by_email("Alice@Acme-Corp.com").map(|u| u.id),
-            Some("alice")
-        );
-        assert_eq!(
-            user_by_email(" bob@acme-corp.com ").map(|u| u.id),
-            Some("bob")
-        );
+        assert_eq!(user_by_email("Alice@Acme-Corp.com").map(|u| u.id), Some("alice"));
+        assert_eq!(user_by_email(" bob@acme-corp.com ").map(|u| u.id), Some("bob"));
         assert!(user_by_email("mallory@acme-corp.com").is_none());
     }
 

@@ -68,10 +68,7 @@ impl SessionKey {
 
     /// Signs a session for `email` valid from `now` (unix seconds) for `ttl` seconds.
     pub fn issue(&self, email: &str, now: u64, ttl: u64) -> String {
-        let claims = Claims {
-            sub: email.to_owned(),
-            exp: now.saturating_add(ttl),
-        };
+        let claims = Claims { sub: email.to_owned(), exp: now.saturating_add(ttl) };
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).expect("claims serialize"));
         let mut mac = self.mac();
         mac.update(body.as_bytes());
@@ -82,17 +79,12 @@ impl SessionKey {
     /// Checks a session's signature and expiry at `now` (unix seconds).
     pub fn verify(&self, token: &str, now: u64) -> Result<Claims, SessionError> {
         let (body, sig) = token.split_once('.').ok_or(SessionError::Malformed)?;
-        let sig = URL_SAFE_NO_PAD
-            .decode(sig)
-            .map_err(|_| SessionError::Malformed)?;
+        let sig = URL_SAFE_NO_PAD.decode(sig).map_err(|_| SessionError::Malformed)?;
         let mut mac = self.mac();
         mac.update(body.as_bytes());
         // verify_slice compares in constant time.
-        mac.verify_slice(&sig)
-            .map_err(|_| SessionError::BadSignature)?;
-        let json = URL_SAFE_NO_PAD
-            .decode(body)
-            .map_err(|_| SessionError::Malformed)?;
+        mac.verify_slice(&sig).map_err(|_| SessionError::BadSignature)?;
+        let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| SessionError::Malformed)?;
         let claims: Claims = serde_json::from_slice(&json).map_err(|_| SessionError::Malformed)?;
         if claims.exp <= now {
             return Err(SessionError::Expired);
@@ -147,18 +139,11 @@ mod tests {
     fn another_key_or_an_altered_body_is_refused() {
         let key = SessionKey::from_bytes([7; 32]);
         let token = key.issue("bob@acme-corp.com", NOW, 60);
-        assert_eq!(
-            SessionKey::from_bytes([8; 32]).verify(&token, NOW),
-            Err(SessionError::BadSignature)
-        );
+        assert_eq!(SessionKey::from_bytes([8; 32]).verify(&token, NOW), Err(SessionError::BadSignature));
 
-        let forged_body =
-            URL_SAFE_NO_PAD.encode(br#"{"sub":"alice@acme-corp.com","exp":1900000000}"#);
+        let forged_body = URL_SAFE_NO_PAD.encode(br#"{"sub":"alice@acme-corp.com","exp":1900000000}"#);
         let sig = token.split_once('.').unwrap().1;
-        assert_eq!(
-            key.verify(&format!("{forged_body}.{sig}"), NOW),
-            Err(SessionError::BadSignature)
-        );
+        assert_eq!(key.verify(&format!("{forged_body}.{sig}"), NOW), Err(SessionError::BadSignature));
     }
 
     #[test]
@@ -172,10 +157,7 @@ mod tests {
     #[test]
     fn cookie_attributes() {
         let set = cookie_header(Some("t"), false);
-        assert_eq!(
-            set,
-            "fundament_auth=t; HttpOnly; SameSite=Strict; Path=/; Max-Age=28800"
-        );
+        assert_eq!(set, "fundament_auth=t; HttpOnly; SameSite=Strict; Path=/; Max-Age=28800");
         assert!(cookie_header(None, true).ends_with("Max-Age=0; Secure"));
     }
 

@@ -11,28 +11,20 @@ pub type FileLayer = Layer;
 /// Reads a settings file. Unknown tables and keys are errors, so a typo does
 /// not silently fall back to a default.
 pub fn load_file(path: &Path) -> Result<FileLayer, SettingsError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SettingsError::Unreadable {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SettingsError::Unreadable { path: path.to_owned(), reason: e.to_string() })?;
     parse_file(&text, path)
 }
 
 pub(crate) fn parse_file(text: &str, path: &Path) -> Result<FileLayer, SettingsError> {
-    let malformed = |reason: String| SettingsError::Malformed {
-        path: path.to_owned(),
-        reason,
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| malformed(e.message().replace('\n', " ")))?;
+    let malformed = |reason: String| SettingsError::Malformed { path: path.to_owned(), reason };
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| malformed(e.message().replace('\n', " ")))?;
     let source = Source::File(path.display().to_string());
     let mut layer = Layer::new(source.clone());
     for (section, body) in &table {
         let toml::Value::Table(body) = body else {
-            return Err(malformed(format!(
-                "`{section}` must be a table ([{section}])"
-            )));
+            return Err(malformed(format!("`{section}` must be a table ([{section}])")));
         };
         for (name, value) in body {
             let dotted = format!("{section}.{name}");
@@ -64,8 +56,7 @@ mod tests {
 
     #[test]
     fn reads_known_keys() {
-        let layer =
-            parse("[stack]\nmode = \"mock\"\n[console]\nlisten = \"127.0.0.1:4000\"\n").unwrap();
+        let layer = parse("[stack]\nmode = \"mock\"\n[console]\nlisten = \"127.0.0.1:4000\"\n").unwrap();
         assert_eq!(layer.get(Key::Mode), Some("mock"));
         assert_eq!(layer.get(Key::ConsoleListen), Some("127.0.0.1:4000"));
         assert_eq!(layer.get(Key::ConsoleUrl), None);
@@ -74,10 +65,7 @@ mod tests {
     #[test]
     fn unknown_key_is_named() {
         let err = parse("[console]\nlistn = \"x\"\n").unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "settings file Leptos.toml: unknown setting `console.listn`"
-        );
+        assert_eq!(err, "settings file Leptos.toml: unknown setting `console.listn`");
     }
 
     #[test]

@@ -135,10 +135,7 @@ pub struct Layer {
 impl Layer {
     /// An empty layer of the given source.
     pub fn new(source: Source) -> Self {
-        Self {
-            source: Some(source),
-            values: Vec::new(),
-        }
+        Self { source: Some(source), values: Vec::new() }
     }
 
     /// Reads every key's environment variable through `lookup`, so tests need
@@ -168,10 +165,7 @@ impl Layer {
 
     /// The value of `key` in this layer.
     pub fn get(&self, key: Key) -> Option<&str> {
-        self.values
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
+        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str())
     }
 
     /// Where this layer's values came from.

@@ -107,41 +107,28 @@ impl Resolver<'_> {
         let Some((value, source)) = self.raw(key) else {
             return Ok(None);
         };
-        parse(&value)
-            .map(Some)
-            .map_err(|reason| SettingsError::Invalid {
-                key,
-                origin: source,
-                value,
-                reason,
-            })
+        parse(&value).map(Some).map_err(|reason| SettingsError::Invalid {
+            key,
+            origin: source,
+            value,
+            reason,
+        })
     }
 
-    fn required<T>(
-        &self,
-        key: Key,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<T, SettingsError> {
-        Ok(self
-            .parse(key, parse)?
-            .expect("every required key has a default"))
+    fn required<T>(&self, key: Key, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, SettingsError> {
+        Ok(self.parse(key, parse)?.expect("every required key has a default"))
     }
 }
 
 fn parse_listen(value: &str) -> Result<SocketAddr, String> {
-    value
-        .parse()
-        .map_err(|_| "expected an IP address and port such as 127.0.0.1:3000".to_owned())
+    value.parse().map_err(|_| "expected an IP address and port such as 127.0.0.1:3000".to_owned())
 }
 
 /// A service URL: http or https, a host, nothing after the path.
 pub(crate) fn parse_service_url(value: &str) -> Result<Url, String> {
     let url = Url::parse(value).map_err(|e| format!("malformed URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "malformed URL: scheme must be http or https, not {}",
-            url.scheme()
-        ));
+        return Err(format!("malformed URL: scheme must be http or https, not {}", url.scheme()));
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err("malformed URL: no host".to_owned());
@@ -175,12 +162,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         organization_api: r.required(Key::OrganizationApiUrl, parse_service_url)?,
         cluster: r.required(Key::ClusterUrl, parse_service_url)?,
     };
-    Ok(Settings {
-        mode,
-        console_listen,
-        site_root,
-        urls,
-    })
+    Ok(Settings { mode, console_listen, site_root, urls })
 }
 
 #[cfg(test)]
@@ -211,20 +193,10 @@ mod tests {
     #[test]
     fn flags_beat_env_beat_file() {
         let flags = layer(Source::Flag, &[(Key::ConsoleListen, "127.0.0.1:4001")]);
-        let env = layer(
-            Source::Env,
-            &[
-                (Key::ConsoleListen, "127.0.0.1:4002"),
-                (Key::Mode, "sandbox"),
-            ],
-        );
+        let env = layer(Source::Env, &[(Key::ConsoleListen, "127.0.0.1:4002"), (Key::Mode, "sandbox")]);
         let file = layer(
             Source::File("Leptos.toml".into()),
-            &[
-                (Key::ConsoleListen, "127.0.0.1:4003"),
-                (Key::Mode, "real"),
-                (Key::SiteRoot, "site"),
-            ],
+            &[(Key::ConsoleListen, "127.0.0.1:4003"), (Key::Mode, "real"), (Key::SiteRoot, "site")],
         );
         let s = resolve(&[&flags, &env, &file]).unwrap();
         assert_eq!(s.console_listen.port(), 4001);
@@ -249,9 +221,7 @@ mod tests {
         let flags = layer(Source::Flag, &[(Key::AuthnUrl, "localhost:8083")]);
         let err = resolve(&[&flags]).unwrap_err().to_string();
         assert!(
-            err.starts_with(
-                "invalid authn url \"localhost:8083\" (from --authn-url): malformed URL"
-            ),
+            err.starts_with("invalid authn url \"localhost:8083\" (from --authn-url): malformed URL"),
             "{err}"
         );
     }
@@ -268,15 +238,9 @@ mod tests {
 
     #[test]
     fn bad_listen_address_from_file_names_the_file_key() {
-        let file = layer(
-            Source::File("/etc/Leptos.toml".into()),
-            &[(Key::ConsoleListen, "localhost")],
-        );
+        let file = layer(Source::File("/etc/Leptos.toml".into()), &[(Key::ConsoleListen, "localhost")]);
         let err = resolve(&[&file]).unwrap_err().to_string();
-        assert!(
-            err.contains("(from console.listen in /etc/Leptos.toml)"),
-            "{err}"
-        );
+        assert!(err.contains("(from console.listen in /etc/Leptos.toml)"), "{err}");
     }
 
     #[test]

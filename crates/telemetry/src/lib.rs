@@ -35,18 +35,13 @@ pub enum LogFormat {
 impl LogFormat {
     /// JSON unless stdout is a terminal.
     pub fn detect() -> Self {
-        if std::io::stdout().is_terminal() {
-            LogFormat::Pretty
-        } else {
-            LogFormat::Json
-        }
+        if std::io::stdout().is_terminal() { LogFormat::Pretty } else { LogFormat::Json }
     }
 }
 
 /// Installs the global subscriber writing to stdout. Call once, first thing in `main`.
 pub fn init(format: LogFormat) {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     // A second init (tests that call main's helpers twice) keeps the first subscriber.
     let _ = subscriber(format, filter, std::io::stdout).try_init();
 }
@@ -60,17 +55,9 @@ pub fn subscriber<W>(
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     match format {
-        LogFormat::Json => Box::new(
-            builder
-                .json()
-                .flatten_event(true)
-                .with_current_span(true)
-                .finish(),
-        ),
+        LogFormat::Json => Box::new(builder.json().flatten_event(true).with_current_span(true).finish()),
         LogFormat::Pretty => Box::new(builder.finish()),
     }
 }
@@ -182,10 +169,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         for line in &lines {
             assert!(line.starts_with('{'), "not JSON: {line}");
-            assert!(
-                line.contains("\"path\":\"/things\""),
-                "no request span: {line}"
-            );
+            assert!(line.contains("\"path\":\"/things\""), "no request span: {line}");
             assert!(!line.contains("secret-value"), "leaked a token: {line}");
         }
         assert!(lines[1].contains("\"status\":200"), "{}", lines[1]);

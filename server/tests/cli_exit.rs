@@ -1,0 +1,99 @@
+//! The `fundament` binary as a user runs it: bad settings exit with code 2
+//! and one line that names the setting; a busy port names port and service.
+
+use std::{
+    net::TcpListener,
+    path::PathBuf,
+    process::{Command, Output},
+};
+
+fn fundament(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fundament"));
+    cmd.args(args).env_remove("FUNDAMENT_CONFIG").env("RUST_LOG", "off");
+    // Run away from the repository's Leptos.toml so only these settings count.
+    cmd.current_dir(std::env::temp_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("fundament runs")
+}
+
+fn one_line_error(output: &Output) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "exit code; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).trim_end().to_owned();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+/// A directory that looks like a built site.
+fn fake_site() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fundament-site-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("pkg")).unwrap();
+    std::fs::write(dir.join("pkg/console.js"), "").unwrap();
+    dir
+}
+
+#[test]
+fn unknown_mode_from_the_environment() {
+    let err = one_line_error(&fundament(&["dev"], &[("FUNDAMENT_MODE", "prod")]));
+    assert_eq!(
+        err,
+        "fundament: invalid mode \"prod\" (from FUNDAMENT_MODE): unknown mode: expected one of mock, sandbox, real"
+    );
+}
+
+#[test]
+fn malformed_url_flag() {
+    let err = one_line_error(&fundament(&["dev", "--kube-api-proxy-url", "not a url"], &[]));
+    assert!(
+        err.starts_with(
+            "fundament: invalid kube api proxy url \"not a url\" (from --kube-api-proxy-url): malformed URL"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn settings_file_errors_name_the_key() {
+    let file = std::env::temp_dir().join(format!("fundament-bad-{}.toml", std::process::id()));
+    std::fs::write(&file, "[console]\nlisten = \"nowhere\"\n").unwrap();
+    let err = one_line_error(&fundament(&["dev", "--config", file.to_str().unwrap()], &[]));
+    assert!(err.contains(&format!("(from console.listen in {})", file.display())), "{err}");
+}
+
+#[test]
+fn busy_port_names_port_and_service() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let site = fake_site();
+    let output = fundament(&["dev", "--console-listen", &addr, "--site-root", site.to_str().unwrap()], &[]);
+    let err = one_line_error(&output);
+    let port = addr.rsplit(':').next().unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "fundament: console cannot listen on {addr}: port {port} is already in use (set --console-listen or FUNDAMENT_CONSOLE_LISTEN)"
+        )
+    );
+}
+
+#[test]
+fn missing_site_says_how_to_build_it() {
+    let err = one_line_error(&fundament(&["dev", "--site-root", "/nonexistent-site"], &[]));
+    assert!(err.contains("site root /nonexistent-site has no pkg/console.js"), "{err}");
+}
+
+#[test]
+fn help_names_every_subcommand_and_setting() {
+    let output = fundament(&["--help"], &[]);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("dev"));
+    let output = fundament(&["dev", "--help"], &[]);
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("--console-listen") && help.contains("FUNDAMENT_CONSOLE_LISTEN"), "{help}");
+}
