@@ -6,7 +6,6 @@ import path from 'node:path';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const siteRoot = process.env.FUNDAMENT_SITE_ROOT ?? path.join(root, 'target/site');
 export const baseURL = process.env.CONSOLE_URL ?? 'http://localhost:3000';
 
 export default defineConfig({
@@ -39,7 +38,8 @@ export default defineConfig({
     { name: 'no-js', testMatch: /\.(nojs|shared)\.spec\.ts$/, use: { javaScriptEnabled: false } },
   ],
   webServer: {
-    command: `"${bin}" dev --site-root "${siteRoot}"`,
+    // From the repository root, so its Leptos.toml supplies the settings.
+    command: `"${bin}" dev`,
     cwd: root,
     url: `${baseURL}/`,
     reuseExistingServer: !process.env.CI,

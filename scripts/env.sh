@@ -32,6 +32,5 @@ export FUNDAMENT_BIN="$CARGO_TARGET_DIR/release/fundament"
 if [ "${FUNDAMENT_TOOLCHAIN:-}" = "debian" ] || [ -f "$FUNDAMENT_TOOLS_DIR/toolchain-fallback" ]; then
   use_debian_toolchain
 fi
-export FUNDAMENT_SITE_ROOT="${FUNDAMENT_SITE_ROOT:-$ROOT/target/site}"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

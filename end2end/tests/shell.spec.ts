@@ -6,18 +6,27 @@ test('alice signs in, picks a theme that survives a reload, and navigates withou
   await signIn(page, 'alice@acme-corp.com');
   await hydrated(page);
   const html = page.locator('html');
-  // Headless Chromium prefers light: the console follows the OS until a pick.
+  const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  // Until the user picks, the console follows the OS preference.
   await expect(html).toHaveAttribute('data-theme', 'system');
-  expect(await page.evaluate(() => getComputedStyle(document.body).colorScheme)).toBe('light');
+  await page.emulateMedia({ colorScheme: 'light' });
+  const lightBackground = await background();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const darkBackground = await background();
+  expect(darkBackground).not.toBe(lightBackground);
+  await page.emulateMedia({ colorScheme: 'light' });
+  expect(await background()).toBe(lightBackground);
 
+  // Picking dark overrides the (light) OS preference, at once and after a reload.
   const saved = page.waitForResponse((r) => r.url().endsWith('/api/theme') && r.ok());
   await page.getByRole('button', { name: 'Switch to dark theme' }).click();
   await saved;
   await expect(html).toHaveAttribute('data-theme', 'dark');
-  expect(await page.evaluate(() => getComputedStyle(document.body).colorScheme)).toBe('dark');
+  expect(await background()).toBe(darkBackground);
 
   await page.reload();
   await expect(html).toHaveAttribute('data-theme', 'dark');
+  expect(await background()).toBe(darkBackground);
   await expect(page.getByRole('button', { name: 'Switch to light theme' })).toBeVisible();
   await hydrated(page);
 
