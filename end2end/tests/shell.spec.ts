@@ -106,3 +106,20 @@ test('the page loads its wasm and CSS, with a CSP and no console errors', async 
   expect(assets['/pkg/console.wasm']).toBe(200);
   expect(errors).toEqual([]);
 });
+
+test('menus close with Escape, returning focus, and on a click outside', async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com');
+  await hydrated(page);
+  const menu = page.locator('details.menu').filter({ has: page.getByLabel('User menu for Alice') });
+  const button = page.getByLabel('User menu for Alice');
+  await button.click();
+  await expect(menu).toHaveAttribute('open', '');
+  await page.keyboard.press('Escape');
+  await expect(menu).not.toHaveAttribute('open', '');
+  await expect(button).toBeFocused();
+
+  await button.click();
+  await expect(menu).toHaveAttribute('open', '');
+  await page.getByRole('main').click();
+  await expect(menu).not.toHaveAttribute('open', '');
+});

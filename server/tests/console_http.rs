@@ -171,3 +171,14 @@ async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHand
     }
     out
 }
+
+#[test]
+fn an_unknown_project_is_a_404_inside_the_shell() {
+    runtime().block_on(async {
+        let cookie = session_cookie("alice@acme-corp.com").await;
+        let (status, _, body) = send(get("/projects/nope", Some(&cookie))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(body.contains("Project nope does not exist, or you cannot see it."), "{body}");
+        assert!(body.contains(r#"aria-label="Sidebar""#), "the shell stays around the 404");
+    });
+}

@@ -32,6 +32,7 @@ pub fn ConsoleLayout() -> impl IntoView {
 
 #[component]
 fn SignedIn(session: Session) -> impl IntoView {
+    crate::components::dismiss_menus_on_escape_or_outside_click();
     view! {
         <a href="#main" class="skip-link">"Skip to main content"</a>
         <Header session />

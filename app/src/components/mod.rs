@@ -26,6 +26,56 @@ pub fn close_menu(menu: leptos::prelude::NodeRef<leptos::html::Details>) {
     let _ = menu;
 }
 
+/// Closes open menus on Escape (returning focus to the menu's button) or on a
+/// click outside them, as menus do everywhere else. Browser only; without
+/// JavaScript the `<details>` menus close by their own button.
+pub fn dismiss_menus_on_escape_or_outside_click() {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::{ev, prelude::*};
+        use wasm_bindgen::JsCast;
+
+        let keys = window_event_listener(ev::keydown, |event| {
+            if event.key() == "Escape" {
+                close_open_menus(None, true);
+            }
+        });
+        let clicks = window_event_listener(ev::click, |event| {
+            let target = event.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+            let inside = target.and_then(|t| t.closest("details.menu").ok().flatten());
+            close_open_menus(inside, false);
+        });
+        on_cleanup(move || {
+            keys.remove();
+            clicks.remove();
+        });
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn close_open_menus(except: Option<web_sys::Element>, refocus: bool) {
+    use wasm_bindgen::JsCast;
+
+    let Ok(open) = leptos::prelude::document().query_selector_all("details.menu[open]") else { return };
+    for index in 0..open.length() {
+        let Some(details) = open.item(index).and_then(|n| n.dyn_into::<web_sys::HtmlDetailsElement>().ok())
+        else {
+            continue;
+        };
+        let element: &web_sys::Element = details.as_ref();
+        if except.as_ref() == Some(element) {
+            continue;
+        }
+        details.set_open(false);
+        if refocus
+            && let Ok(Some(summary)) = details.query_selector("summary")
+            && let Ok(summary) = summary.dyn_into::<web_sys::HtmlElement>()
+        {
+            let _ = summary.focus();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::project_of_path;
