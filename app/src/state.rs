@@ -37,3 +37,10 @@ pub fn set_security_headers() {
         response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
 }
+
+/// The value of a cookie on the request being handled.
+pub fn request_cookie(name: &str) -> Option<String> {
+    let parts = use_context::<http::request::Parts>()?;
+    let cookies = parts.headers.get_all(http::header::COOKIE);
+    fundament_session::cookie_value(cookies.iter().filter_map(|v| v.to_str().ok()), name).map(str::to_owned)
+}

@@ -44,16 +44,7 @@ impl Theme {
 /// The theme of the request being rendered (the cookie), `System` without one.
 pub fn request_theme() -> Theme {
     #[cfg(feature = "ssr")]
-    {
-        use leptos::prelude::use_context;
-        use_context::<http::request::Parts>()
-            .and_then(|parts| {
-                let cookies = parts.headers.get_all(http::header::COOKIE);
-                let values = cookies.iter().filter_map(|v| v.to_str().ok());
-                fundament_session::cookie_value(values, THEME_COOKIE).and_then(Theme::parse)
-            })
-            .unwrap_or_default()
-    }
+    return crate::state::request_cookie(THEME_COOKIE).and_then(|v| Theme::parse(&v)).unwrap_or_default();
     #[cfg(not(feature = "ssr"))]
     Theme::System
 }

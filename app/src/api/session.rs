@@ -252,13 +252,8 @@ pub(crate) mod ssr {
     /// The email of a valid session on this request.
     pub fn signed_in_email() -> Option<String> {
         let state = use_context::<ConsoleState>()?;
-        let parts = use_context::<http::request::Parts>()?;
-        let cookies = parts.headers.get_all(http::header::COOKIE);
-        let token = fundament_session::cookie_value(
-            cookies.iter().filter_map(|v| v.to_str().ok()),
-            fundament_session::COOKIE_NAME,
-        )?;
-        match state.session_key.verify(token, now()) {
+        let token = crate::state::request_cookie(fundament_session::COOKIE_NAME)?;
+        match state.session_key.verify(&token, now()) {
             Ok(claims) => Some(claims.sub),
             Err(reason) => {
                 tracing::debug!(%reason, "session refused");
