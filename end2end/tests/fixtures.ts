@@ -12,3 +12,9 @@ export async function signIn(page: Page, email: string, next = '/') {
   await page.getByRole('button', { name: `Sign in as ${email}` }).click();
   await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
 }
+
+/** The organization/project switcher's button. */
+export const contextMenu = (page: Page) => page.locator('summary').filter({ hasText: 'Organization and project:' });
+
+/** The user menu's button for the user with this display name. */
+export const userMenu = (page: Page, name: string) => page.locator('summary').filter({ hasText: `User menu: ${name}` });

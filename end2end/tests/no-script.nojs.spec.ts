@@ -1,5 +1,6 @@
 // With JavaScript off, the console still reads and works through plain forms.
 import { test, expect } from '@playwright/test';
+import { userMenu } from './fixtures';
 
 test('sign-in, theme and sign-out work as plain form posts', async ({ page }) => {
   await page.goto('/clusters');
@@ -12,7 +13,7 @@ test('sign-in, theme and sign-out work as plain form posts', async ({ page }) =>
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
   await expect(page).toHaveURL(/\/clusters$/);
 
-  await page.getByLabel('User menu for Alice').click();
+  await userMenu(page, 'Alice').click();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
 });

@@ -1,6 +1,6 @@
 // The hydrated console: theme, client-side navigation, menus, sign-out.
 import { test, expect } from '@playwright/test';
-import { hydrated, signIn } from './fixtures';
+import { contextMenu, hydrated, signIn, userMenu } from './fixtures';
 
 test('alice signs in, picks a theme that survives a reload, and navigates without page loads', async ({ page }) => {
   await signIn(page, 'alice@acme-corp.com');
@@ -53,11 +53,11 @@ test('alice signs in, picks a theme that survives a reload, and navigates withou
 test('the project switcher moves into a project and the sidebar follows', async ({ page }) => {
   await signIn(page, 'bob@acme-corp.com');
   await hydrated(page);
-  await page.getByLabel('Organization and project').click();
+  await contextMenu(page).click();
   await page.getByRole('link', { name: 'Analytics prod-eu' }).click();
   await expect(page).toHaveURL(/\/projects\/analytics$/);
   await expect(page.getByRole('heading', { level: 1, name: 'Analytics' })).toBeVisible();
-  await expect(page.getByLabel('Organization and project')).toContainText('Analytics');
+  await expect(contextMenu(page)).toContainText('Analytics');
   const overview = page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Overview' });
   await expect(overview).toHaveAttribute('href', '/projects/analytics');
   await expect(overview).toHaveAttribute('aria-current', 'page');
@@ -66,7 +66,7 @@ test('the project switcher moves into a project and the sidebar follows', async 
 test('the user menu signs out', async ({ page }) => {
   await signIn(page, 'bob@acme-corp.com');
   await hydrated(page);
-  await page.getByLabel('User menu for Bob').click();
+  await userMenu(page, 'Bob').click();
   await expect(page.getByText('bob@acme-corp.com')).toBeVisible();
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
@@ -110,8 +110,8 @@ test('the page loads its wasm and CSS, with a CSP and no console errors', async 
 test('menus close with Escape, returning focus, and on a click outside', async ({ page }) => {
   await signIn(page, 'alice@acme-corp.com');
   await hydrated(page);
-  const menu = page.locator('details.menu').filter({ has: page.getByLabel('User menu for Alice') });
-  const button = page.getByLabel('User menu for Alice');
+  const menu = page.locator('details.menu').filter({ has: userMenu(page, 'Alice') });
+  const button = userMenu(page, 'Alice');
   await button.click();
   await expect(menu).toHaveAttribute('open', '');
   await page.keyboard.press('Escape');

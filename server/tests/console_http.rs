@@ -84,7 +84,7 @@ fn signing_in_renders_the_shell_for_that_user() {
         assert_eq!(status, StatusCode::OK);
         assert!(body.contains(r#"aria-label="Sidebar""#), "{body}");
         assert!(body.contains("prod-eu") && !body.contains("restricted"), "{body}");
-        assert!(body.contains("User menu for Alice"));
+        assert!(body.contains("User menu: </span>") && body.contains(">Alice<"), "{body}");
     });
 }
 

@@ -24,7 +24,8 @@ pub fn ContextSwitcher(organization: String, projects: Vec<ProjectSummary>) -> i
 
     view! {
         <details node_ref=menu class="menu relative">
-            <summary class="menu-button" aria-label="Organization and project">
+            <summary class="menu-button">
+                <span class="sr-only">"Organization and project: "</span>
                 <span class="font-medium">{org}</span>
                 {move || current.get().map(|name| view! {
                     <span class="text-muted" aria-hidden="true">"/"</span>

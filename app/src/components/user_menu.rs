@@ -10,11 +10,13 @@ pub fn UserMenu(viewer: Viewer) -> impl IntoView {
     let initial = viewer.name.chars().next().unwrap_or('?').to_string();
     view! {
         <details class="menu relative">
-            <summary class="menu-button" aria-label=format!("User menu for {}", viewer.name)>
+            // Named by its text ("User menu: Alice"), so what is read is what is seen.
+            <summary class="menu-button">
                 <span class="grid size-7 place-items-center rounded-full bg-accent text-sm font-semibold text-on-accent" aria-hidden="true">
                     {initial}
                 </span>
-                <span class="hidden sm:inline">{viewer.name.clone()}</span>
+                <span class="sr-only">"User menu: "</span>
+                <span class="sr-only sm:not-sr-only">{viewer.name.clone()}</span>
                 <span class="chevron" aria-hidden="true"></span>
             </summary>
             <div class="menu-panel right-0 w-64">

@@ -50,16 +50,19 @@ fn SignInChoices(methods: SignInMethods, next: String) -> impl IntoView {
                 .users
                 .into_iter()
                 .map(|user| {
-                    let label = format!("Sign in as {}", user.email);
                     view! {
                         <li>
                             <form method="post" action="/api/sign-in">
                                 <input type="hidden" name="email" value=user.email.clone() />
                                 <input type="hidden" name="next" value=next.clone() />
-                                <button type="submit" class="choice" aria-label=label>
-                                    <span class="font-medium">{user.name}</span>
-                                    <span class="text-sm text-muted">{user.email}</span>
-                                    <span class="text-xs text-muted">{user.role}</span>
+                                // The accessible name is the visible text ("Sign in as
+                                // alice@…"), so speech input users can say what they see.
+                                <button type="submit" class="choice">
+                                    <span class="font-medium">
+                                        <span class="sr-only">"Sign in as "</span>
+                                        {user.email}
+                                    </span>
+                                    <span class="text-sm text-muted">{format!("{} · {}", user.name, user.role)}</span>
                                 </button>
                             </form>
                         </li>
