@@ -123,3 +123,14 @@ test('menus close with Escape, returning focus, and on a click outside', async (
   await page.getByRole('main').click();
   await expect(menu).not.toHaveAttribute('open', '');
 });
+
+test('on a phone the sidebar becomes a row above the page', async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 667 });
+  await signIn(page, 'bob@acme-corp.com', '/clusters');
+  const nav = await page.getByRole('navigation', { name: 'Sidebar' }).boundingBox();
+  const main = await page.getByRole('main').boundingBox();
+  expect(nav && main).toBeTruthy();
+  expect(main!.y).toBeGreaterThanOrEqual(nav!.y + nav!.height - 1);
+  expect(main!.width).toBeGreaterThan(360);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+});

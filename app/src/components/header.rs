@@ -12,10 +12,10 @@ use crate::{
 pub fn Header(session: Session) -> impl IntoView {
     let Session { viewer, organization, projects, .. } = session;
     view! {
-        <header class="sticky top-0 z-20 flex h-14 items-center gap-4 border-b border-line bg-surface px-4">
-            <a href="/" class="flex items-center gap-2 font-semibold tracking-tight focus-ring rounded">
+        <header class="sticky top-0 z-20 flex h-14 items-center gap-2 border-b border-line bg-surface px-2 sm:gap-4 sm:px-4">
+            <a href="/" class="flex items-center gap-2 font-semibold tracking-tight rounded">
                 <img src="/favicon.svg" alt="" class="size-6" />
-                <span>"Fundament"</span>
+                <span class="sr-only sm:not-sr-only">"Fundament"</span>
             </a>
             <ContextSwitcher organization projects />
             <div class="ml-auto flex items-center gap-2">

@@ -36,9 +36,9 @@ fn SignedIn(session: Session) -> impl IntoView {
     view! {
         <a href="#main" class="skip-link">"Skip to main content"</a>
         <Header session />
-        <div class="flex min-h-[calc(100vh-3.5rem)]">
+        <div class="flex min-h-[calc(100vh-3.5rem)] flex-col md:flex-row">
             <Sidebar />
-            <main id="main" tabindex="-1" class="min-w-0 flex-1 p-6 outline-none">
+            <main id="main" tabindex="-1" class="min-w-0 flex-1 p-4 outline-none md:p-6">
                 <Outlet />
             </main>
         </div>

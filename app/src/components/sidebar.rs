@@ -13,8 +13,9 @@ pub fn Sidebar() -> impl IntoView {
         project_of_path(&location.pathname.get()).map_or_else(|| "/".to_owned(), |p| format!("/projects/{p}"))
     });
     view! {
-        <nav aria-label="Sidebar" class="w-56 shrink-0 border-r border-line bg-surface p-3">
-            <ul class="space-y-1">
+        // A column beside the page from md up; a row of tabs above it on phones.
+        <nav aria-label="Sidebar" class="shrink-0 border-b border-line bg-surface p-2 md:w-56 md:border-r md:border-b-0 md:p-3">
+            <ul class="flex gap-1 overflow-x-auto md:block md:space-y-1">
                 <li>
                     <A href=move || overview.get() exact=true attr:class="nav-item">"Overview"</A>
                 </li>

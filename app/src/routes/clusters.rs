@@ -48,7 +48,7 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
                         .into_iter()
                         .map(|c| view! {
                             <tr>
-                                <td class="font-medium">{c.name}</td>
+                                <td class="font-medium whitespace-nowrap">{c.name}</td>
                                 <td class="font-mono text-sm text-muted">{c.id}</td>
                                 <td>{c.projects.join(", ")}</td>
                                 <td>{c.selected.then(|| view! { <span class="badge">"Selected"</span> })}</td>
