@@ -16,9 +16,6 @@ pub enum AppError {
     /// A value the user gave is not acceptable; the message says why.
     #[error("{0}")]
     Invalid(String),
-    /// The thing asked for does not exist (or is not visible to the user).
-    #[error("{0} was not found.")]
-    NotFound(String),
     /// A failure on the server; details are in the server's log.
     #[error("Something went wrong on the server. Try again in a moment.")]
     Internal,
