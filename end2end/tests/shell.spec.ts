@@ -127,10 +127,22 @@ test('menus close with Escape, returning focus, and on a click outside', async (
 test('on a phone the sidebar becomes a row above the page', async ({ page }) => {
   await page.setViewportSize({ width: 375, height: 667 });
   await signIn(page, 'bob@acme-corp.com', '/clusters');
-  const nav = await page.getByRole('navigation', { name: 'Sidebar' }).boundingBox();
-  const main = await page.getByRole('main').boundingBox();
-  expect(nav && main).toBeTruthy();
-  expect(main!.y).toBeGreaterThanOrEqual(nav!.y + nav!.height - 1);
-  expect(main!.width).toBeGreaterThan(360);
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  await hydrated(page);
+  // One measurement of both boxes, in page coordinates, once layout is settled.
+  const layout = await page.evaluate(() => {
+    const box = (el: Element) => {
+      const r = el.getBoundingClientRect();
+      return { top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, width: r.width };
+    };
+    return {
+      nav: box(document.querySelector('nav[aria-label="Sidebar"]')!),
+      main: box(document.querySelector('main')!),
+      scrollWidth: document.documentElement.scrollWidth,
+      viewport: window.innerWidth,
+    };
+  });
+  expect(layout.viewport).toBe(375);
+  expect(layout.main.top).toBeGreaterThanOrEqual(layout.nav.bottom - 1);
+  expect(layout.main.width).toBeGreaterThan(360);
+  expect(layout.scrollWidth).toBeLessThanOrEqual(375);
 });
