@@ -5,18 +5,15 @@ use crate::{
     layer::{Key, Layer, Source},
 };
 
-/// The settings read from a `Leptos.toml`-style file.
-pub type FileLayer = Layer;
-
 /// Reads a settings file. Unknown tables and keys are errors, so a typo does
 /// not silently fall back to a default.
-pub fn load_file(path: &Path) -> Result<FileLayer, SettingsError> {
+pub fn load_file(path: &Path) -> Result<Layer, SettingsError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| SettingsError::Unreadable { path: path.to_owned(), reason: e.to_string() })?;
     parse_file(&text, path)
 }
 
-pub(crate) fn parse_file(text: &str, path: &Path) -> Result<FileLayer, SettingsError> {
+pub(crate) fn parse_file(text: &str, path: &Path) -> Result<Layer, SettingsError> {
     let malformed = |reason: String| SettingsError::Malformed { path: path.to_owned(), reason };
     let table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| malformed(e.message().replace('\n', " ")))?;
@@ -50,7 +47,7 @@ pub(crate) fn parse_file(text: &str, path: &Path) -> Result<FileLayer, SettingsE
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<FileLayer, SettingsError> {
+    fn parse(text: &str) -> Result<Layer, SettingsError> {
         parse_file(text, Path::new("Leptos.toml"))
     }
 

@@ -126,16 +126,16 @@ impl Source {
 }
 
 /// Raw values from one source; unset keys are absent.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Layer {
-    source: Option<Source>,
+    source: Source,
     values: Vec<(Key, String)>,
 }
 
 impl Layer {
     /// An empty layer of the given source.
     pub fn new(source: Source) -> Self {
-        Self { source: Some(source), values: Vec::new() }
+        Self { source, values: Vec::new() }
     }
 
     /// Reads every key's environment variable through `lookup`, so tests need
@@ -170,6 +170,6 @@ impl Layer {
 
     /// Where this layer's values came from.
     pub fn source(&self) -> Source {
-        self.source.clone().unwrap_or(Source::Default)
+        self.source.clone()
     }
 }

@@ -13,6 +13,6 @@ mod layer;
 mod resolve;
 
 pub use error::SettingsError;
-pub use file::{FileLayer, load_file};
+pub use file::load_file;
 pub use layer::{Key, Layer, Source};
 pub use resolve::{Mode, ServiceUrls, Settings, resolve};
