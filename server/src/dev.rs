@@ -20,6 +20,9 @@ pub enum DevError {
     /// A port could not be opened.
     #[error(transparent)]
     Listen(#[from] listen::ListenError),
+    /// The embedded cluster could not start (state, fixtures, port).
+    #[error(transparent)]
+    Cluster(#[from] fundament_cluster::StartError),
 }
 
 /// `dev` runs the embedded stack, which is mock mode by definition.
@@ -43,13 +46,14 @@ fn hint(key: Key) -> String {
 pub async fn run(settings: Settings) -> Result<(), DevError> {
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
+    let cluster = crate::cluster::start(&settings).await?;
     let state = console::console_state(&settings, SessionKey::generate());
     let router = console::router(console::leptos_options(&settings), state, &settings.urls.console);
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
     let router = router.layer(fundament_telemetry::http_layer());
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
-    print_banner(&settings);
+    print_banner(&settings, &cluster.url);
     axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await.map_err(|source| {
         listen::ListenError::Other {
             service: "console",
@@ -63,12 +67,13 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
 }
 
 /// What the user sees in the terminal: where to go and as whom.
-fn print_banner(settings: &Settings) {
+fn print_banner(settings: &Settings, cluster_url: &str) {
     let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
     let text = format!(
-        "\nFundament dev stack ({} mode) is running:\n  console  {}\n\nSign in as {}. Ctrl-C stops it.\n\n",
+        "\nFundament dev stack ({} mode) is running:\n  console  {}\n  cluster  {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
         settings.mode,
         settings.urls.console.as_str().trim_end_matches('/'),
+        cluster_url,
         users.join(" or "),
     );
     // The banner is the command's output, not a log line: it goes to stderr so
@@ -76,7 +81,7 @@ fn print_banner(settings: &Settings) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -5,6 +5,7 @@
 #![recursion_limit = "256"]
 
 pub mod cli;
+pub mod cluster;
 pub mod console;
 pub mod dev;
 pub mod listen;

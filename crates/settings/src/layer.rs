@@ -22,11 +22,23 @@ pub enum Key {
     OrganizationApiUrl,
     /// URL of the embedded cluster's API server.
     ClusterUrl,
+    /// Socket address the embedded cluster listens on.
+    ClusterListen,
+    /// Directory of the embedded cluster's CA, signing key and admin token.
+    StateDir,
+    /// File the embedded cluster keeps its objects in (none: memory only).
+    StateFile,
+    /// The embedded cluster's admin bearer token (default: generated, kept in the state directory).
+    ClusterAdminToken,
+    /// Directory of the cluster-wide fixtures (YAML).
+    FixturesDir,
+    /// Directory of the plugin folders (definition.yaml, crds/, fixtures/).
+    PluginsDir,
 }
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 9] = [
+    pub const ALL: [Key; 15] = [
         Key::Mode,
         Key::ConsoleListen,
         Key::ConsoleUrl,
@@ -36,6 +48,12 @@ impl Key {
         Key::AuthnUrl,
         Key::OrganizationApiUrl,
         Key::ClusterUrl,
+        Key::ClusterListen,
+        Key::StateDir,
+        Key::StateFile,
+        Key::ClusterAdminToken,
+        Key::FixturesDir,
+        Key::PluginsDir,
     ];
 
     /// The command-line flag, without the leading dashes.
@@ -50,6 +68,12 @@ impl Key {
             Key::AuthnUrl => "authn-url",
             Key::OrganizationApiUrl => "organization-api-url",
             Key::ClusterUrl => "cluster-url",
+            Key::ClusterListen => "cluster-listen",
+            Key::StateDir => "state-dir",
+            Key::StateFile => "state-file",
+            Key::ClusterAdminToken => "cluster-admin-token",
+            Key::FixturesDir => "fixtures-dir",
+            Key::PluginsDir => "plugins-dir",
         }
     }
 
@@ -65,6 +89,12 @@ impl Key {
             Key::AuthnUrl => "FUNDAMENT_AUTHN_URL",
             Key::OrganizationApiUrl => "FUNDAMENT_ORGANIZATION_API_URL",
             Key::ClusterUrl => "FUNDAMENT_CLUSTER_URL",
+            Key::ClusterListen => "FUNDAMENT_CLUSTER_LISTEN",
+            Key::StateDir => "FUNDAMENT_STATE_DIR",
+            Key::StateFile => "FUNDAMENT_STATE_FILE",
+            Key::ClusterAdminToken => "FUNDAMENT_CLUSTER_ADMIN_TOKEN",
+            Key::FixturesDir => "FUNDAMENT_FIXTURES_DIR",
+            Key::PluginsDir => "FUNDAMENT_PLUGINS_DIR",
         }
     }
 
@@ -80,6 +110,12 @@ impl Key {
             Key::AuthnUrl => "authn.url",
             Key::OrganizationApiUrl => "organization-api.url",
             Key::ClusterUrl => "cluster.url",
+            Key::ClusterListen => "cluster.listen",
+            Key::StateDir => "cluster.state-dir",
+            Key::StateFile => "cluster.state-file",
+            Key::ClusterAdminToken => "cluster.admin-token",
+            Key::FixturesDir => "cluster.fixtures-dir",
+            Key::PluginsDir => "stack.plugins-dir",
         }
     }
 

@@ -69,6 +69,25 @@ pub struct Settings {
     pub site_root: PathBuf,
     /// The services' public URLs.
     pub urls: ServiceUrls,
+    /// The embedded cluster.
+    pub cluster: ClusterSettings,
+}
+
+/// Settings of the embedded cluster (mock mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// CA, signing key and admin token; `None`: the platform's state directory.
+    pub state_dir: Option<PathBuf>,
+    /// Objects kept across restarts; `None`: memory only.
+    pub state_file: Option<PathBuf>,
+    /// A fixed admin token; `None`: generated once and kept in the state directory.
+    pub admin_token: Option<String>,
+    /// Cluster-wide fixtures.
+    pub fixtures_dir: PathBuf,
+    /// Plugin folders.
+    pub plugins_dir: PathBuf,
 }
 
 /// The built-in default of a key; `None` where it derives from other settings.
@@ -83,6 +102,10 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::AuthnUrl => "http://localhost:8083",
         Key::OrganizationApiUrl => "http://localhost:8084",
         Key::ClusterUrl => "https://localhost:8090",
+        Key::ClusterListen => "127.0.0.1:8090",
+        Key::StateDir | Key::StateFile | Key::ClusterAdminToken => return None,
+        Key::FixturesDir => "fixtures/cluster",
+        Key::PluginsDir => "plugins",
     })
 }
 
@@ -162,7 +185,22 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         organization_api: r.required(Key::OrganizationApiUrl, parse_service_url)?,
         cluster: r.required(Key::ClusterUrl, parse_service_url)?,
     };
-    Ok(Settings { mode, console_listen, site_root, urls })
+    let path = |v: &str| if v.is_empty() { Err("expected a path".to_owned()) } else { Ok(PathBuf::from(v)) };
+    let cluster = ClusterSettings {
+        listen: r.required(Key::ClusterListen, parse_listen)?,
+        state_dir: r.parse(Key::StateDir, path)?,
+        state_file: r.parse(Key::StateFile, path)?,
+        admin_token: r.parse(Key::ClusterAdminToken, |v| {
+            if v.len() < 16 {
+                Err("an admin token needs at least 16 characters".to_owned())
+            } else {
+                Ok(v.to_owned())
+            }
+        })?,
+        fixtures_dir: r.required(Key::FixturesDir, path)?,
+        plugins_dir: r.required(Key::PluginsDir, path)?,
+    };
+    Ok(Settings { mode, console_listen, site_root, urls, cluster })
 }
 
 #[cfg(test)]

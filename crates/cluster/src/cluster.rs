@@ -1,0 +1,775 @@
+//! The cluster's state and the operations on it: every read and write goes
+//! through here, whether it came over HTTP, from fixtures or from the mock
+//! plugin controller, so all of them meet the same validation and admission.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::admission;
+use crate::authn::User;
+use crate::object;
+use crate::query::ListQuery;
+use crate::resource::{self, Builtin, Registry, ResourceType, StorageKey};
+use crate::status::{ApiError, Cause};
+use crate::store::{Change, EventType, Store};
+
+/// Where a write comes from: the API (checked) or the server itself (fixtures,
+/// snapshots, the mock controller), which may set status and timestamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Api,
+    System,
+}
+
+/// Options of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub origin: Origin,
+    /// `fieldValidation=Strict`: unknown fields are an error, not dropped.
+    pub strict: bool,
+}
+
+impl WriteOptions {
+    pub const API: Self = Self { dry_run: false, origin: Origin::Api, strict: false };
+    pub const SYSTEM: Self = Self { dry_run: false, origin: Origin::System, strict: false };
+}
+
+pub struct State {
+    pub store: Store,
+    pub registry: Arc<Registry>,
+    pub policy: Arc<fundament_rbac::Policy>,
+}
+
+/// The cluster: state behind a lock, and a channel of changes for watches.
+pub struct Cluster {
+    state: RwLock<State>,
+    changes: broadcast::Sender<Arc<Change>>,
+    /// Bumped on every committed change; the snapshot writer waits on it.
+    pub(crate) changed: tokio::sync::watch::Sender<u64>,
+}
+
+pub fn now_rfc3339() -> String {
+    let now =
+        time::OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Cluster {
+    pub fn new() -> Self {
+        let (changes, _) = broadcast::channel(4096);
+        let (changed, _) = tokio::sync::watch::channel(0);
+        let state = State {
+            store: Store::default(),
+            registry: Arc::new(Registry::new(resource::builtins())),
+            policy: Arc::new(fundament_rbac::Policy::default()),
+        };
+        Self { state: RwLock::new(state), changes, changed }
+    }
+
+    pub fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&self.read().registry)
+    }
+
+    pub fn policy(&self) -> Arc<fundament_rbac::Policy> {
+        Arc::clone(&self.read().policy)
+    }
+
+    /// A receiver of every change from now on, and the resourceVersion it starts after.
+    pub fn subscribe(&self) -> (broadcast::Receiver<Arc<Change>>, u64) {
+        let state = self.read();
+        (self.changes.subscribe(), state.store.resource_version())
+    }
+
+    /// Like [`Cluster::subscribe`], for a caller already holding the read lock.
+    pub fn subscribe_locked(&self, state: &State) -> (broadcast::Receiver<Arc<Change>>, u64) {
+        (self.changes.subscribe(), state.store.resource_version())
+    }
+
+    /// The resource type for a group/version/plural, if served.
+    pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.read().registry.get(group, version, plural).cloned()
+    }
+
+    // ----- reads -----
+
+    pub fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
+        let state = self.read();
+        let obj = state
+            .store
+            .get(&rt.storage_key(), ns, name)
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        Ok(at_version(obj, rt))
+    }
+
+    /// A page of matching objects, the list's resourceVersion and the continue token.
+    pub fn list(&self, rt: &ResourceType, ns: &str, q: &ListQuery) -> Result<ListPage, ApiError> {
+        q.check_fields(rt)?;
+        let start = decode_continue(&q.continue_token)?;
+        let state = self.read();
+        let key = rt.storage_key();
+        let mut items = Vec::new();
+        let mut remaining = 0usize;
+        let mut next = None;
+        for ((o_ns, o_name), obj) in state.store.iter(&key, ns) {
+            if let Some((s_ns, s_name)) = &start
+                && (o_ns, o_name) <= (s_ns, s_name)
+            {
+                continue;
+            }
+            if !q.matches(obj) {
+                continue;
+            }
+            if q.limit > 0 && items.len() == q.limit {
+                remaining += 1;
+                if next.is_none() {
+                    let last: &Value = items.last().map(|v: &Arc<Value>| v.as_ref()).unwrap_or(&Value::Null);
+                    next = Some(encode_continue(object::namespace(last), object::name(last)));
+                }
+                continue;
+            }
+            items.push(Arc::clone(obj));
+        }
+        let rv = state.store.resource_version();
+        drop(state);
+        Ok(ListPage {
+            items: items.iter().map(|o| at_version(o, rt)).collect(),
+            resource_version: rv,
+            continue_token: next,
+            remaining: if remaining > 0 { Some(remaining) } else { None },
+        })
+    }
+
+    // ----- writes -----
+
+    /// Creates an object. `ns` is the namespace of the request path.
+    pub fn create(
+        &self,
+        user: &User,
+        rt: &ResourceType,
+        ns: &str,
+        body: Value,
+        opts: WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let mut obj = prepare_body(rt, ns, body, true)?;
+        if opts.origin == Origin::Api {
+            if !obj["metadata"]["resourceVersion"].as_str().unwrap_or_default().is_empty() {
+                return Err(ApiError::bad_request(
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
+            if rt.status_subresource && rt.crd.is_some() {
+                obj.as_object_mut().map(|m| m.remove("status"));
+            }
+        }
+        let mut state = self.write();
+        if obj["metadata"]["name"].as_str().unwrap_or_default().is_empty()
+            && let Some(prefix) = obj["metadata"]["generateName"].as_str().map(String::from)
+        {
+            obj["metadata"]["name"] = Value::String(generate_name(&prefix, |n| {
+                state.store.get(&rt.storage_key(), ns, n).is_some()
+            }));
+        }
+        let name = object::name(&obj).to_string();
+        if rt.namespaced && state.store.get(&namespaces_key(), "", ns).is_none() {
+            return Err(ApiError::not_found("", "namespaces", ns));
+        }
+        if state.store.get(&rt.storage_key(), object::namespace(&obj), &name).is_some() {
+            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+        }
+        self.check_new(&state, rt, &mut obj, None, user, opts)?;
+        if opts.origin == Origin::Api || obj["metadata"]["creationTimestamp"].as_str().is_none() {
+            obj["metadata"]["creationTimestamp"] = Value::String(now_rfc3339());
+        }
+        let meta = obj["metadata"]
+            .as_object_mut()
+            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+        if rt.crd.is_some() {
+            meta.insert("generation".into(), json!(1));
+        }
+        if opts.dry_run {
+            obj["metadata"]["resourceVersion"] = Value::String(state.store.resource_version().to_string());
+            return Ok(at_version(&obj, rt));
+        }
+        let committed = self.commit(&mut state, rt, obj)?;
+        Ok(at_version(&committed, rt))
+    }
+
+    /// Replaces an object (PUT), or only its status when `status` is set.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &self,
+        user: &User,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        body: Value,
+        status: bool,
+        opts: WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let obj = prepare_body(rt, ns, body, false)?;
+        if object::name(&obj) != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                object::name(&obj)
+            )));
+        }
+        let mut state = self.write();
+        let old = state
+            .store
+            .get(&rt.storage_key(), ns, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        self.replace(&mut state, user, rt, &old, obj, status, opts)
+    }
+
+    /// Applies a patch to the current object and stores the result.
+    #[allow(clippy::too_many_arguments)]
+    pub fn patch(
+        &self,
+        user: &User,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        patch: &crate::patch::Patch,
+        status: bool,
+        opts: WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let mut state = self.write();
+        let old = state
+            .store
+            .get(&rt.storage_key(), ns, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let current = at_version(&old, rt);
+        let patched = patch.apply(&current, rt)?;
+        let patched = prepare_body(rt, ns, patched, false)?;
+        if object::name(&patched) != name {
+            return Err(ApiError::bad_request(
+                "metadata.name: Invalid value: the name cannot be changed by a patch",
+            ));
+        }
+        self.replace(&mut state, user, rt, &old, patched, status, opts)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        state: &mut State,
+        user: &User,
+        rt: &ResourceType,
+        old: &Arc<Value>,
+        mut obj: Value,
+        status: bool,
+        opts: WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let name = object::name(old).to_string();
+        let rv = object::resource_version(&obj);
+        if !rv.is_empty() && rv != object::resource_version(old) {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, &name));
+        }
+        let uid = object::uid(&obj);
+        if !uid.is_empty() && uid != object::uid(old) {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, &name));
+        }
+        // The server owns these: whatever the body says, they stay.
+        for owned in ["uid", "creationTimestamp", "generation", "deletionTimestamp", "namespace"] {
+            match old["metadata"].get(owned) {
+                Some(v) => obj["metadata"][owned] = v.clone(),
+                None => {
+                    obj["metadata"].as_object_mut().map(|m| m.remove(owned));
+                }
+            }
+        }
+        if rt.status_subresource && opts.origin == Origin::Api {
+            if status {
+                // A status write changes the status only.
+                let new_status = obj.get("status").cloned();
+                obj = (**old).clone();
+                match new_status {
+                    Some(s) => obj["status"] = s,
+                    None => {
+                        obj.as_object_mut().map(|m| m.remove("status"));
+                    }
+                }
+            } else {
+                match old.get("status") {
+                    Some(s) => obj["status"] = s.clone(),
+                    None => {
+                        obj.as_object_mut().map(|m| m.remove("status"));
+                    }
+                }
+            }
+        } else if status && opts.origin == Origin::Api {
+            return Err(ApiError::no_route());
+        }
+        let old_at = at_version(old, rt);
+        self.check_new(state, rt, &mut obj, Some(&old_at), user, opts)?;
+        if rt.crd.is_some() && spec_changed(old, &obj) {
+            let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
+            obj["metadata"]["generation"] = json!(generation);
+        }
+        if strip_volatile(&obj) == strip_volatile(old) {
+            // Nothing changed: no new resourceVersion, no event (as the apiserver).
+            return Ok(old_at);
+        }
+        if opts.dry_run {
+            return Ok(at_version(&obj, rt));
+        }
+        let finished = obj["metadata"]["deletionTimestamp"].is_string()
+            && obj["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+        if finished {
+            let rv = state.store.next_rv();
+            let ns = object::namespace(old).to_string();
+            if let Some(change) = state.store.remove(&rt.storage_key(), &ns, &name, rv) {
+                let _ = self.changes.send(change);
+                self.changed.send_modify(|n| *n += 1);
+            }
+            return Ok(at_version(&obj, rt));
+        }
+        let committed = self.commit(state, rt, obj)?;
+        Ok(at_version(&committed, rt))
+    }
+
+    /// Validation and admission of a new or changed object.
+    fn check_new(
+        &self,
+        state: &State,
+        rt: &ResourceType,
+        obj: &mut Value,
+        old: Option<&Value>,
+        user: &User,
+        opts: WriteOptions,
+    ) -> Result<(), ApiError> {
+        let name = object::name(obj).to_string();
+        let rule = match rt.builtin {
+            Some(Builtin::Namespace | Builtin::Service) => object::NameRule::Label,
+            Some(b) if b.is_rbac() => object::NameRule::PathSegment,
+            _ => object::NameRule::Subdomain,
+        };
+        let mut causes = object::check_name(&name, rule);
+        if old.is_some() {
+            causes.clear();
+        }
+        causes.extend(object::check_labels_and_annotations(&obj["metadata"]));
+        if let Some(crd) = &rt.crd
+            && let Some(validator) = &crd.validator
+        {
+            let pruned = validator.prune(obj);
+            if opts.strict && !pruned.is_empty() {
+                let fields: Vec<String> = pruned.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+                return Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))));
+            }
+            validator.apply_defaults(obj);
+            for e in validator.validate(obj, old) {
+                causes.push(Cause::new(e.reason(), &e.field, e.message_without_field()));
+            }
+        }
+        causes.extend(crate::builtin::validate(rt, obj, old));
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
+        }
+        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
+            resource::from_crd(obj).map_err(|errors| {
+                ApiError::invalid(
+                    &rt.kind,
+                    &rt.group,
+                    &name,
+                    errors
+                        .into_iter()
+                        .map(|e| Cause::new("FieldValueInvalid", &e.field, e.message))
+                        .collect(),
+                )
+            })?;
+        }
+        if opts.origin == Origin::Api {
+            admission::admit(&state.policy, rt, obj, old, user)?;
+        }
+        Ok(())
+    }
+
+    /// Stamps a resourceVersion, stores, announces, and keeps derived state
+    /// (served kinds, RBAC policy) in step.
+    fn commit(&self, state: &mut State, rt: &ResourceType, mut obj: Value) -> Result<Arc<Value>, ApiError> {
+        let key = rt.storage_key();
+        if let Some(storage) = state.registry.storage_type(&key)
+            && rt.crd.is_some()
+        {
+            obj["apiVersion"] = Value::String(storage.api_version());
+        }
+        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
+            obj["status"] = crd_status(&obj);
+        }
+        if rt.builtin == Some(Builtin::Namespace) && obj["status"]["phase"].is_null() {
+            obj["status"] = json!({"phase": "Active"});
+        }
+        let rv = state.store.next_rv();
+        obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        obj["metadata"].as_object_mut().map(|m| m.remove("managedFields"));
+        let change = state.store.put(&key, rv, obj);
+        let stored = Arc::clone(&change.object);
+        let _ = self.changes.send(change);
+        self.after_change(state, rt);
+        self.changed.send_modify(|n| *n += 1);
+        Ok(stored)
+    }
+
+    fn after_change(&self, state: &mut State, rt: &ResourceType) {
+        match rt.builtin {
+            Some(Builtin::CustomResourceDefinition) => {
+                state.registry = Arc::new(rebuild_registry(&state.store))
+            }
+            Some(b) if b.is_rbac() => state.policy = Arc::new(rebuild_policy(&state.store)),
+            _ => {}
+        }
+    }
+
+    /// Deletes an object (or marks it, while finalizers remain).
+    pub fn delete(
+        &self,
+        user: &User,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        preconditions: &Value,
+        opts: WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let _ = user;
+        let mut state = self.write();
+        let key = rt.storage_key();
+        let old = state
+            .store
+            .get(&key, ns, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        if let Some(uid) = preconditions["uid"].as_str()
+            && uid != object::uid(&old)
+        {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        if let Some(rv) = preconditions["resourceVersion"].as_str()
+            && rv != object::resource_version(&old)
+        {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        if opts.dry_run {
+            return Ok(at_version(&old, rt));
+        }
+        let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+        if has_finalizers {
+            if old["metadata"]["deletionTimestamp"].is_string() {
+                return Ok(at_version(&old, rt));
+            }
+            let mut marked = (*old).clone();
+            marked["metadata"]["deletionTimestamp"] = Value::String(now_rfc3339());
+            marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let committed = self.commit(&mut state, rt, marked)?;
+            return Ok(at_version(&committed, rt));
+        }
+        let rv = state.store.next_rv();
+        let change = state
+            .store
+            .remove(&key, ns, name, rv)
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let gone = Arc::clone(&change.object);
+        let _ = self.changes.send(change);
+        match rt.builtin {
+            Some(Builtin::Namespace) => self.delete_namespace_contents(&mut state, name),
+            Some(Builtin::CustomResourceDefinition) => self.delete_crd_objects(&mut state, &old),
+            _ => {}
+        }
+        self.after_change(&mut state, rt);
+        self.changed.send_modify(|n| *n += 1);
+        Ok(at_version(&gone, rt))
+    }
+
+    fn remove_all(&self, state: &mut State, key: &StorageKey, ns: &str) {
+        let keys: Vec<(String, String)> = state.store.iter(key, ns).map(|(k, _)| k.clone()).collect();
+        for (o_ns, o_name) in keys {
+            let rv = state.store.next_rv();
+            if let Some(change) = state.store.remove(key, &o_ns, &o_name, rv) {
+                let _ = self.changes.send(change);
+            }
+        }
+    }
+
+    fn delete_namespace_contents(&self, state: &mut State, ns: &str) {
+        let namespaced: Vec<StorageKey> =
+            state.registry.all().iter().filter(|t| t.namespaced).map(|t| t.storage_key()).collect();
+        let mut rbac_touched = false;
+        for key in namespaced {
+            if state.store.iter(&key, ns).next().is_some() {
+                rbac_touched |= key.group == "rbac.authorization.k8s.io";
+                self.remove_all(state, &key, ns);
+            }
+        }
+        if rbac_touched {
+            state.policy = Arc::new(rebuild_policy(&state.store));
+        }
+    }
+
+    fn delete_crd_objects(&self, state: &mut State, crd: &Value) {
+        let key = StorageKey {
+            group: crd["spec"]["group"].as_str().unwrap_or_default().into(),
+            resource: crd["spec"]["names"]["plural"].as_str().unwrap_or_default().into(),
+        };
+        self.remove_all(state, &key, "");
+    }
+
+    /// Deletes every matching object; answers the list of what was deleted.
+    pub fn delete_collection(
+        &self,
+        user: &User,
+        rt: &ResourceType,
+        ns: &str,
+        q: &ListQuery,
+        opts: WriteOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let page = self.list(rt, ns, &ListQuery { limit: 0, continue_token: String::new(), ..q.clone() })?;
+        let mut deleted = Vec::new();
+        for item in page.items {
+            match self.delete(user, rt, object::namespace(&item), object::name(&item), &Value::Null, opts) {
+                Ok(v) => deleted.push(v),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Puts objects as they were saved (snapshot restore): no validation, same uids.
+    pub fn restore(&self, objects: Vec<(StorageKey, Value)>, rv: u64) {
+        let mut state = self.write();
+        for (key, obj) in objects {
+            let obj_rv = object::resource_version(&obj).parse().unwrap_or(0);
+            state.store.put(&key, obj_rv, obj);
+        }
+        state.store.set_resource_version(rv);
+        state.registry = Arc::new(rebuild_registry(&state.store));
+        state.policy = Arc::new(rebuild_policy(&state.store));
+    }
+}
+
+/// One page of a list.
+pub struct ListPage {
+    pub items: Vec<Value>,
+    pub resource_version: u64,
+    pub continue_token: Option<String>,
+    pub remaining: Option<usize>,
+}
+
+fn namespaces_key() -> StorageKey {
+    StorageKey { group: String::new(), resource: "namespaces".into() }
+}
+
+/// The object as read at `rt`'s version (CRD versions convert by renaming only).
+pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
+    let mut v = obj.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.insert("apiVersion".into(), Value::String(rt.api_version()));
+        m.insert("kind".into(), Value::String(rt.kind.clone()));
+    }
+    v
+}
+
+/// Checks apiVersion/kind/namespace of a body against the endpoint and fills them in.
+fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Result<Value, ApiError> {
+    let Value::Object(_) = body else {
+        return Err(ApiError::bad_request("the body of the request must be a JSON or YAML object"));
+    };
+    let mut obj = body;
+    let expected = rt.api_version();
+    match obj["apiVersion"].as_str() {
+        Some(v) if !v.is_empty() && v != expected => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({expected})"
+            )));
+        }
+        _ => obj["apiVersion"] = Value::String(expected),
+    }
+    match obj["kind"].as_str() {
+        Some(k) if !k.is_empty() && k != rt.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                rt.kind
+            )));
+        }
+        _ => obj["kind"] = Value::String(rt.kind.clone()),
+    }
+    if obj.get("metadata").is_none_or(Value::is_null) {
+        obj["metadata"] = json!({});
+    }
+    if !obj["metadata"].is_object() {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    for field in ["name", "generateName", "namespace", "resourceVersion", "uid"] {
+        if !obj["metadata"][field].is_null() && !obj["metadata"][field].is_string() {
+            return Err(ApiError::bad_request(format!("metadata.{field} must be a string")));
+        }
+    }
+    if rt.namespaced {
+        match obj["metadata"]["namespace"].as_str() {
+            Some(n) if !n.is_empty() && n != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => obj["metadata"]["namespace"] = Value::String(ns.to_string()),
+        }
+    } else {
+        obj["metadata"].as_object_mut().map(|m| m.remove("namespace"));
+    }
+    if creating
+        && object::name(&obj).is_empty()
+        && obj["metadata"]["generateName"].as_str().is_none_or(str::is_empty)
+    {
+        return Err(ApiError::invalid(
+            &rt.kind,
+            &rt.group,
+            "",
+            vec![Cause::new(
+                "FieldValueRequired",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            )],
+        ));
+    }
+    Ok(obj)
+}
+
+fn generate_name(prefix: &str, taken: impl Fn(&str) -> bool) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    use rand::Rng;
+    let mut rng = rand::rng();
+    let base: String = prefix.chars().take(58).collect();
+    loop {
+        let suffix: String = (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
+        let candidate = format!("{base}{suffix}");
+        if !taken(&candidate) {
+            return candidate;
+        }
+    }
+}
+
+fn strip_volatile(obj: &Value) -> Value {
+    let mut v = obj.clone();
+    if let Some(m) = v["metadata"].as_object_mut() {
+        m.remove("resourceVersion");
+        m.remove("managedFields");
+        m.remove("generation");
+    }
+    v
+}
+
+/// Did anything but metadata and status change? (Then generation moves.)
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            m.remove("metadata");
+            m.remove("status");
+            m.remove("apiVersion");
+            m.remove("kind");
+        }
+        v
+    };
+    strip(old) != strip(new)
+}
+
+fn crd_status(crd: &Value) -> Value {
+    let now = now_rfc3339();
+    json!({
+        "acceptedNames": crd["spec"]["names"],
+        "storedVersions": crd["spec"]["versions"].as_array().map(|vs| vs.iter()
+            .filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect::<Vec<_>>()),
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": now},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": now},
+        ],
+    })
+}
+
+/// Built-in kinds plus every version of every stored CRD.
+pub fn rebuild_registry(store: &Store) -> Registry {
+    let mut types = resource::builtins();
+    let crds =
+        StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() };
+    for (_, crd) in store.iter(&crds, "") {
+        match resource::from_crd(crd) {
+            Ok(list) => types.extend(list),
+            Err(errors) => tracing::warn!(crd = object::name(crd), ?errors, "stored CRD cannot be served"),
+        }
+    }
+    Registry::new(types)
+}
+
+/// The RBAC policy of every stored role and binding.
+pub fn rebuild_policy(store: &Store) -> fundament_rbac::Policy {
+    let group = "rbac.authorization.k8s.io";
+    let mut objects = Vec::new();
+    for resource in ["roles", "clusterroles", "rolebindings", "clusterrolebindings"] {
+        let key = StorageKey { group: group.into(), resource: resource.into() };
+        objects.extend(store.iter(&key, "").map(|(_, v)| Arc::clone(v)));
+    }
+    let (policy, errors) = fundament_rbac::Policy::from_objects(objects.iter().map(|v| v.as_ref()));
+    for e in errors {
+        tracing::warn!(error = %e, "RBAC object ignored");
+    }
+    policy
+}
+
+fn decode_continue(token: &str) -> Result<Option<(String, String)>, ApiError> {
+    use base64::Engine;
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let bad = || ApiError::bad_request("continue key is not valid: illegal base64 data");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    match (v["ns"].as_str(), v["name"].as_str()) {
+        (Some(ns), Some(name)) => Ok(Some((ns.to_string(), name.to_string()))),
+        _ => Err(bad()),
+    }
+}
+
+fn encode_continue(ns: &str, name: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json!({"ns": ns, "name": name}).to_string())
+}
+
+/// The event a change is for a watcher with a selection: objects that leave
+/// the selection are DELETED for it, objects that enter it ADDED.
+pub fn event_for(change: &Change, q: &ListQuery) -> Option<EventType> {
+    let now = q.matches(&change.object);
+    let before = change.old.as_deref().is_some_and(|o| q.matches(o));
+    match change.kind {
+        EventType::Added if now => Some(EventType::Added),
+        EventType::Deleted if before || now => Some(EventType::Deleted),
+        EventType::Modified => match (before, now) {
+            (true, true) => Some(EventType::Modified),
+            (false, true) => Some(EventType::Added),
+            (true, false) => Some(EventType::Deleted),
+            (false, false) => None,
+        },
+        _ => None,
+    }
+}

@@ -1,0 +1,250 @@
+//! The mock plugin controller: what plugin-controller does on a real cluster,
+//! without pods. A PluginInstallation of a known plugin definition gets its
+//! namespace `plugin-<name>`, ServiceAccount `plugin`, the ClusterRole
+//! `plugin-<name>-scope` with the definition's `permissions.rbac` bound to
+//! that ServiceAccount, a Service on port 8080, and status Running/ready.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use crate::authn::User;
+use crate::cluster::{Cluster, WriteOptions, now_rfc3339};
+use crate::status::ApiError;
+use crate::store::EventType;
+
+pub const INSTALLATION_GROUP: &str = "plugins.fundament.io";
+
+/// A plugin definition read from a plugin folder.
+#[derive(Debug, Clone)]
+pub struct PluginDefinition {
+    pub name: String,
+    pub version: String,
+    /// `sha256:<hex>` of the definition.yaml bytes.
+    pub hash: String,
+    pub rules: Vec<Value>,
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {detail}")]
+    Invalid { path: PathBuf, detail: String },
+}
+
+pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> {
+    let path = dir.join("definition.yaml");
+    let bytes = std::fs::read(&path).map_err(|source| DefinitionError::Io { path: path.clone(), source })?;
+    let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
+    let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
+    let name = doc["metadata"]["name"].as_str().ok_or_else(|| invalid("metadata.name is missing".into()))?;
+    let version =
+        doc["metadata"]["version"].as_str().ok_or_else(|| invalid("metadata.version is missing".into()))?;
+    let hash = format!(
+        "sha256:{}",
+        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    );
+    Ok(PluginDefinition {
+        name: name.to_string(),
+        version: version.to_string(),
+        hash,
+        rules: doc["spec"]["permissions"]["rbac"].as_array().cloned().unwrap_or_default(),
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// The installation name of a plugin in an organization: `<organization>--<plugin>`.
+pub fn installation_name(organization: &str, plugin: &str) -> String {
+    format!("{organization}--{plugin}")
+}
+
+/// The plugin definitions the controller knows.
+#[derive(Clone, Default)]
+pub struct Definitions(pub Arc<Vec<PluginDefinition>>);
+
+impl Definitions {
+    fn find(&self, name: &str, version: &str) -> Option<&PluginDefinition> {
+        self.0.iter().find(|d| d.name == name && d.version == version)
+    }
+}
+
+fn create_or_keep(cluster: &Cluster, api_version: &str, kind: &str, obj: Value) -> Result<(), ApiError> {
+    let rt = cluster.registry().by_kind(api_version, kind).cloned().ok_or_else(ApiError::no_route)?;
+    let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+    match cluster.create(&User::system(), &rt, &ns, obj, WriteOptions::SYSTEM) {
+        Ok(_) => Ok(()),
+        Err(e) if e.reason == "AlreadyExists" => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn labels(installation: &str, plugin: &str) -> Value {
+    json!({
+        "plugins.fundament.io/plugin": plugin,
+        "plugins.fundament.io/installation-name": installation,
+        "app.kubernetes.io/managed-by": "plugin-controller",
+    })
+}
+
+/// Creates what an installation needs (idempotent).
+pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition) -> Result<(), ApiError> {
+    let ns = format!("plugin-{installation}");
+    let l = labels(installation, &def.name);
+    create_or_keep(cluster, "v1", "Namespace", json!({"metadata": {"name": ns, "labels": l}}))?;
+    create_or_keep(
+        cluster,
+        "v1",
+        "ServiceAccount",
+        json!({"metadata": {"name": "plugin", "namespace": ns, "labels": l}}),
+    )?;
+    create_or_keep(
+        cluster,
+        "v1",
+        "Service",
+        json!({"metadata": {"name": format!("plugin-{installation}"), "namespace": ns, "labels": l},
+               "spec": {"type": "ClusterIP", "clusterIP": "None", "publishNotReadyAddresses": true,
+                        "selector": {"plugins.fundament.io/installation-name": installation},
+                        "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": "http"}]}}),
+    )?;
+    let rbac = "rbac.authorization.k8s.io/v1";
+    let role = format!("plugin-{installation}-scope");
+    create_or_keep(
+        cluster,
+        rbac,
+        "ClusterRole",
+        json!({"metadata": {"name": role, "labels": l}, "rules": def.rules}),
+    )?;
+    create_or_keep(
+        cluster,
+        rbac,
+        "ClusterRoleBinding",
+        json!({"metadata": {"name": role, "labels": l},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": [{"kind": "ServiceAccount", "name": "plugin", "namespace": ns}]}),
+    )?;
+    create_or_keep(
+        cluster,
+        rbac,
+        "RoleBinding",
+        json!({"metadata": {"name": format!("plugin-{installation}-admin"), "namespace": ns, "labels": l},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+               "subjects": [{"kind": "ServiceAccount", "name": "plugin", "namespace": ns}]}),
+    )
+}
+
+fn running_status(generation: i64) -> Value {
+    let now = now_rfc3339();
+    json!({
+        "phase": "Running",
+        "ready": true,
+        "message": "plugin is running",
+        "observedGeneration": generation,
+        "conditions": [
+            {"type": "PluginScopeReady", "status": "True", "reason": "Materialised",
+             "message": "ClusterRole and ClusterRoleBinding match the pinned definition",
+             "lastTransitionTime": now, "observedGeneration": generation},
+            {"type": "Ready", "status": "True", "reason": "Running", "message": "plugin is running",
+             "lastTransitionTime": now, "observedGeneration": generation},
+        ],
+    })
+}
+
+/// Installs `def` as `<organization>--<name>`: the installation object, Running, and its children.
+pub fn install(cluster: &Cluster, organization: &str, def: &PluginDefinition) -> Result<String, ApiError> {
+    let name = installation_name(organization, &def.name);
+    materialize(cluster, &name, def)?;
+    create_or_keep(
+        cluster,
+        &format!("{INSTALLATION_GROUP}/v1"),
+        "PluginInstallation",
+        json!({"metadata": {"name": name, "labels": {"plugins.fundament.io/plugin": def.name}},
+               "spec": {"definitionRef": {"pluginName": def.name, "pluginVersion": def.version, "definitionHash": def.hash}},
+               "status": running_status(1)}),
+    )?;
+    Ok(name)
+}
+
+/// Reconciles installations created or deleted later (kubectl apply/delete).
+pub fn spawn(cluster: Arc<Cluster>, definitions: Definitions) -> tokio::task::JoinHandle<()> {
+    let (mut rx, _) = cluster.subscribe();
+    tokio::spawn(async move {
+        loop {
+            let change = match rx.recv().await {
+                Ok(c) => c,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "plugin controller fell behind");
+                    continue;
+                }
+                Err(_) => return,
+            };
+            if change.key.group != INSTALLATION_GROUP || change.key.resource != "plugininstallations" {
+                continue;
+            }
+            let obj = &change.object;
+            let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let result = match change.kind {
+                EventType::Deleted => teardown(&cluster, &name),
+                _ => reconcile(&cluster, &definitions, obj),
+            };
+            if let Err(e) = result {
+                tracing::warn!(installation = %name, error = %e, "plugin controller could not reconcile");
+            }
+        }
+    })
+}
+
+fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Result<(), ApiError> {
+    if obj["status"]["phase"].as_str() == Some("Running") || obj["metadata"]["deletionTimestamp"].is_string()
+    {
+        return Ok(());
+    }
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    let r = &obj["spec"]["definitionRef"];
+    let (plugin, version) =
+        (r["pluginName"].as_str().unwrap_or_default(), r["pluginVersion"].as_str().unwrap_or_default());
+    let Some(def) = definitions.find(plugin, version) else {
+        return Ok(()); // Unknown plugins stay as they are (e.g. Pending), as upstream leaves the phase alone.
+    };
+    let pinned = r["definitionHash"].as_str().unwrap_or_default();
+    let rt = cluster
+        .registry()
+        .by_kind(&format!("{INSTALLATION_GROUP}/v1"), "PluginInstallation")
+        .cloned()
+        .ok_or_else(ApiError::no_route)?;
+    let mut updated = obj.clone();
+    if !pinned.is_empty() && pinned != def.hash {
+        updated["status"] = json!({"phase": obj["status"]["phase"].as_str().unwrap_or("Pending"), "ready": false,
+            "message": "definition hash mismatch",
+            "conditions": [{"type": "PluginScopeReady", "status": "False", "reason": "MaterialisationFailed",
+                "message": format!("pinned hash {pinned} does not match the definition's {}", def.hash),
+                "lastTransitionTime": now_rfc3339()}]});
+    } else {
+        materialize(cluster, name, def)?;
+        updated["status"] = running_status(obj["metadata"]["generation"].as_i64().unwrap_or(1));
+    }
+    cluster.update(&User::system(), &rt, "", name, updated, true, WriteOptions::SYSTEM).map(|_| ())
+}
+
+fn teardown(cluster: &Cluster, installation: &str) -> Result<(), ApiError> {
+    let registry = cluster.registry();
+    let user = User::system();
+    let role = format!("plugin-{installation}-scope");
+    for (group, plural, ns, name) in [
+        ("rbac.authorization.k8s.io", "clusterrolebindings", "", role.as_str()),
+        ("rbac.authorization.k8s.io", "clusterroles", "", role.as_str()),
+        ("", "namespaces", "", &format!("plugin-{installation}")),
+    ] {
+        if let Some(rt) = registry.get(group, "v1", plural) {
+            match cluster.delete(&user, rt, ns, name, &Value::Null, WriteOptions::SYSTEM) {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Seed objects from YAML files: `fixtures/cluster/crds`, `fixtures/cluster`,
+//! then each plugin folder's `crds/` and `fixtures/`. Every object goes
+//! through the same validation as an API write, so a broken fixture stops
+//! start-up with the file and the reason instead of serving half a cluster.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::authn::User;
+use crate::cluster::{Cluster, WriteOptions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: document {index} is not valid YAML: {detail}")]
+    Yaml { path: PathBuf, index: usize, detail: String },
+    #[error("{path}: document {index} ({kind} {name}): {detail}")]
+    Object { path: PathBuf, index: usize, kind: String, name: String, detail: String },
+}
+
+/// The YAML files of `dir`, in name order; a missing directory has none.
+pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, FixtureError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(FixtureError::Io { path: dir.to_path_buf(), source }),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The documents of a multi-document YAML file (empty documents skipped).
+pub fn documents(path: &Path) -> Result<Vec<Value>, FixtureError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| FixtureError::Io { path: path.to_path_buf(), source })?;
+    let mut docs = Vec::new();
+    for (index, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+        let value = <Value as serde::Deserialize>::deserialize(doc).map_err(|e| FixtureError::Yaml {
+            path: path.to_path_buf(),
+            index,
+            detail: e.to_string(),
+        })?;
+        if !value.is_null() {
+            docs.push(value);
+        }
+    }
+    Ok(docs)
+}
+
+/// Creates every object of `path` as the cluster itself.
+pub fn load_file(cluster: &Cluster, path: &Path) -> Result<usize, FixtureError> {
+    let docs = documents(path)?;
+    let count = docs.len();
+    for (index, doc) in docs.into_iter().enumerate() {
+        let api_version = doc["apiVersion"].as_str().unwrap_or_default().to_string();
+        let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+        let name = doc["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let fail = |detail: String| FixtureError::Object {
+            path: path.to_path_buf(),
+            index,
+            kind: kind.clone(),
+            name: name.clone(),
+            detail,
+        };
+        let rt = cluster.registry().by_kind(&api_version, &kind).cloned().ok_or_else(|| {
+            fail(format!("no kind {kind} in {api_version} is served (is its CRD loaded first?)"))
+        })?;
+        let ns = if rt.namespaced {
+            doc["metadata"]["namespace"].as_str().unwrap_or("default").to_string()
+        } else {
+            String::new()
+        };
+        cluster.create(&User::system(), &rt, &ns, doc, WriteOptions::SYSTEM).map_err(|e| fail(e.message))?;
+    }
+    Ok(count)
+}
+
+/// Loads the cluster fixtures and every plugin folder's CRDs and objects.
+pub fn load_all(
+    cluster: &Cluster,
+    fixtures_dir: &Path,
+    plugin_dirs: &[PathBuf],
+) -> Result<usize, FixtureError> {
+    let mut files = yaml_files(&fixtures_dir.join("crds"))?;
+    files.extend(yaml_files(fixtures_dir)?);
+    let mut count = 0;
+    for f in &files {
+        count += load_file(cluster, f)?;
+    }
+    for dir in plugin_dirs {
+        count += load_plugin_objects(cluster, dir)?;
+    }
+    Ok(count)
+}
+
+/// A plugin folder's `crds/` then `fixtures/`.
+pub fn load_plugin_objects(cluster: &Cluster, dir: &Path) -> Result<usize, FixtureError> {
+    let mut count = 0;
+    for sub in ["crds", "fixtures"] {
+        for f in yaml_files(&dir.join(sub))? {
+            count += load_file(cluster, &f)?;
+        }
+    }
+    Ok(count)
+}
+
+/// The plugin folders under `root` (those with a `definition.yaml`), by name.
+pub fn plugin_dirs(root: &Path) -> Result<Vec<PathBuf>, FixtureError> {
+    let entries = match std::fs::read_dir(root) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(FixtureError::Io { path: root.to_path_buf(), source }),
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("definition.yaml").is_file())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}

@@ -1,0 +1,38 @@
+//! The embedded cluster: a small, kubectl-compatible Kubernetes API server in
+//! process, for mock mode. Real HTTP over TLS with a CA it keeps, discovery
+//! and OpenAPI, CRUD, patch and watch, Table output, CRD schema validation
+//! with CEL, RBAC with impersonation, TokenRequest, access reviews, the Grant
+//! admission policy, the service proxy, and YAML fixtures.
+#![forbid(unsafe_code)]
+
+pub mod admission;
+pub mod api;
+pub mod authn;
+pub mod builtin;
+pub mod cluster;
+pub mod controller;
+pub mod discovery;
+pub mod fixtures;
+pub mod kubeconfig;
+pub mod object;
+pub mod openapi;
+pub mod patch;
+pub mod path;
+pub mod protobuf;
+pub mod proxy;
+pub mod query;
+pub mod resource;
+pub mod reviews;
+pub mod serve;
+pub mod snapshot;
+pub mod status;
+pub mod store;
+pub mod table;
+pub mod tls;
+pub mod tokens;
+pub mod watch;
+
+mod start;
+
+pub use cluster::Cluster;
+pub use start::{ClusterConfig, Running, StartError, build, default_state_dir, kubeconfig_from_state, start};

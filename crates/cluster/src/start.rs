@@ -1,0 +1,188 @@
+//! Starting the embedded cluster: state directory (CA, keys, admin token),
+//! state file or fixtures, the plugin controller, and the TLS listener.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::api::{self, Api};
+use crate::cluster::Cluster;
+use crate::controller::{self, Definitions};
+use crate::proxy::ServiceBackends;
+use crate::tls::CertificateAuthority;
+use crate::tokens::{self, TokenIssuer};
+use crate::{fixtures, kubeconfig, snapshot};
+
+/// Where the CA, signing key and admin token live unless configured:
+/// `$XDG_STATE_HOME/fundament/cluster` or `~/.local/state/fundament/cluster`.
+pub fn default_state_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from(".fundament/state"));
+    base.join("fundament/cluster")
+}
+
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// Address to listen on.
+    pub listen: SocketAddr,
+    /// The URL clients use (kubeconfig `server`).
+    pub public_url: String,
+    pub state_dir: PathBuf,
+    pub state_file: Option<PathBuf>,
+    pub admin_token: Option<String>,
+    /// `fixtures/cluster` (its `crds/` first).
+    pub fixtures_dir: PathBuf,
+    /// Plugin folders: CRDs, objects and an installation each.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Organization whose installations the plugin folders become.
+    pub organization: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    #[error(transparent)]
+    Snapshot(#[from] snapshot::SnapshotError),
+    #[error(transparent)]
+    Fixture(#[from] fixtures::FixtureError),
+    #[error(transparent)]
+    Definition(#[from] controller::DefinitionError),
+    #[error("cannot install plugin {plugin}: {detail}")]
+    Install { plugin: String, detail: String },
+    #[error("embedded cluster: cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A started cluster.
+pub struct Running {
+    pub cluster: Arc<Cluster>,
+    pub addr: SocketAddr,
+    pub url: String,
+    pub ca_pem: String,
+    pub admin_token: String,
+    pub backends: ServiceBackends,
+    pub definitions: Definitions,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    pub fn kubeconfig(&self) -> String {
+        kubeconfig::admin(&self.url, &self.ca_pem, &self.admin_token)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Builds the state (fixtures or snapshot) without listening: for tests and tools.
+pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), StartError> {
+    let cluster = Arc::new(Cluster::new());
+    let definitions: Vec<_> =
+        config.plugin_dirs.iter().map(|d| controller::read_definition(d)).collect::<Result<_, _>>()?;
+    let definitions = Definitions(Arc::new(definitions));
+    let restored = match &config.state_file {
+        Some(path) => snapshot::load(&cluster, path)?,
+        None => false,
+    };
+    if !restored {
+        let count = fixtures::load_all(&cluster, &config.fixtures_dir, &config.plugin_dirs)?;
+        for def in definitions.0.iter() {
+            controller::install(&cluster, &config.organization, def)
+                .map_err(|e| StartError::Install { plugin: def.name.clone(), detail: e.message })?;
+        }
+        tracing::info!(objects = count, plugins = definitions.0.len(), "embedded cluster seeded");
+    }
+    Ok((cluster, definitions))
+}
+
+/// Starts the cluster and its listener.
+pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
+    std::fs::create_dir_all(&config.state_dir)
+        .map_err(|source| crate::tls::TlsError::Io { path: config.state_dir.clone(), source })?;
+    let ca = CertificateAuthority::load_or_create(&config.state_dir)?;
+    let issuer = TokenIssuer::load_or_create(&config.state_dir)?;
+    let admin_token = tokens::admin_token(&config.state_dir, config.admin_token.as_deref())?;
+    let (cluster, definitions) = build(&config)?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let mut hosts = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+    if let Some(host) = url_host(&config.public_url)
+        && !hosts.contains(&host)
+    {
+        hosts.push(host);
+    }
+    let tls = ca.server_config(&hosts)?;
+    let backends = ServiceBackends::default();
+    let url = if config.public_url.is_empty() {
+        format!("https://localhost:{}", addr.port())
+    } else {
+        config.public_url.clone()
+    };
+    let api = Arc::new(Api {
+        cluster: Arc::clone(&cluster),
+        issuer,
+        admin_token: admin_token.clone(),
+        backends: backends.clone(),
+        server_address: format!("localhost:{}", addr.port()),
+    });
+    let app = api::router(api);
+    let mut tasks = vec![controller::spawn(Arc::clone(&cluster), definitions.clone())];
+    if let Some(path) = &config.state_file {
+        // Save once now, so a fresh state file exists from the first start.
+        snapshot::save(&cluster, path)?;
+        tasks.push(snapshot::spawn_writer(Arc::clone(&cluster), path.clone()));
+    }
+    tasks.push(tokio::spawn(crate::serve::serve_tls(listener, tls, app, std::future::pending())));
+    tracing::info!(%addr, url = %url, state_dir = %config.state_dir.display(), "embedded cluster listening");
+    Ok(Running { cluster, addr, url, ca_pem: ca.cert_pem.clone(), admin_token, backends, definitions, tasks })
+}
+
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host_port = rest.split('/').next()?;
+    let host = if let Some(stripped) = host_port.strip_prefix('[') {
+        stripped.split(']').next()?
+    } else {
+        host_port.rsplit_once(':').map_or(host_port, |(h, _)| h)
+    };
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+/// Reads the kubeconfig pieces from a state directory (for `fundament cluster kubeconfig`).
+pub fn kubeconfig_from_state(
+    state_dir: &Path,
+    url: &str,
+    admin_token: Option<&str>,
+) -> Result<String, StartError> {
+    let ca = crate::tls::read_optional(&state_dir.join("ca.crt"))?.ok_or_else(|| {
+        crate::tls::TlsError::Corrupt {
+            path: state_dir.join("ca.crt"),
+            what: "CA certificate",
+            detail: "not found: start the cluster first (`fundament dev` or `fundament cluster`)".into(),
+        }
+    })?;
+    let token = match admin_token {
+        Some(t) => t.to_string(),
+        None => crate::tls::read_optional(&state_dir.join("admin-token"))?
+            .map(|t| t.trim().to_string())
+            .ok_or_else(|| crate::tls::TlsError::Corrupt {
+                path: state_dir.join("admin-token"),
+                what: "admin token",
+                detail: "not found: start the cluster first".into(),
+            })?,
+    };
+    Ok(kubeconfig::admin(url, &ca, &token))
+}

@@ -1,0 +1,195 @@
+//! Watches: a stream of `{"type","object"}` lines, from a resourceVersion or
+//! with the current objects first, as Tables when asked, ending after
+//! `timeoutSeconds`. A watcher that falls too far behind gets 410 and relists.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{StatusCode, header};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::api::Format;
+use crate::cluster::{Cluster, at_version, event_for};
+use crate::path::ResourcePath;
+use crate::query::ListQuery;
+use crate::resource::ResourceType;
+use crate::status::ApiError;
+use crate::store::{Change, EventType};
+use crate::table::{self, IncludeObject};
+
+/// Longest a watch stays open without `timeoutSeconds` (the apiserver picks 30–60 min).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+struct Watcher {
+    rt: Arc<ResourceType>,
+    namespace: String,
+    name: String,
+    query: ListQuery,
+    format: Format,
+    include: IncludeObject,
+    sent_columns: bool,
+}
+
+impl Watcher {
+    fn wants(&self, change: &Change) -> Option<EventType> {
+        if change.key != self.rt.storage_key() {
+            return None;
+        }
+        let meta = &change.object["metadata"];
+        if !self.namespace.is_empty() && meta["namespace"].as_str() != Some(self.namespace.as_str()) {
+            return None;
+        }
+        if !self.name.is_empty() && meta["name"].as_str() != Some(self.name.as_str()) {
+            return None;
+        }
+        event_for(change, &self.query)
+    }
+
+    fn line(&mut self, kind: &str, object: &Value) -> bytes::Bytes {
+        let object = at_version(object, &self.rt);
+        let rendered = match self.format {
+            Format::Object => object,
+            Format::Metadata => {
+                json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"]})
+            }
+            Format::Table => {
+                let with_columns = !self.sent_columns;
+                self.sent_columns = true;
+                table::table(
+                    &self.rt,
+                    std::slice::from_ref(&object),
+                    json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
+                    self.include,
+                    with_columns,
+                )
+            }
+        };
+        let mut line = json!({"type": kind, "object": rendered}).to_string();
+        line.push('\n');
+        bytes::Bytes::from(line)
+    }
+}
+
+fn error_line(e: &ApiError) -> bytes::Bytes {
+    bytes::Bytes::from(format!("{}\n", json!({"type": "ERROR", "object": e.to_status()})))
+}
+
+fn bookmark(rt: &ResourceType, rv: u64, initial_end: bool) -> bytes::Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let obj = json!({"kind": rt.kind, "apiVersion": rt.api_version(), "metadata": meta});
+    bytes::Bytes::from(format!("{}\n", json!({"type": "BOOKMARK", "object": obj})))
+}
+
+pub fn serve(
+    cluster: Arc<Cluster>,
+    rt: Arc<ResourceType>,
+    p: &ResourcePath,
+    query: ListQuery,
+    format: Format,
+    include: IncludeObject,
+) -> Result<Response, ApiError> {
+    query.check_fields(&rt)?;
+    let from: Option<u64> = match query.resource_version.as_str() {
+        "" | "0" => None,
+        rv => Some(rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?),
+    };
+    let mut watcher = Watcher {
+        rt: Arc::clone(&rt),
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        query: query.clone(),
+        format,
+        include,
+        sent_columns: false,
+    };
+    // Subscribe, then read the backlog under the same lock: nothing falls between.
+    let (mut rx, start_rv, initial, too_old) = {
+        let state = cluster.read();
+        let (rx, rv) = cluster.subscribe_locked(&state);
+        match from {
+            None => {
+                let objects: Vec<Value> = state
+                    .store
+                    .iter(&rt.storage_key(), &p.namespace)
+                    .filter(|((_, name), obj)| (p.name.is_empty() || *name == p.name) && query.matches(obj))
+                    .map(|(_, obj)| (**obj).clone())
+                    .collect();
+                (rx, rv, objects.into_iter().map(|o| ("ADDED", o)).collect::<Vec<_>>(), None)
+            }
+            Some(from) => match state.store.changes_since(from) {
+                None => (
+                    rx,
+                    rv,
+                    Vec::new(),
+                    Some(ApiError::gone(format!(
+                        "too old resource version: {from} ({})",
+                        state.store.oldest_resumable() + 1
+                    ))),
+                ),
+                Some(changes) => {
+                    let events = changes
+                        .iter()
+                        .filter_map(|c| watcher.wants(c).map(|k| (k.as_str(), (*c.object).clone())))
+                        .collect();
+                    (rx, rv, events, None)
+                }
+            },
+        }
+    };
+    let timeout = query.timeout_seconds.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
+    let send_initial_end = query.send_initial_events && from.is_none();
+    let (tx, out) = mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(64);
+    tokio::spawn(async move {
+        if let Some(e) = too_old {
+            let _ = tx.send(Ok(error_line(&e))).await;
+            return;
+        }
+        for (kind, obj) in &initial {
+            if tx.send(Ok(watcher.line(kind, obj))).await.is_err() {
+                return;
+            }
+        }
+        if send_initial_end && tx.send(Ok(bookmark(&watcher.rt, start_rv, true))).await.is_err() {
+            return;
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = tx.closed() => return,
+                next = rx.recv() => match next {
+                    Ok(change) => {
+                        if change.rv <= start_rv {
+                            continue;
+                        }
+                        if let Some(kind) = watcher.wants(&change)
+                            && tx.send(Ok(watcher.line(kind.as_str(), &change.object))).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let e = ApiError::gone("the watcher fell behind; list again and watch from the new resourceVersion");
+                        let _ = tx.send(Ok(error_line(&e))).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    });
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(out));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CACHE_CONTROL, "no-cache, private")
+        .body(body)
+        .map_err(|e| ApiError::internal(&e))
+}

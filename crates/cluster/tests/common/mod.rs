@@ -1,0 +1,61 @@
+//! A cluster on a free port with the repository's fixtures, for tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use fundament_cluster::{ClusterConfig, Running};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub struct TestCluster {
+    pub running: Running,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: PathBuf,
+}
+
+pub fn config(dir: &std::path::Path) -> ClusterConfig {
+    ClusterConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        public_url: String::new(),
+        state_dir: dir.join("state"),
+        state_file: None,
+        admin_token: None,
+        fixtures_dir: repo().join("fixtures/cluster"),
+        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap(),
+        organization: "acme-corp".into(),
+    }
+}
+
+pub async fn start() -> TestCluster {
+    start_with(|_| {}).await
+}
+
+pub async fn start_with(adjust: impl FnOnce(&mut ClusterConfig)) -> TestCluster {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    adjust(&mut config);
+    let running = fundament_cluster::start(config).await.expect("cluster starts");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, running.kubeconfig()).unwrap();
+    TestCluster { running, dir, kubeconfig }
+}
+
+impl TestCluster {
+    pub async fn client(&self) -> kube::Client {
+        client_for(&self.running.kubeconfig()).await
+    }
+
+    /// A kubeconfig that authenticates with `token` instead of the admin token.
+    pub fn kubeconfig_with_token(&self, token: &str) -> String {
+        fundament_cluster::kubeconfig::admin(&self.running.url, &self.running.ca_pem, token)
+    }
+}
+
+pub async fn client_for(kubeconfig: &str) -> kube::Client {
+    let kc = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}

@@ -1,0 +1,144 @@
+//! kube-rs against the embedded cluster over HTTPS, with a kubeconfig that
+//! points at it: list, watch, create, patch, and RBAC refusing a
+//! ServiceAccount without the right.
+
+mod common;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+fn demo_items() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("demo.fundament.io", "v1", "DemoItem"),
+        "demoitems",
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_watch_create_patch_and_forbidden() {
+    let tc = common::start().await;
+    let client = tc.client().await;
+
+    // list: typed and dynamic
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let names: Vec<String> = namespaces
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    assert!(
+        names.contains(&"default".to_string()) && names.contains(&"plugin-acme-corp--demo".to_string()),
+        "{names:?}"
+    );
+    let certs = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("cert-manager.io", "v1", "Certificate"),
+        "certificates",
+    );
+    let all_certs: Api<DynamicObject> = Api::all_with(client.clone(), &certs);
+    assert_eq!(all_certs.list(&ListParams::default()).await.unwrap().items.len(), 3);
+    let in_default: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &certs);
+    assert_eq!(in_default.list(&ListParams::default()).await.unwrap().items.len(), 1);
+
+    // watch from the list's resourceVersion, then create and patch
+    let items: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &demo_items());
+    let rv = items.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let mut stream = items.watch(&WatchParams::default().timeout(20), &rv).await.unwrap().boxed();
+    let mut obj = DynamicObject::new("from-kube-rs", &demo_items()).within("default");
+    obj.data = json!({"spec": {"message": "hello from kube-rs"}});
+    let created = items.create(&PostParams::default(), &obj).await.unwrap();
+    assert!(created.metadata.uid.is_some());
+    assert_eq!(created.metadata.generation, Some(1));
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Added(o)) => assert_eq!(o.metadata.name.as_deref(), Some("from-kube-rs")),
+        other => panic!("expected ADDED, got {other:?}"),
+    }
+    let patched = items
+        .patch(
+            "from-kube-rs",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"message": "patched"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["message"], "patched");
+    assert_eq!(patched.metadata.generation, Some(2));
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Modified(o)) => assert_eq!(o.data["spec"]["message"], "patched"),
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+
+    // an update with a stale resourceVersion conflicts
+    let mut stale = created.clone();
+    stale.data["spec"]["message"] = json!("stale");
+    let err = items.replace("from-kube-rs", &PostParams::default(), &stale).await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409), "{err:?}");
+
+    // a ServiceAccount with no rights: 403 as a Status
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    let sa: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": "nobody"}})).unwrap();
+    sas.create(&PostParams::default(), &sa).await.unwrap();
+    let token = sas
+        .create_token_request(
+            "nobody",
+            &PostParams::default(),
+            &serde_json::from_value(json!({"spec": {}})).unwrap(),
+        )
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+        .unwrap();
+    let nobody = common::client_for(&tc.kubeconfig_with_token(&token)).await;
+    let cms: Api<ConfigMap> = Api::namespaced(nobody.clone(), "default");
+    match cms.list(&ListParams::default()).await.unwrap_err() {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 403);
+            assert_eq!(
+                s.message,
+                "configmaps is forbidden: User \"system:serviceaccount:default:nobody\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
+    // the token dies with its ServiceAccount
+    sas.delete("nobody", &Default::default()).await.unwrap();
+    match cms.list(&ListParams::default()).await.unwrap_err() {
+        kube::Error::Api(s) => assert_eq!(s.code, 401),
+        other => panic!("expected 401, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_service_accounts_get_their_definitions_rules() {
+    let tc = common::start().await;
+    let client = tc.client().await;
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "plugin-acme-corp--demo");
+    let token = sas
+        .create_token_request(
+            "plugin",
+            &PostParams::default(),
+            &serde_json::from_value(json!({"spec": {}})).unwrap(),
+        )
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
+        .unwrap();
+    let demo = common::client_for(&tc.kubeconfig_with_token(&token)).await;
+    let items: Api<DynamicObject> = Api::namespaced_with(demo.clone(), "default", &demo_items());
+    assert_eq!(items.list(&ListParams::default()).await.unwrap().items.len(), 2);
+    // demo's RBAC grants get/list/watch only: a create is the cluster's 403.
+    let obj = DynamicObject::new("x", &demo_items()).within("default");
+    match items.create(&PostParams::default(), &obj).await.unwrap_err() {
+        kube::Error::Api(s) => assert_eq!(s.code, 403, "{}", s.message),
+        other => panic!("{other:?}"),
+    }
+}

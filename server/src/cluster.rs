@@ -1,0 +1,43 @@
+//! Wiring of the embedded cluster: settings to [`fundament_cluster::ClusterConfig`].
+
+use fundament_cluster::{ClusterConfig, Running, StartError};
+use fundament_settings::Settings;
+
+/// The cluster configuration the settings describe.
+pub fn config(settings: &Settings) -> ClusterConfig {
+    let c = &settings.cluster;
+    ClusterConfig {
+        listen: c.listen,
+        public_url: settings.urls.cluster.as_str().trim_end_matches('/').to_string(),
+        state_dir: c.state_dir.clone().unwrap_or_else(fundament_cluster::default_state_dir),
+        state_file: c.state_file.clone(),
+        admin_token: c.admin_token.clone(),
+        fixtures_dir: c.fixtures_dir.clone(),
+        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&c.plugins_dir).unwrap_or_default(),
+        organization: fundament_seed::ORGANIZATION.to_string(),
+    }
+}
+
+/// Starts the embedded cluster.
+pub async fn start(settings: &Settings) -> Result<Running, StartError> {
+    fundament_cluster::start(config(settings)).await
+}
+
+/// `fundament cluster`: the embedded cluster alone, until SIGINT or SIGTERM.
+pub async fn run(settings: Settings) -> Result<(), StartError> {
+    let running = start(&settings).await?;
+    let text = format!(
+        "\nEmbedded cluster is running at {}\n  kubectl:  fundament cluster kubeconfig > /tmp/fundament.kubeconfig\n            KUBECONFIG=/tmp/fundament.kubeconfig kubectl get namespaces\n\nCtrl-C stops it.\n\n",
+        running.url
+    );
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(text.as_bytes());
+    crate::dev::shutdown_signal().await;
+    Ok(())
+}
+
+/// `fundament cluster kubeconfig`.
+pub fn kubeconfig(settings: &Settings) -> Result<String, StartError> {
+    let c = config(settings);
+    fundament_cluster::kubeconfig_from_state(&c.state_dir, &c.public_url, c.admin_token.as_deref())
+}
