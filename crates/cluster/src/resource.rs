@@ -112,18 +112,8 @@ impl ResourceType {
             singular: kind.to_lowercase(),
             namespaced,
             short_names: short.iter().map(|s| s.to_string()).collect(),
-            categories: if matches!(
-                builtin,
-                Builtin::ConfigMap
-                    | Builtin::Secret
-                    | Builtin::Service
-                    | Builtin::ServiceAccount
-                    | Builtin::Event
-            ) {
-                vec!["all".into()]
-            } else {
-                vec![]
-            },
+            // As on a real cluster, `kubectl get all` means workloads and services only.
+            categories: if builtin == Builtin::Service { vec!["all".into()] } else { vec![] },
             verbs,
             status_subresource: matches!(
                 builtin,
