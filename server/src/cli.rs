@@ -24,6 +24,60 @@ enum Command {
     /// Run the embedded cluster alone (a kubectl-compatible API over TLS), or
     /// print its admin kubeconfig.
     Cluster(Box<ClusterArgs>),
+    /// Run authn alone (sign-in, user info, PluginToken minting, JWKS).
+    Authn(Box<SettingsArgs>),
+    /// Run organization-api alone (published plugin definitions).
+    OrganizationApi(Box<SettingsArgs>),
+    /// Run kube-api-proxy alone (the gateway for every cluster request).
+    KubeApiProxy(Box<SettingsArgs>),
+    /// Print tokens for scripts and curl (mock mode only).
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Plugin author tools.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// A UserToken: `curl -H "Authorization: Bearer $(fundament token user --email alice@acme-corp.com)" …`
+    User {
+        /// A seed user's email.
+        #[arg(long)]
+        email: String,
+        /// Lifetime such as 8h or 15m; a negative one gives an expired token (for tests).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: Option<String>,
+        #[command(flatten)]
+        settings: Box<SettingsArgs>,
+    },
+    /// A PluginToken for a user and an installation on a cluster.
+    Plugin {
+        /// A seed user's email.
+        #[arg(long)]
+        email: String,
+        /// The cluster id (UUID).
+        #[arg(long)]
+        cluster: String,
+        /// The installation name, e.g. acme-corp--cert-manager.
+        #[arg(long)]
+        installation: String,
+        /// Lifetime such as 15m (the default); a negative one gives an expired token (for tests).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: Option<String>,
+        #[command(flatten)]
+        settings: Box<SettingsArgs>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginCommand {
+    /// Check a plugin folder: definition schema, image digest, RBAC rules, console files, menu
+    /// entries, allowedResources. Exit code 1 when there are errors.
+    Lint {
+        /// The plugin folder (with definition.yaml).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -87,9 +141,9 @@ pub struct SettingsArgs {
     /// [default: 127.0.0.1:8090]
     #[arg(long, value_name = "IP:PORT")]
     cluster_listen: Option<String>,
-    /// The embedded cluster's CA, token signing key and admin token [env: FUNDAMENT_STATE_DIR]
-    /// [file: cluster.state-dir] [default: $XDG_STATE_HOME/fundament/cluster or
-    /// ~/.local/state/fundament/cluster]
+    /// Keys kept across restarts: the cluster's CA, token signing key and admin token (cluster/),
+    /// authn's signing keys (authn/) [env: FUNDAMENT_STATE_DIR] [file: stack.state-dir] [default:
+    /// $XDG_STATE_HOME/fundament or ~/.local/state/fundament]
     #[arg(long, value_name = "DIR")]
     state_dir: Option<String>,
     /// Keep the embedded cluster's objects in this file across restarts [env: FUNDAMENT_STATE_FILE]
@@ -109,6 +163,32 @@ pub struct SettingsArgs {
     /// [file: stack.plugins-dir] [default: plugins]
     #[arg(long, value_name = "DIR")]
     plugins_dir: Option<String>,
+    /// Address kube-api-proxy listens on [env: FUNDAMENT_KUBE_API_PROXY_LISTEN]
+    /// [file: kube-api-proxy.listen] [default: 127.0.0.1:8081]
+    #[arg(long, value_name = "IP:PORT")]
+    kube_api_proxy_listen: Option<String>,
+    /// Address authn listens on [env: FUNDAMENT_AUTHN_LISTEN] [file: authn.listen] [default: 127.0.0.1:8083]
+    #[arg(long, value_name = "IP:PORT")]
+    authn_listen: Option<String>,
+    /// Address organization-api listens on [env: FUNDAMENT_ORGANIZATION_API_LISTEN]
+    /// [file: organization-api.listen] [default: 127.0.0.1:8084]
+    #[arg(long, value_name = "IP:PORT")]
+    organization_api_listen: Option<String>,
+    /// A real OpenFGA server for can_view [env: FUNDAMENT_OPENFGA_URL] [file: fga.openfga-url]
+    /// [default: none, the embedded tuple store]
+    #[arg(long, value_name = "URL")]
+    openfga_url: Option<String>,
+    /// The OpenFGA store id [env: FUNDAMENT_OPENFGA_STORE] [file: fga.openfga-store] [default: none]
+    #[arg(long, value_name = "ID")]
+    openfga_store: Option<String>,
+    /// The OpenFGA authorization model id [env: FUNDAMENT_OPENFGA_MODEL] [file: fga.openfga-model]
+    /// [default: the store's latest]
+    #[arg(long, value_name = "ID")]
+    openfga_model: Option<String>,
+    /// The embedded tuple store (YAML) [env: FUNDAMENT_FGA_TUPLES] [file: fga.tuples]
+    /// [default: fixtures/fga/tuples.yaml]
+    #[arg(long, value_name = "PATH")]
+    fga_tuples: Option<String>,
 }
 
 impl SettingsArgs {
@@ -129,6 +209,13 @@ impl SettingsArgs {
         layer.set_opt(Key::ClusterAdminToken, self.cluster_admin_token.clone());
         layer.set_opt(Key::FixturesDir, self.fixtures_dir.clone());
         layer.set_opt(Key::PluginsDir, self.plugins_dir.clone());
+        layer.set_opt(Key::KubeApiProxyListen, self.kube_api_proxy_listen.clone());
+        layer.set_opt(Key::AuthnListen, self.authn_listen.clone());
+        layer.set_opt(Key::OrganizationApiListen, self.organization_api_listen.clone());
+        layer.set_opt(Key::OpenFgaUrl, self.openfga_url.clone());
+        layer.set_opt(Key::OpenFgaStore, self.openfga_store.clone());
+        layer.set_opt(Key::OpenFgaModel, self.openfga_model.clone());
+        layer.set_opt(Key::FgaTuples, self.fga_tuples.clone());
         layer
     }
 
@@ -170,7 +257,57 @@ pub fn main() -> ExitCode {
                 print_kubeconfig(&settings)
             }
         },
+        Command::Authn(args) => run_service(&args, "authn"),
+        Command::OrganizationApi(args) => run_service(&args, "organization-api"),
+        Command::KubeApiProxy(args) => run_service(&args, "kube-api-proxy"),
+        Command::Token(TokenCommand::User { email, ttl, settings }) => with_settings(&settings, |s| {
+            crate::commands::user_token(&s, &email, ttl.as_deref()).map(print_line)
+        }),
+        Command::Token(TokenCommand::Plugin { email, cluster, installation, ttl, settings }) => {
+            with_settings(&settings, |s| {
+                let Some(rt) = runtime() else { return Ok(()) };
+                rt.block_on(crate::commands::plugin_token(
+                    &s,
+                    &email,
+                    &cluster,
+                    &installation,
+                    ttl.as_deref(),
+                ))
+                .map(print_line)
+            })
+        }
+        Command::Plugin(PluginCommand::Lint { dir }) => {
+            let (text, errors) = crate::commands::lint(&dir);
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            if errors { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+        }
     }
+}
+
+fn print_line(text: String) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(format!("{text}\n").as_bytes());
+}
+
+fn with_settings<E: std::fmt::Display>(
+    args: &SettingsArgs,
+    run: impl FnOnce(fundament_settings::Settings) -> Result<(), E>,
+) -> ExitCode {
+    match args.resolve(|name| std::env::var(name).ok()) {
+        Ok((settings, _)) => match run(settings) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => usage_error(&error),
+        },
+        Err(error) => usage_error(&error),
+    }
+}
+
+fn run_service(args: &SettingsArgs, service: &'static str) -> ExitCode {
+    with_settings(args, |settings| {
+        let Some(rt) = runtime() else { return Ok(()) };
+        rt.block_on(crate::stack::run_one(settings, service))
+    })
 }
 
 fn runtime() -> Option<tokio::runtime::Runtime> {

@@ -9,7 +9,7 @@ pub fn config(settings: &Settings) -> ClusterConfig {
     ClusterConfig {
         listen: c.listen,
         public_url: settings.urls.cluster.as_str().trim_end_matches('/').to_string(),
-        state_dir: c.state_dir.clone().unwrap_or_else(fundament_cluster::default_state_dir),
+        state_dir: crate::state_dir(settings).join("cluster"),
         state_file: c.state_file.clone(),
         admin_token: c.admin_token.clone(),
         fixtures_dir: c.fixtures_dir.clone(),

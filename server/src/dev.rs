@@ -23,6 +23,9 @@ pub enum DevError {
     /// The embedded cluster could not start (state, fixtures, port).
     #[error(transparent)]
     Cluster(#[from] fundament_cluster::StartError),
+    /// authn, organization-api or kube-api-proxy could not start.
+    #[error(transparent)]
+    Stack(#[from] crate::stack::StackError),
 }
 
 /// `dev` runs the embedded stack, which is mock mode by definition.
@@ -47,6 +50,23 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     let cluster = crate::cluster::start(&settings).await?;
+    let upstream = fundament_kube_api_proxy::upstream::UpstreamConfig {
+        url: cluster.url.clone(),
+        ca_pem: cluster.ca_pem.clone(),
+        admin_token: cluster.admin_token.clone(),
+    };
+    let services = [
+        crate::stack::authn(&settings, &upstream).await?,
+        crate::stack::organization_api(&settings).await?,
+        crate::stack::kube_api_proxy(&settings, &upstream).await?,
+    ];
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    for service in services {
+        let mut stopped = stopped.clone();
+        tokio::spawn(service.serve(async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
+    }
     let state = console::console_state(&settings, SessionKey::generate());
     let router = console::router(console::leptos_options(&settings), state, &settings.urls.console);
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
@@ -62,6 +82,7 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
             source,
         }
     })?;
+    let _ = stop.send(true);
     tracing::info!("stopped");
     Ok(())
 }
@@ -70,9 +91,12 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
 fn print_banner(settings: &Settings, cluster_url: &str) {
     let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
     let text = format!(
-        "\nFundament dev stack ({} mode) is running:\n  console  {}\n  cluster  {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
+        "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  authn             {}\n  organization-api  {}\n  cluster           {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
         settings.mode,
         settings.urls.console.as_str().trim_end_matches('/'),
+        settings.urls.kube_api_proxy.as_str().trim_end_matches('/'),
+        settings.urls.authn.as_str().trim_end_matches('/'),
+        settings.urls.organization_api.as_str().trim_end_matches('/'),
         cluster_url,
         users.join(" or "),
     );

@@ -6,7 +6,18 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod commands;
 pub mod console;
 pub mod dev;
 pub mod listen;
 pub mod middleware;
+pub mod services;
+pub mod stack;
+
+/// The stack's state directory: `--state-dir`, else `$XDG_STATE_HOME/fundament`
+/// or `~/.local/state/fundament`.
+pub fn state_dir(settings: &fundament_settings::Settings) -> std::path::PathBuf {
+    settings.state_dir.clone().unwrap_or_else(|| {
+        fundament_cluster::default_state_dir().parent().map(std::path::Path::to_path_buf).unwrap_or_default()
+    })
+}

@@ -1,1 +1,34 @@
+//! kube-api-proxy: the gateway for every cluster request.
+//!
+//! - **User path**: a UserToken (bearer, or the `fundament_auth` cookie when
+//!   the request comes from the console or from no browser origin at all) →
+//!   `can_view` → forwarded as the user's ServiceAccount
+//!   `fundament-system/fundament-<user-id>`.
+//! - **PluginToken path**: token → cluster binding → `can_view` → request
+//!   parse → installation still the one minted for → `allowedResources` of
+//!   its pinned definition → SubjectAccessReview of the user → forwarded as
+//!   the plugin's ServiceAccount `plugin-<installation>/plugin`, so the
+//!   cluster's RBAC for the plugin decides. One audit line per request.
 #![forbid(unsafe_code)]
+
+pub mod audit;
+pub mod cache;
+pub mod cors;
+pub mod gateway;
+pub mod keys;
+pub mod kubereq;
+pub mod status;
+pub mod upstream;
+
+use std::sync::Arc;
+
+pub use gateway::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+
+/// The gateway's routes: `/clusters/…` plus `/livez` and `/readyz`.
+pub fn router(gateway: Arc<Gateway>) -> axum::Router {
+    axum::Router::new()
+        .route("/livez", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(|| async { "ready" }))
+        .fallback(gateway::handle)
+        .with_state(gateway)
+}

@@ -34,11 +34,25 @@ pub enum Key {
     FixturesDir,
     /// Directory of the plugin folders (definition.yaml, crds/, fixtures/).
     PluginsDir,
+    /// Socket address kube-api-proxy listens on.
+    KubeApiProxyListen,
+    /// Socket address authn listens on.
+    AuthnListen,
+    /// Socket address organization-api listens on.
+    OrganizationApiListen,
+    /// A real OpenFGA server's API URL (none: the embedded tuple store).
+    OpenFgaUrl,
+    /// The OpenFGA store id.
+    OpenFgaStore,
+    /// The OpenFGA authorization model id (optional).
+    OpenFgaModel,
+    /// The embedded tuple store's YAML file.
+    FgaTuples,
 }
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 15] = [
+    pub const ALL: [Key; 22] = [
         Key::Mode,
         Key::ConsoleListen,
         Key::ConsoleUrl,
@@ -54,6 +68,13 @@ impl Key {
         Key::ClusterAdminToken,
         Key::FixturesDir,
         Key::PluginsDir,
+        Key::KubeApiProxyListen,
+        Key::AuthnListen,
+        Key::OrganizationApiListen,
+        Key::OpenFgaUrl,
+        Key::OpenFgaStore,
+        Key::OpenFgaModel,
+        Key::FgaTuples,
     ];
 
     /// The command-line flag, without the leading dashes.
@@ -74,6 +95,13 @@ impl Key {
             Key::ClusterAdminToken => "cluster-admin-token",
             Key::FixturesDir => "fixtures-dir",
             Key::PluginsDir => "plugins-dir",
+            Key::KubeApiProxyListen => "kube-api-proxy-listen",
+            Key::AuthnListen => "authn-listen",
+            Key::OrganizationApiListen => "organization-api-listen",
+            Key::OpenFgaUrl => "openfga-url",
+            Key::OpenFgaStore => "openfga-store",
+            Key::OpenFgaModel => "openfga-model",
+            Key::FgaTuples => "fga-tuples",
         }
     }
 
@@ -95,6 +123,13 @@ impl Key {
             Key::ClusterAdminToken => "FUNDAMENT_CLUSTER_ADMIN_TOKEN",
             Key::FixturesDir => "FUNDAMENT_FIXTURES_DIR",
             Key::PluginsDir => "FUNDAMENT_PLUGINS_DIR",
+            Key::KubeApiProxyListen => "FUNDAMENT_KUBE_API_PROXY_LISTEN",
+            Key::AuthnListen => "FUNDAMENT_AUTHN_LISTEN",
+            Key::OrganizationApiListen => "FUNDAMENT_ORGANIZATION_API_LISTEN",
+            Key::OpenFgaUrl => "FUNDAMENT_OPENFGA_URL",
+            Key::OpenFgaStore => "FUNDAMENT_OPENFGA_STORE",
+            Key::OpenFgaModel => "FUNDAMENT_OPENFGA_MODEL",
+            Key::FgaTuples => "FUNDAMENT_FGA_TUPLES",
         }
     }
 
@@ -111,11 +146,18 @@ impl Key {
             Key::OrganizationApiUrl => "organization-api.url",
             Key::ClusterUrl => "cluster.url",
             Key::ClusterListen => "cluster.listen",
-            Key::StateDir => "cluster.state-dir",
+            Key::StateDir => "stack.state-dir",
             Key::StateFile => "cluster.state-file",
             Key::ClusterAdminToken => "cluster.admin-token",
             Key::FixturesDir => "cluster.fixtures-dir",
             Key::PluginsDir => "stack.plugins-dir",
+            Key::KubeApiProxyListen => "kube-api-proxy.listen",
+            Key::AuthnListen => "authn.listen",
+            Key::OrganizationApiListen => "organization-api.listen",
+            Key::OpenFgaUrl => "fga.openfga-url",
+            Key::OpenFgaStore => "fga.openfga-store",
+            Key::OpenFgaModel => "fga.openfga-model",
+            Key::FgaTuples => "fga.tuples",
         }
     }
 

@@ -15,4 +15,4 @@ mod resolve;
 pub use error::SettingsError;
 pub use file::load_file;
 pub use layer::{Key, Layer, Source};
-pub use resolve::{ClusterSettings, Mode, ServiceUrls, Settings, resolve};
+pub use resolve::{ClusterSettings, FgaSettings, Mode, ServiceListen, ServiceUrls, Settings, resolve};

@@ -71,6 +71,36 @@ pub struct Settings {
     pub urls: ServiceUrls,
     /// The embedded cluster.
     pub cluster: ClusterSettings,
+    /// Where the services listen.
+    pub listen: ServiceListen,
+    /// Cluster access of users.
+    pub fga: FgaSettings,
+    /// Keys and other state kept across restarts; `None`: the platform's state directory.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// Socket addresses of the services.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceListen {
+    /// kube-api-proxy.
+    pub kube_api_proxy: SocketAddr,
+    /// authn.
+    pub authn: SocketAddr,
+    /// organization-api.
+    pub organization_api: SocketAddr,
+}
+
+/// Where `can_view` is decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FgaSettings {
+    /// A real OpenFGA server; `None`: the embedded tuple store.
+    pub openfga_url: Option<Url>,
+    /// Its store id (required with a URL).
+    pub store_id: Option<String>,
+    /// Its authorization model id.
+    pub model_id: Option<String>,
+    /// The embedded tuple store's file.
+    pub tuples: PathBuf,
 }
 
 /// Settings of the embedded cluster (mock mode).
@@ -78,8 +108,6 @@ pub struct Settings {
 pub struct ClusterSettings {
     /// Where it listens.
     pub listen: SocketAddr,
-    /// CA, signing key and admin token; `None`: the platform's state directory.
-    pub state_dir: Option<PathBuf>,
     /// Objects kept across restarts; `None`: memory only.
     pub state_file: Option<PathBuf>,
     /// A fixed admin token; `None`: generated once and kept in the state directory.
@@ -106,6 +134,11 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::StateDir | Key::StateFile | Key::ClusterAdminToken => return None,
         Key::FixturesDir => "fixtures/cluster",
         Key::PluginsDir => "plugins",
+        Key::KubeApiProxyListen => "127.0.0.1:8081",
+        Key::AuthnListen => "127.0.0.1:8083",
+        Key::OrganizationApiListen => "127.0.0.1:8084",
+        Key::OpenFgaUrl | Key::OpenFgaStore | Key::OpenFgaModel => return None,
+        Key::FgaTuples => "fixtures/fga/tuples.yaml",
     })
 }
 
@@ -188,7 +221,6 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     let path = |v: &str| if v.is_empty() { Err("expected a path".to_owned()) } else { Ok(PathBuf::from(v)) };
     let cluster = ClusterSettings {
         listen: r.required(Key::ClusterListen, parse_listen)?,
-        state_dir: r.parse(Key::StateDir, path)?,
         state_file: r.parse(Key::StateFile, path)?,
         admin_token: r.parse(Key::ClusterAdminToken, |v| {
             if v.len() < 16 {
@@ -200,7 +232,30 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         fixtures_dir: r.required(Key::FixturesDir, path)?,
         plugins_dir: r.required(Key::PluginsDir, path)?,
     };
-    Ok(Settings { mode, console_listen, site_root, urls, cluster })
+    let listen = ServiceListen {
+        kube_api_proxy: r.required(Key::KubeApiProxyListen, parse_listen)?,
+        authn: r.required(Key::AuthnListen, parse_listen)?,
+        organization_api: r.required(Key::OrganizationApiListen, parse_listen)?,
+    };
+    let text = |v: &str| {
+        if v.trim().is_empty() { Err("expected a value".to_owned()) } else { Ok(v.trim().to_owned()) }
+    };
+    let fga = FgaSettings {
+        openfga_url: r.parse(Key::OpenFgaUrl, parse_service_url)?,
+        store_id: r.parse(Key::OpenFgaStore, text)?,
+        model_id: r.parse(Key::OpenFgaModel, text)?,
+        tuples: r.required(Key::FgaTuples, path)?,
+    };
+    if fga.openfga_url.is_some() && fga.store_id.is_none() {
+        return Err(SettingsError::Invalid {
+            key: Key::OpenFgaStore,
+            origin: Source::Default,
+            value: String::new(),
+            reason: "an OpenFGA URL needs a store id (--openfga-store or FUNDAMENT_OPENFGA_STORE)".to_owned(),
+        });
+    }
+    let state_dir = r.parse(Key::StateDir, path)?;
+    Ok(Settings { mode, console_listen, site_root, urls, cluster, listen, fga, state_dir })
 }
 
 #[cfg(test)]

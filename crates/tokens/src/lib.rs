@@ -1,1 +1,34 @@
+//! UserTokens and PluginTokens of Fundament: Ed25519-signed JWTs (`alg: EdDSA`).
+//!
+//! authn holds the private keys ([`Signer`]) and publishes the public ones as a JWKS; every other
+//! service verifies with public keys only ([`Verifier`]), so a verifier that leaks grants nothing.
+//! The two token kinds are told apart by their audience: a UserToken carries
+//! [`USER_AUDIENCE`], a PluginToken [`PLUGIN_AUDIENCE`], and neither verifier accepts the other's.
 #![forbid(unsafe_code)]
+
+mod b64;
+mod claims;
+mod error;
+mod keys;
+mod peek;
+mod rules;
+mod signer;
+mod store;
+mod verifier;
+
+pub use claims::{PluginClaims, UserClaims};
+pub use error::{KeyError, TokenError};
+pub use peek::{TokenKind, peek_kind};
+pub use signer::Signer;
+pub use verifier::Verifier;
+
+/// The `iss` of every token authn signs.
+pub const ISSUER: &str = "fundament-authn-api";
+/// The `aud` of UserTokens: accepted on the user path only.
+pub const USER_AUDIENCE: &str = "fundament-user";
+/// The `aud` of PluginTokens: accepted on the plugin gateway only.
+pub const PLUGIN_AUDIENCE: &str = "fundament-plugin";
+/// PluginTokens live 15 minutes: the console refreshes them, and a stolen one expires soon.
+pub const PLUGIN_TOKEN_TTL_SECS: i64 = 900;
+/// UserTokens live one working day.
+pub const USER_TOKEN_TTL_SECS: i64 = 8 * 3600;

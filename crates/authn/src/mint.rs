@@ -1,0 +1,158 @@
+//! `authn.v1.TokenService/MintPluginToken`: a UserToken in, a PluginToken for one installation
+//! on one cluster out. The gates run top to bottom; each one's failure is final.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use fundament_tokens::{PLUGIN_TOKEN_TTL_SECS, Signer};
+use serde::Deserialize;
+
+use crate::clock;
+use crate::connect::{Code, ConnectError, ConnectJson};
+use crate::credentials::authenticate;
+use crate::state::{AuthnState, LookupError};
+use crate::wire::{TokenResponse, private_json};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MintPluginTokenRequest {
+    /// Connect JSON also accepts the proto field names.
+    #[serde(default, alias = "cluster_id")]
+    cluster_id: String,
+    #[serde(default, alias = "installation_id")]
+    installation_id: String,
+}
+
+/// One answer for "no such installation" and "a cluster you cannot see", so the mint cannot
+/// be used to probe which clusters or installations exist.
+fn not_found() -> ConnectError {
+    ConnectError::new(Code::NotFound, "plugin installation not found")
+}
+
+pub(crate) async fn mint_plugin_token(
+    State(state): State<Arc<AuthnState>>,
+    headers: HeaderMap,
+    ConnectJson(request): ConnectJson<MintPluginTokenRequest>,
+) -> Result<Response, ConnectError> {
+    // 1. Shape, before any other call.
+    let (cluster_id, installation_id) = validate(&request)?;
+    // 2. The caller is a user (a PluginToken fails here: wrong audience).
+    let user = authenticate(&state, &headers)?;
+    // 3. The user may see the cluster.
+    match state.fga.can_view(&user.sub, &cluster_id).await {
+        Ok(true) => {}
+        Ok(false) => return Err(not_found()),
+        Err(err) => return Err(ConnectError::internal("can_view check failed", err)),
+    }
+    // 4. The installation exists on that cluster.
+    let installation = match state.installations.lookup(&cluster_id, &installation_id).await {
+        Ok(Some(installation)) => installation,
+        Ok(None) | Err(LookupError::UnknownCluster(_)) => return Err(not_found()),
+        Err(err @ LookupError::Other(_)) => {
+            return Err(ConnectError::internal("installation lookup failed", err));
+        }
+    };
+    if !installation.uid.eq_ignore_ascii_case(&installation_id) {
+        // A lookup that answers with another installation is a bug; never sign for it.
+        return Err(ConnectError::internal("installation lookup returned another uid", &installation.uid));
+    }
+    // 5. Sign.
+    let claims = Signer::plugin_claims(
+        &user.sub,
+        &cluster_id,
+        &installation_id,
+        &installation.name,
+        &installation.plugin_name,
+        &installation.plugin_version,
+        &installation.definition_hash,
+        clock::now(),
+        PLUGIN_TOKEN_TTL_SECS,
+    );
+    let token = state.signer().sign_plugin(&claims);
+    tracing::info!(
+        user = %user.sub,
+        cluster = %cluster_id,
+        installation = %installation_id,
+        installation_name = %installation.name,
+        plugin_name = %installation.plugin_name,
+        plugin_version = %installation.plugin_version,
+        jti = %claims.jti,
+        "plugin token minted"
+    );
+    Ok(private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS)))
+}
+
+/// Both ids must be UUIDs (hyphenated, any case); they are returned in canonical lower case so
+/// that claims, lookups and audit lines use one spelling.
+fn validate(request: &MintPluginTokenRequest) -> Result<(String, String), ConnectError> {
+    let cluster = canonical_uuid(&request.cluster_id);
+    let installation = canonical_uuid(&request.installation_id);
+    match (cluster, installation) {
+        (Some(cluster), Some(installation)) => Ok((cluster, installation)),
+        (cluster, installation) => {
+            let mut violations = Vec::new();
+            if cluster.is_none() {
+                violations.push("cluster_id: value must be a valid UUID");
+            }
+            if installation.is_none() {
+                violations.push("installation_id: value must be a valid UUID");
+            }
+            Err(ConnectError::new(
+                Code::InvalidArgument,
+                format!("validation error: {}", violations.join("; ")),
+            ))
+        }
+    }
+}
+
+fn canonical_uuid(text: &str) -> Option<String> {
+    if text.len() != 36 {
+        return None; // only the hyphenated form; uuid also parses simple, braced and URN forms
+    }
+    uuid::Uuid::try_parse(text).ok().map(|id| id.hyphenated().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(cluster: &str, installation: &str) -> MintPluginTokenRequest {
+        MintPluginTokenRequest { cluster_id: cluster.into(), installation_id: installation.into() }
+    }
+
+    #[test]
+    fn canonicalises_uuids_to_lower_case() {
+        let (cluster, installation) = validate(&request(
+            "019B4000-2000-7000-8000-00000000000A",
+            "00000000-0000-0000-0000-000000000001",
+        ))
+        .unwrap();
+        assert_eq!(cluster, "019b4000-2000-7000-8000-00000000000a");
+        assert_eq!(installation, "00000000-0000-0000-0000-000000000001");
+    }
+
+    #[test]
+    fn names_every_invalid_field() {
+        let good = "00000000-0000-0000-0000-000000000001";
+        for bad in
+            ["", "not-a-uuid", "00000000000000000000000000000001", "{00000000-0000-0000-0000-000000000001}"]
+        {
+            let err = validate(&request(bad, good)).unwrap_err();
+            assert_eq!(err.code(), Code::InvalidArgument);
+            assert!(format!("{err:?}").contains("cluster_id"), "{bad}");
+            let err = validate(&request(good, bad)).unwrap_err();
+            assert!(format!("{err:?}").contains("installation_id"), "{bad}");
+        }
+        let both = format!("{:?}", validate(&request("x", "y")).unwrap_err());
+        assert!(both.contains("cluster_id") && both.contains("installation_id"));
+    }
+
+    #[test]
+    fn accepts_proto_field_names() {
+        let request: MintPluginTokenRequest =
+            serde_json::from_str(r#"{"cluster_id": "a", "installation_id": "b"}"#).unwrap();
+        assert_eq!((request.cluster_id.as_str(), request.installation_id.as_str()), ("a", "b"));
+    }
+}

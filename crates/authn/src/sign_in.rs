@@ -1,0 +1,78 @@
+//! `authn.v1.AuthnService/DevSignIn`: mock mode's sign-in, a user picker without passwords.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::Response;
+use fundament_tokens::USER_TOKEN_TTL_SECS;
+use serde::Deserialize;
+
+use crate::clock;
+use crate::connect::{Code, ConnectError, ConnectJson};
+use crate::cookie::auth_cookie;
+use crate::state::AuthnState;
+use crate::wire::{TokenResponse, private_json};
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct DevSignInRequest {
+    #[serde(default)]
+    email: String,
+}
+
+/// Signs in a configured user by email: a UserToken in the body and in the `fundament_auth`
+/// cookie. Outside mock mode the procedure is not routed at all (404 `unimplemented`); the check
+/// here is a second wall, so a production deployment can never be entered without credentials.
+pub(crate) async fn dev_sign_in(
+    State(state): State<Arc<AuthnState>>,
+    ConnectJson(request): ConnectJson<DevSignInRequest>,
+) -> Result<Response, ConnectError> {
+    if !state.config.mock {
+        return Err(ConnectError::unknown_procedure());
+    }
+    let email = request.email.trim();
+    if email.is_empty() {
+        return Err(ConnectError::new(Code::InvalidArgument, "email: value is required"));
+    }
+    let user = state
+        .config
+        .users
+        .iter()
+        .find(|user| user.email.eq_ignore_ascii_case(email))
+        .ok_or_else(|| ConnectError::new(Code::NotFound, "unknown user"))?;
+    if !is_dns_label(&user.id) {
+        // Verifiers would refuse the token; better to say so here, once, than to sign it.
+        return Err(ConnectError::internal("configured user id is not a DNS-1123 label", &user.id));
+    }
+    let token =
+        state.signer().sign_user(&user.id, &user.email, &user.name, clock::now(), USER_TOKEN_TTL_SECS);
+    let cookie = auth_cookie(&state.config, &token, USER_TOKEN_TTL_SECS)
+        .map_err(|err| ConnectError::internal("auth cookie not built", err))?;
+    tracing::info!(user = %user.id, "dev sign-in");
+    let mut response = private_json(TokenResponse::bearer(token, USER_TOKEN_TTL_SECS));
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    Ok(response)
+}
+
+/// The rule fundament-tokens applies to `sub`: lower-case alphanumerics and `-`, at most 63.
+fn is_dns_label(id: &str) -> bool {
+    let ok_edge = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    id.len() <= 63
+        && ok_edge(id.bytes().next())
+        && ok_edge(id.bytes().last())
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_ids_are_dns_labels() {
+        assert!(is_dns_label("alice"));
+        assert!(is_dns_label("user-2"));
+        for bad in ["", "Alice", "alice@acme-corp.com", "-a", "a-", &"a".repeat(64)] {
+            assert!(!is_dns_label(bad), "{bad}");
+        }
+    }
+}

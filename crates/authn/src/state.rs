@@ -1,0 +1,81 @@
+//! What the service needs from its caller: keys, the authorization check, installations, config.
+
+use std::sync::{Arc, RwLock};
+
+use futures::future::BoxFuture;
+
+/// A user of mock mode's sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    /// The user id, the `sub` of their tokens: a DNS-1123 label (e.g. `alice`), because it
+    /// becomes part of a ServiceAccount name.
+    pub id: String,
+    pub email: String,
+    pub name: String,
+}
+
+/// Finds an installation of a cluster by its uid (the PluginInstallation's metadata.uid).
+pub trait InstallationLookup: Send + Sync + 'static {
+    fn lookup<'a>(
+        &'a self,
+        cluster_id: &'a str,
+        installation_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Installation>, LookupError>>;
+}
+
+/// The parts of a PluginInstallation a PluginToken carries.
+#[derive(Debug, Clone)]
+pub struct Installation {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `spec.definitionRef.pluginName`.
+    pub plugin_name: String,
+    /// `spec.definitionRef.pluginVersion`.
+    pub plugin_version: String,
+    /// `spec.definitionRef.definitionHash`.
+    pub definition_hash: String,
+}
+
+/// Why an installation could not be looked up.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    /// Answered like a missing installation, so a caller learns nothing about which clusters exist.
+    #[error("unknown cluster {0}")]
+    UnknownCluster(String),
+    /// Anything else; logged, and answered as `internal`.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Settings of the service.
+#[derive(Debug, Clone, Default)]
+pub struct AuthnConfig {
+    /// Mock mode: `DevSignIn` signs in any user of `users` without a password.
+    pub mock: bool,
+    /// The users `DevSignIn` knows (mock mode only).
+    pub users: Vec<User>,
+    /// Adds `Secure` to the auth cookie: on for HTTPS deployments, off for `http://localhost`.
+    pub secure_cookies: bool,
+    /// The cookie's `Domain`: the parent domain shared by console and plugin-proxy in
+    /// production; `None` keeps the cookie host-only (dev).
+    pub cookie_domain: Option<String>,
+}
+
+/// Everything the handlers share.
+pub struct AuthnState {
+    /// Behind a lock so the caller can rotate keys while serving; tokens are signed with a read lock.
+    pub signer: Arc<RwLock<fundament_tokens::Signer>>,
+    pub fga: Arc<dyn fundament_fga::CanView>,
+    pub installations: Arc<dyn InstallationLookup>,
+    pub config: AuthnConfig,
+}
+
+impl AuthnState {
+    /// Read access to the signer. A poisoned lock is used anyway: `Signer::rotate` replaces the
+    /// key in one assignment, so a panic elsewhere cannot leave it half-written.
+    pub(crate) fn signer(&self) -> std::sync::RwLockReadGuard<'_, fundament_tokens::Signer> {
+        self.signer.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

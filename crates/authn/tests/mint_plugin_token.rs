@@ -1,0 +1,231 @@
+//! `authn.v1.TokenService/MintPluginToken`: every gate, in order, and what each failure answers.
+
+mod harness;
+
+use fundament_tokens::{PLUGIN_AUDIENCE, Signer, TokenError};
+use harness::*;
+use http::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn mints_a_plugin_token_with_every_claim() {
+    let h = Harness::new();
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.body["tokenType"], "Bearer");
+    assert_eq!(reply.body["expiresIn"], "900", "int64 is a string in Connect JSON");
+    assert_eq!(reply.headers["cache-control"], "no-store");
+    let token = reply.body["accessToken"].as_str().unwrap();
+    assert_eq!(token.split('.').count(), 3);
+    let claims = h.verifier().verify_plugin(token, Harness::now()).unwrap();
+    assert_eq!(claims.sub, "alice");
+    assert_eq!(claims.aud, vec![PLUGIN_AUDIENCE]);
+    assert_eq!(claims.iss, "fundament-authn-api");
+    assert_eq!(claims.exp - claims.iat, 900);
+    assert_eq!(claims.cluster_id, CLUSTER);
+    assert_eq!(claims.installation_id, INSTALLATION);
+    assert_eq!(claims.installation_name, "acme-corp--test-plugin");
+    assert_eq!(claims.plugin_name, "test-plugin");
+    assert_eq!(claims.plugin_version, "v1.0.0");
+    assert_eq!(claims.definition_hash, "sha256:0123");
+    assert_eq!(claims.jti.len(), 32);
+    assert_eq!(*h.fga.last.lock().unwrap(), Some(("alice".to_string(), CLUSTER.to_string())));
+}
+
+#[tokio::test]
+async fn upper_case_ids_are_canonicalised_before_every_call() {
+    let h = Harness::new();
+    let reply =
+        h.mint(Some(&h.user_token("bob")), &CLUSTER.to_uppercase(), &INSTALLATION.to_uppercase()).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(*h.lookup.last.lock().unwrap(), Some((CLUSTER.to_string(), INSTALLATION.to_string())));
+    let claims =
+        h.verifier().verify_plugin(reply.body["accessToken"].as_str().unwrap(), Harness::now()).unwrap();
+    assert_eq!((claims.cluster_id.as_str(), claims.sub.as_str()), (CLUSTER, "bob"));
+}
+
+#[tokio::test]
+async fn accepts_the_user_token_from_the_cookie_and_proto_field_names() {
+    let h = Harness::new();
+    let request = http::Request::post("/authn.v1.TokenService/MintPluginToken")
+        .header("content-type", "application/json; charset=utf-8")
+        .header("cookie", format!("theme=dark; fundament_auth={}", h.user_token("alice")))
+        .body(axum::body::Body::from(
+            json!({"cluster_id": CLUSTER, "installation_id": INSTALLATION}).to_string(),
+        ))
+        .unwrap();
+    let reply = h.send(request).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+}
+
+#[tokio::test]
+async fn without_authorization_is_unauthenticated() {
+    let h = Harness::new();
+    h.mint(None, CLUSTER, INSTALLATION).await.assert_error(401, "unauthenticated", "invalid user token");
+    assert_eq!((h.fga_calls(), h.lookup_calls()), (0, 0));
+}
+
+#[tokio::test]
+async fn a_plugin_token_cannot_mint() {
+    let h = Harness::new();
+    let plugin = h.plugin_token().await;
+    let calls = (h.fga_calls(), h.lookup_calls());
+    h.mint(Some(&plugin), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    assert_eq!((h.fga_calls(), h.lookup_calls()), calls, "no authz or lookup for a plugin caller");
+}
+
+#[tokio::test]
+async fn a_token_of_another_key_is_unauthenticated() {
+    let h = Harness::new();
+    let foreign = Signer::generate().sign_user("alice", "alice@acme-corp.com", "Alice", Harness::now(), 3600);
+    h.mint(Some(&foreign), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+}
+
+#[tokio::test]
+async fn an_expired_token_is_unauthenticated() {
+    let h = Harness::new();
+    let expired =
+        h.state.signer.read().unwrap().sign_user("alice", "a@b.c", "A", Harness::now() - 7200, 3600);
+    h.mint(Some(&expired), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+}
+
+#[tokio::test]
+async fn a_garbage_token_is_unauthenticated() {
+    let h = Harness::new();
+    h.mint(Some("not.a.jwt"), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+}
+
+#[tokio::test]
+async fn malformed_uuids_are_invalid_arguments_before_any_call() {
+    let h = Harness::new();
+    let alice = h.user_token("alice");
+    let reply = h.mint(Some(&alice), "not-a-uuid", INSTALLATION).await;
+    assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (400, Some("invalid_argument")));
+    assert!(reply.body["message"].as_str().unwrap().contains("cluster_id"), "{}", reply.text);
+    let reply = h.mint(Some(&alice), CLUSTER, "not-a-uuid").await;
+    assert_eq!(reply.body["code"], "invalid_argument");
+    assert!(reply.body["message"].as_str().unwrap().contains("installation_id"), "{}", reply.text);
+    // Before authentication too: a malformed request is refused whoever sends it.
+    assert_eq!(h.mint(None, "", "").await.body["code"], "invalid_argument");
+    assert_eq!((h.fga_calls(), h.lookup_calls()), (0, 0));
+}
+
+#[tokio::test]
+async fn a_cluster_the_user_cannot_view_is_not_found_without_a_lookup() {
+    let h = Harness::new();
+    let reply = h.mint(Some(&h.user_token("alice")), OTHER_CLUSTER, INSTALLATION).await;
+    reply.assert_error(404, "not_found", "plugin installation not found");
+    assert_eq!((h.fga_calls(), h.lookup_calls()), (1, 0));
+    let reply = h.mint(Some(&h.user_token("mallory")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(404, "not_found", "plugin installation not found");
+    assert_eq!(h.lookup_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_missing_installation_is_not_found() {
+    let h = Harness::new();
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, "00000000-0000-0000-0000-000000000099").await;
+    reply.assert_error(404, "not_found", "plugin installation not found");
+    assert_eq!(h.lookup_calls(), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_cluster_is_not_found() {
+    let h = Harness::with(mock_config(), Fga::Seeded, Lookup::UnknownCluster);
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(404, "not_found", "plugin installation not found");
+}
+
+#[tokio::test]
+async fn a_failing_lookup_is_internal_without_detail() {
+    let h = Harness::with(mock_config(), Fga::Seeded, Lookup::Fails);
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(500, "internal", "internal error");
+    assert!(!reply.text.contains("10.0.0.9"));
+}
+
+#[tokio::test]
+async fn a_failing_authorization_check_is_internal_without_detail() {
+    let h = Harness::with(mock_config(), Fga::Fails, Lookup::Seeded);
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(500, "internal", "internal error");
+    assert!(!reply.text.contains("10.0.0.7"));
+    assert_eq!(h.lookup_calls(), 0);
+}
+
+#[tokio::test]
+async fn the_minted_token_is_rejected_as_a_user_token() {
+    let h = Harness::new();
+    let plugin = h.plugin_token().await;
+    let err = h.verifier().verify_user(&plugin, Harness::now()).unwrap_err();
+    assert_eq!(err, TokenError::WrongAudience);
+    assert!(err.to_string().contains("audience"));
+    let reply = h.call("authn.v1.AuthnService/GetUserInfo", Some(&plugin), json!({})).await;
+    reply.assert_error(401, "unauthenticated", "invalid user token");
+}
+
+#[tokio::test]
+async fn works_with_the_embedded_tuple_store() {
+    let h = Harness::new();
+    let store = fundament_fga::TupleStore::from_tuples(vec![fundament_fga::Tuple {
+        user: "user:alice".into(),
+        relation: "viewer".into(),
+        object: format!("cluster:{CLUSTER}"),
+    }]);
+    let state = std::sync::Arc::new(fundament_authn::AuthnState {
+        signer: h.state.signer.clone(),
+        fga: std::sync::Arc::new(store),
+        installations: h.lookup.clone(),
+        config: mock_config(),
+    });
+    let h = Harness { state, fga: h.fga, lookup: h.lookup };
+    assert_eq!(h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await.status, StatusCode::OK);
+    let reply = h.mint(Some(&h.user_token("bob")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(404, "not_found", "plugin installation not found");
+}
+
+#[tokio::test]
+async fn logs_the_mint_once_without_the_token() {
+    let h = Harness::new();
+    let user = h.user_token("alice");
+    let (captured, _guard) = log::Captured::start();
+    let token = h.plugin_token().await;
+    let lines = captured.lines();
+    let minted: Vec<&String> = lines.iter().filter(|l| l.contains("plugin token minted")).collect();
+    assert_eq!(minted.len(), 1, "{lines:?}");
+    let line = minted[0];
+    assert!(line.starts_with("INFO"), "{line}");
+    for part in ["user=alice", CLUSTER, INSTALLATION, "acme-corp--test-plugin", "test-plugin", "v1.0.0"] {
+        assert!(line.contains(part), "{part} in {line}");
+    }
+    for line in &lines {
+        assert!(!line.contains(&token) && !line.contains(&user), "a token was logged: {line}");
+    }
+}
+
+#[tokio::test]
+async fn logs_internal_detail_once_and_only_in_the_log() {
+    let h = Harness::with(mock_config(), Fga::Fails, Lookup::Seeded);
+    let (captured, _guard) = log::Captured::start();
+    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
+    assert!(!reply.text.contains("10.0.0.7"));
+    let errors: Vec<String> = captured.lines().into_iter().filter(|l| l.starts_with("ERROR")).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("10.0.0.7"), "{}", errors[0]);
+}

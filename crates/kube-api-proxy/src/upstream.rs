@@ -1,0 +1,281 @@
+//! The cluster behind the gateway: forwarding with a ServiceAccount token,
+//! and the calls the gateway makes itself with the cluster's admin
+//! credentials (TokenRequest, SubjectAccessReview, PluginInstallation reads).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use crate::cache::Cache;
+use crate::kubereq::KubeRequest;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("the cluster's CA certificate is not usable: {0}")]
+    Ca(String),
+    #[error("cannot reach the cluster: {0}")]
+    Transport(String),
+    #[error("the cluster answered {status}: {message}")]
+    Status { status: u16, message: String },
+    #[error("the cluster's answer could not be read: {0}")]
+    Body(String),
+}
+
+/// How to reach one cluster's API server.
+#[derive(Debug, Clone)]
+pub struct UpstreamConfig {
+    /// `https://localhost:8090`
+    pub url: String,
+    /// PEM of the CA that signed its serving certificate.
+    pub ca_pem: String,
+    /// A token with the rights the gateway needs: TokenRequest, SubjectAccessReview,
+    /// reading PluginInstallations. Never forwarded on a user's or plugin's behalf.
+    pub admin_token: String,
+}
+
+/// A ServiceAccount token and how long it is good for.
+#[derive(Debug, Clone)]
+pub struct SaToken {
+    pub token: String,
+    pub ttl: Duration,
+}
+
+pub struct Upstream {
+    base: String,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
+    admin_token: HeaderValue,
+    tokens: Cache<(String, String), SaToken>,
+    reviews: Cache<(String, KubeRequest), bool>,
+    installations: Cache<String, Option<Value>>,
+}
+
+/// Hop-by-hop headers and credentials never cross the gateway.
+const DROPPED: &[&str] = &[
+    "authorization",
+    "cookie",
+    "connection",
+    "keep-alive",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "impersonate-user",
+    "impersonate-group",
+    "impersonate-uid",
+    "origin",
+    "referer",
+];
+
+impl Upstream {
+    pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
+        let mut roots = rustls::RootCertStore::empty();
+        let mut reader = std::io::Cursor::new(config.ca_pem.as_bytes());
+        for cert in rustls_pemfile::certs(&mut reader) {
+            let cert = cert.map_err(|e| UpstreamError::Ca(e.to_string()))?;
+            roots.add(cert).map_err(|e| UpstreamError::Ca(e.to_string()))?;
+        }
+        if roots.is_empty() {
+            return Err(UpstreamError::Ca("no certificate in the PEM".into()));
+        }
+        let tls =
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map_err(|e| UpstreamError::Ca(e.to_string()))?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .enable_http2()
+            .build();
+        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(64).build(connector);
+        let admin_token = HeaderValue::from_str(&format!("Bearer {}", config.admin_token))
+            .map_err(|_| UpstreamError::Ca("the admin token is not a valid header value".into()))?;
+        Ok(Self {
+            base: config.url.trim_end_matches('/').to_string(),
+            client,
+            admin_token,
+            tokens: Cache::new(10_000),
+            reviews: Cache::new(50_000),
+            installations: Cache::new(10_000),
+        })
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(StatusCode, Value), UpstreamError> {
+        let mut req = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header(header::AUTHORIZATION, self.admin_token.clone())
+            .header(header::ACCEPT, "application/json");
+        let body = match body {
+            Some(v) => {
+                req = req.header(header::CONTENT_TYPE, "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = tokio::time::timeout(Duration::from_secs(15), self.client.request(req))
+            .await
+            .map_err(|_| UpstreamError::Transport("timeout".into()))?
+            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let status = res.status();
+        let bytes =
+            res.into_body().collect().await.map_err(|e| UpstreamError::Body(e.to_string()))?.to_bytes();
+        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Ok((status, value))
+    }
+
+    /// A token of `namespace/name`, from the cache until 80 % of its lifetime.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<SaToken>, UpstreamError> {
+        let key = (namespace.to_string(), name.to_string());
+        let fetched = self
+            .tokens
+            .get(key, || async {
+                let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token");
+                let (status, v) = self
+                    .call(Method::POST, &path, Some(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 900}})))
+                    .await?;
+                if status == StatusCode::NOT_FOUND {
+                    return Err(UpstreamError::Status { status: 404, message: format!("serviceaccount {namespace}/{name} not found") });
+                }
+                if !status.is_success() {
+                    return Err(UpstreamError::Status { status: status.as_u16(), message: v["message"].as_str().unwrap_or_default().to_string() });
+                }
+                let token = v["status"]["token"].as_str().unwrap_or_default().to_string();
+                let ttl = Duration::from_secs(v["spec"]["expirationSeconds"].as_u64().unwrap_or(600));
+                let fresh = ttl.mul_f64(0.8);
+                Ok((SaToken { token, ttl }, fresh))
+            })
+            .await;
+        match fetched {
+            Ok(t) => Ok(Some(t)),
+            Err(UpstreamError::Status { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Forgets a cached token the cluster no longer accepts.
+    pub fn forget_token(&self, namespace: &str, name: &str) {
+        self.tokens.forget(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// SubjectAccessReview for `user` (with `groups`); allowed answers are
+    /// cached 10 s and denials 2 s, as webhook authorizers cache decisions.
+    pub async fn review(
+        &self,
+        user: &str,
+        groups: &[String],
+        attrs: &KubeRequest,
+    ) -> Result<bool, UpstreamError> {
+        let key = (format!("{user}\n{}", groups.join(",")), attrs.clone());
+        self.reviews
+            .get(key, || async {
+                let body = json!({
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "kind": "SubjectAccessReview",
+                    "spec": {
+                        "user": user,
+                        "groups": groups,
+                        "resourceAttributes": {
+                            "namespace": attrs.namespace, "verb": attrs.verb, "group": attrs.group,
+                            "version": attrs.version, "resource": attrs.resource,
+                            "subresource": attrs.subresource, "name": attrs.name,
+                        },
+                    },
+                });
+                let (status, v) = self
+                    .call(Method::POST, "/apis/authorization.k8s.io/v1/subjectaccessreviews", Some(body))
+                    .await?;
+                if !status.is_success() {
+                    return Err(UpstreamError::Status {
+                        status: status.as_u16(),
+                        message: v["message"].as_str().unwrap_or_default().to_string(),
+                    });
+                }
+                let allowed = v["status"]["allowed"].as_bool() == Some(true);
+                Ok((allowed, Duration::from_secs(if allowed { 10 } else { 2 })))
+            })
+            .await
+    }
+
+    /// The PluginInstallation `name` (cluster-scoped), cached for 2 s.
+    pub async fn installation(&self, name: &str) -> Result<Option<Value>, UpstreamError> {
+        self.installations
+            .get(name.to_string(), || async {
+                let path = format!("/apis/plugins.fundament.io/v1/plugininstallations/{name}");
+                let (status, v) = self.call(Method::GET, &path, None).await?;
+                match status {
+                    StatusCode::NOT_FOUND => Ok((None, Duration::from_secs(2))),
+                    s if s.is_success() => Ok((Some(v), Duration::from_secs(2))),
+                    s => Err(UpstreamError::Status {
+                        status: s.as_u16(),
+                        message: v["message"].as_str().unwrap_or_default().to_string(),
+                    }),
+                }
+            })
+            .await
+    }
+
+    /// Every PluginInstallation of the cluster (not cached: minting is rare).
+    pub async fn installations(&self) -> Result<Vec<Value>, UpstreamError> {
+        let (status, v) =
+            self.call(Method::GET, "/apis/plugins.fundament.io/v1/plugininstallations", None).await?;
+        if !status.is_success() {
+            return Err(UpstreamError::Status {
+                status: status.as_u16(),
+                message: v["message"].as_str().unwrap_or_default().to_string(),
+            });
+        }
+        Ok(v["items"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Forwards a request as `token`; the answer streams back untouched (watches too).
+    pub async fn forward(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        body: Body,
+        token: &str,
+    ) -> Result<Response, UpstreamError> {
+        let mut req = http::Request::builder().method(method).uri(format!("{}{path_and_query}", self.base));
+        for (k, v) in headers {
+            if !DROPPED.contains(&k.as_str()) {
+                req = req.header(k, v);
+            }
+        }
+        req = req.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = self.client.request(req).await.map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let (parts, incoming) = res.into_parts();
+        let mut out = Response::builder().status(parts.status);
+        for (k, v) in &parts.headers {
+            if !DROPPED.contains(&k.as_str()) {
+                out = out.header(k, v);
+            }
+        }
+        out.body(Body::new(incoming)).map_err(|e| UpstreamError::Transport(e.to_string()))
+    }
+}

@@ -1,0 +1,416 @@
+//! The gateway over real HTTP in front of the embedded cluster (over HTTPS):
+//! both paths, every check, CORS and the audit line.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::body::Body;
+use fundament_kube_api_proxy::audit::MemoryAudit;
+use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::keys::Keys;
+use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+use fundament_tokens::{Signer, Verifier};
+use http::{Method, Request, header};
+use http_body_util::BodyExt;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+const PROD: &str = "019b4000-2000-7000-8000-000000000001";
+const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
+const CONSOLE: &str = "http://localhost:3000";
+const PLUGINS: &str = "http://localhost:8082";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Definitions read from the example plugins, as organization-api publishes them.
+struct PluginFolders(HashMap<(String, String), PublishedDefinition>);
+
+impl PluginFolders {
+    fn load() -> Self {
+        let mut map = HashMap::new();
+        for dir in fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap() {
+            let def = fundament_cluster::controller::read_definition(&dir).unwrap();
+            let doc: Value = serde_yaml_from(&dir.join("definition.yaml"));
+            let allowed = doc["spec"]["allowedResources"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|a| AllowedResource {
+                    group: a["group"].as_str().unwrap_or_default().into(),
+                    version: a["version"].as_str().unwrap_or_default().into(),
+                    resource: a["resource"].as_str().unwrap_or_default().into(),
+                    verbs: a["verbs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_string())
+                        .collect(),
+                })
+                .collect();
+            map.insert(
+                (def.name.clone(), def.version.clone()),
+                PublishedDefinition { hash: def.hash, allowed },
+            );
+        }
+        Self(map)
+    }
+}
+
+fn serde_yaml_from(path: &std::path::Path) -> Value {
+    let docs = fundament_cluster::fixtures::documents(path).unwrap();
+    docs.into_iter().next().unwrap()
+}
+
+impl DefinitionSource for PluginFolders {
+    fn definition(&self, name: &str, version: &str) -> Option<PublishedDefinition> {
+        self.0.get(&(name.to_string(), version.to_string())).cloned()
+    }
+}
+
+struct Stack {
+    url: String,
+    signer: Signer,
+    audit: Arc<MemoryAudit>,
+    cluster: fundament_cluster::Running,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Stack {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = fundament_cluster::start(fundament_cluster::ClusterConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        public_url: String::new(),
+        state_dir: dir.path().join("cluster"),
+        state_file: None,
+        admin_token: None,
+        fixtures_dir: repo().join("fixtures/cluster"),
+        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap(),
+        organization: "acme-corp".into(),
+    })
+    .await
+    .unwrap();
+    let signer = Signer::generate();
+    let upstream = Upstream::new(&UpstreamConfig {
+        url: cluster.url.clone(),
+        ca_pem: cluster.ca_pem.clone(),
+        admin_token: cluster.admin_token.clone(),
+    })
+    .unwrap();
+    let audit = Arc::new(MemoryAudit::default());
+    let gateway = Gateway {
+        origins: Origins { console: CONSOLE.into(), plugin_proxy: PLUGINS.into() },
+        keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
+        fga: Arc::new(
+            fundament_fga::TupleStore::from_yaml_file(&repo().join("fixtures/fga/tuples.yaml")).unwrap(),
+        ),
+        clusters: HashMap::from([(PROD.to_string(), Arc::new(upstream))]),
+        definitions: Arc::new(PluginFolders::load()),
+        audit: audit.clone(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
+    });
+    Stack { url, signer, audit, cluster, _dir: dir }
+}
+
+impl Stack {
+    fn installation(&self, name: &str) -> (String, String, String, String) {
+        let registry = self.cluster.cluster.registry();
+        let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+        let obj = self.cluster.cluster.get(rt, "", name).unwrap();
+        let r = &obj["spec"]["definitionRef"];
+        (
+            obj["metadata"]["uid"].as_str().unwrap().to_string(),
+            r["pluginName"].as_str().unwrap().to_string(),
+            r["pluginVersion"].as_str().unwrap().to_string(),
+            r["definitionHash"].as_str().unwrap().to_string(),
+        )
+    }
+
+    fn plugin_token(&self, user: &str, cluster: &str, installation: &str, ttl: i64) -> String {
+        let (uid, plugin, version, hash) = self.installation(installation);
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        self.signer.sign_plugin(&Signer::plugin_claims(
+            user,
+            cluster,
+            &uid,
+            installation,
+            &plugin,
+            &version,
+            &hash,
+            now,
+            ttl,
+        ))
+    }
+
+    fn user_token(&self, user: &str) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        self.signer.sign_user(user, &format!("{user}@acme-corp.com"), user, now, 3600)
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (u16, http::HeaderMap, Value) {
+        let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+        let mut req = Request::builder().method(method).uri(format!("{}{path}", self.url));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let body = match body {
+            Some(v) => {
+                req = req.header(header::CONTENT_TYPE, "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        let res = client.request(req.body(body).unwrap()).await.unwrap();
+        let status = res.status().as_u16();
+        let headers = res.headers().clone();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    fn last_decision(&self) -> String {
+        self.audit.lines().last().map(|l| l.decision.clone()).unwrap_or_default()
+    }
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let alice_cm = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let auth = bearer(&alice_cm);
+
+    // alice's cert-manager token lists certificates, as the plugin's ServiceAccount.
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["items"].as_array().unwrap().len(), 3);
+    let line = s.audit.lines().last().cloned().unwrap();
+    assert_eq!(line.decision, "allowed");
+    assert_eq!(
+        (line.user.as_str(), line.cluster_id.as_str(), line.installation_name.as_str()),
+        ("alice", PROD, "acme-corp--cert-manager")
+    );
+    assert_eq!((line.resource.as_str(), line.verb.as_str(), line.status), ("certificates", "list", 200));
+    assert!(
+        line.pinned_definition_hash.starts_with("sha256:")
+            && line.pinned_definition_hash == line.definition_hash
+    );
+
+    // The same token on the other cluster.
+    let (code, _, v) =
+        s.call(Method::GET, &certs.replace(PROD, RESTRICTED), &[("authorization", &auth)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (403, Some("Forbidden")));
+    assert!(v["message"].as_str().unwrap().contains("cluster_id mismatch"), "{v}");
+    assert_eq!(s.last_decision(), "denied:cluster-mismatch");
+
+    // Secrets, CloudNativePG databases, core events: outside allowedResources.
+    for path in
+        ["/api/v1/namespaces/default/secrets", "/apis/postgresql.cnpg.io/v1/databases", "/api/v1/events"]
+    {
+        let (code, _, v) =
+            s.call(Method::GET, &format!("/clusters/{PROD}{path}"), &[("authorization", &auth)], None).await;
+        assert_eq!(code, 403, "{path}: {v}");
+        assert_eq!(v["kind"], "Status");
+        assert!(v["message"].as_str().unwrap().starts_with("allowedResources:"), "{v}");
+        assert_eq!(s.last_decision(), "denied:allowed-resources");
+    }
+
+    // demo: allowedResources admits create, the plugin's RBAC does not: the cluster says no, as the plugin.
+    let demo = bearer(&s.plugin_token("alice", PROD, "acme-corp--demo", 900));
+    let item = json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem", "metadata": {"name": "x"}, "spec": {"message": "m"}});
+    let (code, _, v) = s
+        .call(
+            Method::POST,
+            &format!("/clusters/{PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems"),
+            &[("authorization", &demo)],
+            Some(item),
+        )
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("system:serviceaccount:plugin-acme-corp--demo:plugin"),
+        "the cluster's own Status: {v}"
+    );
+    assert_eq!(s.last_decision(), "allowed");
+
+    // bob may read but not create: his review refuses a Certificate.
+    let bob = bearer(&s.plugin_token("bob", PROD, "acme-corp--cert-manager", 900));
+    let cert = json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c"},
+        "spec": {"secretName": "c", "issuerRef": {"name": "ca-issuer"}}});
+    let (code, _, v) = s
+        .call(
+            Method::POST,
+            &format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates"),
+            &[("authorization", &bob)],
+            Some(cert.clone()),
+        )
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("SubjectAccessReview"), "{v}");
+    assert_eq!(s.last_decision(), "denied:user-sar");
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bob)], None).await;
+    assert_eq!(code, 200);
+
+    // alice may create one through the plugin.
+    let (code, _, v) = s
+        .call(
+            Method::POST,
+            &format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates"),
+            &[("authorization", &auth)],
+            Some(cert),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+
+    // Unparseable for plugins: discovery.
+    let (code, _, _) =
+        s.call(Method::GET, &format!("/clusters/{PROD}/version"), &[("authorization", &auth)], None).await;
+    assert_eq!(code, 400);
+    assert_eq!(s.last_decision(), "error:unparseable-request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_tokens_are_401_and_audited() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let expired = s.plugin_token("alice", PROD, "acme-corp--cert-manager", -60);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&expired))], None).await;
+    assert_eq!(code, 401, "{v}");
+    assert_eq!(s.last_decision(), "denied:invalid-token");
+
+    let other = Signer::generate();
+    let (uid, plugin, version, hash) = s.installation("acme-corp--cert-manager");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let forged = other.sign_plugin(&Signer::plugin_claims(
+        "alice",
+        PROD,
+        &uid,
+        "acme-corp--cert-manager",
+        &plugin,
+        &version,
+        &hash,
+        now,
+        900,
+    ));
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&forged))], None).await;
+    assert_eq!(code, 401);
+
+    // alg: none, with the claims of a valid token.
+    let valid = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let payload = valid.split('.').nth(1).unwrap();
+    let none = format!("{}.{payload}.", b64(r#"{"alg":"none","typ":"JWT"}"#));
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&none))], None).await;
+    assert_eq!(code, 401);
+
+    // A user token on a plugin-only question is just a user: it takes the user path. A
+    // plugin token in the cookie is never a user.
+    let (code, _, _) =
+        s.call(Method::GET, &certs, &[("cookie", &format!("fundament_auth={valid}"))], None).await;
+    assert_eq!(code, 401);
+    // The cookie from the plugin-proxy origin is refused even with a real user token.
+    let alice = s.user_token("alice");
+    let (code, _, v) = s
+        .call(
+            Method::GET,
+            &certs,
+            &[("cookie", &format!("fundament_auth={alice}")), ("origin", PLUGINS)],
+            None,
+        )
+        .await;
+    assert_eq!(code, 401, "{v}");
+    let (code, _, _) = s
+        .call(
+            Method::GET,
+            &certs,
+            &[("cookie", &format!("fundament_auth={alice}")), ("origin", CONSOLE)],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let (code, _, _) = s.call(Method::GET, &certs, &[], None).await;
+    assert_eq!(code, 401);
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_path_runs_as_the_users_service_account() {
+    let s = start().await;
+    let alice = bearer(&s.user_token("alice"));
+    let bob = bearer(&s.user_token("bob"));
+    let ns = format!("/clusters/{PROD}/api/v1/namespaces");
+    let (code, _, v) = s.call(Method::GET, &ns, &[("authorization", &alice)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "by-bob"}});
+    let (code, _, v) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &bob)], Some(cm.clone()))
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("system:serviceaccount:fundament-system:fundament-bob"),
+        "{v}"
+    );
+    let (code, _, _) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &alice)], Some(cm))
+        .await;
+    assert_eq!(code, 201);
+    // Nobody views the restricted cluster.
+    let (code, _, v) =
+        s.call(Method::GET, &ns.replace(PROD, RESTRICTED), &[("authorization", &alice)], None).await;
+    assert_eq!(code, 403, "{v}");
+    // Path gates come first.
+    let (code, _, _) = s.call(Method::GET, "/clusters/not-a-uuid/api/v1/namespaces", &[], None).await;
+    assert_eq!(code, 400);
+    let (code, _, _) = s.call(Method::GET, &format!("/clusters/{PROD}/metrics"), &[], None).await;
+    assert_eq!(code, 404);
+    // An origin that is neither the console nor plugin-proxy is refused outright.
+    let (code, h, _) = s
+        .call(Method::GET, &ns, &[("authorization", &alice), ("origin", "https://evil.example")], None)
+        .await;
+    assert_eq!(code, 403);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_gives_credentials_to_the_console_only() {
+    let s = start().await;
+    let path = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let pre = |origin: &'static str| {
+        vec![
+            ("origin", origin),
+            ("access-control-request-method", "GET"),
+            ("access-control-request-headers", "authorization"),
+        ]
+    };
+    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(PLUGINS), None).await;
+    assert_eq!(code, 204);
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], PLUGINS);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(CONSOLE), None).await;
+    assert_eq!(code, 204);
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_CREDENTIALS], "true");
+    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre("https://evil.example"), None).await;
+    assert_eq!(code, 403);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+}

@@ -1,0 +1,166 @@
+//! The files a definition refers to: `crds/<name>.yaml` for every entry of
+//! `spec.crds`, `console/<file>` for every page of `spec.customComponents`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Finding, strings};
+use crate::path;
+
+/// What the linter learned from `spec.crds` and the CRD files.
+pub(super) struct Crds {
+    /// The entries of `spec.crds`.
+    pub names: Vec<String>,
+    /// The kinds of those CRDs; `None` when a CRD file is missing or broken,
+    /// so kinds cannot be checked.
+    pub kinds: Option<BTreeSet<String>>,
+}
+
+pub(super) fn check_crds(dir: &Path, crds: &Value, out: &mut Vec<Finding>) -> Crds {
+    let mut names: Vec<String> = Vec::new();
+    // Kind → the CRD that has it; complete only if every CRD file was read.
+    let mut kinds: BTreeMap<String, String> = BTreeMap::new();
+    let mut complete = true;
+    for (j, name) in strings(crds) {
+        let at = path::index("spec.crds", j);
+        if names.iter().any(|n| n == name) {
+            out.push(Finding::warning(at, format!("{name:?} is listed twice")));
+            continue;
+        }
+        names.push(name.to_string());
+        if !is_crd_name(name) {
+            out.push(Finding::error(
+                at,
+                format!(
+                    "{name:?} must be a CRD name <plural>.<group>, e.g. \"certificates.cert-manager.io\""
+                ),
+            ));
+            complete = false;
+            continue;
+        }
+        match crd_kind(dir, name, &at) {
+            // customComponents is keyed by kind (upstream gap 23).
+            Ok(kind) => match kinds.get(&kind) {
+                Some(other) => out.push(Finding::warning(
+                    at,
+                    format!(
+                        "{name:?} has kind {kind:?} like {other:?}: customComponents, keyed by kind, \
+                         cannot tell their pages apart"
+                    ),
+                )),
+                None => {
+                    kinds.insert(kind, name.to_string());
+                }
+            },
+            Err(finding) => {
+                out.push(finding);
+                complete = false;
+            }
+        }
+    }
+    Crds { names, kinds: complete.then(|| kinds.into_keys().collect()) }
+}
+
+/// The kind (`spec.names.kind`) of `crds/<name>.yaml`, or what is wrong with it.
+fn crd_kind(dir: &Path, name: &str, at: &str) -> Result<String, Finding> {
+    let relative = format!("crds/{name}.yaml");
+    let file = dir.join(&relative);
+    if !file.is_file() {
+        return Err(Finding::warning(
+            at,
+            format!(
+                "file {relative} does not exist: the embedded cluster cannot serve this resource and the \
+                 console has no schema for its generated views"
+            ),
+        ));
+    }
+    let doc: Value = std::fs::read(&file)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_yaml::from_slice(&bytes).map_err(|e| format!("invalid YAML: {e}")))
+        .map_err(|reason| Finding::error(at, format!("{relative}: {reason}")))?;
+    let defined = doc["metadata"]["name"].as_str().unwrap_or_default();
+    if doc["kind"] != "CustomResourceDefinition" || defined != name {
+        return Err(Finding::error(
+            at,
+            format!("{relative} must be the CustomResourceDefinition {name:?}, found {defined:?}"),
+        ));
+    }
+    Ok(doc["spec"]["names"]["kind"].as_str().unwrap_or_default().to_string())
+}
+
+/// `<plural>.<group>`: lower-case DNS labels, at least two.
+fn is_crd_name(name: &str) -> bool {
+    let labels: Vec<&str> = name.split('.').collect();
+    labels.len() >= 2 && labels.iter().all(|l| super::metadata::is_dns_label(l))
+}
+
+const VIEWS: [&str; 3] = ["list", "detail", "create"];
+
+pub(super) fn check_custom_components(dir: &Path, components: &Value, crds: &Crds, out: &mut Vec<Finding>) {
+    let Some(components) = components.as_object() else { return };
+    for (kind, views) in components {
+        let at = path::field("spec.customComponents", kind);
+        if !views.is_object() {
+            continue;
+        }
+        if VIEWS.iter().all(|v| views[v].is_null()) {
+            out.push(Finding::warning(&at, "defines no page (list, detail or create)"));
+        }
+        for view in VIEWS {
+            let Some(file) = views[view].as_str() else { continue };
+            let view_at = path::field(&at, view);
+            if !is_relative_file(file) {
+                out.push(Finding::error(
+                    view_at,
+                    format!(
+                        "{file:?} must be a file name relative to console/ (no leading \"/\", no \"..\")"
+                    ),
+                ));
+            } else if !dir.join("console").join(file).is_file() {
+                out.push(Finding::error(view_at, format!("file console/{file} does not exist")));
+            }
+        }
+        if let Some(kinds) = &crds.kinds
+            && !kinds.contains(kind)
+        {
+            out.push(Finding::warning(
+                at,
+                format!("no CRD in spec.crds has kind {kind:?}, so the console never shows these pages"),
+            ));
+        }
+    }
+}
+
+/// A path inside `console/`: relative, without `..`, `\` or URL syntax, since
+/// plugin-proxy serves it as part of a URL.
+fn is_relative_file(file: &str) -> bool {
+    !file.is_empty()
+        && !file.starts_with('/')
+        && !file.contains(['\\', '?', '#'])
+        && file.split('/').all(|segment| !segment.is_empty() && segment != "." && segment != "..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crd_names_are_plural_dot_group() {
+        assert!(is_crd_name("certificates.cert-manager.io"));
+        assert!(is_crd_name("demoitems.demo.fundament.io"));
+        assert!(!is_crd_name("certificates"));
+        assert!(!is_crd_name("Certificates.cert-manager.io"));
+        assert!(!is_crd_name("certificates..io"));
+    }
+
+    #[test]
+    fn console_files_stay_inside_console() {
+        assert!(is_relative_file("certificates-list.html"));
+        assert!(is_relative_file("pages/list.html"));
+        for bad in ["", "/etc/passwd", "../x.html", "a/../../x", "a\\b", "x.html?v=1", "./x.html", "a//b"] {
+            assert!(!is_relative_file(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! `spec.menu`: every sidebar entry lists a CRD the console loads.
+
+use serde_json::Value;
+
+use super::Finding;
+use crate::path;
+
+pub(super) fn check(menu: &Value, crds: &[String], out: &mut Vec<Finding>) {
+    for scope in ["organization", "project"] {
+        let scope_at = path::field("spec.menu", scope);
+        for (i, entry) in menu[scope].as_array().into_iter().flatten().enumerate() {
+            if !entry.is_object() {
+                continue;
+            }
+            let at = path::field(&path::index(&scope_at, i), "crd");
+            match &entry["crd"] {
+                Value::Null => out.push(Finding::error(
+                    at,
+                    "crd is required: the <plural>.<group> of the CRD this entry lists",
+                )),
+                Value::String(crd) if !crds.iter().any(|c| c == crd) => out.push(Finding::error(
+                    at,
+                    format!("crd {crd:?} is not listed in spec.crds, so the console has no schema for it"),
+                )),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn entries_name_listed_crds() {
+        let crds = vec!["a.x.io".to_string()];
+        let menu = json!({
+            "organization": [{"crd": "a.x.io"}],
+            "project": [{"crd": "a.x.io"}, {"crd": "b.x.io"}, {"label": "No CRD"}],
+        });
+        let mut out = Vec::new();
+        check(&menu, &crds, &mut out);
+        assert_eq!(
+            out,
+            vec![
+                Finding::error(
+                    "spec.menu.project[1].crd",
+                    "crd \"b.x.io\" is not listed in spec.crds, so the console has no schema for it"
+                ),
+                Finding::error(
+                    "spec.menu.project[2].crd",
+                    "crd is required: the <plural>.<group> of the CRD this entry lists"
+                ),
+            ]
+        );
+    }
+}

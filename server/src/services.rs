@@ -1,0 +1,195 @@
+//! Wiring of authn, organization-api and kube-api-proxy: settings and the
+//! embedded cluster's state to the services' libraries.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};
+use fundament_fga::CanView;
+use fundament_kube_api_proxy::cors::{Origins, origin_of};
+use fundament_kube_api_proxy::keys::Keys;
+use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+use fundament_organization_api::Catalog;
+use fundament_settings::{Mode, Settings};
+use fundament_tokens::Signer;
+use futures::future::BoxFuture;
+
+/// Why a service could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("cannot load the plugin catalog: {0}")]
+    Catalog(#[from] fundament_organization_api::CatalogError),
+    #[error("cannot set up can_view: {0}")]
+    Fga(#[from] fundament_fga::FgaError),
+    #[error("authn keys: {0}")]
+    Keys(#[from] fundament_tokens::KeyError),
+    #[error("the embedded cluster: {0}")]
+    Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
+    #[error(
+        "cannot read the embedded cluster's {what} from {path}: start the cluster first (`fundament dev` or `fundament cluster`)"
+    )]
+    ClusterState { what: &'static str, path: String },
+}
+
+/// `can_view`: a real OpenFGA server when one is configured, else the embedded tuple store.
+pub fn fga(settings: &Settings) -> Result<Arc<dyn CanView>, ServiceError> {
+    let f = &settings.fga;
+    Ok(match &f.openfga_url {
+        Some(url) => Arc::new(fundament_fga::OpenFgaClient::new(
+            url.as_str(),
+            f.store_id.as_deref().unwrap_or_default(),
+            f.model_id.clone(),
+        )?),
+        None => Arc::new(fundament_fga::TupleStore::from_yaml_file(&f.tuples)?),
+    })
+}
+
+pub fn catalog(settings: &Settings) -> Result<Arc<Catalog>, ServiceError> {
+    Ok(Arc::new(Catalog::load(&settings.cluster.plugins_dir)?))
+}
+
+/// authn's signing keys, kept in `<state-dir>/authn`.
+pub fn signer(settings: &Settings) -> Result<Signer, ServiceError> {
+    Ok(Signer::load_or_create(&crate::state_dir(settings).join("authn"))?)
+}
+
+/// How kube-api-proxy and authn reach the embedded cluster: its URL, CA and admin token.
+pub fn cluster_upstream(settings: &Settings) -> Result<UpstreamConfig, ServiceError> {
+    let dir = crate::state_dir(settings).join("cluster");
+    let read = |name: &str, what: &'static str| {
+        std::fs::read_to_string(dir.join(name))
+            .map(|s| s.trim().to_string())
+            .map_err(|_| ServiceError::ClusterState { what, path: dir.join(name).display().to_string() })
+    };
+    let admin_token = match &settings.cluster.admin_token {
+        Some(t) => t.clone(),
+        None => read("admin-token", "admin token")?,
+    };
+    Ok(UpstreamConfig {
+        url: settings.urls.cluster.as_str().trim_end_matches('/').to_string(),
+        ca_pem: read("ca.crt", "CA certificate")? + "\n",
+        admin_token,
+    })
+}
+
+/// The clusters behind the gateway: in mock mode, the embedded cluster is the default cluster.
+pub fn clusters(
+    settings: &Settings,
+    upstream: &UpstreamConfig,
+) -> Result<HashMap<String, Arc<Upstream>>, ServiceError> {
+    let mut map = HashMap::new();
+    if settings.mode == Mode::Mock {
+        map.insert(fundament_seed::DEFAULT_CLUSTER_ID.to_string(), Arc::new(Upstream::new(upstream)?));
+    }
+    Ok(map)
+}
+
+/// organization-api's catalog, as the gateway reads allowedResources from it.
+pub struct CatalogDefinitions(pub Arc<Catalog>);
+
+impl DefinitionSource for CatalogDefinitions {
+    fn definition(&self, plugin_name: &str, plugin_version: &str) -> Option<PublishedDefinition> {
+        let d = self.0.get(plugin_name, plugin_version)?;
+        Some(PublishedDefinition {
+            hash: d.hash.clone(),
+            allowed: d
+                .allowed_resources()
+                .into_iter()
+                .map(|a| AllowedResource {
+                    group: a.group,
+                    version: a.version,
+                    resource: a.resource,
+                    verbs: a.verbs,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Installations found through the cluster API (authn's lookup for MintPluginToken).
+pub struct ClusterInstallations(pub HashMap<String, Arc<Upstream>>);
+
+impl InstallationLookup for ClusterInstallations {
+    fn lookup<'a>(
+        &'a self,
+        cluster_id: &'a str,
+        installation_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Installation>, LookupError>> {
+        Box::pin(async move {
+            let up =
+                self.0.get(cluster_id).ok_or_else(|| LookupError::UnknownCluster(cluster_id.to_string()))?;
+            let items = up.installations().await.map_err(|e| LookupError::Other(e.to_string()))?;
+            Ok(items.into_iter().find(|i| i["metadata"]["uid"].as_str() == Some(installation_id)).map(|i| {
+                let r = &i["spec"]["definitionRef"];
+                let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+                Installation {
+                    name: s(&i["metadata"]["name"]),
+                    uid: s(&i["metadata"]["uid"]),
+                    plugin_name: s(&r["pluginName"]),
+                    plugin_version: s(&r["pluginVersion"]),
+                    definition_hash: s(&r["definitionHash"]),
+                }
+            }))
+        })
+    }
+}
+
+/// The seed users `DevSignIn` knows.
+pub fn seed_users() -> Vec<User> {
+    fundament_seed::USERS
+        .iter()
+        .map(|u| User { id: u.id.to_string(), email: u.email.to_string(), name: u.name.to_string() })
+        .collect()
+}
+
+pub fn authn_state(
+    settings: &Settings,
+    signer: Arc<RwLock<Signer>>,
+    fga: Arc<dyn CanView>,
+    clusters: HashMap<String, Arc<Upstream>>,
+) -> Arc<AuthnState> {
+    Arc::new(AuthnState {
+        signer,
+        fga,
+        installations: Arc::new(ClusterInstallations(clusters)),
+        config: AuthnConfig {
+            mock: settings.mode == Mode::Mock,
+            users: seed_users(),
+            secure_cookies: settings.urls.console.scheme() == "https",
+            cookie_domain: None,
+        },
+    })
+}
+
+pub fn origins(settings: &Settings) -> Origins {
+    Origins {
+        console: origin_of(settings.urls.console.as_str()),
+        plugin_proxy: origin_of(settings.urls.plugin_proxy.as_str()),
+    }
+}
+
+pub fn gateway(
+    settings: &Settings,
+    keys: Keys,
+    fga: Arc<dyn CanView>,
+    clusters: HashMap<String, Arc<Upstream>>,
+    catalog: Arc<Catalog>,
+) -> Arc<Gateway> {
+    Arc::new(Gateway {
+        origins: origins(settings),
+        keys,
+        fga,
+        clusters,
+        definitions: Arc::new(CatalogDefinitions(catalog)),
+        audit: Arc::new(fundament_kube_api_proxy::audit::LogAudit),
+    })
+}
+
+/// `fundament plugin lint DIR`: findings, one per line; whether there were errors.
+pub fn lint(dir: &Path) -> (String, bool) {
+    let findings = fundament_organization_api::lint::lint_dir(dir);
+    let text: String = findings.iter().map(|f| format!("{f}\n")).collect();
+    (text, fundament_organization_api::lint::has_errors(&findings))
+}

@@ -1,0 +1,105 @@
+//! Serving authn, organization-api and kube-api-proxy: alone (`fundament
+//! authn` …) or all together inside `fundament dev`.
+
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use fundament_kube_api_proxy::keys::Keys;
+use fundament_kube_api_proxy::upstream::UpstreamConfig;
+use fundament_settings::{Key, Settings};
+use http::{HeaderName, HeaderValue, Method};
+use tower_http::cors::CorsLayer;
+
+use crate::listen::{self, ListenError};
+use crate::services::{self, ServiceError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error(transparent)]
+    Listen(#[from] ListenError),
+}
+
+fn hint(key: Key) -> String {
+    format!("--{} or {}", key.flag(), key.env())
+}
+
+/// Browsers call authn from the console only (the iframe host mints there), with the cookie.
+fn console_cors(settings: &Settings) -> CorsLayer {
+    let origin = fundament_kube_api_proxy::cors::origin_of(settings.urls.console.as_str());
+    CorsLayer::new()
+        .allow_origin(HeaderValue::from_str(&origin).unwrap_or(HeaderValue::from_static("null")))
+        .allow_credentials(true)
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers([
+            http::header::CONTENT_TYPE,
+            http::header::AUTHORIZATION,
+            HeaderName::from_static("connect-protocol-version"),
+        ])
+}
+
+/// A service bound to its port, ready to serve.
+pub struct Bound {
+    pub name: &'static str,
+    pub listener: tokio::net::TcpListener,
+    pub router: Router,
+}
+
+impl Bound {
+    pub async fn serve(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        let router = self.router.layer(fundament_telemetry::http_layer());
+        if let Err(error) = axum::serve(self.listener, router).with_graceful_shutdown(shutdown).await {
+            tracing::error!(service = self.name, %error, "service stopped with an error");
+        }
+    }
+}
+
+pub async fn authn(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+    let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
+    let signer = Arc::new(RwLock::new(services::signer(settings)?));
+    let state = services::authn_state(
+        settings,
+        signer,
+        services::fga(settings)?,
+        services::clusters(settings, upstream)?,
+    );
+    let router = fundament_authn::router(state).layer(console_cors(settings));
+    Ok(Bound { name: "authn", listener, router })
+}
+
+pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> {
+    let listener =
+        listen::bind("organization-api", settings.listen.organization_api, hint(Key::OrganizationApiListen))
+            .await?;
+    let router =
+        fundament_organization_api::router(services::catalog(settings)?).layer(console_cors(settings));
+    Ok(Bound { name: "organization-api", listener, router })
+}
+
+pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+    let listener =
+        listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
+    // Public keys only, from authn's JWKS (refetched when a token names an unknown key).
+    let jwks = format!("{}/.well-known/jwks.json", settings.urls.authn.as_str().trim_end_matches('/'));
+    let gateway = services::gateway(
+        settings,
+        Keys::from_url(&jwks),
+        services::fga(settings)?,
+        services::clusters(settings, upstream)?,
+        services::catalog(settings)?,
+    );
+    Ok(Bound { name: "kube-api-proxy", listener, router: fundament_kube_api_proxy::router(gateway) })
+}
+
+/// `fundament authn|organization-api|kube-api-proxy`: one service until SIGINT or SIGTERM.
+pub async fn run_one(settings: Settings, service: &'static str) -> Result<(), StackError> {
+    let bound = match service {
+        "organization-api" => organization_api(&settings).await?,
+        "authn" => authn(&settings, &services::cluster_upstream(&settings)?).await?,
+        _ => kube_api_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
+    };
+    tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");
+    bound.serve(crate::dev::shutdown_signal()).await;
+    Ok(())
+}
