@@ -1,13 +1,54 @@
 //! What the server gives the console at run time (server only).
 
-use fundament_session::SessionKey;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
 use leptos::prelude::*;
+
+/// A UserToken authn issued, to keep in the session cookie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedSession {
+    pub token: String,
+    /// Seconds until it expires (the cookie's Max-Age).
+    pub max_age: i64,
+}
+
+/// The user a valid session cookie names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionUser {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+}
+
+/// Why a sign-in failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInError {
+    /// Not a user authn knows.
+    UnknownUser,
+    /// Development sign-in is off (not mock mode).
+    Unavailable,
+    /// authn could not be reached or failed (logged where it happened).
+    Failed,
+}
+
+/// Signs users in (through authn) and reads sessions (with authn's public keys).
+pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
+    /// Development sign-in of a seed user (mock mode).
+    fn dev_sign_in<'a>(
+        &'a self,
+        email: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<IssuedSession, SignInError>> + Send + 'a>>;
+    /// The user of a session token, if it is a valid UserToken.
+    fn verify(&self, token: &str) -> Option<SessionUser>;
+}
 
 /// Provided as context to every render and server function.
 #[derive(Debug, Clone)]
 pub struct ConsoleState {
-    /// Signs and checks sign-in sessions.
-    pub session_key: SessionKey,
+    /// Signs users in and reads their sessions.
+    pub sessions: Arc<dyn SessionAuthority>,
     /// Mock mode: the sign-in page offers the seed users.
     pub mock: bool,
     /// Mark cookies `Secure` (the console is served over https).

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use app::{App, shell, state::ConsoleState};
 use axum::{Router, middleware::from_fn_with_state};
-use fundament_session::SessionKey;
+use std::sync::Arc;
+
+use app::state::SessionAuthority;
 use fundament_settings::Settings;
 use http::{HeaderValue, header};
 use leptos::prelude::*;
@@ -51,10 +53,10 @@ fn origin_of(url: &url::Url) -> String {
 }
 
 /// What the console's pages and server functions get at run time.
-pub fn console_state(settings: &Settings, session_key: SessionKey) -> ConsoleState {
+pub fn console_state(settings: &Settings, sessions: Arc<dyn SessionAuthority>) -> ConsoleState {
     let urls = &settings.urls;
     ConsoleState {
-        session_key,
+        sessions,
         mock: settings.mode == fundament_settings::Mode::Mock,
         secure_cookies: urls.console.scheme() == "https",
         connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy].map(origin_of).to_vec(),

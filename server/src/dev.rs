@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use fundament_session::SessionKey;
 use fundament_settings::{Key, Mode, Settings, SettingsError, Source};
 
 use crate::{console, listen};
@@ -50,13 +49,16 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     let cluster = crate::cluster::start(&settings).await?;
+    let signer = crate::services::signer(&settings).map_err(crate::stack::StackError::from)?;
+    let jwks = signer.jwks();
+    let signer = std::sync::Arc::new(std::sync::RwLock::new(signer));
     let upstream = fundament_kube_api_proxy::upstream::UpstreamConfig {
         url: cluster.url.clone(),
         ca_pem: cluster.ca_pem.clone(),
         admin_token: cluster.admin_token.clone(),
     };
     let services = [
-        crate::stack::authn(&settings, &upstream).await?,
+        crate::stack::authn(&settings, &upstream, signer).await?,
         crate::stack::organization_api(&settings).await?,
         crate::stack::kube_api_proxy(&settings, &upstream).await?,
     ];
@@ -67,7 +69,11 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
             let _ = stopped.wait_for(|s| *s).await;
         }));
     }
-    let state = console::console_state(&settings, SessionKey::generate());
+    let verifier = fundament_tokens::Verifier::from_jwks(&jwks)
+        .map_err(|e| crate::stack::StackError::from(crate::services::ServiceError::from(e)))?;
+    let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), verifier);
+    sessions.spawn_refresh();
+    let state = console::console_state(&settings, sessions);
     let router = console::router(console::leptos_options(&settings), state, &settings.urls.console);
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
     let router = router.layer(fundament_telemetry::http_layer());

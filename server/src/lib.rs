@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod console;
+pub mod console_auth;
 pub mod dev;
 pub mod listen;
 pub mod middleware;

@@ -55,9 +55,12 @@ impl Bound {
     }
 }
 
-pub async fn authn(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+pub async fn authn(
+    settings: &Settings,
+    upstream: &UpstreamConfig,
+    signer: Arc<RwLock<fundament_tokens::Signer>>,
+) -> Result<Bound, StackError> {
     let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
-    let signer = Arc::new(RwLock::new(services::signer(settings)?));
     let state = services::authn_state(
         settings,
         signer,
@@ -96,7 +99,10 @@ pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> R
 pub async fn run_one(settings: Settings, service: &'static str) -> Result<(), StackError> {
     let bound = match service {
         "organization-api" => organization_api(&settings).await?,
-        "authn" => authn(&settings, &services::cluster_upstream(&settings)?).await?,
+        "authn" => {
+            let signer = Arc::new(RwLock::new(services::signer(&settings)?));
+            authn(&settings, &services::cluster_upstream(&settings)?, signer).await?
+        }
         _ => kube_api_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
     };
     tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");

@@ -2,8 +2,10 @@
 //! forgery, theme cookie, 404, cross-origin writes.
 
 use axum::{Router, body::Body};
-use fundament_session::SessionKey;
+use std::sync::{Arc, OnceLock, RwLock};
+
 use fundament_settings::resolve;
+use fundament_tokens::{Signer, Verifier};
 use http::{Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
@@ -17,9 +19,40 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// A real authn on a loopback port (mock mode, seed users), started once.
+fn sessions() -> Arc<server::console_auth::AuthnSessions> {
+    static SESSIONS: OnceLock<Arc<server::console_auth::AuthnSessions>> = OnceLock::new();
+    SESSIONS
+        .get_or_init(|| {
+            let signer = Signer::generate();
+            let verifier = Verifier::from_jwks(&signer.jwks()).unwrap();
+            let state = Arc::new(fundament_authn::AuthnState {
+                signer: Arc::new(RwLock::new(signer)),
+                fga: Arc::new(fundament_fga::TupleStore::from_tuples(Vec::new())),
+                installations: Arc::new(server::services::ClusterInstallations(Default::default())),
+                config: fundament_authn::AuthnConfig {
+                    mock: true,
+                    users: server::services::seed_users(),
+                    secure_cookies: false,
+                    cookie_domain: None,
+                },
+            });
+            // Bound synchronously: the first caller may already be inside the runtime.
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.set_nonblocking(true).unwrap();
+            let url = format!("http://{}", listener.local_addr().unwrap());
+            runtime().spawn(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                axum::serve(listener, fundament_authn::router(state)).await
+            });
+            server::console_auth::AuthnSessions::new(&url, verifier)
+        })
+        .clone()
+}
+
 fn console() -> Router {
     let settings = resolve(&[]).expect("defaults resolve");
-    let state = server::console::console_state(&settings, SessionKey::from_bytes([1; 32]));
+    let state = server::console::console_state(&settings, sessions());
     server::console::router(server::console::leptos_options(&settings), state, &settings.urls.console)
 }
 
@@ -105,7 +138,8 @@ fn unknown_users_cannot_sign_in_and_are_told_why() {
 #[test]
 fn a_forged_or_foreign_session_is_ignored() {
     runtime().block_on(async {
-        let other_key = SessionKey::from_bytes([2; 32]).issue("alice@acme-corp.com", 1, u64::MAX / 2);
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let other_key = Signer::generate().sign_user("alice", "alice@acme-corp.com", "Alice", now, 3600);
         for cookie in [format!("fundament_auth={other_key}"), "fundament_auth=alice@acme-corp.com".to_owned()]
         {
             let (status, _, body) = send(get("/", Some(&cookie))).await;

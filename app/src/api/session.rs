@@ -134,19 +134,31 @@ impl SignInFailure {
 /// A refused sign-in goes back to the sign-in page with the reason's code.
 #[server(endpoint = "sign-in")]
 pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
+    use crate::state::SignInError;
     let state = ssr::state()?;
     let next = safe_next(&next);
-    let user = if state.mock { fundament_seed::user_by_email(&email) } else { None };
-    let Some(user) = user else {
-        let failure = if state.mock { SignInFailure::UnknownUser } else { SignInFailure::Unavailable };
-        let back = format!("/sign-in?error={}&next={}", failure.code(), ssr::query_escape(next));
-        leptos_axum::redirect(&back);
-        return Err(AppError::Invalid(failure.message().to_owned()));
+    let issued =
+        if state.mock { state.sessions.dev_sign_in(&email).await } else { Err(SignInError::Unavailable) };
+    let issued = match issued {
+        Ok(issued) => issued,
+        Err(SignInError::Failed) => return Err(AppError::Internal),
+        Err(e) => {
+            let failure = if e == SignInError::UnknownUser {
+                SignInFailure::UnknownUser
+            } else {
+                SignInFailure::Unavailable
+            };
+            let back = format!("/sign-in?error={}&next={}", failure.code(), ssr::query_escape(next));
+            leptos_axum::redirect(&back);
+            return Err(AppError::Invalid(failure.message().to_owned()));
+        }
     };
-    let ttl = fundament_session::SESSION_TTL_SECS;
-    let token = state.session_key.issue(user.email, ssr::now(), ttl);
-    ssr::set_cookie(&fundament_session::cookie_header(Some(&token), state.secure_cookies));
-    tracing::info!(user = user.id, "signed in");
+    ssr::set_cookie(&fundament_session::cookie_header(
+        Some(&issued.token),
+        issued.max_age,
+        state.secure_cookies,
+    ));
+    tracing::info!("signed in");
     leptos_axum::redirect(next);
     Ok(())
 }
@@ -155,7 +167,7 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
 #[server(endpoint = "sign-out")]
 pub async fn sign_out() -> Result<(), AppError> {
     let state = ssr::state()?;
-    ssr::set_cookie(&fundament_session::cookie_header(None, state.secure_cookies));
+    ssr::set_cookie(&fundament_session::cookie_header(None, 0, state.secure_cookies));
     leptos_axum::redirect("/sign-in");
     Ok(())
 }
@@ -245,21 +257,11 @@ pub(crate) mod ssr {
             .collect()
     }
 
-    pub fn now() -> u64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-    }
-
     /// The email of a valid session on this request.
     pub fn signed_in_email() -> Option<String> {
         let state = use_context::<ConsoleState>()?;
         let token = crate::state::request_cookie(fundament_session::COOKIE_NAME)?;
-        match state.session_key.verify(&token, now()) {
-            Ok(claims) => Some(claims.sub),
-            Err(reason) => {
-                tracing::debug!(%reason, "session refused");
-                None
-            }
-        }
+        state.sessions.verify(&token).map(|user| user.email)
     }
 
     /// For a plain form post (no JavaScript): go back to the page the form

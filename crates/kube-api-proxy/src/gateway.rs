@@ -188,16 +188,30 @@ async fn forward(
 ) -> Result<Response, Refusal> {
     let target = path_and_query(&req, path);
     let (parts, body) = req.into_parts();
-    let response =
-        up.forward(parts.method, &target, &parts.headers, Body::new(body), token).await.map_err(|e| {
-            tracing::warn!(error = %e, "forwarding failed");
-            Refusal::bad_gateway("failed to contact the Kubernetes API")
-        })?;
-    if response.status() == StatusCode::UNAUTHORIZED {
-        // The cluster no longer takes the cached token (ServiceAccount recreated): fetch anew next time.
-        up.forget_token(ns, sa);
+    let failed = |e: crate::upstream::UpstreamError| {
+        tracing::warn!(error = %e, "forwarding failed");
+        Refusal::bad_gateway("failed to contact the Kubernetes API")
+    };
+    let response = up
+        .forward(parts.method.clone(), &target, &parts.headers, Body::new(body), token)
+        .await
+        .map_err(failed)?;
+    if response.status() != StatusCode::UNAUTHORIZED {
+        return Ok(response);
     }
-    Ok(response)
+    // The cluster no longer takes the cached token (its ServiceAccount was
+    // recreated): forget it, and retry once with a fresh one where no body was sent.
+    up.forget_token(ns, sa);
+    if !matches!(parts.method, Method::GET | Method::HEAD) {
+        return Ok(response);
+    }
+    match up.service_account_token(ns, sa).await {
+        Ok(Some(fresh)) => up
+            .forward(parts.method, &target, &parts.headers, Body::empty(), &fresh.token)
+            .await
+            .map_err(failed),
+        _ => Ok(response),
+    }
 }
 
 async fn user_path(

@@ -414,3 +414,42 @@ async fn cors_gives_credentials_to_the_console_only() {
     assert_eq!(code, 403);
     assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_id_case_can_view_and_replaced_installations() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    // A claim in upper case names the same cluster.
+    let upper = s.plugin_token("alice", &PROD.to_uppercase(), "acme-corp--cert-manager", 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&upper))], None).await;
+    assert_eq!(code, 200, "{v}");
+    // Nobody may view the restricted cluster, whatever the token says.
+    let restricted = s.plugin_token("bob", RESTRICTED, "acme-corp--cert-manager", 900);
+    let (code, _, v) = s
+        .call(Method::GET, &certs.replace(PROD, RESTRICTED), &[("authorization", &bearer(&restricted))], None)
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert_eq!(s.last_decision(), "denied:can-view");
+    // An installation deleted and created again is a different installation.
+    let old = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let registry = s.cluster.cluster.registry();
+    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+    let obj = s.cluster.cluster.get(rt, "", "acme-corp--cert-manager").unwrap();
+    let system = fundament_cluster::authn::User::system();
+    let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
+    s.cluster.cluster.delete(&system, rt, "", "acme-corp--cert-manager", &Value::Null, opts).unwrap();
+    let mut again = obj.clone();
+    for owned in ["uid", "resourceVersion", "creationTimestamp"] {
+        again["metadata"].as_object_mut().unwrap().remove(owned);
+    }
+    again.as_object_mut().unwrap().remove("status");
+    s.cluster.cluster.create(&system, rt, "", again, opts).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2200)).await; // the gateway caches installations for 2 s
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("was replaced"), "{v}");
+    assert_eq!(s.last_decision(), "denied:installation");
+    let fresh = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
+    assert_eq!(code, 200);
+}

@@ -1,0 +1,101 @@
+// Black-box checks of kube-api-proxy as `fundament dev` runs it: tokens from
+// `fundament token`, calls over HTTP, and what a browser page of another
+// origin can and cannot do.
+import { test, expect, request as playwrightRequest } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '../..');
+const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
+const PROXY = 'http://localhost:8081';
+const PROD = '019b4000-2000-7000-8000-000000000001';
+const RESTRICTED = '019b4000-2000-7000-8000-000000000002';
+
+function token(...args: string[]): string {
+  return execFileSync(bin, ['token', ...args], { cwd: root, encoding: 'utf8' }).trim();
+}
+
+function pluginToken(email: string, installation: string, ttl?: string): string {
+  const extra = ttl ? ['--ttl', ttl] : [];
+  return token('plugin', '--email', email, '--cluster', PROD, '--installation', installation, ...extra);
+}
+
+test.describe('kube-api-proxy against fundament dev', () => {
+  test('the PluginToken path: plugin RBAC, allowedResources, the user review', async () => {
+    const api = await playwrightRequest.newContext();
+    const alice = { Authorization: `Bearer ${pluginToken('alice@acme-corp.com', 'acme-corp--cert-manager')}` };
+    const certs = `${PROXY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+
+    const list = await api.get(certs, { headers: alice });
+    expect(list.status()).toBe(200);
+    expect((await list.json()).items.length).toBeGreaterThanOrEqual(3);
+
+    const other = await api.get(certs.replace(PROD, RESTRICTED), { headers: alice });
+    expect(other.status()).toBe(403);
+    expect((await other.json()).message).toContain('cluster_id mismatch');
+
+    for (const p of ['/api/v1/namespaces/default/secrets', '/apis/postgresql.cnpg.io/v1/databases', '/api/v1/events']) {
+      const refused = await api.get(`${PROXY}/clusters/${PROD}${p}`, { headers: alice });
+      expect(refused.status(), p).toBe(403);
+      const status = await refused.json();
+      expect(status.kind).toBe('Status');
+      expect(status.message).toMatch(/^allowedResources:/);
+    }
+
+    const demo = { Authorization: `Bearer ${pluginToken('alice@acme-corp.com', 'acme-corp--demo')}` };
+    const create = await api.post(`${PROXY}/clusters/${PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems`, {
+      headers: demo,
+      data: { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name: 'via-gateway' }, spec: { message: 'x' } },
+    });
+    expect(create.status()).toBe(403);
+    expect((await create.json()).message).toContain('system:serviceaccount:plugin-acme-corp--demo:plugin');
+
+    const bob = { Authorization: `Bearer ${pluginToken('bob@acme-corp.com', 'acme-corp--cert-manager')}` };
+    const cert = await api.post(`${PROXY}/clusters/${PROD}/apis/cert-manager.io/v1/namespaces/default/certificates`, {
+      headers: bob,
+      data: { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'by-bob' },
+              spec: { secretName: 'by-bob', issuerRef: { name: 'ca-issuer' } } },
+    });
+    expect(cert.status()).toBe(403);
+    expect((await cert.json()).message).toContain('SubjectAccessReview');
+
+    const expired = await api.get(certs, {
+      headers: { Authorization: `Bearer ${pluginToken('alice@acme-corp.com', 'acme-corp--cert-manager', '-1m')}` },
+    });
+    expect(expired.status()).toBe(401);
+    await api.dispose();
+  });
+
+  test('a page on the plugin-proxy origin cannot use the cookie, and gets no credentials via CORS', async () => {
+    const api = await playwrightRequest.newContext();
+    const user = token('user', '--email', 'alice@acme-corp.com');
+    const ns = `${PROXY}/clusters/${PROD}/api/v1/namespaces`;
+    const withCookie = { Cookie: `fundament_auth=${user}` };
+    expect((await api.get(ns, { headers: { ...withCookie, Origin: 'http://localhost:3000' } })).status()).toBe(200);
+    expect((await api.get(ns, { headers: { ...withCookie, Origin: 'http://localhost:8082' } })).status()).toBe(401);
+    const plugin = pluginToken('alice@acme-corp.com', 'acme-corp--cert-manager');
+    expect((await api.get(ns, { headers: { Cookie: `fundament_auth=${plugin}` } })).status()).toBe(401);
+    const preflight = await api.fetch(ns, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:8082', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+    });
+    expect(preflight.status()).toBe(204);
+    expect(preflight.headers()['access-control-allow-origin']).toBe('http://localhost:8082');
+    expect(preflight.headers()['access-control-allow-credentials']).toBeUndefined();
+    await api.dispose();
+  });
+
+  test('in the browser, a credentialed call from a foreign origin is refused', async ({ page }) => {
+    // A page served from authn's origin (not the console's, not plugin-proxy's).
+    await page.goto('http://localhost:8083/livez');
+    const status = await page.evaluate(async (url) => {
+      try {
+        const r = await fetch(url, { credentials: 'include' });
+        return r.status;
+      } catch {
+        return 'blocked';
+      }
+    }, `${PROXY}/clusters/${PROD}/api/v1/namespaces`);
+    expect(status).toBe('blocked');
+  });
+});
