@@ -111,6 +111,21 @@ mod tests {
         assert_eq!(p(Method::PATCH, "/api/v1/namespaces/x/configmaps/a", "").verb, "patch");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_a_parse_has_resource_and_verb(
+            path in "(/[a-z0-9.%-]{0,10}){0,8}/?",
+            query in "[a-z=&0-9]{0,16}",
+            m in 0usize..7,
+        ) {
+            let method = [Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE, Method::HEAD, Method::OPTIONS][m].clone();
+            if let Ok(r) = parse(&method, &path, &query) {
+                proptest::prop_assert!(!r.resource.is_empty() && !r.verb.is_empty());
+                proptest::prop_assert!(r.resource != ".." && r.namespace != "..");
+            }
+        }
+    }
+
     #[test]
     fn refuses_non_resource_paths() {
         for bad in [

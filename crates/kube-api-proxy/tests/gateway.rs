@@ -453,3 +453,46 @@ async fn cluster_id_case_can_view_and_replaced_installations() {
     let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
     assert_eq!(code, 200);
 }
+
+/// can_view that cannot answer (OpenFGA down).
+struct Broken;
+
+impl fundament_fga::CanView for Broken {
+    fn can_view<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<bool, fundament_fga::FgaError>> {
+        Box::pin(async { Err(fundament_fga::FgaError::Transport("connection refused".into())) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
+    let s = start().await;
+    let token = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let audit = Arc::new(MemoryAudit::default());
+    let gateway = Gateway {
+        origins: Origins { console: CONSOLE.into(), plugin_proxy: PLUGINS.into() },
+        keys: Keys::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
+        fga: Arc::new(Broken),
+        clusters: HashMap::new(),
+        definitions: Arc::new(PluginFolders::load()),
+        audit: audit.clone(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
+    });
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let req = Request::get(format!("{url}/clusters/{PROD}/apis/cert-manager.io/v1/certificates"))
+        .header("authorization", bearer(&token))
+        .body(Body::empty())
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    assert_eq!(res.status(), 500);
+    let body = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(!body.contains("connection refused"), "internal detail leaked: {body}");
+    assert_eq!(audit.lines().last().unwrap().decision, "error:can-view");
+}
