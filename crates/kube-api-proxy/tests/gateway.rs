@@ -320,6 +320,43 @@ async fn bad_tokens_are_401_and_audited() {
     let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&none))], None).await;
     assert_eq!(code, 401);
 
+    // A plugin token for another audience.
+    let (uid, plugin, version, hash) = s.installation("acme-corp--cert-manager");
+    let mut claims = Signer::plugin_claims(
+        "alice",
+        PROD,
+        &uid,
+        "acme-corp--cert-manager",
+        &plugin,
+        &version,
+        &hash,
+        now,
+        900,
+    );
+    claims.aud = vec!["somebody-else".into()];
+    let (code, _, _) = s
+        .call(Method::GET, &certs, &[("authorization", &bearer(&s.signer.sign_plugin(&claims)))], None)
+        .await;
+    assert_eq!(code, 401);
+
+    // HS256 "signed" with the public key as the HMAC secret: the classic algorithm confusion.
+    use hmac::Mac;
+    let jwks = s.signer.jwks();
+    let (kid, x) = (jwks["keys"][0]["kid"].as_str().unwrap(), jwks["keys"][0]["x"].as_str().unwrap());
+    use base64::Engine;
+    let public = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(x).unwrap();
+    for secret in [public.as_slice(), x.as_bytes()] {
+        let header = b64(&format!(r#"{{"alg":"HS256","typ":"JWT","kid":"{kid}"}}"#));
+        let input = format!("{header}.{payload}");
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
+        mac.update(input.as_bytes());
+        let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        let (code, _, _) =
+            s.call(Method::GET, &certs, &[("authorization", &bearer(&format!("{input}.{sig}")))], None).await;
+        assert_eq!(code, 401);
+        assert_eq!(s.last_decision(), "denied:invalid-token");
+    }
+
     // A user token on a plugin-only question is just a user: it takes the user path. A
     // plugin token in the cookie is never a user.
     let (code, _, _) =
