@@ -238,6 +238,29 @@ impl Upstream {
             .await
     }
 
+    /// GETs `path` with the gateway's own credentials (service-proxy fetches
+    /// of plugin pages): status, headers and at most `limit` bytes of body.
+    pub async fn get_raw(
+        &self,
+        path: &str,
+        limit: usize,
+    ) -> Result<(StatusCode, HeaderMap, bytes::Bytes), UpstreamError> {
+        let req = http::Request::builder()
+            .method(Method::GET)
+            .uri(format!("{}{path}", self.base))
+            .header(header::AUTHORIZATION, self.admin_token.clone())
+            .body(Body::empty())
+            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = tokio::time::timeout(Duration::from_secs(30), self.client.request(req))
+            .await
+            .map_err(|_| UpstreamError::Transport("timeout".into()))?
+            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let (parts, body) = res.into_parts();
+        let limited = http_body_util::Limited::new(body, limit);
+        let bytes = limited.collect().await.map_err(|e| UpstreamError::Body(e.to_string()))?.to_bytes();
+        Ok((parts.status, parts.headers, bytes))
+    }
+
     /// Every PluginInstallation of the cluster (not cached: minting is rare).
     pub async fn installations(&self) -> Result<Vec<Value>, UpstreamError> {
         let (status, v) =
