@@ -30,6 +30,8 @@ enum Command {
     OrganizationApi(Box<SettingsArgs>),
     /// Run kube-api-proxy alone (the gateway for every cluster request).
     KubeApiProxy(Box<SettingsArgs>),
+    /// Run plugin-proxy alone (plugin pages and the SDK, on their own origin).
+    PluginProxy(Box<SettingsArgs>),
     /// Print tokens for scripts and curl (mock mode only).
     #[command(subcommand)]
     Token(TokenCommand),
@@ -189,6 +191,14 @@ pub struct SettingsArgs {
     /// [default: fixtures/fga/tuples.yaml]
     #[arg(long, value_name = "PATH")]
     fga_tuples: Option<String>,
+    /// Address plugin-proxy listens on [env: FUNDAMENT_PLUGIN_PROXY_LISTEN] [file: plugin-proxy.listen]
+    /// [default: 127.0.0.1:8082]
+    #[arg(long, value_name = "IP:PORT")]
+    plugin_proxy_listen: Option<String>,
+    /// The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at
+    /// /plugin-ui/ [env: FUNDAMENT_PLUGIN_SDK_DIR] [file: plugin-proxy.sdk-dir] [default: plugin-sdk]
+    #[arg(long, value_name = "DIR")]
+    plugin_sdk_dir: Option<String>,
 }
 
 impl SettingsArgs {
@@ -216,6 +226,8 @@ impl SettingsArgs {
         layer.set_opt(Key::OpenFgaStore, self.openfga_store.clone());
         layer.set_opt(Key::OpenFgaModel, self.openfga_model.clone());
         layer.set_opt(Key::FgaTuples, self.fga_tuples.clone());
+        layer.set_opt(Key::PluginProxyListen, self.plugin_proxy_listen.clone());
+        layer.set_opt(Key::PluginSdkDir, self.plugin_sdk_dir.clone());
         layer
     }
 
@@ -260,6 +272,7 @@ pub fn main() -> ExitCode {
         Command::Authn(args) => run_service(&args, "authn"),
         Command::OrganizationApi(args) => run_service(&args, "organization-api"),
         Command::KubeApiProxy(args) => run_service(&args, "kube-api-proxy"),
+        Command::PluginProxy(args) => run_service(&args, "plugin-proxy"),
         Command::Token(TokenCommand::User { email, ttl, settings }) => with_settings(&settings, |s| {
             crate::commands::user_token(&s, &email, ttl.as_deref()).map(print_line)
         }),

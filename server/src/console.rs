@@ -65,7 +65,8 @@ pub fn console_state(settings: &Settings, sessions: Arc<dyn SessionAuthority>) -
 }
 
 /// The console's router.
-pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url) -> Router {
+/// `sdk_dir`: the plugin SDK, served at `/plugin-ui/` (for the console's own tools and previews).
+pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url, sdk_dir: &Path) -> Router {
     let routes = generate_route_list(App);
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
@@ -81,6 +82,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
     Router::new()
         .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
         .nest_service("/pkg", pkg)
+        .nest_service("/plugin-ui", ServeDir::new(sdk_dir))
         .fallback(file_and_error_handler_with_context(context, shell))
         .with_state(options)
         .layer(from_fn_with_state(ConsoleOrigin(origin_of(console_url)), same_origin_writes))

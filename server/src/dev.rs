@@ -61,6 +61,7 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
         crate::stack::authn(&settings, &upstream, signer).await?,
         crate::stack::organization_api(&settings).await?,
         crate::stack::kube_api_proxy(&settings, &upstream).await?,
+        crate::stack::plugin_proxy(&settings, &upstream).await?,
     ];
     let (stop, stopped) = tokio::sync::watch::channel(false);
     for service in services {
@@ -74,7 +75,12 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), verifier);
     sessions.spawn_refresh();
     let state = console::console_state(&settings, sessions);
-    let router = console::router(console::leptos_options(&settings), state, &settings.urls.console);
+    let router = console::router(
+        console::leptos_options(&settings),
+        state,
+        &settings.urls.console,
+        &settings.cluster.plugin_sdk_dir,
+    );
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
     let router = router.layer(fundament_telemetry::http_layer());
 
@@ -97,10 +103,11 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
 fn print_banner(settings: &Settings, cluster_url: &str) {
     let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
     let text = format!(
-        "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  authn             {}\n  organization-api  {}\n  cluster           {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
+        "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  plugin-proxy      {}\n  authn             {}\n  organization-api  {}\n  cluster           {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
         settings.mode,
         settings.urls.console.as_str().trim_end_matches('/'),
         settings.urls.kube_api_proxy.as_str().trim_end_matches('/'),
+        settings.urls.plugin_proxy.as_str().trim_end_matches('/'),
         settings.urls.authn.as_str().trim_end_matches('/'),
         settings.urls.organization_api.as_str().trim_end_matches('/'),
         cluster_url,

@@ -95,10 +95,30 @@ pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> R
     Ok(Bound { name: "kube-api-proxy", listener, router: fundament_kube_api_proxy::router(gateway) })
 }
 
-/// `fundament authn|organization-api|kube-api-proxy`: one service until SIGINT or SIGTERM.
+pub async fn plugin_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+    let listener =
+        listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
+    let jwks = format!("{}/.well-known/jwks.json", settings.urls.authn.as_str().trim_end_matches('/'));
+    let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
+    let proxy = fundament_plugin_proxy::PluginProxy {
+        origins: fundament_plugin_proxy::Origins {
+            console: origin(&settings.urls.console),
+            kube_api_proxy: origin(&settings.urls.kube_api_proxy),
+            plugin_proxy: origin(&settings.urls.plugin_proxy),
+        },
+        keys: Keys::from_url(&jwks),
+        fga: services::fga(settings)?,
+        clusters: services::clusters(settings, upstream)?,
+        sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
+    };
+    Ok(Bound { name: "plugin-proxy", listener, router: fundament_plugin_proxy::router(Arc::new(proxy)) })
+}
+
+/// `fundament authn|organization-api|kube-api-proxy|plugin-proxy`: one service until SIGINT or SIGTERM.
 pub async fn run_one(settings: Settings, service: &'static str) -> Result<(), StackError> {
     let bound = match service {
         "organization-api" => organization_api(&settings).await?,
+        "plugin-proxy" => plugin_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
         "authn" => {
             let signer = Arc::new(RwLock::new(services::signer(&settings)?));
             authn(&settings, &services::cluster_upstream(&settings)?, signer).await?

@@ -53,7 +53,12 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
 fn console() -> Router {
     let settings = resolve(&[]).expect("defaults resolve");
     let state = server::console::console_state(&settings, sessions());
-    server::console::router(server::console::leptos_options(&settings), state, &settings.urls.console)
+    server::console::router(
+        server::console::leptos_options(&settings),
+        state,
+        &settings.urls.console,
+        &settings.cluster.plugin_sdk_dir,
+    )
 }
 
 async fn send(request: Request<Body>) -> (StatusCode, http::HeaderMap, String) {

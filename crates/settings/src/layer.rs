@@ -48,11 +48,15 @@ pub enum Key {
     OpenFgaModel,
     /// The embedded tuple store's YAML file.
     FgaTuples,
+    /// Socket address plugin-proxy listens on.
+    PluginProxyListen,
+    /// Directory of plugin-sdk.js, plugin-sdk.css and plugin-sdk.d.ts.
+    PluginSdkDir,
 }
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 22] = [
+    pub const ALL: [Key; 24] = [
         Key::Mode,
         Key::ConsoleListen,
         Key::ConsoleUrl,
@@ -75,6 +79,8 @@ impl Key {
         Key::OpenFgaStore,
         Key::OpenFgaModel,
         Key::FgaTuples,
+        Key::PluginProxyListen,
+        Key::PluginSdkDir,
     ];
 
     /// The command-line flag, without the leading dashes.
@@ -102,6 +108,8 @@ impl Key {
             Key::OpenFgaStore => "openfga-store",
             Key::OpenFgaModel => "openfga-model",
             Key::FgaTuples => "fga-tuples",
+            Key::PluginProxyListen => "plugin-proxy-listen",
+            Key::PluginSdkDir => "plugin-sdk-dir",
         }
     }
 
@@ -130,6 +138,8 @@ impl Key {
             Key::OpenFgaStore => "FUNDAMENT_OPENFGA_STORE",
             Key::OpenFgaModel => "FUNDAMENT_OPENFGA_MODEL",
             Key::FgaTuples => "FUNDAMENT_FGA_TUPLES",
+            Key::PluginProxyListen => "FUNDAMENT_PLUGIN_PROXY_LISTEN",
+            Key::PluginSdkDir => "FUNDAMENT_PLUGIN_SDK_DIR",
         }
     }
 
@@ -158,6 +168,8 @@ impl Key {
             Key::OpenFgaStore => "fga.openfga-store",
             Key::OpenFgaModel => "fga.openfga-model",
             Key::FgaTuples => "fga.tuples",
+            Key::PluginProxyListen => "plugin-proxy.listen",
+            Key::PluginSdkDir => "plugin-proxy.sdk-dir",
         }
     }
 

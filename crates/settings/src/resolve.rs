@@ -88,6 +88,8 @@ pub struct ServiceListen {
     pub authn: SocketAddr,
     /// organization-api.
     pub organization_api: SocketAddr,
+    /// plugin-proxy.
+    pub plugin_proxy: SocketAddr,
 }
 
 /// Where `can_view` is decided.
@@ -116,6 +118,8 @@ pub struct ClusterSettings {
     pub fixtures_dir: PathBuf,
     /// Plugin folders.
     pub plugins_dir: PathBuf,
+    /// The plugin SDK's files.
+    pub plugin_sdk_dir: PathBuf,
 }
 
 /// The built-in default of a key; `None` where it derives from other settings.
@@ -139,6 +143,8 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::OrganizationApiListen => "127.0.0.1:8084",
         Key::OpenFgaUrl | Key::OpenFgaStore | Key::OpenFgaModel => return None,
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
+        Key::PluginProxyListen => "127.0.0.1:8082",
+        Key::PluginSdkDir => "plugin-sdk",
     })
 }
 
@@ -231,11 +237,13 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         })?,
         fixtures_dir: r.required(Key::FixturesDir, path)?,
         plugins_dir: r.required(Key::PluginsDir, path)?,
+        plugin_sdk_dir: r.required(Key::PluginSdkDir, path)?,
     };
     let listen = ServiceListen {
         kube_api_proxy: r.required(Key::KubeApiProxyListen, parse_listen)?,
         authn: r.required(Key::AuthnListen, parse_listen)?,
         organization_api: r.required(Key::OrganizationApiListen, parse_listen)?,
+        plugin_proxy: r.required(Key::PluginProxyListen, parse_listen)?,
     };
     let text = |v: &str| {
         if v.trim().is_empty() { Err("expected a value".to_owned()) } else { Ok(v.trim().to_owned()) }
