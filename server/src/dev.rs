@@ -64,6 +64,14 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
         crate::stack::plugin_proxy(&settings, &upstream).await?,
     ];
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    crate::plugins::start_runtimes(&cluster, fundament_seed::ORGANIZATION, stopped.clone()).await.map_err(
+        |source| listen::ListenError::Other {
+            service: "plugin runtime",
+            addr: ([127, 0, 0, 1], 0).into(),
+            hint: String::new(),
+            source,
+        },
+    )?;
     for service in services {
         let mut stopped = stopped.clone();
         tokio::spawn(service.serve(async move {

@@ -12,6 +12,7 @@ pub mod console_auth;
 pub mod dev;
 pub mod listen;
 pub mod middleware;
+pub mod plugins;
 pub mod services;
 pub mod stack;
 

@@ -1,0 +1,140 @@
+//! The file part of a `/console/<file>` URL, checked before it gets near a file system.
+//!
+//! The path is taken raw (still percent-encoded) so that an encoded separator (`%2f`, `%5c`) can
+//! never pass as a name and then act as a separator; each segment is decoded on its own and must
+//! then be a plain file or directory name.
+
+/// Why a path is refused. Every variant is a 400: such a path names no asset, and saying so
+/// plainly beats guessing what a client meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PathError {
+    #[error("empty path segment")]
+    EmptySegment,
+    #[error("dot segment")]
+    DotSegment,
+    #[error("encoded path separator")]
+    EncodedSeparator,
+    #[error("backslash in path")]
+    Backslash,
+    #[error("NUL or control character in path")]
+    ControlCharacter,
+    #[error("malformed percent-encoding")]
+    BadEscape,
+    #[error("path is not UTF-8")]
+    NotUtf8,
+}
+
+/// What a console URL asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AssetRequest {
+    /// `/console/`: the index page, if the plugin has one.
+    Index,
+    /// A path ending in `/` below the root: a directory, which is never listed.
+    Directory,
+    /// A file, as `/`-separated, decoded, checked segments.
+    File(String),
+}
+
+/// Parses `raw`, the percent-encoded remainder of the URL path after `/console/`.
+pub(crate) fn parse(raw: &str) -> Result<AssetRequest, PathError> {
+    if raw.is_empty() {
+        return Ok(AssetRequest::Index);
+    }
+    let (body, directory) = match raw.strip_suffix('/') {
+        Some(body) => (body, true),
+        None => (raw, false),
+    };
+    let segments = body.split('/').map(segment).collect::<Result<Vec<_>, _>>()?;
+    Ok(if directory { AssetRequest::Directory } else { AssetRequest::File(segments.join("/")) })
+}
+
+/// Decodes one segment and checks it is a plain name.
+fn segment(raw: &str) -> Result<String, PathError> {
+    let decoded = String::from_utf8(percent_decode(raw)?).map_err(|_| PathError::NotUtf8)?;
+    if decoded.is_empty() {
+        return Err(PathError::EmptySegment);
+    }
+    if decoded == "." || decoded == ".." {
+        return Err(PathError::DotSegment);
+    }
+    if decoded.contains('/') {
+        return Err(PathError::EncodedSeparator);
+    }
+    if decoded.contains('\\') {
+        return Err(PathError::Backslash);
+    }
+    if decoded.chars().any(char::is_control) {
+        return Err(PathError::ControlCharacter);
+    }
+    Ok(decoded)
+}
+
+fn percent_decode(raw: &str) -> Result<Vec<u8>, PathError> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or(PathError::BadEscape)?;
+            let hex = std::str::from_utf8(hex).map_err(|_| PathError::BadEscape)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| PathError::BadEscape)?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str) -> AssetRequest {
+        AssetRequest::File(path.to_owned())
+    }
+
+    #[test]
+    fn plain_paths_are_files() {
+        assert_eq!(parse("index.html"), Ok(file("index.html")));
+        assert_eq!(parse("sub/page.html"), Ok(file("sub/page.html")));
+        assert_eq!(parse(".well-known"), Ok(file(".well-known")));
+        assert_eq!(parse("a%20b.js"), Ok(file("a b.js")));
+        assert_eq!(parse("caf%C3%A9.css"), Ok(file("café.css")));
+    }
+
+    #[test]
+    fn the_root_and_directories() {
+        assert_eq!(parse(""), Ok(AssetRequest::Index));
+        assert_eq!(parse("sub/"), Ok(AssetRequest::Directory));
+        assert_eq!(parse("../"), Err(PathError::DotSegment));
+    }
+
+    #[test]
+    fn traversal_is_refused_in_every_spelling() {
+        let cases = [
+            ("..", PathError::DotSegment),
+            ("../secret", PathError::DotSegment),
+            ("a/../../secret", PathError::DotSegment),
+            ("./index.html", PathError::DotSegment),
+            ("%2e%2e/secret", PathError::DotSegment),
+            ("%2E%2E", PathError::DotSegment),
+            (".%2e/secret", PathError::DotSegment),
+            ("..%2fsecret", PathError::EncodedSeparator),
+            ("a%2Fb", PathError::EncodedSeparator),
+            ("..\\secret", PathError::Backslash),
+            ("a%5cb", PathError::Backslash),
+            ("a//b", PathError::EmptySegment),
+            ("/a", PathError::EmptySegment),
+            ("a%00.html", PathError::ControlCharacter),
+            ("a%0a.html", PathError::ControlCharacter),
+            ("a%2", PathError::BadEscape),
+            ("a%zz", PathError::BadEscape),
+            ("a%ff", PathError::NotUtf8),
+        ];
+        for (raw, error) in cases {
+            assert_eq!(parse(raw), Err(error), "{raw}");
+        }
+    }
+}
