@@ -12,7 +12,11 @@ use http::{HeaderValue, header};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
 use tower::ServiceBuilder;
-use tower_http::{compression::CompressionLayer, services::ServeDir, set_header::SetResponseHeaderLayer};
+use tower_http::{
+    compression::CompressionLayer,
+    services::{ServeDir, ServeFile},
+    set_header::SetResponseHeaderLayer,
+};
 
 use crate::middleware::{ConsoleOrigin, same_origin_writes};
 
@@ -82,7 +86,9 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
     Router::new()
         .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
         .nest_service("/pkg", pkg)
-        .nest_service("/plugin-ui", ServeDir::new(sdk_dir))
+        .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.js")))
+        .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
+        .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
         .fallback(file_and_error_handler_with_context(context, shell))
         .with_state(options)
         .layer(from_fn_with_state(ConsoleOrigin(origin_of(console_url)), same_origin_writes))
