@@ -274,6 +274,19 @@ impl Upstream {
         Ok(v["items"].as_array().cloned().unwrap_or_default())
     }
 
+    /// Forwards a request with the gateway's own credentials (a plugin's
+    /// runtime API through the service proxy); the caller's credentials never pass.
+    pub async fn forward_as_gateway(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Response, UpstreamError> {
+        let token = self.admin_token.to_str().unwrap_or_default().trim_start_matches("Bearer ").to_string();
+        self.forward(method, path_and_query, headers, body, &token).await
+    }
+
     /// Forwards a request as `token`; the answer streams back untouched (watches too).
     pub async fn forward(
         &self,

@@ -11,6 +11,7 @@
 
 pub mod asset_path;
 mod handler;
+mod installation;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,6 +59,7 @@ pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route("/readyz", axum::routing::get(|| async { "ok" }))
         .route("/plugins/sdk/v1/{file}", axum::routing::get(handler::sdk))
+        .route("/installations/{*rest}", axum::routing::any(installation::handle))
         .fallback(handler::asset)
         .with_state(proxy)
 }

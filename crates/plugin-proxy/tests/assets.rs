@@ -45,18 +45,31 @@ async fn start(register_backend: bool) -> Stack {
     .unwrap();
     if register_backend {
         // The cert-manager plugin's pages, as its runtime would serve them.
-        let pages = axum::Router::new().route(
-            "/console/{file}",
-            axum::routing::get(|axum::extract::Path(file): axum::extract::Path<String>| async move {
-                match file.as_str() {
-                    "certificates-list.html" => {
-                        ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], "<!doctype html><p>list</p>")
-                            .into_response()
+        let pages = axum::Router::new()
+            .route(
+                "/api/ping",
+                axum::routing::get(|headers: http::HeaderMap| async move {
+                    if headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE) {
+                        "credentials leaked"
+                    } else {
+                        "mock backend"
                     }
-                    _ => (http::StatusCode::NOT_FOUND, "no such file").into_response(),
-                }
-            }),
-        );
+                }),
+            )
+            .route("/livez", axum::routing::get(|| async { "ok" }))
+            .route(
+                "/console/{file}",
+                axum::routing::get(|axum::extract::Path(file): axum::extract::Path<String>| async move {
+                    match file.as_str() {
+                        "certificates-list.html" => (
+                            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                            "<!doctype html><p>list</p>",
+                        )
+                            .into_response(),
+                        _ => (http::StatusCode::NOT_FOUND, "no such file").into_response(),
+                    }
+                }),
+            );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, pages).await.unwrap() });
@@ -226,4 +239,56 @@ async fn an_unreachable_plugin_is_502_and_the_sdk_is_served() {
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/secret.txt", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/..%2fCargo.toml", None).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_route_needs_the_installations_own_token() {
+    let s = start(true).await;
+    let uid = uuid_of(&s);
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let token = |user: &str, uid: &str| {
+        s.signer.sign_plugin(&Signer::plugin_claims(
+            user,
+            PROD,
+            uid,
+            "acme-corp--cert-manager",
+            "cert-manager",
+            "v1.17.2",
+            "",
+            now,
+            900,
+        ))
+    };
+    let call = |path: String, auth: Option<String>| {
+        let url = s.url.clone();
+        async move {
+            let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+            let mut req = Request::get(format!("{url}{path}")).header(header::COOKIE, "fundament_auth=x");
+            if let Some(a) = auth {
+                req = req.header(header::AUTHORIZATION, format!("Bearer {a}"));
+            }
+            let res = client.request(req.body(Body::empty()).unwrap()).await.unwrap();
+            let status = res.status().as_u16();
+            (
+                status,
+                String::from_utf8_lossy(&res.into_body().collect().await.unwrap().to_bytes()).into_owned(),
+            )
+        }
+    };
+    let ping = format!("/installations/{uid}/runtime/api/ping");
+    assert_eq!(call(ping.clone(), None).await.0, 401);
+    assert_eq!(call(ping.clone(), Some("garbage".into())).await.0, 401);
+    assert_eq!(call(ping.clone(), Some(token("alice", &uid))).await, (200, "mock backend".to_string()));
+    let other = "00000000-0000-0000-0000-000000000099";
+    assert_eq!(
+        call(format!("/installations/{other}/runtime/api/ping"), Some(token("alice", &uid))).await.0,
+        403
+    );
+    assert_eq!(call(format!("/installations/{uid}/runtime/livez"), Some(token("alice", &uid))).await.0, 404);
+    assert_eq!(call(ping.clone(), Some(token("carol", &uid))).await.0, 403);
+    // A token for an installation id that is not this installation's uid.
+    assert_eq!(
+        call(format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
+        403
+    );
 }

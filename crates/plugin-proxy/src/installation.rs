@@ -1,0 +1,117 @@
+//! `/installations/<installation-id>/runtime/api/<…>`: a plugin page calling
+//! its own backend. Only with a PluginToken for exactly that installation, a
+//! user who may still view its cluster, and only the runtime's `api/` paths —
+//! never its health or metadata endpoints, never plugin-controller (the
+//! upstream design reached both with cluster-admin rights).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+
+use crate::PluginProxy;
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+}
+
+/// (installation id, the path after `runtime/`), or `None`.
+fn route(path: &str) -> Option<(String, Vec<String>)> {
+    let rest = path.strip_prefix("/installations/")?;
+    let mut parts = rest.split('/');
+    let id = parts.next()?.to_string();
+    if parts.next()? != "runtime" {
+        return None;
+    }
+    let tail: Vec<String> = parts.map(String::from).collect();
+    let ok = tail.first().map(String::as_str) == Some("api")
+        && tail.len() >= 2
+        && tail.iter().all(|s| {
+            !s.is_empty()
+                && s != "."
+                && s != ".."
+                && !s.to_ascii_lowercase().contains("%2e")
+                && !s.to_ascii_lowercase().contains("%2f")
+                && !s.contains('\\')
+        });
+    (ok && !id.is_empty()).then_some((id, tail))
+}
+
+pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Response {
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from);
+    let Some(token) = token else { return plain(StatusCode::UNAUTHORIZED, "missing bearer token") };
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let Ok(claims) = proxy.keys.verify_plugin(&token, now).await else {
+        return plain(StatusCode::UNAUTHORIZED, "invalid token");
+    };
+    let Some((id, tail)) = route(req.uri().path()) else { return plain(StatusCode::NOT_FOUND, "not found") };
+    if id != claims.installation_id {
+        return plain(StatusCode::FORBIDDEN, "installation_id mismatch");
+    }
+    let cluster = claims.cluster_id.to_ascii_lowercase();
+    match proxy.fga.can_view(&claims.sub, &cluster).await {
+        Ok(true) => {}
+        Ok(false) => return plain(StatusCode::FORBIDDEN, "permission denied"),
+        Err(e) => {
+            tracing::error!(error = %e, "plugin-proxy: can_view check failed");
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+        }
+    }
+    let Some(up) = proxy.clusters.get(&cluster) else {
+        return plain(StatusCode::FORBIDDEN, "permission denied");
+    };
+    match up.installation(&claims.installation_name).await {
+        Ok(Some(i)) if i["metadata"]["uid"].as_str() == Some(claims.installation_id.as_str()) => {}
+        Ok(_) => return plain(StatusCode::FORBIDDEN, "installation_id mismatch"),
+        Err(e) => {
+            tracing::warn!(error = %e, "plugin-proxy: installation lookup failed");
+            return plain(StatusCode::BAD_GATEWAY, "plugin unavailable");
+        }
+    }
+    let name = &claims.installation_name;
+    let mut target =
+        format!("/api/v1/namespaces/plugin-{name}/services/http:plugin-{name}:8080/proxy/{}", tail.join("/"));
+    if let Some(q) = req.uri().query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let (parts, body) = req.into_parts();
+    match up.forward_as_gateway(parts.method, &target, &parts.headers, Body::new(body)).await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::warn!(installation = %name, error = %e, "plugin-proxy: runtime unreachable");
+            plain(StatusCode::BAD_GATEWAY, "plugin unavailable")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route;
+
+    #[test]
+    fn only_the_runtime_api_is_reachable() {
+        assert_eq!(route("/installations/abc/runtime/api/ping").unwrap().1, ["api", "ping"]);
+        for bad in [
+            "/installations/abc/runtime/livez",
+            "/installations/abc/runtime/pluginmetadata.v1.PluginMetadataService/GetStatus",
+            "/installations/abc/controller/api/x",
+            "/installations/abc/runtime/api",
+            "/installations/abc/runtime/api/../livez",
+            "/installations/abc/runtime/api/%2e%2e/livez",
+            "/installations/abc/runtime/api//x",
+            "/installations//runtime/api/x",
+        ] {
+            assert!(route(bad).is_none(), "{bad}");
+        }
+    }
+}
