@@ -197,18 +197,25 @@ pub fn spawn(cluster: Arc<Cluster>, definitions: Definitions) -> tokio::task::Jo
     })
 }
 
+fn failed(reason: &str, message: String) -> Value {
+    json!({
+        "phase": "Failed",
+        "ready": false,
+        "message": message,
+        "conditions": [{"type": "PluginScopeReady", "status": "False", "reason": reason,
+            "message": message, "lastTransitionTime": now_rfc3339()}],
+    })
+}
+
 fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Result<(), ApiError> {
-    if obj["status"]["phase"].as_str() == Some("Running") || obj["metadata"]["deletionTimestamp"].is_string()
-    {
+    let phase = obj["status"]["phase"].as_str();
+    if matches!(phase, Some("Running" | "Failed")) || obj["metadata"]["deletionTimestamp"].is_string() {
         return Ok(());
     }
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     let r = &obj["spec"]["definitionRef"];
     let (plugin, version) =
         (r["pluginName"].as_str().unwrap_or_default(), r["pluginVersion"].as_str().unwrap_or_default());
-    let Some(def) = definitions.find(plugin, version) else {
-        return Ok(()); // Unknown plugins stay as they are (e.g. Pending), as upstream leaves the phase alone.
-    };
     let pinned = r["definitionHash"].as_str().unwrap_or_default();
     let rt = cluster
         .registry()
@@ -216,16 +223,18 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
         .cloned()
         .ok_or_else(ApiError::no_route)?;
     let mut updated = obj.clone();
-    if !pinned.is_empty() && pinned != def.hash {
-        updated["status"] = json!({"phase": obj["status"]["phase"].as_str().unwrap_or("Pending"), "ready": false,
-            "message": "definition hash mismatch",
-            "conditions": [{"type": "PluginScopeReady", "status": "False", "reason": "MaterialisationFailed",
-                "message": format!("pinned hash {pinned} does not match the definition's {}", def.hash),
-                "lastTransitionTime": now_rfc3339()}]});
-    } else {
-        materialize(cluster, name, def)?;
-        updated["status"] = running_status(obj["metadata"]["generation"].as_i64().unwrap_or(1));
-    }
+    // Nothing is created for an unknown plugin or a bad pin, as the real controller fetches the definition first.
+    updated["status"] = match definitions.find(plugin, version) {
+        None => failed("DefinitionNotFound", format!("plugin definition {plugin}@{version} not found")),
+        Some(def) if !pinned.is_empty() && pinned != def.hash => failed(
+            "MaterialisationFailed",
+            format!("pinned definition hash {pinned} does not match the definition's {}", def.hash),
+        ),
+        Some(def) => {
+            materialize(cluster, name, def)?;
+            running_status(obj["metadata"]["generation"].as_i64().unwrap_or(1))
+        }
+    };
     cluster.update(&User::system(), &rt, "", name, updated, true, WriteOptions::SYSTEM).map(|_| ())
 }
 

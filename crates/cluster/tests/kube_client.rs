@@ -142,3 +142,69 @@ async fn plugin_service_accounts_get_their_definitions_rules() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mock_controller_installs_known_plugins_and_fails_unknown_ones() {
+    let tc = common::start().await;
+    let client = tc.client().await;
+    let installations = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("plugins.fundament.io", "v1", "PluginInstallation"),
+        "plugininstallations",
+    );
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &installations);
+    let demo = api.get("acme-corp--demo").await.unwrap();
+    let reference = demo.data["spec"]["definitionRef"].clone();
+    let create = |name: &str, reference: serde_json::Value| {
+        let mut obj = DynamicObject::new(name, &installations);
+        obj.data = json!({"spec": {"definitionRef": reference}});
+        obj
+    };
+    let wait_phase = |name: &'static str| {
+        let api = api.clone();
+        async move {
+            for _ in 0..50 {
+                let o = api.get(name).await.unwrap();
+                if let Some(p) = o.data["status"]["phase"].as_str() {
+                    return (p.to_string(), o);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("{name} never got a phase");
+        }
+    };
+    api.create(&PostParams::default(), &create("team--demo", reference.clone())).await.unwrap();
+    let (phase, _) = wait_phase("team--demo").await;
+    assert_eq!(phase, "Running");
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "plugin-team--demo");
+    sas.get("plugin").await.unwrap();
+
+    api.create(
+        &PostParams::default(),
+        &create("team--nope", json!({"pluginName": "nope", "pluginVersion": "v1"})),
+    )
+    .await
+    .unwrap();
+    let (phase, obj) = wait_phase("team--nope").await;
+    assert_eq!(phase, "Failed");
+    assert_eq!(obj.data["status"]["message"], "plugin definition nope@v1 not found");
+    assert_eq!(obj.data["status"]["conditions"][0]["reason"], "DefinitionNotFound");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(namespaces.get("plugin-team--nope").await.is_err(), "nothing is created for an unknown plugin");
+
+    let mut bad = reference.clone();
+    bad["definitionHash"] = json!("sha256:0000000000000000000000000000000000000000000000000000000000000000");
+    api.create(&PostParams::default(), &create("team--pinned", bad)).await.unwrap();
+    let (phase, obj) = wait_phase("team--pinned").await;
+    assert_eq!(phase, "Failed");
+    assert!(obj.data["status"]["message"].as_str().unwrap().contains("does not match"));
+
+    // Deleting an installation removes what was created for it.
+    api.delete("team--demo", &Default::default()).await.unwrap();
+    for _ in 0..50 {
+        if namespaces.get("plugin-team--demo").await.is_err() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the installation's namespace was not removed");
+}
