@@ -20,7 +20,7 @@ pub struct Cli {
 enum Command {
     /// Run the whole stack in one process in mock mode (the embedded default)
     /// and print its URLs.
-    Dev(Box<SettingsArgs>),
+    Dev(Box<DevArgs>),
     /// Run the embedded cluster alone (a kubectl-compatible API over TLS), or
     /// print its admin kubeconfig.
     Cluster(Box<ClusterArgs>),
@@ -80,6 +80,17 @@ enum PluginCommand {
         /// The plugin folder (with definition.yaml).
         dir: PathBuf,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct DevArgs {
+    /// Load a plugin folder under development (definition.yaml, crds/, fixtures/, console/):
+    /// installed on prod-eu as acme-corp--<name>, its pages served from the folder and never
+    /// cached, so edits show on reload. Repeatable.
+    #[arg(long = "plugin", value_name = "DIR")]
+    plugins: Vec<PathBuf>,
+    #[command(flatten)]
+    settings: SettingsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -262,7 +273,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     fundament_telemetry::init(fundament_telemetry::LogFormat::detect());
     match cli.command {
-        Command::Dev(args) => run_dev(&args),
+        Command::Dev(args) => run_dev(&args.settings, &args.plugins),
         Command::Cluster(args) => match *args {
             ClusterArgs { action: None, settings } => run_cluster(&settings),
             ClusterArgs { action: Some(ClusterAction::Kubeconfig(settings)), .. } => {
@@ -360,14 +371,20 @@ fn print_kubeconfig(args: &SettingsArgs) -> ExitCode {
     }
 }
 
-fn run_dev(args: &SettingsArgs) -> ExitCode {
+fn run_dev(args: &SettingsArgs, plugins: &[PathBuf]) -> ExitCode {
     let resolved = args
         .resolve(|name| std::env::var(name).ok())
         .and_then(|(settings, source)| crate::dev::check_mode(&settings, source).map(|()| settings));
-    let settings = match resolved {
+    let mut settings = match resolved {
         Ok(settings) => settings,
         Err(error) => return usage_error(&error),
     };
+    for dir in plugins {
+        if !dir.join("definition.yaml").is_file() {
+            return usage_error(&format!("--plugin {}: no definition.yaml in that folder", dir.display()));
+        }
+    }
+    settings.cluster.development_plugins = plugins.to_vec();
     let Some(runtime) = runtime() else { return ExitCode::FAILURE };
     match runtime.block_on(crate::dev::run(settings)) {
         Ok(()) => ExitCode::SUCCESS,

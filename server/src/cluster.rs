@@ -14,6 +14,7 @@ pub fn config(settings: &Settings) -> ClusterConfig {
         admin_token: c.admin_token.clone(),
         fixtures_dir: c.fixtures_dir.clone(),
         plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&c.plugins_dir).unwrap_or_default(),
+        development_plugin_dirs: c.development_plugins.clone(),
         organization: fundament_seed::ORGANIZATION.to_string(),
     }
 }

@@ -21,6 +21,8 @@ use futures::future::BoxFuture;
 pub enum ServiceError {
     #[error("cannot load the plugin catalog: {0}")]
     Catalog(#[from] fundament_organization_api::CatalogError),
+    #[error("plugin {plugin} from {second} is already loaded from {first}")]
+    DuplicatePlugin { plugin: String, first: String, second: String },
     #[error("cannot set up can_view: {0}")]
     Fga(#[from] fundament_fga::FgaError),
     #[error("authn keys: {0}")]
@@ -46,8 +48,21 @@ pub fn fga(settings: &Settings) -> Result<Arc<dyn CanView>, ServiceError> {
     })
 }
 
+/// The published definitions: every plugin folder, plus development folders (`--plugin`).
 pub fn catalog(settings: &Settings) -> Result<Arc<Catalog>, ServiceError> {
-    Ok(Arc::new(Catalog::load(&settings.cluster.plugins_dir)?))
+    let mut defs = Catalog::load(&settings.cluster.plugins_dir)?.all().to_vec();
+    for dir in &settings.cluster.development_plugins {
+        let def = fundament_organization_api::read_definition(dir)?;
+        if let Some(first) = defs.iter().find(|d| d.name == def.name && d.version == def.version) {
+            return Err(ServiceError::DuplicatePlugin {
+                plugin: format!("{}@{}", def.name, def.version),
+                first: first.dir.display().to_string(),
+                second: dir.display().to_string(),
+            });
+        }
+        defs.push(def);
+    }
+    Ok(Arc::new(Catalog::from_definitions(defs)))
 }
 
 /// authn's signing keys, kept in `<state-dir>/authn`.

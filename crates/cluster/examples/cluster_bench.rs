@@ -68,6 +68,7 @@ async fn main() -> anyhow::Result<()> {
         admin_token: None,
         fixtures_dir: repo.join("fixtures/cluster"),
         plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo.join("plugins"))?,
+        development_plugin_dirs: Vec::new(),
         organization: "acme-corp".into(),
     };
     let running = fundament_cluster::start(config).await?;

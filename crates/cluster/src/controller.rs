@@ -17,6 +17,10 @@ use crate::store::EventType;
 
 pub const INSTALLATION_GROUP: &str = "plugins.fundament.io";
 
+/// Marks installations of development plugin folders: plugin-proxy serves their
+/// pages without long-lived caching, so edits show on reload.
+pub const DEVELOPMENT_LABEL: &str = "fundament.io/development";
+
 /// A plugin definition read from a plugin folder.
 #[derive(Debug, Clone)]
 pub struct PluginDefinition {
@@ -26,6 +30,8 @@ pub struct PluginDefinition {
     pub hash: String,
     pub rules: Vec<Value>,
     pub dir: PathBuf,
+    /// Loaded with `fundament dev --plugin`: its pages change while it runs.
+    pub development: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +60,7 @@ pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> 
         hash,
         rules: doc["spec"]["permissions"]["rbac"].as_array().cloned().unwrap_or_default(),
         dir: dir.to_path_buf(),
+        development: false,
     })
 }
 
@@ -161,7 +168,11 @@ pub fn install(cluster: &Cluster, organization: &str, def: &PluginDefinition) ->
         cluster,
         &format!("{INSTALLATION_GROUP}/v1"),
         "PluginInstallation",
-        json!({"metadata": {"name": name, "labels": {"plugins.fundament.io/plugin": def.name}},
+        json!({"metadata": {"name": name, "labels": if def.development {
+                json!({"plugins.fundament.io/plugin": def.name, DEVELOPMENT_LABEL: "true"})
+            } else {
+                json!({"plugins.fundament.io/plugin": def.name})
+            }},
                "spec": {"definitionRef": {"pluginName": def.name, "pluginVersion": def.version, "definitionHash": def.hash}},
                "status": running_status(1)}),
     )?;

@@ -39,6 +39,8 @@ pub struct ClusterConfig {
     pub fixtures_dir: PathBuf,
     /// Plugin folders: CRDs, objects and an installation each.
     pub plugin_dirs: Vec<PathBuf>,
+    /// Development plugin folders (`fundament dev --plugin`): installed the same way, marked as such.
+    pub development_plugin_dirs: Vec<PathBuf>,
     /// Organization whose installations the plugin folders become.
     pub organization: String,
 }
@@ -88,15 +90,22 @@ impl Drop for Running {
 /// Builds the state (fixtures or snapshot) without listening: for tests and tools.
 pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), StartError> {
     let cluster = Arc::new(Cluster::new());
-    let definitions: Vec<_> =
+    let mut definitions: Vec<_> =
         config.plugin_dirs.iter().map(|d| controller::read_definition(d)).collect::<Result<_, _>>()?;
+    for dir in &config.development_plugin_dirs {
+        let mut def = controller::read_definition(dir)?;
+        def.development = true;
+        definitions.push(def);
+    }
     let definitions = Definitions(Arc::new(definitions));
     let restored = match &config.state_file {
         Some(path) => snapshot::load(&cluster, path)?,
         None => false,
     };
     if !restored {
-        let count = fixtures::load_all(&cluster, &config.fixtures_dir, &config.plugin_dirs)?;
+        let all_dirs: Vec<PathBuf> =
+            config.plugin_dirs.iter().chain(&config.development_plugin_dirs).cloned().collect();
+        let count = fixtures::load_all(&cluster, &config.fixtures_dir, &all_dirs)?;
         for def in definitions.0.iter() {
             controller::install(&cluster, &config.organization, def)
                 .map_err(|e| StartError::Install { plugin: def.name.clone(), detail: e.message })?;

@@ -93,6 +93,7 @@ async fn main() -> anyhow::Result<()> {
         admin_token: None,
         fixtures_dir: repo.join("fixtures/cluster"),
         plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo.join("plugins"))?,
+        development_plugin_dirs: Vec::new(),
         organization: "acme-corp".into(),
     })
     .await?;

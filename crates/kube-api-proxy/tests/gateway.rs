@@ -91,6 +91,7 @@ async fn start() -> Stack {
         admin_token: None,
         fixtures_dir: repo().join("fixtures/cluster"),
         plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap(),
+        development_plugin_dirs: Vec::new(),
         organization: "acme-corp".into(),
     })
     .await

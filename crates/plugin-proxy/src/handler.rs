@@ -61,7 +61,9 @@ pub async fn asset(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Respo
     let Some(path) = asset_path::parse(req.uri().path()) else { return not_found() };
     let head = req.method() == Method::HEAD;
     match serve(&proxy, req.headers(), &path).await {
-        Ok((content_type, body)) => page(&proxy, content_type, if head { bytes::Bytes::new() } else { body }),
+        Ok((content_type, body, development)) => {
+            page(&proxy, content_type, if head { bytes::Bytes::new() } else { body }, development)
+        }
         Err(response) => response,
     }
 }
@@ -70,7 +72,7 @@ async fn serve(
     proxy: &PluginProxy,
     headers: &HeaderMap,
     path: &AssetPath,
-) -> Result<(String, bytes::Bytes), Response> {
+) -> Result<(String, bytes::Bytes, bool), Response> {
     // Unauthenticated, not allowed to view, no such installation or version: all the same 404.
     let token = user_token(headers).ok_or_else(not_found)?;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
@@ -121,16 +123,19 @@ async fn serve(
         .filter(|v| !v.is_empty() && !v.starts_with("application/octet-stream"))
         .map(str::to_string)
         .unwrap_or_else(|| content_type(last));
-    Ok((content_type, body))
+    let development = installation["metadata"]["labels"]["fundament.io/development"].as_str() == Some("true");
+    Ok((content_type, body, development))
 }
 
-fn page(proxy: &PluginProxy, content_type: String, body: bytes::Bytes) -> Response {
+fn page(proxy: &PluginProxy, content_type: String, body: bytes::Bytes, development: bool) -> Response {
     let mut response = Response::new(Body::from(body));
     let h = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&content_type) {
         h.insert(header::CONTENT_TYPE, v);
     }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
+    // A published version's pages never change; a development folder's change on every edit.
+    let cache = if development { "no-cache" } else { "private, max-age=31536000, immutable" };
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     if let Ok(v) = HeaderValue::from_str(&proxy.origins.csp()) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }

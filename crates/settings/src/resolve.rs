@@ -120,6 +120,8 @@ pub struct ClusterSettings {
     pub plugins_dir: PathBuf,
     /// The plugin SDK's files.
     pub plugin_sdk_dir: PathBuf,
+    /// Development plugin folders (`fundament dev --plugin DIR`), installed besides `plugins_dir`.
+    pub development_plugins: Vec<PathBuf>,
 }
 
 /// The built-in default of a key; `None` where it derives from other settings.
@@ -238,6 +240,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         fixtures_dir: r.required(Key::FixturesDir, path)?,
         plugins_dir: r.required(Key::PluginsDir, path)?,
         plugin_sdk_dir: r.required(Key::PluginSdkDir, path)?,
+        development_plugins: Vec::new(),
     };
     let listen = ServiceListen {
         kube_api_proxy: r.required(Key::KubeApiProxyListen, parse_listen)?,
