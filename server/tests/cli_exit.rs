@@ -97,3 +97,43 @@ fn help_names_every_subcommand_and_setting() {
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("--console-listen") && help.contains("FUNDAMENT_CONSOLE_LISTEN"), "{help}");
 }
+
+#[test]
+fn a_plugin_folder_without_a_definition_is_named() {
+    let err = one_line_error(&fundament(&["dev", "--plugin", "/nonexistent/plugin"], &[]));
+    assert_eq!(err, "fundament: --plugin /nonexistent/plugin: no definition.yaml in that folder");
+}
+
+#[test]
+fn plugin_lint_reports_precise_findings_and_fails_on_errors() {
+    let dir = std::env::temp_dir().join(format!("fundament-lint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("definition.yaml"),
+        "apiVersion: fundament.io/v1\nkind: PluginDefinition\nmetadata:\n  name: broken\n  version: v1\nspec:\n  image: repo:latest\n",
+    )
+    .unwrap();
+    let out = fundament(&["plugin", "lint", dir.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("spec.image") && text.contains("must be a digest reference"), "{text}");
+}
+
+#[test]
+fn tokens_are_printed_in_mock_mode_only_for_known_users() {
+    let state = std::env::temp_dir().join(format!("fundament-state-{}", std::process::id()));
+    let state = state.to_str().unwrap();
+    let out = fundament(&["token", "user", "--email", "alice@acme-corp.com", "--state-dir", state], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim().split('.').count(), 3);
+    let err = one_line_error(&fundament(
+        &["token", "user", "--email", "eve@example.com", "--state-dir", state],
+        &[],
+    ));
+    assert!(err.contains("no seed user has the email \"eve@example.com\""), "{err}");
+    let err = one_line_error(&fundament(
+        &["token", "user", "--email", "alice@acme-corp.com", "--ttl", "soon", "--state-dir", state],
+        &[],
+    ));
+    assert!(err.contains("invalid --ttl"), "{err}");
+}
