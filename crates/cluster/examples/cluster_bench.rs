@@ -60,17 +60,7 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("bench/results/cluster.json"));
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir()?;
-    let config = ClusterConfig {
-        listen: "127.0.0.1:0".parse()?,
-        public_url: String::new(),
-        state_dir: dir.path().to_path_buf(),
-        state_file: None,
-        admin_token: None,
-        fixtures_dir: repo.join("fixtures/cluster"),
-        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo.join("plugins"))?,
-        development_plugin_dirs: Vec::new(),
-        organization: "acme-corp".into(),
-    };
+    let config = ClusterConfig::seeded(dir.path().to_path_buf(), &repo)?;
     let running = fundament_cluster::start(config).await?;
     let c = client(&running.kubeconfig()).await?;
     let rss_start = rss_kib();

@@ -156,10 +156,6 @@ fn resource_path(
         }
         _ => return Err(PathError::NotFound),
     }
-    // `/api/v1/namespaces/<name>` is the namespace itself.
-    if p.resource == "namespaces" && p.namespace.is_empty() {
-        // nothing to move: `namespaces/<name>` parsed as resource + name already
-    }
     Ok(Target::Resource(p))
 }
 

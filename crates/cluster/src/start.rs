@@ -45,6 +45,24 @@ pub struct ClusterConfig {
     pub organization: String,
 }
 
+impl ClusterConfig {
+    /// A cluster on a free loopback port, seeded from a checkout's `fixtures/cluster`
+    /// and `plugins/` as `acme-corp` (tests, benchmarks).
+    pub fn seeded(state_dir: PathBuf, repo: &Path) -> Result<Self, fixtures::FixtureError> {
+        Ok(Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            public_url: String::new(),
+            state_dir,
+            state_file: None,
+            admin_token: None,
+            fixtures_dir: repo.join("fixtures/cluster"),
+            plugin_dirs: fixtures::plugin_dirs(&repo.join("plugins"))?,
+            development_plugin_dirs: Vec::new(),
+            organization: "acme-corp".into(),
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]

@@ -85,17 +85,10 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("bench/results/gateway.json"));
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir()?;
-    let cluster = fundament_cluster::start(fundament_cluster::ClusterConfig {
-        listen: "127.0.0.1:0".parse()?,
-        public_url: String::new(),
-        state_dir: dir.path().join("cluster"),
-        state_file: None,
-        admin_token: None,
-        fixtures_dir: repo.join("fixtures/cluster"),
-        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo.join("plugins"))?,
-        development_plugin_dirs: Vec::new(),
-        organization: "acme-corp".into(),
-    })
+    let cluster = fundament_cluster::start(fundament_cluster::ClusterConfig::seeded(
+        dir.path().join("cluster"),
+        &repo,
+    )?)
     .await?;
     let upstream_config = UpstreamConfig {
         url: cluster.url.clone(),

@@ -95,16 +95,9 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     response
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (k, v) = pair.trim().split_once('=')?;
-            (k == name && !v.is_empty()).then(|| v.to_string())
-        })
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    fundament_session::session_token(headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
+        .map(str::to_string)
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
@@ -154,7 +147,7 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
         }
         return user_path(gw, req, cluster_id, path, token).await;
     }
-    match cookie(headers, "fundament_auth") {
+    match cookie(headers) {
         Some(token) if matches!(caller, Caller::NoOrigin | Caller::Console) => {
             user_path(gw, req, cluster_id, path, token).await
         }
@@ -505,9 +498,9 @@ mod tests {
     fn reads_cookies_and_bearers() {
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, "a=1; fundament_auth=tok; b=2".parse().unwrap());
-        assert_eq!(cookie(&h, "fundament_auth").as_deref(), Some("tok"));
+        assert_eq!(cookie(&h).as_deref(), Some("tok"));
         h.insert(header::COOKIE, "fundament_auth=".parse().unwrap());
-        assert_eq!(cookie(&h, "fundament_auth"), None);
+        assert_eq!(cookie(&h), None);
         h.insert(header::AUTHORIZATION, "Bearer x.y.z".parse().unwrap());
         assert_eq!(bearer(&h).as_deref(), Some("x.y.z"));
     }

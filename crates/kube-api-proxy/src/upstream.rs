@@ -283,8 +283,7 @@ impl Upstream {
         headers: &HeaderMap,
         body: Body,
     ) -> Result<Response, UpstreamError> {
-        let token = self.admin_token.to_str().unwrap_or_default().trim_start_matches("Bearer ").to_string();
-        self.forward(method, path_and_query, headers, body, &token).await
+        self.send(method, path_and_query, headers, body, self.admin_token.clone()).await
     }
 
     /// Forwards a request as `token`; the answer streams back untouched (watches too).
@@ -296,13 +295,26 @@ impl Upstream {
         body: Body,
         token: &str,
     ) -> Result<Response, UpstreamError> {
+        let auth = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| UpstreamError::Transport("the token is not a valid header value".into()))?;
+        self.send(method, path_and_query, headers, body, auth).await
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        body: Body,
+        auth: HeaderValue,
+    ) -> Result<Response, UpstreamError> {
         let mut req = http::Request::builder().method(method).uri(format!("{}{path_and_query}", self.base));
         for (k, v) in headers {
             if !DROPPED.contains(&k.as_str()) {
                 req = req.header(k, v);
             }
         }
-        req = req.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        req = req.header(header::AUTHORIZATION, auth);
         let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
         let res = self.client.request(req).await.map_err(|e| UpstreamError::Transport(e.to_string()))?;
         let (parts, incoming) = res.into_parts();

@@ -30,16 +30,9 @@ fn content_type(file: &str) -> String {
     }
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|p| {
-            let (k, v) = p.trim().split_once('=')?;
-            (k == name && !v.is_empty()).then(|| v.to_string())
-        })
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    fundament_session::session_token(headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
+        .map(str::to_string)
 }
 
 fn user_token(headers: &HeaderMap) -> Option<String> {
@@ -49,7 +42,7 @@ fn user_token(headers: &HeaderMap) -> Option<String> {
     {
         return Some(token.trim().to_string());
     }
-    cookie(headers, "fundament_auth")
+    cookie(headers)
 }
 
 /// `GET /clusters/<cluster>/plugins/<installation>/<version>/console/<file>`.

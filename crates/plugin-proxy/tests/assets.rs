@@ -31,17 +31,9 @@ struct Stack {
 
 async fn start(register_backend: bool) -> Stack {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = fundament_cluster::start(fundament_cluster::ClusterConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        public_url: String::new(),
-        state_dir: dir.path().join("cluster"),
-        state_file: None,
-        admin_token: None,
-        fixtures_dir: repo().join("fixtures/cluster"),
-        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap(),
-        development_plugin_dirs: Vec::new(),
-        organization: "acme-corp".into(),
-    })
+    let cluster = fundament_cluster::start(
+        fundament_cluster::ClusterConfig::seeded(dir.path().join("cluster"), &repo()).unwrap(),
+    )
     .await
     .unwrap();
     if register_backend {

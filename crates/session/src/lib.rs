@@ -29,6 +29,11 @@ pub fn cookie_value<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) 
         .map(|(_, v)| v)
 }
 
+/// The session token among `Cookie` header values (an empty value is no session).
+pub fn session_token<'a>(headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    cookie_value(headers, COOKIE_NAME).filter(|v| !v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

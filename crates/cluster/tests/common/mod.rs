@@ -16,17 +16,7 @@ pub struct TestCluster {
 }
 
 pub fn config(dir: &std::path::Path) -> ClusterConfig {
-    ClusterConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        public_url: String::new(),
-        state_dir: dir.join("state"),
-        state_file: None,
-        admin_token: None,
-        fixtures_dir: repo().join("fixtures/cluster"),
-        plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap(),
-        development_plugin_dirs: Vec::new(),
-        organization: "acme-corp".into(),
-    }
+    ClusterConfig::seeded(dir.join("state"), &repo()).unwrap()
 }
 
 pub async fn start() -> TestCluster {
