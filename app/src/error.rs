@@ -16,6 +16,9 @@ pub enum AppError {
     /// A value the user gave is not acceptable; the message says why.
     #[error("{0}")]
     Invalid(String),
+    /// Something the user asked for does not exist, or they cannot see it.
+    #[error("{0} does not exist, or you cannot see it.")]
+    NotFound(String),
     /// A failure on the server; details are in the server's log.
     #[error("Something went wrong on the server. Try again in a moment.")]
     Internal,

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod components;
 pub mod error;
+pub mod plugins;
 pub mod routes;
 #[cfg(feature = "ssr")]
 pub mod state;
@@ -25,8 +26,13 @@ use crate::{
     api::session::CurrentSession,
     components::layout::ConsoleLayout,
     routes::{
-        clusters::ClustersPage, not_found::NotFound, overview::OverviewPage, plugins::PluginsPage,
-        project::ProjectPage, sign_in::SignInPage,
+        clusters::ClustersPage,
+        not_found::NotFound,
+        overview::OverviewPage,
+        plugin_resource::{PluginCreatePage, PluginDetailPage, PluginListPage},
+        plugins::PluginsPage,
+        project::ProjectPage,
+        sign_in::SignInPage,
     },
 };
 
@@ -74,6 +80,12 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("clusters") view=ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("plugins") view=PluginsPage ssr=SsrMode::Async />
                     <Route path=path!("projects/:project") view=ProjectPage ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind") view=PluginListPage ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind/create") view=PluginCreatePage ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind/:id") view=PluginDetailPage ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind") view=PluginListPage ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/create") view=PluginCreatePage ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/:id") view=PluginDetailPage ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -57,6 +57,10 @@ pub struct ConsoleState {
     pub connect_origins: Vec<String>,
     /// Origins the console's pages may frame (plugin-proxy).
     pub frame_origins: Vec<String>,
+    /// Calls to the other services on behalf of the signed-in user.
+    pub backend: Arc<crate::plugins::backend::Backend>,
+    /// Service URLs the browser uses.
+    pub endpoints: crate::api::session::Endpoints,
 }
 
 /// Sets the page's security headers: a CSP whose only inline scripts are the

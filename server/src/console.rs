@@ -65,6 +65,15 @@ pub fn console_state(settings: &Settings, sessions: Arc<dyn SessionAuthority>) -
         secure_cookies: urls.console.scheme() == "https",
         connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy].map(origin_of).to_vec(),
         frame_origins: vec![origin_of(&urls.plugin_proxy)],
+        backend: Arc::new(app::plugins::backend::Backend::new(
+            urls.kube_api_proxy.as_str(),
+            urls.organization_api.as_str(),
+            urls.authn.as_str(),
+        )),
+        endpoints: app::api::session::Endpoints {
+            kube_api_proxy: urls.kube_api_proxy.as_str().trim_end_matches('/').to_owned(),
+            plugin_proxy: urls.plugin_proxy.as_str().trim_end_matches('/').to_owned(),
+        },
     }
 }
 

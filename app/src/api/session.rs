@@ -23,6 +23,17 @@ pub struct ProjectSummary {
     pub display_name: String,
     /// The cluster it runs on.
     pub cluster_name: String,
+    /// That cluster's id.
+    pub cluster_id: String,
+}
+
+/// Where the browser reaches the services plugin pages talk to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoints {
+    /// kube-api-proxy's base URL (`kubeApiProxyUrl` of `fundament:init`).
+    pub kube_api_proxy: String,
+    /// plugin-proxy's base URL: plugin pages are framed from it.
+    pub plugin_proxy: String,
 }
 
 /// Everything the shell needs about the signed-in user.
@@ -36,6 +47,19 @@ pub struct Session {
     pub projects: Vec<ProjectSummary>,
     /// The cluster organization-level pages use.
     pub selected_cluster: String,
+    /// Its id.
+    pub selected_cluster_id: String,
+    /// Service URLs for the browser.
+    pub endpoints: Endpoints,
+}
+
+impl Session {
+    /// The cluster of a project, else the selected one.
+    pub fn cluster_of(&self, project: Option<&str>) -> String {
+        project
+            .and_then(|id| self.projects.iter().find(|p| p.id == id))
+            .map_or_else(|| self.selected_cluster_id.clone(), |p| p.cluster_id.clone())
+    }
 }
 
 /// A user the development sign-in offers.
@@ -208,6 +232,7 @@ pub(crate) mod ssr {
     /// The session of the request being rendered.
     pub fn session_of_request() -> Option<super::Session> {
         use super::{ProjectSummary, Session, Viewer};
+        let endpoints = use_context::<ConsoleState>()?.endpoints;
         let email = signed_in_email()?;
         let user = fundament_seed::user_by_email(&email)?;
         let cluster_name =
@@ -221,9 +246,12 @@ pub(crate) mod ssr {
                     id: p.id.to_owned(),
                     display_name: p.display_name.to_owned(),
                     cluster_name: cluster_name(p.cluster_id),
+                    cluster_id: p.cluster_id.to_owned(),
                 })
                 .collect(),
             selected_cluster: cluster_name(fundament_seed::DEFAULT_CLUSTER_ID),
+            selected_cluster_id: fundament_seed::DEFAULT_CLUSTER_ID.to_owned(),
+            endpoints,
         })
     }
 

@@ -33,6 +33,7 @@ pub fn ConsoleLayout() -> impl IntoView {
 #[component]
 fn SignedIn(session: Session) -> impl IntoView {
     crate::components::dismiss_menus_on_escape_or_outside_click();
+    crate::plugins::registry::PluginRegistry::provide(&session);
     view! {
         <a href="#main" class="skip-link">"Skip to main content"</a>
         <Header session />

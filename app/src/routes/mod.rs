@@ -3,6 +3,7 @@
 pub mod clusters;
 pub mod not_found;
 pub mod overview;
+pub mod plugin_resource;
 pub mod plugins;
 pub mod project;
 pub mod sign_in;

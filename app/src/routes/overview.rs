@@ -20,7 +20,7 @@ pub fn OverviewPage() -> impl IntoView {
 
 #[component]
 fn Overview(session: Session) -> impl IntoView {
-    let Session { viewer, organization, projects, selected_cluster } = session;
+    let Session { viewer, organization, projects, selected_cluster, .. } = session;
     view! {
         <PageHeader title=organization subtitle=format!("Welcome, {}. This is your organization at a glance.", viewer.name) />
         <div class="grid gap-4 md:grid-cols-2">

@@ -1,0 +1,169 @@
+//! Server functions of the plugin integration. Each acts as the signed-in
+//! user: kube-api-proxy sees the user's own token, so the cluster's RBAC and
+//! OpenFGA decide what the user sees, not the console.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::model::{KindInfo, Registry};
+use super::token::{AuthFailure, Minted};
+use crate::error::AppError;
+
+/// The answer to a mint request: a token, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MintReply {
+    Minted(Minted),
+    Failed(AuthFailure),
+}
+
+/// The plugin installations of a cluster with their definitions.
+#[server(endpoint = "plugins")]
+pub async fn discover_plugins(cluster_id: String) -> Result<Registry, AppError> {
+    ssr::discover(&cluster_id).await
+}
+
+/// The kind behind a `<plural>.<group>` route segment, from its CRD.
+#[server(endpoint = "plugin-kind")]
+pub async fn resource_kind(cluster_id: String, crd: String) -> Result<KindInfo, AppError> {
+    ssr::kind(&cluster_id, &crd).await
+}
+
+/// The namespaces of a project (or of the whole cluster without one), sorted.
+#[server(endpoint = "namespaces")]
+pub async fn namespaces(cluster_id: String, project: Option<String>) -> Result<Vec<String>, AppError> {
+    ssr::namespaces(&cluster_id, project.as_deref()).await
+}
+
+/// A PluginToken for one installation. The token goes to the browser's memory
+/// and from there to that installation's frame only; it is never stored or logged.
+#[server(endpoint = "plugin-token")]
+pub async fn mint_plugin_token(cluster_id: String, installation_id: String) -> Result<MintReply, AppError> {
+    ssr::mint(&cluster_id, &installation_id).await
+}
+
+#[cfg(feature = "ssr")]
+mod ssr {
+    use std::collections::BTreeMap;
+
+    use super::MintReply;
+    use crate::error::AppError;
+    use crate::plugins::backend::BackendError;
+    use crate::plugins::model::{self, KindInfo, Registry, is_cluster_id, is_crd_name, is_dns_label};
+    use crate::plugins::token::AuthFailure;
+    use crate::state::ConsoleState;
+
+    /// The console state and the signed-in user's token.
+    fn user() -> Result<(ConsoleState, String), AppError> {
+        let state = crate::api::session::ssr::state()?;
+        let token =
+            crate::state::request_cookie(fundament_session::COOKIE_NAME).ok_or(AppError::Unauthenticated)?;
+        state.sessions.verify(&token).ok_or(AppError::Unauthenticated)?;
+        Ok((state, token))
+    }
+
+    fn check_cluster(cluster_id: &str) -> Result<(), AppError> {
+        if is_cluster_id(cluster_id) {
+            Ok(())
+        } else {
+            Err(AppError::Invalid(format!("{cluster_id:?} is not a cluster id.")))
+        }
+    }
+
+    /// What users are told about a failed call; the detail goes to the log.
+    fn user_error(error: BackendError, what: &str) -> AppError {
+        match &error {
+            BackendError::Status { status: 401, .. } => AppError::Unauthenticated,
+            BackendError::Status { status: 403, message, .. } => {
+                tracing::info!(%error, "refused");
+                AppError::Invalid(format!("You may not read {what}: {message}"))
+            }
+            BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
+            _ => {
+                tracing::error!(%error, "reading {what} failed");
+                AppError::Internal
+            }
+        }
+    }
+
+    pub async fn discover(cluster_id: &str) -> Result<Registry, AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let list = state
+            .backend
+            .kube_get(&token, cluster_id, "/apis/plugins.fundament.io/v1/plugininstallations")
+            .await
+            .map_err(|e| user_error(e, "the plugin installations of this cluster"))?;
+        let installations = model::installations(&list);
+        let lookups = installations.iter().filter(|i| i.is_running()).map(|i| {
+            let backend = &state.backend;
+            async move {
+                let answer =
+                    backend.definition(fundament_seed::ORGANIZATION, &i.plugin_name, &i.version).await;
+                (i.name.clone(), answer)
+            }
+        });
+        let answers: BTreeMap<_, _> = futures::future::join_all(lookups).await.into_iter().collect();
+        Ok(model::registry(cluster_id, &installations, &answers))
+    }
+
+    pub async fn kind(cluster_id: &str, crd: &str) -> Result<KindInfo, AppError> {
+        check_cluster(cluster_id)?;
+        if !is_crd_name(crd) {
+            return Err(AppError::Invalid(format!(
+                "{crd:?} is not a resource name of the form <plural>.<group>."
+            )));
+        }
+        let (state, token) = user()?;
+        let what = format!("The resource {crd}");
+        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}");
+        let value =
+            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        model::kind_info(&value).ok_or_else(|| {
+            tracing::error!(crd, "CustomResourceDefinition without kind, plural or version");
+            AppError::Invalid(format!("The CustomResourceDefinition {crd} names no kind, plural or version."))
+        })
+    }
+
+    pub async fn namespaces(cluster_id: &str, project: Option<&str>) -> Result<Vec<String>, AppError> {
+        check_cluster(cluster_id)?;
+        let path = match project {
+            Some(p) if is_dns_label(p) => {
+                format!("/api/v1/namespaces?labelSelector=fundament.io%2Fproject%3D{p}")
+            }
+            Some(p) => return Err(AppError::Invalid(format!("{p:?} is not a project name."))),
+            None => "/api/v1/namespaces".to_owned(),
+        };
+        let (state, token) = user()?;
+        let list = state
+            .backend
+            .kube_get(&token, cluster_id, &path)
+            .await
+            .map_err(|e| user_error(e, "the namespaces"))?;
+        let mut names: Vec<String> = list
+            .get("items")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|n| {
+                n.pointer("/metadata/name").and_then(serde_json::Value::as_str).map(str::to_owned)
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {
+        // Tokens must not be cached anywhere on the way.
+        if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+            response.insert_header(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+        }
+        check_cluster(cluster_id)?;
+        let Ok((state, token)) = user() else {
+            return Ok(MintReply::Failed(AuthFailure::Unauthorized));
+        };
+        Ok(match state.backend.mint(&token, cluster_id, installation_id).await {
+            Ok(minted) => MintReply::Minted(minted),
+            Err(failure) => MintReply::Failed(failure),
+        })
+    }
+}

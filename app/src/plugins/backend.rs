@@ -1,0 +1,236 @@
+//! The console server's calls to the other services on behalf of the signed-in
+//! user (server only): kube-api-proxy with the user's token (the user path),
+//! organization-api for definitions, authn for PluginTokens.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::{Client, connect::HttpConnector};
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use super::model::DefinitionAnswer;
+use super::token::{AuthFailure, Minted};
+
+/// Answers larger than this are refused (a cluster's installations, a CRD).
+const MAX_ANSWER_BYTES: usize = 16 << 20;
+/// No call may hold a page render longer than this.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// A definition of a name and version changes only when republished: kept this long.
+const DEFINITION_TTL: Duration = Duration::from_secs(30);
+
+/// A failed call. Logged on the server; users get [`crate::error::AppError`].
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("{service} answered HTTP {status}: {message}")]
+    Status { service: &'static str, status: u16, code: String, message: String },
+    #[error("{service} could not be reached: {detail}")]
+    Unreachable { service: &'static str, detail: String },
+    #[error("{service} answered something that is not JSON: {detail}")]
+    Decode { service: &'static str, detail: String },
+}
+
+/// The services' base URLs and one connection pool.
+pub struct Backend {
+    kube_api_proxy: String,
+    organization_api: String,
+    authn: String,
+    client: Client<HttpConnector, Full<Bytes>>,
+    definitions: Mutex<HashMap<(String, String), (Instant, DefinitionAnswer)>>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("kube_api_proxy", &self.kube_api_proxy)
+            .field("organization_api", &self.organization_api)
+            .field("authn", &self.authn)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Backend {
+    pub fn new(kube_api_proxy: &str, organization_api: &str, authn: &str) -> Self {
+        let base = |u: &str| u.trim_end_matches('/').to_owned();
+        Self {
+            kube_api_proxy: base(kube_api_proxy),
+            organization_api: base(organization_api),
+            authn: base(authn),
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            definitions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn call(
+        &self,
+        service: &'static str,
+        url: String,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), BackendError> {
+        let unreachable = |detail: String| BackendError::Unreachable { service, detail };
+        let mut request = http::Request::builder().uri(url).header(http::header::ACCEPT, "application/json");
+        if let Some(token) = bearer {
+            request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = match body {
+            Some(body) => request
+                .method(http::Method::POST)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(Full::new(Bytes::from(body.to_string()))),
+            None => request.method(http::Method::GET).body(Full::new(Bytes::new())),
+        }
+        .map_err(|e| unreachable(e.to_string()))?;
+        let response = tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
+            .await
+            .map_err(|_| unreachable(format!("no answer within {} s", CALL_TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        let status = response.status().as_u16();
+        let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await
+            .map_err(|e| unreachable(e.to_string()))?
+            .to_bytes();
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|e| BackendError::Decode { service, detail: format!("HTTP {status}: {e}") })?
+        };
+        Ok((status, value))
+    }
+
+    fn status_error(service: &'static str, status: u16, body: &Value) -> BackendError {
+        let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        // Kubernetes Status: reason + message; Connect: code + message.
+        let code = if body.get("reason").is_some() { text("reason") } else { text("code") };
+        BackendError::Status { service, status, code, message: text("message") }
+    }
+
+    /// GET `<kube-api-proxy>/clusters/<cluster>/<path>` as the user.
+    pub async fn kube_get(
+        &self,
+        user_token: &str,
+        cluster_id: &str,
+        path: &str,
+    ) -> Result<Value, BackendError> {
+        const SERVICE: &str = "kube-api-proxy";
+        let url = format!("{}/clusters/{cluster_id}{path}", self.kube_api_proxy);
+        match self.call(SERVICE, url, Some(user_token), None).await? {
+            (200, value) => Ok(value),
+            (status, body) => Err(Self::status_error(SERVICE, status, &body)),
+        }
+    }
+
+    /// A plugin definition from organization-api (cached per name and version).
+    pub async fn definition(&self, organization: &str, plugin: &str, version: &str) -> DefinitionAnswer {
+        let key = (plugin.to_owned(), version.to_owned());
+        if let Some((at, answer)) = self.lock_definitions().get(&key)
+            && at.elapsed() < DEFINITION_TTL
+        {
+            return answer.clone();
+        }
+        let answer = self.fetch_definition(organization, plugin, version).await;
+        if !matches!(answer, DefinitionAnswer::Unreachable) {
+            self.lock_definitions().insert(key, (Instant::now(), answer.clone()));
+        }
+        answer
+    }
+
+    fn lock_definitions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), (Instant, DefinitionAnswer)>> {
+        self.definitions.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn fetch_definition(&self, organization: &str, plugin: &str, version: &str) -> DefinitionAnswer {
+        const SERVICE: &str = "organization-api";
+        let url = format!("{}/organization.v1.PluginService/GetPluginDefinition", self.organization_api);
+        let body = json!({"organization": organization, "pluginName": plugin, "pluginVersion": version});
+        match self.call(SERVICE, url, None, Some(body)).await {
+            Ok((200, mut value)) => {
+                let hash = value.get("hash").and_then(Value::as_str).unwrap_or_default().to_owned();
+                match value.get_mut("definition").map(Value::take) {
+                    Some(definition) if definition.is_object() && !hash.is_empty() => {
+                        DefinitionAnswer::Found { hash, definition }
+                    }
+                    _ => {
+                        tracing::error!(
+                            plugin,
+                            version,
+                            "organization-api answered a definition without hash or body"
+                        );
+                        DefinitionAnswer::Unreachable
+                    }
+                }
+            }
+            Ok((404, _)) => DefinitionAnswer::Missing(format!(
+                "organization-api has no definition of {plugin}@{version}."
+            )),
+            Ok((status, body)) => {
+                tracing::error!(plugin, version, error = %Self::status_error(SERVICE, status, &body), "GetPluginDefinition failed");
+                DefinitionAnswer::Unreachable
+            }
+            Err(error) => {
+                tracing::error!(plugin, version, %error, "GetPluginDefinition failed");
+                DefinitionAnswer::Unreachable
+            }
+        }
+    }
+
+    /// A PluginToken for the user on one installation (`MintPluginToken`).
+    pub async fn mint(
+        &self,
+        user_token: &str,
+        cluster_id: &str,
+        installation_id: &str,
+    ) -> Result<Minted, AuthFailure> {
+        const SERVICE: &str = "authn";
+        let url = format!("{}/authn.v1.TokenService/MintPluginToken", self.authn);
+        let body = json!({"clusterId": cluster_id, "installationId": installation_id});
+        let started = unix_now();
+        match self.call(SERVICE, url, Some(user_token), Some(body)).await {
+            Ok((200, value)) => {
+                let token = value.get("accessToken").and_then(Value::as_str).filter(|t| !t.is_empty());
+                let expires_in = value.get("expiresIn").and_then(|v| match v {
+                    Value::String(s) => s.parse::<i64>().ok(),
+                    other => other.as_i64(),
+                });
+                match (token, expires_in) {
+                    (Some(token), Some(expires_in)) if expires_in > 0 => {
+                        Ok(Minted { token: token.to_owned(), expires_at: started + expires_in })
+                    }
+                    _ => {
+                        tracing::error!("authn answered MintPluginToken without a token or lifetime");
+                        Err(AuthFailure::MintFailed)
+                    }
+                }
+            }
+            Ok((status, body)) => {
+                let error = Self::status_error(SERVICE, status, &body);
+                let failure = match status {
+                    401 => AuthFailure::Unauthorized,
+                    403 | 404 => AuthFailure::Revoked,
+                    _ => AuthFailure::MintFailed,
+                };
+                if failure == AuthFailure::MintFailed {
+                    tracing::warn!(%error, cluster_id, installation_id, "plugin token not minted");
+                } else {
+                    tracing::info!(%error, cluster_id, installation_id, "plugin token refused");
+                }
+                Err(failure)
+            }
+            Err(error) => {
+                tracing::warn!(%error, cluster_id, installation_id, "plugin token not minted");
+                Err(AuthFailure::MintFailed)
+            }
+        }
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}

@@ -1,0 +1,178 @@
+//! `<PluginFrame>`: a plugin's page in a sandboxed iframe on plugin-proxy's
+//! origin. The server renders the frame without `src`; in the browser the host
+//! first listens for the page's messages and then loads it, so `plugin:ready`
+//! cannot be missed. Loading, "did not load" and "no plugin token" states are
+//! shown by the console, outside the frame.
+
+use leptos::prelude::*;
+
+use super::model::{ResourceView, paths};
+use super::protocol::{INITIAL_FRAME_HEIGHT, ResourceRef};
+use super::token::AuthFailure;
+
+/// The sandbox of every plugin frame, exactly as the seed has it: no
+/// top navigation, no popups.
+pub const SANDBOX: &str = "allow-scripts allow-same-origin allow-forms";
+/// How long a page may take to send `plugin:ready`.
+pub const READY_TIMEOUT_MS: u64 = 5_000;
+
+/// Everything the frame and its host need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameSpec {
+    /// The page URL on plugin-proxy.
+    pub src: String,
+    /// plugin-proxy's origin: the only origin messages are taken from and sent to.
+    pub origin: String,
+    /// The page's file name (for messages to the user).
+    pub page: String,
+    /// The plugin's display name.
+    pub plugin_label: String,
+    /// What the page shows, for the frame's title.
+    pub subject: String,
+    pub view: ResourceView,
+    pub project: Option<String>,
+    pub installation_name: String,
+    pub installation_uid: String,
+    pub cluster_id: String,
+    pub crd: String,
+    pub crd_kind: String,
+    pub resource: Option<ResourceRef>,
+    pub namespaces: Option<Vec<String>>,
+    pub kube_api_proxy_url: String,
+    /// Whether the kind has a create page to go to.
+    pub can_create: bool,
+}
+
+impl FrameSpec {
+    /// The kind's list page.
+    pub fn list_href(&self) -> String {
+        paths::list(self.project.as_deref(), &self.installation_name, &self.crd)
+    }
+
+    /// The kind's create page.
+    pub fn create_href(&self) -> String {
+        paths::create(self.project.as_deref(), &self.installation_name, &self.crd)
+    }
+
+    /// An object's detail page.
+    pub fn detail_href(&self, name: &str, namespace: Option<&str>) -> String {
+        paths::detail(self.project.as_deref(), &self.installation_name, &self.crd, name, namespace)
+    }
+}
+
+/// Where the page is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameStatus {
+    Loading,
+    Ready,
+    /// No `plugin:ready` within [`READY_TIMEOUT_MS`] (a late one still turns it `Ready`).
+    TimedOut,
+}
+
+/// The signals the host drives and the view shows.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameSignals {
+    pub status: RwSignal<FrameStatus>,
+    pub auth: RwSignal<Option<AuthFailure>>,
+    pub height: RwSignal<u32>,
+    /// Bumped by "Try again": the host mints at once.
+    pub retry: RwSignal<u32>,
+}
+
+/// A plugin page in its frame.
+#[component]
+pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
+    let signals = FrameSignals {
+        status: RwSignal::new(FrameStatus::Loading),
+        auth: RwSignal::new(None),
+        height: RwSignal::new(INITIAL_FRAME_HEIGHT),
+        retry: RwSignal::new(0),
+    };
+    let frame = NodeRef::<leptos::html::Iframe>::new();
+    #[cfg(feature = "hydrate")]
+    {
+        let navigate = leptos_router::hooks::use_navigate();
+        let spec = spec.clone();
+        Effect::new(move |_| {
+            let Some(iframe) = frame.get() else { return };
+            let handle = super::host::mount(iframe, spec.clone(), signals, navigate.clone());
+            let handle = send_wrapper::SendWrapper::new(handle);
+            on_cleanup(move || handle.take().stop());
+        });
+    }
+    let FrameSignals { status, auth, height, .. } = signals;
+    let state = move || match (status.get(), auth.get()) {
+        (_, Some(_)) => "auth-failed",
+        (FrameStatus::Loading, None) => "loading",
+        (FrameStatus::Ready, None) => "ready",
+        (FrameStatus::TimedOut, None) => "error",
+    };
+    let title = format!("{}: {}", spec.plugin_label, spec.subject);
+    view! {
+        <div class="relative" data-plugin-frame="" data-state=state>
+            <FrameNotices spec=spec.clone() signals />
+            <iframe
+                node_ref=frame
+                title=title
+                sandbox=SANDBOX
+                class="block w-full rounded-xl border border-line bg-surface"
+                class:invisible=move || status.get() != FrameStatus::Ready
+                style:height=move || format!("{}px", height.get())
+            ></iframe>
+            <noscript>
+                <p class="card">"Plugin pages need JavaScript."</p>
+            </noscript>
+        </div>
+    }
+}
+
+/// Loading, timeout and token notices above the frame.
+#[component]
+fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
+    let FrameSignals { status, auth, retry, .. } = signals;
+    let label = spec.plugin_label.clone();
+    let loading = format!("Loading the {} page…", spec.plugin_label);
+    let timed_out = format!(
+        "The {} page {} did not load: it sent no plugin:ready within {} seconds. \
+         Check that the plugin is running and that the page includes the plugin SDK.",
+        spec.plugin_label,
+        spec.page,
+        READY_TIMEOUT_MS / 1000
+    );
+    view! {
+        <Show when=move || status.get() == FrameStatus::Loading>
+            <div class="absolute inset-x-0 top-0">
+                <crate::components::status::Loading label=loading.clone() />
+            </div>
+        </Show>
+        <Show when=move || status.get() == FrameStatus::TimedOut>
+            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
+                <p class="font-semibold text-danger">"The plugin page did not load"</p>
+                <p class="mt-1">{timed_out.clone()}</p>
+            </div>
+        </Show>
+        {move || auth.get().map(|failure| {
+            let label = label.clone();
+            view! {
+                <div role="alert" class="mb-3 flex flex-wrap items-center gap-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
+                    <div class="min-w-0 flex-1">
+                        <p class="font-semibold text-danger">{format!("{label} cannot reach the cluster")}</p>
+                        <p class="mt-1">
+                            {failure.explanation()}
+                            " The console keeps trying and the page recovers by itself."
+                        </p>
+                    </div>
+                    {if failure == AuthFailure::Unauthorized {
+                        view! { <a class="button inline-flex" href="/sign-in">"Sign in"</a> }.into_any()
+                    } else {
+                        view! {
+                            <button type="button" class="button inline-flex" on:click=move |_| retry.update(|n| *n += 1)>
+                                "Try again"
+                            </button>
+                        }.into_any()
+                    }}
+                </div>
+            }
+        })}
+    }
+}

@@ -1,0 +1,367 @@
+//! The browser side of a plugin frame: takes the page's messages (only from
+//! that frame's window and plugin-proxy's origin), answers `plugin:ready` with
+//! `fundament:init`, keeps the page's PluginToken fresh, follows the console's
+//! theme, and moves the console when the page asks. Tokens live in memory
+//! only: never in a URL, a log or storage.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+use serde::Serialize;
+use wasm_bindgen::{JsCast, JsValue, closure::Closure};
+use web_sys::{HtmlIFrameElement, MediaQueryList, MessageEvent, MutationObserver, MutationObserverInit};
+
+use super::api::{MintReply, mint_plugin_token};
+use super::frame::{FrameSignals, FrameSpec, FrameStatus, READY_TIMEOUT_MS};
+use super::model::ResourceView;
+use super::protocol::{self, HostMessage, Init, PluginMessage, Refusal};
+use super::token::{AfterFailure, AuthFailure, Minted, TokenKeeper};
+
+type Navigate = Rc<dyn Fn(&str)>;
+
+struct Host {
+    iframe: HtmlIFrameElement,
+    spec: FrameSpec,
+    signals: FrameSignals,
+    navigate: Navigate,
+    keeper: RefCell<TokenKeeper>,
+    /// `fundament:init` went out since the page's last `plugin:ready`.
+    init_sent: Cell<bool>,
+    /// The page is ready and waits for the running mint before its init.
+    init_waiting: Cell<bool>,
+    last_theme: Cell<&'static str>,
+    mint_timer: RefCell<Option<TimeoutHandle>>,
+    ready_timer: RefCell<Option<TimeoutHandle>>,
+    alive: Cell<bool>,
+}
+
+/// Stops the host when the frame goes away.
+pub struct HostHandle {
+    host: Rc<Host>,
+    listener: Option<WindowListenerHandle>,
+    observer: Option<MutationObserver>,
+    media: Option<MediaQueryList>,
+    _on_mutation: Option<Closure<dyn FnMut()>>,
+    on_media: Option<Closure<dyn FnMut()>>,
+}
+
+impl HostHandle {
+    pub fn stop(mut self) {
+        self.host.alive.set(false);
+        for timer in [&self.host.mint_timer, &self.host.ready_timer] {
+            if let Some(t) = timer.borrow_mut().take() {
+                t.clear();
+            }
+        }
+        if let Some(listener) = self.listener.take() {
+            listener.remove();
+        }
+        if let Some(observer) = self.observer.take() {
+            observer.disconnect();
+        }
+        if let (Some(media), Some(cb)) = (self.media.take(), self.on_media.take()) {
+            let _ = media.remove_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
+        }
+    }
+}
+
+/// Starts hosting the page: listens, mints, then loads the frame.
+pub fn mount(
+    iframe: HtmlIFrameElement,
+    spec: FrameSpec,
+    signals: FrameSignals,
+    navigate: impl Fn(&str, NavigateOptions) + Clone + 'static,
+) -> HostHandle {
+    let navigate: Navigate = Rc::new(move |to: &str| navigate(to, NavigateOptions::default()));
+    let host = Rc::new(Host {
+        iframe,
+        spec,
+        signals,
+        navigate,
+        keeper: RefCell::new(TokenKeeper::default()),
+        init_sent: Cell::new(false),
+        init_waiting: Cell::new(false),
+        last_theme: Cell::new(effective_theme()),
+        mint_timer: RefCell::new(None),
+        ready_timer: RefCell::new(None),
+        alive: Cell::new(true),
+    });
+
+    let weak = Rc::downgrade(&host);
+    let listener = window_event_listener(leptos::ev::message, move |event: MessageEvent| {
+        if let Some(host) = weak.upgrade() {
+            host.receive(&event);
+        }
+    });
+
+    let weak = Rc::downgrade(&host);
+    let on_theme = move || {
+        if let Some(host) = weak.upgrade() {
+            host.theme_maybe_changed();
+        }
+    };
+    let (observer, on_mutation) = observe_theme_attribute(on_theme.clone());
+    let on_media: Closure<dyn FnMut()> = Closure::new(on_theme);
+    let media = window().match_media("(prefers-color-scheme: dark)").ok().flatten();
+    if let Some(media) = &media {
+        let _ = media.add_event_listener_with_callback("change", on_media.as_ref().unchecked_ref());
+    }
+
+    let weak = Rc::downgrade(&host);
+    Effect::watch(
+        move || signals.retry.get(),
+        move |_, _, _| {
+            if let Some(host) = weak.upgrade() {
+                host.mint_now();
+            }
+        },
+        false,
+    );
+
+    host.mint_now();
+    let weak = Rc::downgrade(&host);
+    *host.ready_timer.borrow_mut() = set_timeout_with_handle(
+        move || {
+            if let Some(host) = weak.upgrade()
+                && host.signals.status.get_untracked() == FrameStatus::Loading
+            {
+                host.signals.status.set(FrameStatus::TimedOut);
+            }
+        },
+        Duration::from_millis(READY_TIMEOUT_MS),
+    )
+    .ok();
+    // Last: the listener is in place before the page can say it is ready.
+    host.iframe.set_src(&host.spec.src);
+
+    HostHandle {
+        host,
+        listener: Some(listener),
+        observer,
+        media,
+        _on_mutation: on_mutation,
+        on_media: Some(on_media),
+    }
+}
+
+impl Host {
+    fn receive(self: &Rc<Self>, event: &MessageEvent) {
+        let Some(frame_window) = self.iframe.content_window() else { return };
+        let from_frame =
+            event.source().is_some_and(|source| js_sys::Object::is(frame_window.as_ref(), source.as_ref()));
+        if !from_frame || event.origin() != self.spec.origin {
+            return;
+        }
+        let Some(data) = js_sys::JSON::stringify(&event.data())
+            .ok()
+            .and_then(|s| s.as_string())
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        else {
+            return;
+        };
+        match protocol::parse(&data) {
+            Ok(message) => self.handle(message),
+            Err(Refusal::Invalid(why)) => {
+                leptos::logging::warn!("{}: message ignored: {why}", self.spec.plugin_label)
+            }
+            Err(Refusal::Unknown) => {}
+        }
+    }
+
+    fn handle(self: &Rc<Self>, message: PluginMessage) {
+        let spec = &self.spec;
+        match message {
+            PluginMessage::Ready => {
+                if let Some(t) = self.ready_timer.borrow_mut().take() {
+                    t.clear();
+                }
+                self.signals.status.set(FrameStatus::Ready);
+                // Every ready gets an init: the page may have reloaded itself.
+                self.init_sent.set(false);
+                if self.keeper.borrow().in_flight() {
+                    self.init_waiting.set(true);
+                } else {
+                    self.send_init();
+                }
+            }
+            PluginMessage::Resize(height) => self.signals.height.set(height),
+            PluginMessage::RequestTokenRefresh => self.mint_now(),
+            PluginMessage::Navigate { name, namespace } => {
+                (self.navigate)(&spec.detail_href(&name, namespace.as_deref()));
+            }
+            PluginMessage::Create => {
+                if spec.can_create && spec.view != ResourceView::Create {
+                    (self.navigate)(&spec.create_href());
+                }
+            }
+            PluginMessage::NavigateBack => {
+                if spec.view != ResourceView::List {
+                    (self.navigate)(&spec.list_href());
+                }
+            }
+        }
+    }
+
+    fn post(&self, message: &HostMessage) {
+        let Some(target) = self.iframe.content_window() else { return };
+        if let Some(value) = to_js(message) {
+            let _ = target.post_message(&value, &self.spec.origin);
+        }
+    }
+
+    /// Sends `fundament:init` with the token if there is one (else `null`,
+    /// followed by the token or the failure when they come).
+    fn send_init(&self) {
+        self.init_waiting.set(false);
+        let theme = effective_theme();
+        self.last_theme.set(theme);
+        let token = self.keeper.borrow().token(js_sys::Date::now()).cloned();
+        let spec = &self.spec;
+        self.post(&HostMessage::Init(Init {
+            protocol_version: 1,
+            theme,
+            plugin_name: spec.installation_name.clone(),
+            crd_kind: spec.crd_kind.clone(),
+            view: spec.view.as_str(),
+            resource: spec.resource.clone(),
+            namespaces: spec.namespaces.clone(),
+            kube_api_proxy_url: spec.kube_api_proxy_url.clone(),
+            cluster_id: spec.cluster_id.clone(),
+            token: token.as_ref().map(|t| t.token.clone()),
+            token_expires_at: token.as_ref().map(|t| t.expires_at),
+        }));
+        self.init_sent.set(true);
+        if token.is_none()
+            && let Some(failure) = self.keeper.borrow().failure()
+        {
+            self.post(&HostMessage::AuthFailed { reason: failure.as_str() });
+        }
+    }
+
+    fn theme_maybe_changed(&self) {
+        let theme = effective_theme();
+        if self.init_sent.get() && theme != self.last_theme.get() {
+            self.last_theme.set(theme);
+            self.post(&HostMessage::ThemeChanged { theme });
+        }
+    }
+
+    /// Mints now (joining a mint that is already running).
+    fn mint_now(self: &Rc<Self>) {
+        if !self.keeper.borrow_mut().begin() {
+            return;
+        }
+        if let Some(t) = self.mint_timer.borrow_mut().take() {
+            t.clear();
+        }
+        let host = Rc::clone(self);
+        let (cluster, installation) = (self.spec.cluster_id.clone(), self.spec.installation_uid.clone());
+        leptos::task::spawn_local(async move {
+            let reply = mint_plugin_token(cluster, installation).await;
+            if !host.alive.get() {
+                return;
+            }
+            match reply {
+                Ok(MintReply::Minted(minted)) => host.minted(minted),
+                Ok(MintReply::Failed(failure)) => host.mint_failed(failure),
+                Err(_) => host.mint_failed(AuthFailure::MintFailed),
+            }
+        });
+    }
+
+    fn minted(self: &Rc<Self>, minted: Minted) {
+        let delay = self.keeper.borrow_mut().minted(minted.clone(), js_sys::Date::now());
+        self.signals.auth.set(None);
+        if self.init_waiting.get() {
+            self.send_init();
+        } else if self.init_sent.get() {
+            self.post(&HostMessage::TokenRefreshed {
+                token: minted.token,
+                token_expires_at: minted.expires_at,
+            });
+        }
+        self.schedule_mint(delay);
+    }
+
+    fn mint_failed(self: &Rc<Self>, failure: AuthFailure) {
+        let next = self.keeper.borrow_mut().failed(failure);
+        match next {
+            AfterFailure::Retry(delay) => {
+                // The page should not wait for the retries to start drawing.
+                if self.init_waiting.get() {
+                    self.send_init();
+                }
+                self.schedule_mint(delay);
+            }
+            AfterFailure::GiveUp { reason, announce, retry_in } => {
+                self.signals.auth.set(Some(reason));
+                if self.init_waiting.get() {
+                    self.send_init(); // carries the failure
+                } else if announce && self.init_sent.get() {
+                    self.post(&HostMessage::AuthFailed { reason: reason.as_str() });
+                }
+                self.schedule_mint(retry_in);
+            }
+        }
+    }
+
+    fn schedule_mint(self: &Rc<Self>, delay_ms: u32) {
+        let weak: Weak<Host> = Rc::downgrade(self);
+        let handle = set_timeout_with_handle(
+            move || {
+                if let Some(host) = weak.upgrade()
+                    && host.alive.get()
+                {
+                    host.mint_now();
+                }
+            },
+            Duration::from_millis(u64::from(delay_ms)),
+        )
+        .ok();
+        if let Some(old) = self.mint_timer.replace(handle) {
+            old.clear();
+        }
+    }
+}
+
+fn to_js(message: &impl Serialize) -> Option<JsValue> {
+    let text = serde_json::to_string(message).ok()?;
+    js_sys::JSON::parse(&text).ok()
+}
+
+/// `dark` or `light`: the console's explicit choice, else the OS preference.
+fn effective_theme() -> &'static str {
+    let chosen = document().document_element().and_then(|root| root.get_attribute("data-theme"));
+    match chosen.as_deref() {
+        Some("dark") => "dark",
+        Some("light") => "light",
+        _ => {
+            let dark = window()
+                .match_media("(prefers-color-scheme: dark)")
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.matches());
+            if dark { "dark" } else { "light" }
+        }
+    }
+}
+
+/// Calls `changed` whenever `<html data-theme>` changes.
+fn observe_theme_attribute(
+    changed: impl Fn() + 'static,
+) -> (Option<MutationObserver>, Option<Closure<dyn FnMut()>>) {
+    let Some(root) = document().document_element() else { return (None, None) };
+    let callback: Closure<dyn FnMut()> = Closure::new(changed);
+    let Ok(observer) = MutationObserver::new(callback.as_ref().unchecked_ref()) else { return (None, None) };
+    let options = MutationObserverInit::new();
+    options.set_attributes(true);
+    let filter = js_sys::Array::of1(&JsValue::from_str("data-theme"));
+    options.set_attribute_filter(&filter);
+    if observer.observe_with_options(&root, &options).is_err() {
+        return (None, None);
+    }
+    (Some(observer), Some(callback))
+}

@@ -1,0 +1,13 @@
+//! The plugin integration: discovery, the registry the sidebar and plugin
+//! routes read, and the frame that hosts a plugin's page.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod backend;
+pub mod frame;
+#[cfg(feature = "hydrate")]
+mod host;
+pub mod model;
+pub mod protocol;
+pub mod registry;
+pub mod token;

@@ -1,0 +1,233 @@
+//! When the console mints PluginTokens for a plugin frame: at mount, at 80 %
+//! of each token's lifetime, and when the page asks. A failed mint is retried
+//! after 2, 4 and 8 s; then the page is told `fundament:auth-failed` and the
+//! console keeps trying every [`RECOVERY_RETRY_MS`], so the frame recovers by
+//! itself once minting works again (the original left it stranded).
+//!
+//! A state machine without timers or I/O: the frame host runs the timers.
+
+use serde::{Deserialize, Serialize};
+
+/// Refresh when this share of a token's lifetime has passed.
+pub const REFRESH_RATIO: f64 = 0.8;
+/// Never refresh sooner than this after a mint.
+pub const MIN_REFRESH_MS: u32 = 1_000;
+/// Delays of the retries after a failed mint.
+pub const RETRY_DELAYS_MS: [u32; 3] = [2_000, 4_000, 8_000];
+/// After giving up, try again this often.
+pub const RECOVERY_RETRY_MS: u32 = 10_000;
+
+/// Why the console could not get a PluginToken (`reason` of `fundament:auth-failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AuthFailure {
+    /// authn failed or could not be reached.
+    MintFailed,
+    /// The user's session is no longer valid.
+    Unauthorized,
+    /// The user may no longer use this installation (or it is gone).
+    Revoked,
+}
+
+impl AuthFailure {
+    /// The protocol's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthFailure::MintFailed => "mint_failed",
+            AuthFailure::Unauthorized => "unauthorized",
+            AuthFailure::Revoked => "revoked",
+        }
+    }
+
+    /// What the console tells the user.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            AuthFailure::MintFailed => "The console could not get a plugin token from authn.",
+            AuthFailure::Unauthorized => "Your session has ended. Sign in again to continue.",
+            AuthFailure::Revoked => "You no longer have access to this plugin on this cluster.",
+        }
+    }
+
+    /// Whether retrying soon can help (a passing failure), or only a change
+    /// elsewhere can (signing in again, being granted access).
+    pub fn is_transient(self) -> bool {
+        self == AuthFailure::MintFailed
+    }
+}
+
+/// A PluginToken and when it expires (unix seconds).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Minted {
+    pub token: String,
+    pub expires_at: i64,
+}
+
+/// What to do after a failed mint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Try again after this many ms; the page is not told yet.
+    Retry(u32),
+    /// Tell the page (`announce`: the first time in this run of failures) and
+    /// try again after this many ms.
+    GiveUp { reason: AuthFailure, announce: bool, retry_in: u32 },
+}
+
+/// The token state of one plugin frame.
+#[derive(Debug, Default)]
+pub struct TokenKeeper {
+    token: Option<Minted>,
+    in_flight: bool,
+    failures: u32,
+    failed: Option<AuthFailure>,
+}
+
+impl TokenKeeper {
+    /// Starts a mint unless one is already running (requests are deduplicated).
+    pub fn begin(&mut self) -> bool {
+        !std::mem::replace(&mut self.in_flight, true)
+    }
+
+    /// Whether a mint is running.
+    pub fn in_flight(&self) -> bool {
+        self.in_flight
+    }
+
+    /// The current token, if it has not expired at `now_ms` (unix ms).
+    pub fn token(&self, now_ms: f64) -> Option<&Minted> {
+        self.token.as_ref().filter(|t| (t.expires_at as f64) * 1000.0 > now_ms)
+    }
+
+    /// The failure the page was told about, while it lasts.
+    pub fn failure(&self) -> Option<AuthFailure> {
+        self.failed
+    }
+
+    /// Records a new token; returns the delay until its refresh (ms).
+    pub fn minted(&mut self, minted: Minted, now_ms: f64) -> u32 {
+        let delay = refresh_delay_ms(minted.expires_at, now_ms);
+        self.token = Some(minted);
+        self.in_flight = false;
+        self.failures = 0;
+        self.failed = None;
+        delay
+    }
+
+    /// Records a failed mint.
+    pub fn failed(&mut self, reason: AuthFailure) -> AfterFailure {
+        self.in_flight = false;
+        self.failures += 1;
+        if reason.is_transient()
+            && self.failed.is_none()
+            && let Some(&delay) = RETRY_DELAYS_MS.get(self.failures as usize - 1)
+        {
+            return AfterFailure::Retry(delay);
+        }
+        let announce = self.failed != Some(reason);
+        self.token = None;
+        self.failed = Some(reason);
+        AfterFailure::GiveUp { reason, announce, retry_in: RECOVERY_RETRY_MS }
+    }
+}
+
+/// 80 % of the remaining lifetime, at least [`MIN_REFRESH_MS`].
+pub fn refresh_delay_ms(expires_at: i64, now_ms: f64) -> u32 {
+    let remaining = (expires_at as f64) * 1000.0 - now_ms;
+    let delay = (remaining * REFRESH_RATIO).clamp(f64::from(MIN_REFRESH_MS), f64::from(u32::MAX));
+    delay as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(exp: i64) -> Minted {
+        Minted { token: "t".into(), expires_at: exp }
+    }
+
+    #[test]
+    fn refreshes_at_eighty_percent_and_not_too_soon() {
+        assert_eq!(refresh_delay_ms(1_000 + 900, 1_000_000.0), 720_000);
+        assert_eq!(refresh_delay_ms(1_000, 1_000_000.0), MIN_REFRESH_MS);
+        assert_eq!(refresh_delay_ms(0, 1_000_000.0), MIN_REFRESH_MS);
+    }
+
+    #[test]
+    fn deduplicates_mints() {
+        let mut k = TokenKeeper::default();
+        assert!(k.begin());
+        assert!(!k.begin(), "a second request joins the running mint");
+        k.minted(token(2_000), 1_000_000.0);
+        assert!(k.begin());
+    }
+
+    #[test]
+    fn retries_after_two_four_eight_seconds_then_gives_up_and_keeps_trying() {
+        let mut k = TokenKeeper::default();
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            k.begin();
+            seen.push(k.failed(AuthFailure::MintFailed));
+        }
+        assert_eq!(
+            seen,
+            [AfterFailure::Retry(2_000), AfterFailure::Retry(4_000), AfterFailure::Retry(8_000)]
+        );
+        assert_eq!(k.failure(), None, "the page is not told during the retries");
+        k.begin();
+        assert_eq!(
+            k.failed(AuthFailure::MintFailed),
+            AfterFailure::GiveUp {
+                reason: AuthFailure::MintFailed,
+                announce: true,
+                retry_in: RECOVERY_RETRY_MS
+            }
+        );
+        k.begin();
+        assert_eq!(
+            k.failed(AuthFailure::MintFailed),
+            AfterFailure::GiveUp {
+                reason: AuthFailure::MintFailed,
+                announce: false,
+                retry_in: RECOVERY_RETRY_MS
+            },
+            "told once per run of failures"
+        );
+        assert_eq!(k.failure(), Some(AuthFailure::MintFailed));
+        k.begin();
+        k.minted(token(9_999_999_999), 0.0);
+        assert_eq!(k.failure(), None, "recovers");
+        assert!(k.token(0.0).is_some());
+        k.begin();
+        assert_eq!(k.failed(AuthFailure::MintFailed), AfterFailure::Retry(2_000), "a new run starts over");
+    }
+
+    #[test]
+    fn lasting_failures_are_reported_at_once_and_a_changed_reason_again() {
+        let mut k = TokenKeeper::default();
+        k.begin();
+        k.minted(token(2_000), 1_000_000.0);
+        k.begin();
+        assert_eq!(
+            k.failed(AuthFailure::Revoked),
+            AfterFailure::GiveUp {
+                reason: AuthFailure::Revoked,
+                announce: true,
+                retry_in: RECOVERY_RETRY_MS
+            }
+        );
+        assert!(k.token(1_000_000.0).is_none(), "a revoked token is dropped");
+        k.begin();
+        assert!(matches!(
+            k.failed(AuthFailure::Unauthorized),
+            AfterFailure::GiveUp { reason: AuthFailure::Unauthorized, announce: true, .. }
+        ));
+    }
+
+    #[test]
+    fn expired_tokens_are_not_handed_out() {
+        let mut k = TokenKeeper::default();
+        k.begin();
+        k.minted(token(100), 0.0);
+        assert!(k.token(99_000.0).is_some());
+        assert!(k.token(100_000.0).is_none());
+    }
+}

@@ -1,0 +1,323 @@
+//! `[/projects/:project]/plugin-resources/:plugin/:kind[/create|/:id]`: a
+//! plugin's kind. Each view takes the plugin's own page for it
+//! (`customComponents.<Kind>.list|detail|create`) when there is one, framed
+//! from plugin-proxy; without one, the generated view from the CRD.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::{
+    components::A,
+    hooks::{use_params_map, use_query_map},
+};
+
+use crate::{
+    api::session::Session,
+    components::status::{ErrorView, Loading},
+    error::AppError,
+    plugins::{
+        api::{namespaces, resource_kind},
+        frame::{FrameSpec, PluginFrame},
+        model::{
+            KindInfo, PluginEntry, PluginState, Registry, ResourceView, custom_page_src, is_dns_label,
+            is_object_name, origin_of, paths,
+        },
+        protocol::ResourceRef,
+        registry::PluginRegistry,
+    },
+    routes::{not_found::NotFoundContent, with_session},
+};
+
+/// A kind's list.
+#[component]
+pub fn PluginListPage() -> impl IntoView {
+    view! { <PluginResourcePage view=ResourceView::List /> }
+}
+
+/// A kind's create page.
+#[component]
+pub fn PluginCreatePage() -> impl IntoView {
+    view! { <PluginResourcePage view=ResourceView::Create /> }
+}
+
+/// One object.
+#[component]
+pub fn PluginDetailPage() -> impl IntoView {
+    view! { <PluginResourcePage view=ResourceView::Detail /> }
+}
+
+/// What the URL names.
+#[derive(Debug, Clone, PartialEq)]
+struct Target {
+    view: ResourceView,
+    project: Option<String>,
+    installation: String,
+    crd: String,
+    /// Detail: name and `?ns=`.
+    object: Option<ResourceRef>,
+}
+
+#[component]
+fn PluginResourcePage(view: ResourceView) -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let target = Memo::new(move |_| {
+        let p = params.read();
+        Target {
+            view,
+            project: p.get("project"),
+            installation: p.get("plugin").unwrap_or_default(),
+            crd: p.get("kind").unwrap_or_default(),
+            object: p.get("id").map(|name| ResourceRef {
+                name,
+                namespace: query.read().get("ns").filter(|ns| !ns.is_empty()),
+            }),
+        }
+    });
+    move || {
+        let target = target.get();
+        with_session(move |session| view! { <Resolved session target /> })
+    }
+}
+
+/// Loads the registry and the kind, then shows the page.
+#[component]
+fn Resolved(session: Session, target: Target) -> impl IntoView {
+    let registry = expect_context::<PluginRegistry>();
+    if let Some(object) = &target.object {
+        let bad_ns = object.namespace.as_deref().is_some_and(|ns| !is_dns_label(ns));
+        if !is_object_name(&object.name) || bad_ns {
+            return view! { <NotFoundContent what=format!("The object {:?}", object.name) /> }.into_any();
+        }
+    }
+    let cluster_id = session.cluster_of(target.project.as_deref());
+    let crd = target.crd.clone();
+    let kind = Resource::new(move || (cluster_id.clone(), crd.clone()), |(c, k)| resource_kind(c, k));
+    view! {
+        <Transition fallback=|| view! { <Loading label="Loading the plugin…" /> }>
+            {move || {
+                let session = session.clone();
+                let target = target.clone();
+                let initial = registry.initial.get()?;
+                let kind = kind.get()?;
+                Some(match (initial, kind) {
+                    (Ok(initial), Ok(kind)) => view! { <WithEntry session target initial kind /> }.into_any(),
+                    (Err(error), _) | (_, Err(error)) => error_view(error, &target),
+                })
+            }}
+        </Transition>
+    }
+    .into_any()
+}
+
+fn error_view(error: AppError, target: &Target) -> AnyView {
+    match error {
+        AppError::NotFound(_) => {
+            view! { <NotFoundContent what=format!("The resource {}", target.crd) /> }.into_any()
+        }
+        error => view! { <ErrorView error /> }.into_any(),
+    }
+}
+
+/// Follows the installation in the live registry: the page changes only when
+/// the installation does.
+#[component]
+fn WithEntry(session: Session, target: Target, initial: Registry, kind: KindInfo) -> impl IntoView {
+    let registry = expect_context::<PluginRegistry>();
+    let name = target.installation.clone();
+    let entry = Memo::new(move |_| registry.latest(&initial).find(&name).cloned());
+    move || {
+        let (session, target, kind) = (session.clone(), target.clone(), kind.clone());
+        match entry.get() {
+            None => view! { <NotFoundContent what=format!("The plugin {}", target.installation) /> }.into_any(),
+            Some(entry) if !entry.offers(&target.crd) => {
+                view! { <NotFoundContent what=format!("The resource {} of {}", target.crd, entry.display_name) /> }
+                    .into_any()
+            }
+            Some(entry) => match entry.state.clone() {
+                PluginState::Ready => view! { <KindPage session target entry kind /> }.into_any(),
+                PluginState::Unavailable(reason) => unavailable(&entry, &reason),
+                PluginState::NotRunning { phase, message } => {
+                    unavailable(&entry, &format!("The installation is {phase}: {message}"))
+                }
+            },
+        }
+    }
+}
+
+fn unavailable(entry: &PluginEntry, reason: &str) -> AnyView {
+    view! {
+        <Title text=entry.display_name.clone() />
+        <div role="alert" class="card max-w-2xl">
+            <h1 class="text-xl font-semibold">{format!("{} is unavailable", entry.display_name)}</h1>
+            <p class="mt-2">{reason.to_owned()}</p>
+            <p class="mt-3 text-sm text-muted">
+                {format!("Installation {} (version {}).", entry.installation_name, entry.version)}
+            </p>
+        </div>
+    }
+    .into_any()
+}
+
+/// Breadcrumbs, heading and the page itself.
+#[component]
+fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo) -> impl IntoView {
+    let label = entry.label_of(&target.crd);
+    let project = target.project.as_deref();
+    let list_href = paths::list(project, &entry.installation_name, &target.crd);
+    let custom = entry.custom_page(&kind.kind, target.view).map(str::to_owned);
+    let can_create = entry.custom_page(&kind.kind, ResourceView::Create).is_some();
+    let heading = match (&target.view, &target.object) {
+        (ResourceView::Detail, Some(object)) => object.name.clone(),
+        (ResourceView::Create, _) => format!("Create {}", kind.kind),
+        _ => label.clone(),
+    };
+    let project_name = project
+        .and_then(|id| session.projects.iter().find(|p| p.id == id))
+        .map(|p| (p.id.clone(), p.display_name.clone()));
+    if project.is_some() && project_name.is_none() {
+        return view! { <NotFoundContent what=format!("Project {}", project.unwrap_or_default()) /> }
+            .into_any();
+    }
+    let crumbs = Breadcrumbs {
+        project: project_name,
+        plugin: entry.display_name.clone(),
+        kind: (label.clone(), list_href.clone()),
+        last: (target.view != ResourceView::List).then(|| heading.clone()),
+    };
+    let create_href = paths::create(project, &entry.installation_name, &target.crd);
+    let show_create = target.view == ResourceView::List && can_create;
+    let title = format!("{heading} · {}", entry.display_name);
+    let create_label = format!("Create {}", kind.kind);
+    let body = match custom {
+        Some(file) => view! { <CustomPage session target entry kind file can_create /> }.into_any(),
+        None => generated_placeholder(&kind, target.view),
+    };
+    view! {
+        <Title text=title />
+        {crumbs.render()}
+        <div class="mb-4 flex flex-wrap items-center justify-between gap-3">
+            <h1 class="text-2xl font-semibold tracking-tight">{heading}</h1>
+            {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
+        </div>
+        {body}
+    }
+    .into_any()
+}
+
+struct Breadcrumbs {
+    /// Id and display name.
+    project: Option<(String, String)>,
+    plugin: String,
+    /// Label and list link.
+    kind: (String, String),
+    /// The object or "Create {Kind}".
+    last: Option<String>,
+}
+
+impl Breadcrumbs {
+    fn render(self) -> impl IntoView {
+        let sep = || view! { <li aria-hidden="true" class="text-muted">"›"</li> };
+        let (kind_label, kind_href) = self.kind;
+        let kind = match self.last {
+            Some(_) => view! { <li><A href=kind_href attr:class="link">{kind_label}</A></li> }.into_any(),
+            None => view! { <li aria-current="page">{kind_label}</li> }.into_any(),
+        };
+        view! {
+            <nav aria-label="Breadcrumb" class="mb-2 text-sm text-muted">
+                <ol class="flex flex-wrap items-center gap-2">
+                    {self.project.map(|(id, name)| view! {
+                        <li><A href=format!("/projects/{id}") attr:class="link">{name}</A></li>
+                        {sep()}
+                    })}
+                    <li>{self.plugin}</li>
+                    {sep()}
+                    {kind}
+                    {self.last.map(|last| view! { {sep()} <li aria-current="page" class="text-ink">{last}</li> })}
+                </ol>
+            </nav>
+        }
+    }
+}
+
+/// Until generated views exist: says what is missing instead of a blank page.
+fn generated_placeholder(kind: &KindInfo, view: ResourceView) -> AnyView {
+    view! {
+        <div class="card max-w-2xl" data-generated-view=view.as_str()>
+            <p class="font-medium">{format!("{} has no custom {} page.", kind.kind, view.as_str())}</p>
+            <p class="mt-1 text-sm text-muted">
+                {format!(
+                    "The console renders {} {} from the CRD schema ({}/{}) once generated views are part of this build.",
+                    kind.plural, view.as_str(), kind.group, kind.version
+                )}
+            </p>
+        </div>
+    }
+    .into_any()
+}
+
+/// The plugin's page in its frame. Create pages in a project get the
+/// project's namespaces; elsewhere at organization level, all namespaces.
+#[component]
+fn CustomPage(
+    session: Session,
+    target: Target,
+    entry: PluginEntry,
+    kind: KindInfo,
+    file: String,
+    can_create: bool,
+) -> impl IntoView {
+    let cluster_id = session.cluster_of(target.project.as_deref());
+    let endpoints = session.endpoints.clone();
+    let Some(src) = custom_page_src(
+        &endpoints.plugin_proxy,
+        &cluster_id,
+        &entry.installation_name,
+        &entry.version,
+        &file,
+    ) else {
+        return unavailable(&entry, &format!("Its page {file:?} is not a plain path under console/."));
+    };
+    let Some(origin) = origin_of(&endpoints.plugin_proxy) else {
+        return view! { <ErrorView error=AppError::Internal /> }.into_any();
+    };
+    let subject = match (&target.view, &target.object) {
+        (ResourceView::Detail, Some(o)) => format!("{} {}", kind.kind, o.name),
+        (ResourceView::Create, _) => format!("create {}", kind.kind),
+        _ => entry.label_of(&target.crd),
+    };
+    let spec = FrameSpec {
+        src,
+        origin,
+        page: file,
+        plugin_label: entry.display_name.clone(),
+        subject,
+        view: target.view,
+        project: target.project.clone(),
+        installation_name: entry.installation_name.clone(),
+        installation_uid: entry.installation_uid.clone(),
+        cluster_id: cluster_id.clone(),
+        crd: target.crd.clone(),
+        crd_kind: kind.kind.clone(),
+        resource: target.object.clone(),
+        namespaces: None,
+        kube_api_proxy_url: endpoints.kube_api_proxy.trim_end_matches('/').to_owned(),
+        can_create,
+    };
+    if target.view != ResourceView::Create {
+        return view! { <PluginFrame spec /> }.into_any();
+    }
+    let project = target.project.clone();
+    let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, p));
+    view! {
+        <Transition fallback=|| view! { <Loading label="Loading namespaces…" /> }>
+            {move || list.get().map(|names| match names {
+                Ok(names) => {
+                    let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
+                    view! { <PluginFrame spec /> }.into_any()
+                }
+                Err(error) => view! { <ErrorView error /> }.into_any(),
+            })}
+        </Transition>
+    }
+    .into_any()
+}
