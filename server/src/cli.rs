@@ -210,6 +210,11 @@ pub struct SettingsArgs {
     /// /plugin-ui/ [env: FUNDAMENT_PLUGIN_SDK_DIR] [file: plugin-proxy.sdk-dir] [default: plugin-sdk]
     #[arg(long, value_name = "DIR")]
     plugin_sdk_dir: Option<String>,
+    /// Also append kube-api-proxy's plugin-path audit lines to this file, one JSON object per line;
+    /// its directory must exist [env: FUNDAMENT_AUDIT_LOG] [file: kube-api-proxy.audit-log]
+    /// [default: none, the log only]
+    #[arg(long, value_name = "PATH")]
+    audit_log: Option<String>,
 }
 
 impl SettingsArgs {
@@ -239,6 +244,7 @@ impl SettingsArgs {
         layer.set_opt(Key::FgaTuples, self.fga_tuples.clone());
         layer.set_opt(Key::PluginProxyListen, self.plugin_proxy_listen.clone());
         layer.set_opt(Key::PluginSdkDir, self.plugin_sdk_dir.clone());
+        layer.set_opt(Key::AuditLog, self.audit_log.clone());
         layer
     }
 
@@ -448,6 +454,23 @@ mod tests {
             err,
             "invalid mode \"real\" (from --mode): fundament dev runs the embedded stack, which needs mode mock"
         );
+    }
+
+    #[test]
+    fn audit_log_is_a_flag_of_dev_and_kube_api_proxy() {
+        for command in ["dev", "kube-api-proxy"] {
+            let cli = Cli::try_parse_from(["fundament", command, "--audit-log", "/tmp/audit.jsonl"]).unwrap();
+            let args = match cli.command {
+                Command::Dev(args) => args.settings,
+                Command::KubeApiProxy(args) => *args,
+                other => panic!("{other:?}"),
+            };
+            let (settings, _) = args.resolve(|_| None).unwrap();
+            assert_eq!(settings.audit_log, Some(PathBuf::from("/tmp/audit.jsonl")), "{command}");
+        }
+        let env = |name: &str| (name == "FUNDAMENT_AUDIT_LOG").then(|| "env.jsonl".to_owned());
+        let (settings, _) = SettingsArgs::default().resolve(env).unwrap();
+        assert_eq!(settings.audit_log, Some(PathBuf::from("env.jsonl")));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};
 use fundament_fga::CanView;
+use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
 use fundament_kube_api_proxy::cors::{Origins, origin_of};
 use fundament_kube_api_proxy::keys::Keys;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
@@ -29,6 +30,8 @@ pub enum ServiceError {
     Keys(#[from] fundament_tokens::KeyError),
     #[error("the embedded cluster: {0}")]
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
+    #[error("{0}; set by --audit-log or FUNDAMENT_AUDIT_LOG")]
+    AuditLog(#[from] fundament_kube_api_proxy::audit::AuditFileError),
     #[error(
         "cannot read the embedded cluster's {what} from {path}: start the cluster first (`fundament dev` or `fundament cluster`)"
     )]
@@ -175,6 +178,7 @@ pub fn authn_state(
             secure_cookies: settings.urls.console.scheme() == "https",
             cookie_domain: None,
         },
+        fail_mint_plugin_token: Default::default(),
     })
 }
 
@@ -191,15 +195,24 @@ pub fn gateway(
     fga: Arc<dyn CanView>,
     clusters: HashMap<String, Arc<Upstream>>,
     catalog: Arc<Catalog>,
-) -> Arc<Gateway> {
-    Arc::new(Gateway {
+) -> Result<Arc<Gateway>, ServiceError> {
+    Ok(Arc::new(Gateway {
         origins: origins(settings),
         keys,
         fga,
         clusters,
         definitions: Arc::new(CatalogDefinitions(catalog)),
-        audit: Arc::new(fundament_kube_api_proxy::audit::LogAudit),
-    })
+        audit: audit_sink(settings)?,
+    }))
+}
+
+/// The log always; with `audit-log` set, the file too. The file is opened here, at start-up, so
+/// a path that cannot be written stops the service instead of dropping the audit trail.
+fn audit_sink(settings: &Settings) -> Result<Arc<dyn AuditSink>, ServiceError> {
+    let Some(path) = &settings.audit_log else { return Ok(Arc::new(LogAudit)) };
+    let file = FileAudit::open(path)?;
+    tracing::info!(path = %path.display(), "kube-api-proxy audit lines also go to the audit log file");
+    Ok(Arc::new(TeeAudit(vec![Arc::new(LogAudit), Arc::new(file)])))
 }
 
 /// `fundament plugin lint DIR`: findings, one per line; whether there were errors.
@@ -207,4 +220,62 @@ pub fn lint(dir: &Path) -> (String, bool) {
     let findings = fundament_organization_api::lint::lint_dir(dir);
     let text: String = findings.iter().map(|f| format!("{f}\n")).collect();
     (text, fundament_organization_api::lint::has_errors(&findings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fundament_kube_api_proxy::audit::AuditLine;
+
+    /// A fresh directory of this test (the server has no tempfile dependency); removed on drop.
+    struct TestDir(std::path::PathBuf);
+
+    impl TestDir {
+        fn new(name: &str) -> TestDir {
+            let dir = std::env::temp_dir().join(format!("fundament-services-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TestDir(dir)
+        }
+
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TestDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn settings_with_audit_log(path: &Path) -> Settings {
+        let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
+        settings.audit_log = Some(path.to_path_buf());
+        settings
+    }
+
+    #[test]
+    fn the_audit_log_setting_adds_the_file_to_the_log() {
+        let dir = TestDir::new("audit-log");
+        let path = dir.path().join("audit.jsonl");
+        let sink = audit_sink(&settings_with_audit_log(&path)).unwrap();
+        assert!(path.is_file(), "created at start-up, before any request");
+        sink.record(&AuditLine { audit: "plugin_request", user: "alice".into(), ..Default::default() });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!((line["audit"].as_str(), line["user"].as_str()), (Some("plugin_request"), Some("alice")));
+    }
+
+    #[test]
+    fn an_audit_log_in_a_missing_directory_stops_start_up_naming_the_setting() {
+        let dir = TestDir::new("audit-log-missing");
+        let path = dir.path().join("nope").join("audit.jsonl");
+        let err = audit_sink(&settings_with_audit_log(&path)).err().expect("no directory");
+        let message = err.to_string();
+        assert!(matches!(err, ServiceError::AuditLog(_)), "{message}");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.ends_with("; set by --audit-log or FUNDAMENT_AUDIT_LOG"), "{message}");
+        assert!(audit_sink(&fundament_settings::resolve(&[]).unwrap()).is_ok(), "unset: the log only");
+    }
 }

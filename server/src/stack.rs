@@ -91,7 +91,7 @@ pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> R
         services::fga(settings)?,
         services::clusters(settings, upstream)?,
         services::catalog(settings)?,
-    );
+    )?;
     Ok(Bound { name: "kube-api-proxy", listener, router: fundament_kube_api_proxy::router(gateway) })
 }
 

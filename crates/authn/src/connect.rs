@@ -22,6 +22,7 @@ pub(crate) enum Code {
     ResourceExhausted,
     Unimplemented,
     Internal,
+    Unavailable,
 }
 
 impl Code {
@@ -33,6 +34,7 @@ impl Code {
             Code::ResourceExhausted => "resource_exhausted",
             Code::Unimplemented => "unimplemented",
             Code::Internal => "internal",
+            Code::Unavailable => "unavailable",
         }
     }
 
@@ -45,6 +47,7 @@ impl Code {
             Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
             Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -212,6 +215,7 @@ mod tests {
             (Code::ResourceExhausted, 429, "resource_exhausted"),
             (Code::Unimplemented, 501, "unimplemented"),
             (Code::Internal, 500, "internal"),
+            (Code::Unavailable, 503, "unavailable"),
         ];
         for (code, status, name) in cases {
             let response = ConnectError::new(code, "why").into_response();

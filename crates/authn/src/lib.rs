@@ -9,6 +9,11 @@
 //!   installation that does not exist answer the same `not_found`;
 //!
 //! plus `GET /.well-known/jwks.json` (the public keys every verifier uses) and `GET /livez`.
+//!
+//! Mock mode also has a development fault switch, `GET`/`PUT /dev/faults/mint-plugin-token`
+//! (`{"fail": true|false}`): while it is on, `MintPluginToken` answers `unavailable` (503) after
+//! the request-shape and authentication gates. See `docs/dev-switches.md`.
+//!
 //! CORS is the caller's wiring. Build the service with [`router`].
 #![forbid(unsafe_code)]
 
@@ -16,6 +21,7 @@ mod clock;
 mod connect;
 mod cookie;
 mod credentials;
+mod faults;
 mod mint;
 mod public;
 mod router;

@@ -1,5 +1,6 @@
 //! `authn.v1.TokenService/MintPluginToken`: a UserToken in, a PluginToken for one installation
-//! on one cluster out. The gates run top to bottom; each one's failure is final.
+//! on one cluster out. The gates run top to bottom; each one's failure is final. In mock mode the
+//! development fault switch sits between authentication and `can_view`.
 
 use std::sync::Arc;
 
@@ -9,11 +10,11 @@ use axum::response::Response;
 use fundament_tokens::{PLUGIN_TOKEN_TTL_SECS, Signer};
 use serde::Deserialize;
 
-use crate::clock;
 use crate::connect::{Code, ConnectError, ConnectJson};
 use crate::credentials::authenticate;
 use crate::state::{AuthnState, LookupError};
 use crate::wire::{TokenResponse, private_json};
+use crate::{clock, faults};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,6 +41,11 @@ pub(crate) async fn mint_plugin_token(
     let (cluster_id, installation_id) = validate(&request)?;
     // 2. The caller is a user (a PluginToken fails here: wrong audience).
     let user = authenticate(&state, &headers)?;
+    // Mock mode's fault switch: after the gates that depend only on the caller, so a broken
+    // request or a missing sign-in still answers as it would without the switch.
+    if faults::mint_plugin_token_fails(&state) {
+        return Err(ConnectError::new(Code::Unavailable, faults::MINT_SWITCHED_OFF));
+    }
     // 3. The user may see the cluster.
     match state.fga.can_view(&user.sub, &cluster_id).await {
         Ok(true) => {}

@@ -7,15 +7,19 @@ use axum::routing::{any, get};
 
 use crate::connect::ConnectError;
 use crate::state::AuthnState;
-use crate::{mint, public, sign_in, user_info};
+use crate::{faults, mint, public, sign_in, user_info};
 
 /// The authn service. Procedures are routed for every method so that the Connect checks
 /// (POST, JSON, size) answer in Connect's error format rather than axum's plain 405.
-/// `DevSignIn` exists in mock mode only; elsewhere it is an unknown procedure like any other.
+/// `DevSignIn` and the development fault switches exist in mock mode only; elsewhere they are
+/// unknown paths like any other.
 pub fn router(state: Arc<AuthnState>) -> Router {
     let mut router = Router::new();
     if state.config.mock {
-        router = router.route("/authn.v1.AuthnService/DevSignIn", any(sign_in::dev_sign_in));
+        router = router.route("/authn.v1.AuthnService/DevSignIn", any(sign_in::dev_sign_in)).route(
+            faults::MINT_PLUGIN_TOKEN_PATH,
+            get(faults::get_mint_plugin_token).put(faults::put_mint_plugin_token),
+        );
     }
     router
         .route("/authn.v1.AuthnService/GetUserInfo", any(user_info::get_user_info))

@@ -1,5 +1,6 @@
 //! What the service needs from its caller: keys, the authorization check, installations, config.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
 use futures::future::BoxFuture;
@@ -70,6 +71,10 @@ pub struct AuthnState {
     pub fga: Arc<dyn fundament_fga::CanView>,
     pub installations: Arc<dyn InstallationLookup>,
     pub config: AuthnConfig,
+    /// Mock mode's fault switch (`PUT /dev/faults/mint-plugin-token`): while set, `MintPluginToken`
+    /// answers `unavailable`, so tests can drive the console's handling of a failing mint. Start
+    /// it `false`; outside mock mode it is never read.
+    pub fail_mint_plugin_token: AtomicBool,
 }
 
 impl AuthnState {

@@ -193,6 +193,7 @@ async fn works_with_the_embedded_tuple_store() {
         fga: std::sync::Arc::new(store),
         installations: h.lookup.clone(),
         config: mock_config(),
+        fail_mint_plugin_token: Default::default(),
     });
     let h = Harness { state, fga: h.fga, lookup: h.lookup };
     assert_eq!(h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await.status, StatusCode::OK);

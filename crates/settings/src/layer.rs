@@ -52,11 +52,13 @@ pub enum Key {
     PluginProxyListen,
     /// Directory of plugin-sdk.js, plugin-sdk.css and plugin-sdk.d.ts.
     PluginSdkDir,
+    /// File kube-api-proxy appends its plugin-path audit lines to (none: the log only).
+    AuditLog,
 }
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 24] = [
+    pub const ALL: [Key; 25] = [
         Key::Mode,
         Key::ConsoleListen,
         Key::ConsoleUrl,
@@ -81,6 +83,7 @@ impl Key {
         Key::FgaTuples,
         Key::PluginProxyListen,
         Key::PluginSdkDir,
+        Key::AuditLog,
     ];
 
     /// The command-line flag, without the leading dashes.
@@ -110,6 +113,7 @@ impl Key {
             Key::FgaTuples => "fga-tuples",
             Key::PluginProxyListen => "plugin-proxy-listen",
             Key::PluginSdkDir => "plugin-sdk-dir",
+            Key::AuditLog => "audit-log",
         }
     }
 
@@ -140,6 +144,7 @@ impl Key {
             Key::FgaTuples => "FUNDAMENT_FGA_TUPLES",
             Key::PluginProxyListen => "FUNDAMENT_PLUGIN_PROXY_LISTEN",
             Key::PluginSdkDir => "FUNDAMENT_PLUGIN_SDK_DIR",
+            Key::AuditLog => "FUNDAMENT_AUDIT_LOG",
         }
     }
 
@@ -170,6 +175,7 @@ impl Key {
             Key::FgaTuples => "fga.tuples",
             Key::PluginProxyListen => "plugin-proxy.listen",
             Key::PluginSdkDir => "plugin-proxy.sdk-dir",
+            Key::AuditLog => "kube-api-proxy.audit-log",
         }
     }
 

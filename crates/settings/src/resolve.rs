@@ -77,6 +77,8 @@ pub struct Settings {
     pub fga: FgaSettings,
     /// Keys and other state kept across restarts; `None`: the platform's state directory.
     pub state_dir: Option<PathBuf>,
+    /// kube-api-proxy's audit lines also go to this file (JSON lines); `None`: the log only.
+    pub audit_log: Option<PathBuf>,
 }
 
 /// Socket addresses of the services.
@@ -147,6 +149,7 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
+        Key::AuditLog => return None,
     })
 }
 
@@ -266,7 +269,8 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         });
     }
     let state_dir = r.parse(Key::StateDir, path)?;
-    Ok(Settings { mode, console_listen, site_root, urls, cluster, listen, fga, state_dir })
+    let audit_log = r.parse(Key::AuditLog, path)?;
+    Ok(Settings { mode, console_listen, site_root, urls, cluster, listen, fga, state_dir, audit_log })
 }
 
 #[cfg(test)]
@@ -345,6 +349,36 @@ mod tests {
         let file = layer(Source::File("/etc/Leptos.toml".into()), &[(Key::ConsoleListen, "localhost")]);
         let err = resolve(&[&file]).unwrap_err().to_string();
         assert!(err.contains("(from console.listen in /etc/Leptos.toml)"), "{err}");
+    }
+
+    #[test]
+    fn audit_log_is_unset_by_default_and_read_from_each_source() {
+        assert_eq!(resolve(&[]).unwrap().audit_log, None);
+        let file = parse_file_layer("[kube-api-proxy]\naudit-log = \"/var/log/fundament/audit.jsonl\"\n");
+        assert_eq!(
+            resolve(&[&file]).unwrap().audit_log,
+            Some(PathBuf::from("/var/log/fundament/audit.jsonl"))
+        );
+        let env = Layer::from_env(|name| (name == "FUNDAMENT_AUDIT_LOG").then(|| "env.jsonl".to_owned()));
+        assert_eq!(resolve(&[&env, &file]).unwrap().audit_log, Some(PathBuf::from("env.jsonl")));
+        let flags = layer(Source::Flag, &[(Key::AuditLog, "flag.jsonl")]);
+        assert_eq!(resolve(&[&flags, &env, &file]).unwrap().audit_log, Some(PathBuf::from("flag.jsonl")));
+        let (flag, env, file_key) = (Key::AuditLog.flag(), Key::AuditLog.env(), Key::AuditLog.file_key());
+        assert_eq!((flag, env, file_key), ("audit-log", "FUNDAMENT_AUDIT_LOG", "kube-api-proxy.audit-log"));
+    }
+
+    #[test]
+    fn an_empty_audit_log_path_from_the_file_is_named() {
+        let file = parse_file_layer("[kube-api-proxy]\naudit-log = \"\"\n");
+        let err = resolve(&[&file]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid audit log \"\" (from kube-api-proxy.audit-log in Leptos.toml): expected a path"
+        );
+    }
+
+    fn parse_file_layer(text: &str) -> Layer {
+        crate::file::parse_file(text, std::path::Path::new("Leptos.toml")).unwrap()
     }
 
     #[test]

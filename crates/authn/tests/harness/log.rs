@@ -1,7 +1,7 @@
 //! Captures tracing events on the current thread, to check what the service logs (and what not).
 
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -14,6 +14,12 @@ pub struct Captured(Arc<Mutex<Vec<String>>>);
 impl Captured {
     /// Captures until the guard is dropped (tests run on tokio's current-thread runtime).
     pub fn start() -> (Captured, tracing::subscriber::DefaultGuard) {
+        // tracing-core caches a callsite's interest globally, and while at most one dispatcher
+        // is registered it asks only the registering thread's default: a test on another thread
+        // that hits a callsite first would cache "never" and silence it here too. A second,
+        // process-long dispatcher makes every registration consult all of them.
+        static SECOND: OnceLock<tracing::Dispatch> = OnceLock::new();
+        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
         let captured = Captured::default();
         let guard = tracing::subscriber::set_default(captured.clone());
         (captured, guard)

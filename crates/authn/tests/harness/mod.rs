@@ -125,6 +125,7 @@ impl Harness {
             fga: fga.clone(),
             installations: lookup.clone(),
             config,
+            fail_mint_plugin_token: Default::default(),
         });
         Harness { state, fga, lookup }
     }
