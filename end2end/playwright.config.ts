@@ -2,11 +2,14 @@
 // Two projects: "hydrated" (JavaScript on) and "no-js" (the server-rendered
 // page alone). Run through scripts/test, which builds the stack first.
 import { defineConfig } from '@playwright/test';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 export const baseURL = process.env.CONSOLE_URL ?? 'http://localhost:3000';
+// kube-api-proxy's audit lines, read by plugins.spec.ts (same default there).
+const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
 
 export default defineConfig({
   testDir: './tests',
@@ -34,8 +37,10 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'hydrated', testIgnore: /\.nojs\.spec\.ts$/ },
+    { name: 'hydrated', testIgnore: /\.(nojs|faults)\.spec\.ts$/ },
     { name: 'no-js', testMatch: /\.(nojs|shared)\.spec\.ts$/, use: { javaScriptEnabled: false } },
+    // Fault switches act on the whole stack: these run alone, after the rest.
+    { name: 'faults', testMatch: /\.faults\.spec\.ts$/, dependencies: ['hydrated', 'no-js'] },
   ],
   webServer: {
     // From the repository root, so its Leptos.toml supplies the settings.
@@ -44,6 +49,7 @@ export default defineConfig({
     url: `${baseURL}/`,
     reuseExistingServer: !process.env.CI,
     timeout: 60_000,
+    env: { ...process.env, FUNDAMENT_AUDIT_LOG: auditLog } as Record<string, string>,
     stdout: 'ignore',
     stderr: 'pipe',
   },

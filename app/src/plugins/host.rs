@@ -21,6 +21,7 @@ use super::protocol::{self, HostMessage, Init, PluginMessage, Refusal};
 use super::token::{AfterFailure, AuthFailure, Minted, TokenKeeper};
 
 type Navigate = Rc<dyn Fn(&str)>;
+type Callback = Closure<dyn FnMut()>;
 
 struct Host {
     iframe: HtmlIFrameElement,
@@ -44,8 +45,8 @@ pub struct HostHandle {
     listener: Option<WindowListenerHandle>,
     observer: Option<MutationObserver>,
     media: Option<MediaQueryList>,
-    _on_mutation: Option<Closure<dyn FnMut()>>,
-    on_media: Option<Closure<dyn FnMut()>>,
+    _on_mutation: Option<Callback>,
+    on_media: Option<Callback>,
 }
 
 impl HostHandle {
@@ -104,7 +105,7 @@ pub fn mount(
         }
     };
     let (observer, on_mutation) = observe_theme_attribute(on_theme.clone());
-    let on_media: Closure<dyn FnMut()> = Closure::new(on_theme);
+    let on_media: Callback = Closure::new(on_theme);
     let media = window().match_media("(prefers-color-scheme: dark)").ok().flatten();
     if let Some(media) = &media {
         let _ = media.add_event_listener_with_callback("change", on_media.as_ref().unchecked_ref());
@@ -188,7 +189,11 @@ impl Host {
                 }
             }
             PluginMessage::Resize(height) => self.signals.height.set(height),
-            PluginMessage::RequestTokenRefresh => self.mint_now(),
+            PluginMessage::RequestTokenRefresh => {
+                if !self.keeper.borrow().in_backoff() {
+                    self.mint_now();
+                }
+            }
             PluginMessage::Navigate { name, namespace } => {
                 (self.navigate)(&spec.detail_href(&name, namespace.as_deref()));
             }
@@ -220,7 +225,7 @@ impl Host {
         self.last_theme.set(theme);
         let token = self.keeper.borrow().token(js_sys::Date::now()).cloned();
         let spec = &self.spec;
-        self.post(&HostMessage::Init(Init {
+        self.post(&HostMessage::Init(Box::new(Init {
             protocol_version: 1,
             theme,
             plugin_name: spec.installation_name.clone(),
@@ -232,7 +237,7 @@ impl Host {
             cluster_id: spec.cluster_id.clone(),
             token: token.as_ref().map(|t| t.token.clone()),
             token_expires_at: token.as_ref().map(|t| t.expires_at),
-        }));
+        })));
         self.init_sent.set(true);
         if token.is_none()
             && let Some(failure) = self.keeper.borrow().failure()
@@ -350,11 +355,9 @@ fn effective_theme() -> &'static str {
 }
 
 /// Calls `changed` whenever `<html data-theme>` changes.
-fn observe_theme_attribute(
-    changed: impl Fn() + 'static,
-) -> (Option<MutationObserver>, Option<Closure<dyn FnMut()>>) {
+fn observe_theme_attribute(changed: impl Fn() + 'static) -> (Option<MutationObserver>, Option<Callback>) {
     let Some(root) = document().document_element() else { return (None, None) };
-    let callback: Closure<dyn FnMut()> = Closure::new(changed);
+    let callback: Callback = Closure::new(changed);
     let Ok(observer) = MutationObserver::new(callback.as_ref().unchecked_ref()) else { return (None, None) };
     let options = MutationObserverInit::new();
     options.set_attributes(true);

@@ -116,7 +116,7 @@ pub struct Init {
 #[serde(tag = "type")]
 pub enum HostMessage {
     #[serde(rename = "fundament:init")]
-    Init(Init),
+    Init(Box<Init>),
     #[serde(rename = "fundament:theme-changed")]
     ThemeChanged { theme: &'static str },
     #[serde(rename = "fundament:token-refreshed", rename_all = "camelCase")]
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn host_messages_are_flat_with_the_seed_field_names() {
-        let init = HostMessage::Init(Init {
+        let init = HostMessage::Init(Box::new(Init {
             protocol_version: 1,
             theme: "dark",
             plugin_name: "acme-corp--cert-manager".into(),
@@ -194,7 +194,7 @@ mod tests {
             cluster_id: "c".into(),
             token: Some("t".into()),
             token_expires_at: Some(5),
-        });
+        }));
         assert_eq!(
             serde_json::to_value(&init).unwrap(),
             json!({

@@ -96,6 +96,13 @@ impl TokenKeeper {
         self.token.as_ref().filter(|t| (t.expires_at as f64) * 1000.0 > now_ms)
     }
 
+    /// Whether a retry is scheduled and the page has not been told of a
+    /// failure yet: a page asking for a token then waits for that retry
+    /// instead of starting another mint, so the backoff holds.
+    pub fn in_backoff(&self) -> bool {
+        self.failures > 0 && self.failed.is_none()
+    }
+
     /// The failure the page was told about, while it lasts.
     pub fn failure(&self) -> Option<AuthFailure> {
         self.failed
@@ -172,6 +179,7 @@ mod tests {
             [AfterFailure::Retry(2_000), AfterFailure::Retry(4_000), AfterFailure::Retry(8_000)]
         );
         assert_eq!(k.failure(), None, "the page is not told during the retries");
+        assert!(k.in_backoff(), "a page's request waits for the scheduled retry");
         k.begin();
         assert_eq!(
             k.failed(AuthFailure::MintFailed),
@@ -192,6 +200,7 @@ mod tests {
             "told once per run of failures"
         );
         assert_eq!(k.failure(), Some(AuthFailure::MintFailed));
+        assert!(!k.in_backoff(), "after giving up, a page's request mints at once");
         k.begin();
         k.minted(token(9_999_999_999), 0.0);
         assert_eq!(k.failure(), None, "recovers");

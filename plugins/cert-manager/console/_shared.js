@@ -137,7 +137,7 @@ export function navigateToDetail(name, namespace) {
  * Fills `#rows` with one row per object of `resource` in every namespace. `columns` are
  * `{ value(item) }`; the first one is the name, drawn as a link to the detail view.
  */
-export async function listPage({ resource, columns, emptyText }) {
+export function listPage({ resource, columns, emptyText }) {
   const tbody = document.getElementById('rows');
   tbody.addEventListener('click', (event) => {
     const link = event.target.closest('a[data-name]');
@@ -145,6 +145,27 @@ export async function listPage({ resource, columns, emptyText }) {
     event.preventDefault();
     navigateToDetail(link.dataset.name, link.dataset.namespace);
   });
+  return drawList(tbody, { resource, columns, emptyText });
+}
+
+/**
+ * When the console could not mint a token (`mint_failed`), it keeps trying: wait for its next
+ * token, then draw the page again. Other failures (revoked, unauthorized, HTTP errors) stay shown.
+ */
+export async function whenTokenReturns(error, draw) {
+  const fundament = globalThis.fundament;
+  if (!fundament || error?.code !== 'unauthorized' || error.reason !== 'mint_failed') return;
+  for (;;) {
+    try {
+      await fundament.getToken();
+      return draw();
+    } catch (err) {
+      if (err?.reason && err.reason !== 'mint_failed') return;
+    }
+  }
+}
+
+async function drawList(tbody, { resource, columns, emptyText }) {
   try {
     const fundament = sdk();
     await fundament.init;
@@ -165,6 +186,7 @@ export async function listPage({ resource, columns, emptyText }) {
       .join('');
   } catch (error) {
     tbody.innerHTML = errorRow(columns.length, errorMessage(error));
+    await whenTokenReturns(error, () => drawList(tbody, { resource, columns, emptyText }));
   }
 }
 
@@ -177,7 +199,8 @@ function sortByNamespaceAndName(items) {
  * Fills `#content` with the object the console asked for: `render(object)` returns its markup,
  * and the heading becomes `<title> · <name>`. Without a selected object, `noneText` is shown.
  */
-export async function detailPage({ resource, title, noneText, render }) {
+export async function detailPage(options) {
+  const { resource, title, noneText, render } = options;
   const heading = document.getElementById('heading');
   const content = document.getElementById('content');
   try {
@@ -194,6 +217,7 @@ export async function detailPage({ resource, title, noneText, render }) {
     content.innerHTML = render(object, Date.now());
   } catch (error) {
     content.innerHTML = errorBox(`Failed to load: ${errorMessage(error)}`);
+    await whenTokenReturns(error, () => detailPage(options));
   }
 }
 

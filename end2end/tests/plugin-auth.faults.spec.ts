@@ -1,0 +1,61 @@
+// PluginToken failures and recovery, through authn's mock-mode fault switch
+// (docs/dev-switches.md). Runs alone, after every other project: while the
+// switch is on, no page anywhere can mint.
+import { test, expect, request as playwrightRequest } from '@playwright/test';
+import { signIn } from './fixtures';
+
+const SWITCH = 'http://localhost:8083/dev/faults/mint-plugin-token';
+const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+
+async function setFault(fail: boolean) {
+  const api = await playwrightRequest.newContext();
+  const response = await api.put(SWITCH, { data: { fail } });
+  expect(response.status()).toBe(204);
+  await api.dispose();
+}
+
+test.describe('plugin tokens', () => {
+  test.afterEach(async () => setFault(false));
+
+  test('a mint failure shows the auth-failed state and recovers without a reload', async ({ page }) => {
+    test.setTimeout(90_000);
+    await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
+    await setFault(true);
+    const mints: number[] = [];
+    page.on('response', (r) => {
+      if (r.url().endsWith('/api/plugin-token')) mints.push(Date.now());
+    });
+    await page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Certificates' }).click();
+    const frame = page.locator('[data-plugin-frame]');
+    // The page loads and gets its init without a token, while the console retries (2, 4, 8 s).
+    await expect(frame).toHaveAttribute('data-state', 'ready');
+    await expect(frame).toHaveAttribute('data-state', 'auth-failed', { timeout: 30_000 });
+    // The first mint and its three retries; once told, the page may ask again at once.
+    expect(mints.length).toBeGreaterThanOrEqual(4);
+    const gaps = mints.slice(1, 4).map((t, i) => t - mints[i]);
+    expect(gaps.map((g) => Math.round(g / 1000))).toEqual([2, 4, 8]);
+    await expect(page.getByRole('alert')).toContainText('Cert Manager cannot reach the cluster');
+    await expect(page.getByRole('alert')).toContainText('could not get a plugin token');
+    // The page was told (the SDK rejects its calls with the reason).
+    const body = page.frameLocator('[data-plugin-frame] iframe').locator('body');
+    await expect(body).toContainText(/mint_failed|auth failed/i);
+
+    // Turned off: the console's next attempt succeeds, the page gets a token and draws its rows.
+    await setFault(false);
+    await expect(frame).toHaveAttribute('data-state', 'ready', { timeout: 20_000 });
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    const list = page.frameLocator('[data-plugin-frame] iframe');
+    await expect(list.getByRole('link', { name: 'web-tls-cert' })).toBeVisible({ timeout: 15_000 });
+  });
+
+  test('"Try again" mints at once', async ({ page }) => {
+    test.setTimeout(60_000);
+    await setFault(true);
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    const frame = page.locator('[data-plugin-frame]');
+    await expect(frame).toHaveAttribute('data-state', 'auth-failed', { timeout: 30_000 });
+    await setFault(false);
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await expect(frame).toHaveAttribute('data-state', 'ready', { timeout: 3_000 });
+  });
+});

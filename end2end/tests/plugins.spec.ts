@@ -1,0 +1,259 @@
+// The console's plugin integration against `fundament dev`: the seed's
+// "Verifying the integration end-to-end" walk, discovery (kubectl-applied
+// installations, the Pending one), bob's read-only access, the theme, and the
+// frame host's refusal of messages that are not from its frame.
+import { test, expect, type Page, type Frame } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { hydrated, signIn } from './fixtures';
+
+const root = path.resolve(__dirname, '../..');
+const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
+export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
+const PLUGIN_PROXY = 'http://localhost:8082';
+const KUBE_API_PROXY = 'http://localhost:8081';
+const PROD = '019b4000-2000-7000-8000-000000000001';
+const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+
+/** Records every message each frame receives, with the sender's origin. */
+async function recordMessages(page: Page) {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __messages: unknown[] };
+    w.__messages = [];
+    window.addEventListener('message', (e) => {
+      const d = e.data && typeof e.data === 'object' ? e.data : {};
+      w.__messages.push({ ...d, token: d.token ? '<token>' : d.token, origin: e.origin, at: Date.now() });
+    }, true);
+  });
+}
+
+type Message = { type: string; origin: string; at: number; [k: string]: unknown };
+const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);
+
+function pluginFrame(page: Page, file: string): Frame {
+  const frame = page.frames().find((f) => f.url().includes(`/console/${file}`));
+  if (!frame) throw new Error(`no frame for ${file}: ${page.frames().map((f) => f.url()).join(', ')}`);
+  return frame;
+}
+
+async function frameReady(page: Page) {
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+}
+
+function kubectl(...args: string[]): string {
+  const kubeconfig = path.join(os.tmpdir(), `fundament-e2e-kubeconfig-${process.pid}`);
+  if (!fs.existsSync(kubeconfig)) {
+    fs.writeFileSync(kubeconfig, execFileSync(bin, ['cluster', 'kubeconfig'], { cwd: root, encoding: 'utf8' }));
+  }
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+}
+
+function auditLines(since: number): Record<string, unknown>[] {
+  if (!fs.existsSync(auditLog)) return [];
+  return fs
+    .readFileSync(auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((l) => Date.parse(l.time) >= since - 1000);
+}
+
+test.describe('plugin pages in the console', () => {
+  test("the seed's end-to-end walk: frame, init, Bearer calls, navigate, audit, forbidden", async ({ page }) => {
+    const started = Date.now();
+    await recordMessages(page);
+    const pageResponse = page.waitForResponse((r) => r.url().endsWith('/console/certificates-list.html'));
+    const dataRequest = page.waitForRequest((r) => r.url().startsWith(`${KUBE_API_PROXY}/clusters/${PROD}/apis/cert-manager.io/`));
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+
+    // The src is on plugin-proxy, with installation name and version; the page has the plugin CSP.
+    const iframe = page.locator('[data-plugin-frame] iframe');
+    await expect(iframe).toHaveAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+    await expect(iframe).toHaveAttribute('title', 'Cert Manager: Certificates');
+    expect(await iframe.getAttribute('src')).toBe(
+      `${PLUGIN_PROXY}/clusters/${PROD}/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html`,
+    );
+    const csp = (await (await pageResponse).allHeaders())['content-security-policy'];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain('frame-ancestors http://localhost:3000');
+
+    // plugin:ready reached the console, and fundament:init came back from it.
+    const list = pluginFrame(page, 'certificates-list.html');
+    await expect.poll(async () => (await messages(page)).some((m) => m.type === 'plugin:ready')).toBe(true);
+    const init = (await messages(list)).find((m) => m.type === 'fundament:init')!;
+    expect(init).toMatchObject({
+      origin: 'http://localhost:3000',
+      protocolVersion: 1,
+      pluginName: 'acme-corp--cert-manager',
+      crdKind: 'Certificate',
+      view: 'list',
+      kubeApiProxyUrl: KUBE_API_PROXY,
+      clusterId: PROD,
+      token: '<token>',
+    });
+    expect(['light', 'dark']).toContain(init.theme);
+    expect(init.tokenExpiresAt as number).toBeGreaterThan(Date.now() / 1000 + 600);
+    const ready = (await messages(page)).find((m) => m.type === 'plugin:ready')!;
+    expect(ready.origin).toBe(PLUGIN_PROXY);
+    expect(ready.at).toBeLessThanOrEqual(init.at);
+
+    // Data goes to kube-api-proxy with the PluginToken, never the cookie.
+    const headers = await (await dataRequest).allHeaders();
+    expect(headers.authorization).toMatch(/^Bearer ey/);
+    expect(headers.cookie).toBeUndefined();
+    await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
+
+    // A row click posts plugin:navigate and the console opens the detail view.
+    await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click();
+    await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
+    await frameReady(page);
+    await expect(page.getByRole('navigation', { name: 'Breadcrumb' })).toContainText('Webshop›Cert Manager›Certificates›web-tls-cert');
+    const detail = pluginFrame(page, 'certificates-detail.html');
+    const detailInit = (await messages(detail)).find((m) => m.type === 'fundament:init')!;
+    expect(detailInit).toMatchObject({ view: 'detail', resource: { name: 'web-tls-cert', namespace: 'default' } });
+    await expect(page.frameLocator('[data-plugin-frame] iframe').getByText('web-tls', { exact: true }).first()).toBeVisible();
+
+    // A call outside the plugin's RBAC is refused with SdkError('forbidden').
+    const refused = await detail.evaluate(async () => {
+      try {
+        await (window as any).fundament.k8s.list({ version: 'v1', resource: 'secrets', namespace: 'default' });
+        return 'allowed';
+      } catch (err: any) {
+        return `${err.name}:${err.code}:${err.status}`;
+      }
+    });
+    expect(refused).toBe('SdkError:forbidden:403');
+
+    // Each call left an audit line with its decision.
+    await expect.poll(() => auditLines(started).length).toBeGreaterThanOrEqual(3);
+    const lines = auditLines(started).filter((l) => l.installation_name === 'acme-corp--cert-manager');
+    expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'list')).toMatchObject({ decision: 'allowed', status: 200 });
+    expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'get' && l.name === 'web-tls-cert')).toMatchObject({
+      decision: 'allowed',
+      namespace: 'default',
+    });
+    const secrets = lines.find((l) => l.resource === 'secrets');
+    expect(secrets?.decision).toMatch(/^denied/);
+    expect(secrets?.status).toBe(403);
+  });
+
+  test('bob sees the plugins; a create he may not do fails with a readable message', async ({ page }) => {
+    await signIn(page, 'bob@acme-corp.com', '/projects/webshop');
+    const sidebar = page.getByRole('navigation', { name: 'Sidebar' });
+    for (const name of ['Cert Manager', 'CloudNativePG', 'OpenFSC', 'Demo']) {
+      await expect(sidebar.locator('summary', { hasText: name })).toBeVisible();
+    }
+    // The Pending installation is not offered.
+    await expect(sidebar.locator('[data-plugin="acme-corp--external-dns"]')).toHaveCount(0);
+    await page.goto('/plugins');
+    await expect(page.locator('tr[data-installation="acme-corp--external-dns"]')).toContainText('Not running');
+
+    await page.goto('/projects/webshop/plugin-resources/acme-corp--openfsc/fscinstallations.openfsc.fundament.io');
+    await frameReady(page);
+    await page.getByRole('link', { name: 'Create FSCInstallation' }).click();
+    await expect(page).toHaveURL(/fscinstallations\.openfsc\.fundament\.io\/create$/);
+    await frameReady(page);
+    const form = page.frameLocator('[data-plugin-frame] iframe');
+    // The create page got the project's namespaces.
+    const create = pluginFrame(page, 'fscinstallations-create.html');
+    await expect.poll(async () => create.evaluate(async () => (await (window as any).fundament.init).namespaces ?? null)).toContain('fsc-demo');
+    await form.locator('[name="metadata.name"]').fill('bob-peer');
+    await form.locator('[name="metadata.namespace"]').selectOption('fsc-demo');
+    await form.locator('[name="spec.groupID"]').fill('fsc-test');
+    await form.locator('[name="spec.peerID"]').fill('12345678901234567890');
+    await form.locator('[name="spec.postgres.storageClass"]').fill('standard');
+    await form.getByRole('button', { name: 'Create installation' }).click();
+    const error = form.getByRole('alert');
+    await expect(error).toContainText('Failed to create');
+    await expect(error).toContainText(/forbidden|not allowed|cannot create/i);
+  });
+
+  test('a PluginInstallation applied with kubectl appears in the sidebar without a reload, and goes on delete', async ({ page }) => {
+    const demo = JSON.parse(kubectl('get', 'plugininstallation', 'acme-corp--demo', '-o', 'json'));
+    const name = 'acme-corp--demo-preview';
+    const copy = {
+      apiVersion: 'plugins.fundament.io/v1',
+      kind: 'PluginInstallation',
+      metadata: { name },
+      spec: demo.spec,
+    };
+    kubectl('delete', 'plugininstallation', name, '--ignore-not-found');
+    await signIn(page, 'alice@acme-corp.com', '/');
+    const group = page.getByRole('navigation', { name: 'Sidebar' }).locator(`[data-plugin="${name}"]`);
+    await expect(group).toHaveCount(0);
+    const file = path.join(os.tmpdir(), `${name}-${process.pid}.json`);
+    fs.writeFileSync(file, JSON.stringify(copy));
+    try {
+      kubectl('apply', '-f', file);
+      await expect(group).toBeVisible({ timeout: 15_000 });
+      await expect(group.getByRole('link', { name: 'Demo items' })).toHaveAttribute(
+        'href',
+        `/plugin-resources/${name}/demoitems.demo.fundament.io`,
+      );
+    } finally {
+      kubectl('delete', 'plugininstallation', name, '--ignore-not-found');
+    }
+    await expect(group).toHaveCount(0, { timeout: 15_000 });
+  });
+
+  test('a theme toggle reaches the open plugin page', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+    const body = page.frameLocator('[data-plugin-frame] iframe').locator('body');
+    await expect(body).toHaveClass(/\blight\b/);
+    await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+    await expect(body).toHaveClass(/\bdark\b/);
+    await page.getByRole('button', { name: 'Switch to light theme' }).click();
+    await expect(body).toHaveClass(/\blight\b/);
+  });
+
+  test('the host takes messages only from its frame, and only valid ones', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+    const url = page.url();
+    // The console's own window, and a frame of another origin, cannot drive it.
+    await page.evaluate(() => window.postMessage({ type: 'plugin:navigate', name: 'spoofed' }, '*'));
+    await page.evaluate(() => {
+      const f = document.createElement('iframe');
+      f.srcdoc = "<script>parent.postMessage({type:'plugin:navigate',name:'from-srcdoc'},'*')</script>";
+      document.body.append(f);
+    });
+    // The plugin's own frame cannot navigate to a path of its choosing.
+    const list = pluginFrame(page, 'certificates-list.html');
+    await list.evaluate(() => {
+      parent.postMessage({ type: 'plugin:navigate', name: '../../../clusters' }, '*');
+      parent.postMessage({ type: 'plugin:navigate', name: 'ok', namespace: '../x' }, '*');
+      parent.postMessage({ type: 'plugin:resize', height: 1e9 }, '*');
+    });
+    await page.waitForTimeout(500);
+    expect(page.url()).toBe(url);
+    const height = await page.locator('[data-plugin-frame] iframe').evaluate((f) => f.getBoundingClientRect().height);
+    expect(height).toBeLessThanOrEqual(20_000);
+    // A valid message from the frame works.
+    await list.evaluate(() => parent.postMessage({ type: 'plugin:navigate', name: 'api-tls', namespace: 'prod' }, '*'));
+    await expect(page).toHaveURL(`${CERTS}/api-tls?ns=prod`);
+  });
+
+  test('plugin pages are server-rendered with the sidebar and breadcrumbs', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', '/');
+    const response = await page.request.get(`${CERTS}/web-tls-cert?ns=default`);
+    expect(response.status()).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('data-plugin="acme-corp--cert-manager"');
+    expect(html).toContain('aria-label="Breadcrumb"');
+    expect(html).not.toContain('src="http://localhost:8082'); // the frame loads after hydration
+    for (const missing of ['/plugin-resources/acme-corp--nope/certificates.cert-manager.io', '/plugin-resources/acme-corp--cert-manager/secrets.core.io']) {
+      expect((await page.request.get(missing)).status(), missing).toBe(404);
+    }
+    await page.goto('/plugin-resources/acme-corp--cert-manager/clusterissuers.cert-manager.io');
+    await hydrated(page);
+    await frameReady(page);
+    await expect(page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Cluster issuers' })).toHaveAttribute(
+      'aria-current',
+      'page',
+    );
+  });
+});
