@@ -227,6 +227,8 @@ test.describe('plugin pages in the console', () => {
       parent.postMessage({ type: 'plugin:navigate', name: '../../../clusters' }, '*');
       parent.postMessage({ type: 'plugin:navigate', name: 'ok', namespace: '../x' }, '*');
       parent.postMessage({ type: 'plugin:resize', height: 1e9 }, '*');
+      parent.postMessage({ type: 'plugin:create' }, '*'); // cert-manager has no create page
+      parent.postMessage({ type: 'plugin:navigate-back' }, '*'); // already the list
     });
     await page.waitForTimeout(500);
     expect(page.url()).toBe(url);
@@ -235,6 +237,22 @@ test.describe('plugin pages in the console', () => {
     // A valid message from the frame works.
     await list.evaluate(() => parent.postMessage({ type: 'plugin:navigate', name: 'api-tls', namespace: 'prod' }, '*'));
     await expect(page).toHaveURL(`${CERTS}/api-tls?ns=prod`);
+    await frameReady(page);
+    await pluginFrame(page, 'certificates-detail.html').evaluate(() => parent.postMessage({ type: 'plugin:navigate-back' }, '*'));
+    await expect(page).toHaveURL(CERTS);
+  });
+
+  test('a page that never sends plugin:ready gets a clear error naming the plugin and the page', async ({ page }) => {
+    await page.route('**/console/issuers-list.html', (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>x</title><p>No SDK here.</p>' }),
+    );
+    await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/issuers.cert-manager.io');
+    const frame = page.locator('[data-plugin-frame]');
+    await expect(frame).toHaveAttribute('data-state', 'loading');
+    await expect(frame).toHaveAttribute('data-state', 'error', { timeout: 8_000 });
+    await expect(page.getByRole('alert')).toContainText(
+      'The Cert Manager page issuers-list.html did not load: it sent no plugin:ready within 5 seconds.',
+    );
   });
 
   test('plugin pages are server-rendered with the sidebar and breadcrumbs', async ({ page }) => {
