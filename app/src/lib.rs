@@ -8,6 +8,7 @@
 pub mod api;
 pub mod components;
 pub mod error;
+pub mod generated;
 pub mod plugins;
 pub mod routes;
 #[cfg(feature = "ssr")]

@@ -42,18 +42,18 @@ pub async fn mint_plugin_token(cluster_id: String, installation_id: String) -> R
 }
 
 #[cfg(feature = "ssr")]
-mod ssr {
+pub(crate) mod ssr {
     use std::collections::BTreeMap;
 
     use super::MintReply;
     use crate::error::AppError;
     use crate::plugins::backend::BackendError;
-    use crate::plugins::model::{self, KindInfo, Registry, is_cluster_id, is_crd_name, is_dns_label};
+    use crate::plugins::model::{self, KindInfo, Registry, is_cluster_id};
     use crate::plugins::token::AuthFailure;
     use crate::state::ConsoleState;
 
     /// The console state and the signed-in user's token.
-    fn user() -> Result<(ConsoleState, String), AppError> {
+    pub(crate) fn user() -> Result<(ConsoleState, String), AppError> {
         let state = crate::api::session::ssr::state()?;
         let token =
             crate::state::request_cookie(fundament_session::COOKIE_NAME).ok_or(AppError::Unauthenticated)?;
@@ -61,7 +61,7 @@ mod ssr {
         Ok((state, token))
     }
 
-    fn check_cluster(cluster_id: &str) -> Result<(), AppError> {
+    pub(crate) fn check_cluster(cluster_id: &str) -> Result<(), AppError> {
         if is_cluster_id(cluster_id) {
             Ok(())
         } else {
@@ -70,7 +70,7 @@ mod ssr {
     }
 
     /// What users are told about a failed call; the detail goes to the log.
-    fn user_error(error: BackendError, what: &str) -> AppError {
+    pub(crate) fn user_error(error: BackendError, what: &str) -> AppError {
         match &error {
             BackendError::Status { status: 401, .. } => AppError::Unauthenticated,
             BackendError::Status { status: 403, message, .. } => {
@@ -108,48 +108,14 @@ mod ssr {
 
     pub async fn kind(cluster_id: &str, crd: &str) -> Result<KindInfo, AppError> {
         check_cluster(cluster_id)?;
-        if !is_crd_name(crd) {
-            return Err(AppError::Invalid(format!(
-                "{crd:?} is not a resource name of the form <plural>.<group>."
-            )));
-        }
         let (state, token) = user()?;
-        let what = format!("The resource {crd}");
-        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}");
-        let value =
-            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
-        model::kind_info(&value).ok_or_else(|| {
-            tracing::error!(crd, "CustomResourceDefinition without kind, plural or version");
-            AppError::Invalid(format!("The CustomResourceDefinition {crd} names no kind, plural or version."))
-        })
+        Ok(crate::generated::api::ssr::definition(&state, &token, cluster_id, crd).await?.info)
     }
 
     pub async fn namespaces(cluster_id: &str, project: Option<&str>) -> Result<Vec<String>, AppError> {
         check_cluster(cluster_id)?;
-        let path = match project {
-            Some(p) if is_dns_label(p) => {
-                format!("/api/v1/namespaces?labelSelector=fundament.io%2Fproject%3D{p}")
-            }
-            Some(p) => return Err(AppError::Invalid(format!("{p:?} is not a project name."))),
-            None => "/api/v1/namespaces".to_owned(),
-        };
         let (state, token) = user()?;
-        let list = state
-            .backend
-            .kube_get(&token, cluster_id, &path)
-            .await
-            .map_err(|e| user_error(e, "the namespaces"))?;
-        let mut names: Vec<String> = list
-            .get("items")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|n| {
-                n.pointer("/metadata/name").and_then(serde_json::Value::as_str).map(str::to_owned)
-            })
-            .collect();
-        names.sort();
-        Ok(names)
+        crate::generated::api::ssr::namespaces(&state, &token, cluster_id, project).await
     }
 
     pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {

@@ -71,17 +71,36 @@ impl Backend {
         bearer: Option<&str>,
         body: Option<Value>,
     ) -> Result<(u16, Value), BackendError> {
+        let method = if body.is_some() { http::Method::POST } else { http::Method::GET };
+        self.call_with(service, method, url, bearer, body).await
+    }
+
+    async fn call_with(
+        &self,
+        service: &'static str,
+        method: http::Method,
+        url: String,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), BackendError> {
         let unreachable = |detail: String| BackendError::Unreachable { service, detail };
         let mut request = http::Request::builder().uri(url).header(http::header::ACCEPT, "application/json");
         if let Some(token) = bearer {
             request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         }
         let request = match body {
-            Some(body) => request
-                .method(http::Method::POST)
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(Full::new(Bytes::from(body.to_string()))),
-            None => request.method(http::Method::GET).body(Full::new(Bytes::new())),
+            Some(body) => {
+                let content_type = if method == http::Method::PATCH {
+                    "application/merge-patch+json"
+                } else {
+                    "application/json"
+                };
+                request
+                    .method(method)
+                    .header(http::header::CONTENT_TYPE, content_type)
+                    .body(Full::new(Bytes::from(body.to_string())))
+            }
+            None => request.method(method).body(Full::new(Bytes::new())),
         }
         .map_err(|e| unreachable(e.to_string()))?;
         let response = tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
@@ -117,12 +136,30 @@ impl Backend {
         cluster_id: &str,
         path: &str,
     ) -> Result<Value, BackendError> {
-        const SERVICE: &str = "kube-api-proxy";
-        let url = format!("{}/clusters/{cluster_id}{path}", self.kube_api_proxy);
-        match self.call(SERVICE, url, Some(user_token), None).await? {
+        match self.kube(http::Method::GET, user_token, cluster_id, path, None).await? {
             (200, value) => Ok(value),
-            (status, body) => Err(Self::status_error(SERVICE, status, &body)),
+            (status, body) => Err(Self::kube_error(status, &body)),
         }
+    }
+
+    /// Any call to `<kube-api-proxy>/clusters/<cluster>/<path>` as the user:
+    /// the status and the JSON answer (a Kubernetes `Status` on errors), so
+    /// the caller decides what each status means.
+    pub async fn kube(
+        &self,
+        method: http::Method,
+        user_token: &str,
+        cluster_id: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), BackendError> {
+        let url = format!("{}/clusters/{cluster_id}{path}", self.kube_api_proxy);
+        self.call_with("kube-api-proxy", method, url, Some(user_token), body).await
+    }
+
+    /// The `Status` error of a kube-api-proxy answer, for the caller's log.
+    pub fn kube_error(status: u16, body: &Value) -> BackendError {
+        Self::status_error("kube-api-proxy", status, body)
     }
 
     /// A plugin definition from organization-api (cached per name and version).

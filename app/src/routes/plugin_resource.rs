@@ -14,6 +14,7 @@ use crate::{
     api::session::Session,
     components::status::{ErrorView, Loading},
     error::AppError,
+    generated::list::{GeneratedList, ListContext},
     plugins::{
         api::{namespaces, resource_kind},
         frame::{FrameSpec, PluginFrame},
@@ -188,9 +189,20 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
     let show_create = target.view == ResourceView::List && can_create;
     let title = format!("{heading} · {}", entry.display_name);
     let create_label = format!("Create {}", kind.kind);
-    let body = match custom {
-        Some(file) => view! { <CustomPage session target entry kind file can_create /> }.into_any(),
-        None => generated_placeholder(&kind, target.view),
+    let body = match (custom, target.view) {
+        (Some(file), _) => view! { <CustomPage session target entry kind file can_create /> }.into_any(),
+        (None, ResourceView::List) => {
+            let context = ListContext {
+                cluster_id: session.cluster_of(target.project.as_deref()),
+                project: target.project.clone(),
+                installation: entry.installation_name.clone(),
+                crd: target.crd.clone(),
+                kind: kind.clone(),
+                kube_api_proxy: session.endpoints.kube_api_proxy.clone(),
+            };
+            view! { <GeneratedList context /> }.into_any()
+        }
+        (None, view) => generated_placeholder(&kind, view),
     };
     view! {
         <Title text=title />

@@ -1,0 +1,237 @@
+//! Server functions of the generated views. They act as the signed-in user
+//! through kube-api-proxy's user path, so the cluster decides what they see.
+
+use leptos::prelude::*;
+
+use super::table::{ListQuery, TablePage};
+use crate::error::AppError;
+
+/// One page of a kind's objects as a table.
+#[server(endpoint = "objects")]
+pub async fn list_table(
+    cluster_id: String,
+    crd: String,
+    project: Option<String>,
+    query: ListQuery,
+) -> Result<TablePage, AppError> {
+    ssr::list_table(&cluster_id, &crd, project.as_deref(), &query).await
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) mod ssr {
+    use serde_json::Value;
+
+    use crate::error::AppError;
+    use crate::generated::table::{Cell, CellType, Column, ListQuery, Row, TablePage, page_of};
+    use crate::plugins::api::ssr::{check_cluster, user, user_error};
+    use crate::plugins::model::{KindInfo, encode_segment, is_crd_name, is_dns_label, kind_info};
+    use crate::state::ConsoleState;
+
+    /// A CRD as the generated views use it.
+    pub struct Definition {
+        pub info: KindInfo,
+        pub crd: Value,
+    }
+
+    impl Definition {
+        /// The schema version the console reads and writes.
+        pub fn version(&self) -> Option<&Value> {
+            self.crd
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)?
+                .iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == Some(self.info.version.as_str()))
+        }
+
+        /// `/apis/<group>/<version>[/namespaces/<ns>]/<plural>`.
+        pub fn collection_path(&self, namespace: Option<&str>) -> String {
+            let ns = namespace.map(|n| format!("/namespaces/{}", encode_segment(n))).unwrap_or_default();
+            format!("/apis/{}/{}{ns}/{}", self.info.group, self.info.version, self.info.plural)
+        }
+    }
+
+    /// Fetches and reads the CRD named `<plural>.<group>`.
+    pub async fn definition(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        crd: &str,
+    ) -> Result<Definition, AppError> {
+        if !is_crd_name(crd) {
+            return Err(AppError::Invalid(format!(
+                "{crd:?} is not a resource name of the form <plural>.<group>."
+            )));
+        }
+        let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}");
+        let what = format!("The resource {crd}");
+        let value =
+            state.backend.kube_get(token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        let info = kind_info(&value).ok_or_else(|| {
+            AppError::Invalid(format!("The CustomResourceDefinition {crd} names no kind, plural or version."))
+        })?;
+        Ok(Definition { info, crd: value })
+    }
+
+    /// The namespaces a page may show: the project's, else all.
+    pub async fn namespaces(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        project: Option<&str>,
+    ) -> Result<Vec<String>, AppError> {
+        let path = match project {
+            Some(p) if is_dns_label(p) => {
+                format!(
+                    "/api/v1/namespaces?labelSelector={}",
+                    encode_segment(&format!("fundament.io/project={p}"))
+                )
+            }
+            Some(p) => return Err(AppError::Invalid(format!("{p:?} is not a project name."))),
+            None => "/api/v1/namespaces".to_owned(),
+        };
+        let list = state
+            .backend
+            .kube_get(token, cluster_id, &path)
+            .await
+            .map_err(|e| user_error(e, "the namespaces"))?;
+        let mut names: Vec<String> = items(&list).filter_map(|n| text(n, "/metadata/name")).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn items(list: &Value) -> impl Iterator<Item = &Value> {
+        list.get("items").and_then(Value::as_array).into_iter().flatten()
+    }
+
+    fn text(v: &Value, pointer: &str) -> Option<String> {
+        v.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
+    }
+
+    pub async fn list_table(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        query: &ListQuery,
+    ) -> Result<TablePage, AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let labels = query.labels.trim();
+        if !labels.is_empty()
+            && let Err(e) = fundament_selectors::LabelSelector::parse(labels)
+        {
+            return Err(AppError::Invalid(format!("The label selector {labels:?} is not valid: {e}.")));
+        }
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let namespaces = if def.info.namespaced {
+            namespaces(&state, &token, cluster_id, project).await?
+        } else {
+            Vec::new()
+        };
+        let namespace = match query.namespace.as_deref().filter(|n| !n.is_empty()) {
+            Some(ns) if def.info.namespaced && namespaces.iter().any(|n| n == ns) => Some(ns),
+            Some(ns) if def.info.namespaced => {
+                return Err(AppError::Invalid(format!("The namespace {ns:?} is not one this page shows.")));
+            }
+            _ => None,
+        };
+        let mut path = def.collection_path(namespace);
+        if !labels.is_empty() {
+            path.push_str("?labelSelector=");
+            path.push_str(&encode_segment(labels));
+        }
+        let what = format!("the {} of this cluster", def.info.plural);
+        let list =
+            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        let (columns, compiled, warning) = columns(&def);
+        let now = time::OffsetDateTime::now_utc();
+        let in_scope = |ns: &Option<String>| {
+            project.is_none() || !def.info.namespaced || ns.as_ref().is_some_and(|ns| namespaces.contains(ns))
+        };
+        let rows: Vec<Row> = items(&list)
+            .map(|object| row(object, &compiled, def.info.namespaced, now))
+            .filter(|r| in_scope(&r.namespace))
+            .collect();
+        let resource_version = text(&list, "/metadata/resourceVersion").unwrap_or_default();
+        Ok(page_of(columns, rows, query, namespaces, resource_version, warning))
+    }
+
+    /// Name, Namespace, then the printer columns (or Age), as kubectl shows them.
+    fn columns(def: &Definition) -> (Vec<Column>, Vec<fundament_jsonpath::CompiledColumn>, Option<String>) {
+        let printer: Vec<fundament_jsonpath::PrinterColumn> = def
+            .version()
+            .and_then(|v| v.get("additionalPrinterColumns"))
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default();
+        let (compiled, error) = fundament_jsonpath::compile_columns(&printer);
+        let mut columns = vec![Column {
+            name: "Name".into(),
+            cell_type: CellType::Text,
+            description: "The object's name.".into(),
+            priority: 0,
+        }];
+        if def.info.namespaced {
+            columns.push(Column {
+                name: "Namespace".into(),
+                cell_type: CellType::Text,
+                description: "The object's namespace.".into(),
+                priority: 0,
+            });
+        }
+        columns.extend(compiled.iter().map(|c| Column {
+            name: c.column.name.clone(),
+            cell_type: match c.column_type {
+                fundament_jsonpath::ColumnType::Integer | fundament_jsonpath::ColumnType::Number => {
+                    CellType::Number
+                }
+                fundament_jsonpath::ColumnType::Boolean => CellType::Boolean,
+                fundament_jsonpath::ColumnType::Date => CellType::Date,
+                _ => CellType::Text,
+            },
+            description: c.column.description.clone(),
+            priority: c.column.priority,
+        }));
+        (columns, compiled, error.map(|e| e.to_string()))
+    }
+
+    fn row(
+        object: &Value,
+        columns: &[fundament_jsonpath::CompiledColumn],
+        namespaced: bool,
+        now: time::OffsetDateTime,
+    ) -> Row {
+        use fundament_jsonpath::ColumnType;
+        let labels = object
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+            .unwrap_or_default();
+        let cells = columns
+            .iter()
+            .map(|c| {
+                let value = fundament_jsonpath::cell(&c.path, c.column_type, object, now);
+                let shown = match &value {
+                    Value::Null => String::new(),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let exact = match c.column_type {
+                    ColumnType::Date => {
+                        match fundament_jsonpath::cell(&c.path, ColumnType::String, object, now) {
+                            Value::String(s) if !s.is_empty() && s != "<no value>" => Some(s),
+                            _ => None,
+                        }
+                    }
+                    ColumnType::Integer | ColumnType::Number if value.is_number() => Some(value.to_string()),
+                    _ => None,
+                };
+                Cell { text: shown, exact }
+            })
+            .collect();
+        Row {
+            name: text(object, "/metadata/name").unwrap_or_default(),
+            namespace: if namespaced { text(object, "/metadata/namespace") } else { None },
+            labels,
+            cells,
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The generated list of a kind: kubectl's columns, a namespace filter, a
+//! label selector, text search, sorting, pages, and live updates. The filters
+//! live in the URL (a GET form), so every state can be bookmarked and the
+//! page works without JavaScript; with it, a watch keeps the rows current.
+
+use leptos::prelude::*;
+use leptos_router::{
+    components::{A, Form},
+    hooks::{use_location, use_query_map},
+    params::ParamsMap,
+};
+
+use super::api::list_table;
+use super::table::{CellType, Column, ListQuery, Row, Sort, TablePage, has_wide_columns};
+use crate::{
+    components::status::{ErrorView, Loading},
+    plugins::model::{KindInfo, paths},
+};
+
+/// Where the list is and what it lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListContext {
+    pub cluster_id: String,
+    pub project: Option<String>,
+    pub installation: String,
+    pub crd: String,
+    pub kind: KindInfo,
+    /// kube-api-proxy's base URL, for the watch.
+    pub kube_api_proxy: String,
+}
+
+fn query_of(q: &ParamsMap) -> ListQuery {
+    ListQuery {
+        namespace: q.get("namespace").filter(|n| !n.is_empty()),
+        labels: q.get("labels").unwrap_or_default(),
+        search: q.get("q").unwrap_or_default(),
+        sort: Sort::parse(&q.get("sort").unwrap_or_default()),
+        page: q.get("page").and_then(|p| p.parse::<usize>().ok()).map_or(0, |p| p.saturating_sub(1)),
+    }
+}
+
+/// The current URL with some query parameters changed (`None` removes one).
+fn href_with(path: &str, q: &ParamsMap, changes: &[(&str, Option<String>)]) -> String {
+    let mut pairs: Vec<(String, String)> = ["namespace", "labels", "q", "sort", "page", "wide"]
+        .iter()
+        .filter_map(|k| q.get(k).filter(|v| !v.is_empty()).map(|v| ((*k).to_owned(), v)))
+        .collect();
+    for (key, value) in changes {
+        pairs.retain(|(k, _)| k != key);
+        if let Some(v) = value {
+            pairs.push(((*key).to_owned(), v.clone()));
+        }
+    }
+    let query: Vec<String> =
+        pairs.iter().map(|(k, v)| format!("{k}={}", crate::plugins::model::encode_segment(v))).collect();
+    if query.is_empty() { path.to_owned() } else { format!("{path}?{}", query.join("&")) }
+}
+
+/// The generated list view.
+#[component]
+pub fn GeneratedList(context: ListContext) -> impl IntoView {
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| query_of(&query_map.read()));
+    let wide = Memo::new(move |_| query_map.read().get("wide").as_deref() == Some("1"));
+    // Bumped by the watch: the same query, asked again.
+    let changes = RwSignal::new(0u32);
+    let ctx = context.clone();
+    let table = Resource::new(
+        move || (query.get(), changes.get()),
+        move |(q, _)| list_table(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.project.clone(), q),
+    );
+    #[cfg(feature = "hydrate")]
+    keep_current(&context, table, query, changes);
+    let ctx = StoredValue::new(context);
+    view! {
+        <Filters query wide table />
+        <Transition fallback=|| view! { <Loading label="Loading…" /> }>
+            {move || table.get().map(|answer| match answer {
+                Ok(page) => view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
+                Err(error) => view! { <ErrorView error /> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// Watches the listed objects and asks again when one changes (debounced).
+#[cfg(feature = "hydrate")]
+fn keep_current(
+    context: &ListContext,
+    table: Resource<Result<TablePage, crate::error::AppError>>,
+    query: Memo<ListQuery>,
+    changes: RwSignal<u32>,
+) {
+    use std::{cell::Cell, rc::Rc, time::Duration};
+
+    use super::watch::{WatchEnd, watch};
+    use crate::plugins::model::encode_segment;
+
+    let version = Memo::new(move |_| table.get().and_then(Result::ok).map(|p| p.resource_version));
+    let restarts = RwSignal::new(0u32);
+    let context = context.clone();
+    Effect::new(move |_| {
+        restarts.track();
+        let Some(rv) = version.get().filter(|rv| !rv.is_empty()) else { return };
+        let q = query.get_untracked();
+        let kind = &context.kind;
+        let ns = q.namespace.as_deref().filter(|_| kind.namespaced);
+        let mut url = format!(
+            "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}",
+            context.kube_api_proxy,
+            context.cluster_id,
+            kind.group,
+            kind.version,
+            ns.map(|n| format!("/namespaces/{n}")).unwrap_or_default(),
+            kind.plural,
+            encode_segment(&rv)
+        );
+        if !q.labels.trim().is_empty() {
+            url.push_str("&labelSelector=");
+            url.push_str(&encode_segment(q.labels.trim()));
+        }
+        let pending = Rc::new(Cell::new(false));
+        let changed = move || {
+            if pending.replace(true) {
+                return;
+            }
+            let pending = pending.clone();
+            set_timeout(
+                move || {
+                    pending.set(false);
+                    changes.update(|n| *n += 1);
+                },
+                Duration::from_millis(150),
+            );
+        };
+        let ended = move |end: WatchEnd| match end {
+            WatchEnd::Gone => changes.update(|n| *n += 1),
+            WatchEnd::Closed => set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1)),
+            WatchEnd::Refused => {}
+        };
+        let handle = watch(&url, changed, ended);
+        let handle = send_wrapper::SendWrapper::new(handle);
+        on_cleanup(move || drop(handle.take()));
+    });
+}
+
+/// Namespace, label selector and search: a GET form, so it works without JavaScript.
+#[component]
+fn Filters(
+    query: Memo<ListQuery>,
+    wide: Memo<bool>,
+    table: Resource<Result<TablePage, crate::error::AppError>>,
+) -> impl IntoView {
+    let location = use_location();
+    let query_map = use_query_map();
+    let q = move || query.get();
+    let wide_toggle = move || {
+        let page = table.get().and_then(Result::ok)?;
+        if !has_wide_columns(&page.columns) {
+            return None;
+        }
+        let on = wide.get();
+        let href = href_with(
+            &location.pathname.get(),
+            &query_map.read(),
+            &[("wide", (!on).then(|| "1".to_owned()))],
+        );
+        Some(view! {
+            <A href=href attr:class="button-secondary" attr:aria-pressed=on.to_string()>
+                {if on { "Hide wide columns" } else { "Show wide columns" }}
+            </A>
+        })
+    };
+    view! {
+        <Form method="GET" action="" attr:class="mb-4 flex flex-wrap items-end gap-3" attr:aria-label="Filter">
+            <input type="hidden" name="sort" prop:value=move || q().sort.to_param() />
+            {move || wide.get().then(|| view! { <input type="hidden" name="wide" value="1" /> })}
+            // Inside a Transition: it reads the table, which the server renders only once loaded.
+            <Transition fallback=|| ()>{move || {
+                let names = table.get().and_then(Result::ok).map(|p| p.namespaces).unwrap_or_default();
+                (!names.is_empty()).then(|| {
+                    let current = q().namespace.unwrap_or_default();
+                    view! {
+                        <label class="field">
+                            <span class="field-label">"Namespace"</span>
+                            <select name="namespace" class="input">
+                                <option value="" selected=current.is_empty()>"All namespaces"</option>
+                                {names.into_iter().map(|n| {
+                                    let selected = n == current;
+                                    view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                }).collect_view()}
+                            </select>
+                        </label>
+                    }
+                })
+            }}</Transition>
+            <label class="field">
+                <span class="field-label">"Label selector"</span>
+                <input name="labels" class="input font-mono" placeholder="app=web,tier!=db" prop:value=move || q().labels />
+            </label>
+            <label class="field min-w-48 flex-1">
+                <span class="field-label">"Search"</span>
+                <input type="search" name="q" class="input" placeholder="Name, label or value" prop:value=move || q().search />
+            </label>
+            <button type="submit" class="button inline-flex">"Apply"</button>
+            <Transition fallback=|| ()>{wide_toggle}</Transition>
+        </Form>
+    }
+}
+
+/// The table, its pager and its empty states.
+#[component]
+fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl IntoView {
+    let location = use_location();
+    let query_map = use_query_map();
+    let path = location.pathname.get_untracked();
+    let q = query_map.get_untracked();
+    let TablePage { columns, rows, total, listed, page: index, pages, column_warning, .. } = page;
+    let sort = query_of(&q).sort;
+    if listed == 0 {
+        let scope =
+            query_of(&q).namespace.map_or_else(|| "this view".to_owned(), |n| format!("namespace {n}"));
+        return view! {
+            <div class="card text-center" role="status">
+                <p class="font-medium">{format!("No {} in {scope}.", context.kind.plural)}</p>
+            </div>
+        }
+        .into_any();
+    }
+    let first = index * super::table::PAGE_SIZE + 1;
+    let last = (first + rows.len()).saturating_sub(1);
+    let header = columns
+        .clone()
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let active = sort.column == i;
+            let next = Sort { column: i, descending: active && !sort.descending };
+            let href = href_with(&path, &q, &[("sort", Some(next.to_param())), ("page", None)]);
+            let aria = match (active, sort.descending) {
+                (true, false) => "ascending",
+                (true, true) => "descending",
+                _ => "none",
+            };
+            let numeric = c.cell_type == CellType::Number;
+            let wide_only = c.priority > 0;
+            view! {
+                <th scope="col" aria-sort=aria class:hidden=move || wide_only && !wide.get() class:text-right=numeric title=c.description.clone()>
+                    <A href=href attr:class="inline-flex items-center gap-1 hover:text-ink">
+                        {c.name.clone()}
+                        <span aria-hidden="true">{match aria { "ascending" => "▲", "descending" => "▼", _ => "" }}</span>
+                    </A>
+                </th>
+            }
+        })
+        .collect_view();
+    let body = rows
+        .into_iter()
+        .map(|row| view! { <ObjectRow row columns=columns.clone() wide context=context.clone() /> })
+        .collect_view();
+    let pager = (pages > 1).then(|| {
+        let prev = (index > 0).then(|| href_with(&path, &q, &[("page", Some(index.to_string()))]));
+        let next =
+            (index + 1 < pages).then(|| href_with(&path, &q, &[("page", Some((index + 2).to_string()))]));
+        view! {
+            <nav aria-label="Pages" class="flex items-center gap-2">
+                {prev.map(|h| view! { <A href=h attr:class="button-secondary">"Previous"</A> })}
+                <span class="text-sm text-muted">{format!("Page {} of {pages}", index + 1)}</span>
+                {next.map(|h| view! { <A href=h attr:class="button-secondary">"Next"</A> })}
+            </nav>
+        }
+    });
+    view! {
+        {column_warning.map(|w| view! { <p role="status" class="mb-2 text-sm text-muted">{format!("Some columns are not shown: {w}")}</p> })}
+        <div class="card overflow-x-auto p-0">
+            <table class="table" aria-label=format!("{} list", context.kind.kind)>
+                <thead><tr>{header}</tr></thead>
+                <tbody>
+                    {if total == 0 {
+                        let colspan = columns.len().to_string();
+                        view! { <tr><td colspan=colspan class="text-muted">"Nothing matches the search."</td></tr> }.into_any()
+                    } else {
+                        body.into_any()
+                    }}
+                </tbody>
+            </table>
+        </div>
+        <div class="mt-3 flex flex-wrap items-center justify-between gap-3 text-sm text-muted">
+            <p role="status">{if total == 0 { format!("0 of {listed}") } else { format!("{first}–{last} of {total}") }}</p>
+            {pager}
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListContext) -> impl IntoView {
+    let href = paths::detail(
+        context.project.as_deref(),
+        &context.installation,
+        &context.crd,
+        &row.name,
+        row.namespace.as_deref(),
+    );
+    let offset = if context.kind.namespaced { 2 } else { 1 };
+    let cells = row
+        .cells
+        .into_iter()
+        .zip(columns.into_iter().skip(offset))
+        .map(|(cell, column)| {
+            let hidden = column.priority > 0;
+            let content = match (column.cell_type, cell.exact) {
+                (CellType::Date, Some(exact)) => {
+                    view! { <time datetime=exact.clone() title=exact>{cell.text}</time> }.into_any()
+                }
+                (CellType::Boolean, _) => view! { <span>{cell.text}</span> }.into_any(),
+                _ => view! { <span>{cell.text}</span> }.into_any(),
+            };
+            let numeric = column.cell_type == CellType::Number;
+            view! { <td class="max-w-md" class:hidden=move || hidden && !wide.get() class:text-right=numeric>{content}</td> }
+        })
+        .collect_view();
+    view! {
+        <tr>
+            <td class="whitespace-nowrap"><A href=href attr:class="link font-medium">{row.name.clone()}</A></td>
+            {row.namespace.map(|ns| view! { <td class="whitespace-nowrap text-muted">{ns}</td> })}
+            {cells}
+        </tr>
+    }
+}
