@@ -234,4 +234,226 @@ pub(crate) mod ssr {
             cells,
         }
     }
+
+    fn object_path(def: &Definition, name: &str, namespace: Option<&str>) -> Result<String, AppError> {
+        use crate::plugins::model::is_object_name;
+        if !is_object_name(name) {
+            return Err(AppError::NotFound(format!("The object {name:?}")));
+        }
+        let namespace = match namespace {
+            Some(ns) if def.info.namespaced && is_dns_label(ns) => Some(ns),
+            Some(ns) if def.info.namespaced => {
+                return Err(AppError::Invalid(format!("{ns:?} is not a namespace name.")));
+            }
+            None if def.info.namespaced => {
+                return Err(AppError::Invalid(format!(
+                    "{} is namespaced: the URL needs ?ns=<namespace>.",
+                    def.info.kind
+                )));
+            }
+            _ => None,
+        };
+        Ok(format!("{}/{}", def.collection_path(namespace), encode_segment(name)))
+    }
+
+    /// Asks the cluster whether the user may `verb` the object (a SelfSubjectAccessReview).
+    async fn may(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        def: &Definition,
+        verb: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> bool {
+        let review = serde_json::json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {
+                "group": def.info.group, "resource": def.info.plural, "verb": verb,
+                "name": name, "namespace": namespace.unwrap_or_default()
+            }}
+        });
+        let path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+        match state.backend.kube(http::Method::POST, token, cluster_id, path, Some(review)).await {
+            Ok((201 | 200, answer)) => {
+                answer.pointer("/status/allowed").and_then(Value::as_bool).unwrap_or(false)
+            }
+            Ok((status, body)) => {
+                tracing::warn!(error = %crate::plugins::backend::Backend::kube_error(status, &body), "access review failed");
+                false
+            }
+            Err(error) => {
+                tracing::warn!(%error, "access review failed");
+                false
+            }
+        }
+    }
+
+    pub async fn get_object(
+        cluster_id: &str,
+        crd: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<crate::generated::api::ObjectDetail, AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let path = object_path(&def, name, namespace)?;
+        let what = format!("{} {name}", def.info.kind);
+        let mut object =
+            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        let yaml = serde_yaml::to_string(&object).unwrap_or_default();
+        let schema = def.version().and_then(|v| v.pointer("/schema/openAPIV3Schema/properties"));
+        let part = |k: &str| schema.and_then(|p| p.get(k)).cloned().unwrap_or(Value::Null);
+        let ns = if def.info.namespaced { namespace } else { None };
+        let events = events(&state, &token, cluster_id, &def.info.kind, name, ns).await;
+        let (can_delete, can_update) = futures::future::join(
+            may(&state, &token, cluster_id, &def, "delete", name, ns),
+            may(&state, &token, cluster_id, &def, "update", name, ns),
+        )
+        .await;
+        Ok(crate::generated::api::ObjectDetail {
+            object,
+            yaml,
+            spec_schema: part("spec"),
+            status_schema: part("status"),
+            events,
+            can_delete,
+            can_update,
+        })
+    }
+
+    /// The object's events; none when they cannot be read (the page still shows the object).
+    async fn events(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Vec<crate::generated::api::EventRow> {
+        let mut selector = format!("involvedObject.name={name},involvedObject.kind={kind}");
+        if let Some(ns) = namespace {
+            selector.push_str(&format!(",involvedObject.namespace={ns}"));
+        }
+        let base = namespace
+            .map_or_else(|| "/api/v1/events".to_owned(), |ns| format!("/api/v1/namespaces/{ns}/events"));
+        let path = format!("{base}?fieldSelector={}", encode_segment(&selector));
+        let list = match state.backend.kube_get(token, cluster_id, &path).await {
+            Ok(list) => list,
+            Err(error) => {
+                tracing::info!(%error, "events not shown");
+                return Vec::new();
+            }
+        };
+        let mut rows: Vec<crate::generated::api::EventRow> = items(&list)
+            .map(|e| crate::generated::api::EventRow {
+                kind: text(e, "/type").unwrap_or_default(),
+                reason: text(e, "/reason").unwrap_or_default(),
+                message: text(e, "/message").unwrap_or_default(),
+                count: e.get("count").and_then(Value::as_i64).unwrap_or(1),
+                last_seen: text(e, "/lastTimestamp")
+                    .or_else(|| text(e, "/eventTime"))
+                    .or_else(|| text(e, "/metadata/creationTimestamp"))
+                    .unwrap_or_default(),
+                source: text(e, "/source/component")
+                    .or_else(|| text(e, "/reportingComponent"))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        rows.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+        rows
+    }
+
+    pub async fn delete_object(
+        cluster_id: &str,
+        crd: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(), AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let path = object_path(&def, name, namespace)?;
+        match state.backend.kube(http::Method::DELETE, &token, cluster_id, &path, None).await {
+            Ok((200 | 202 | 404, _)) => {
+                tracing::info!(kind = %def.info.kind, name, namespace = namespace.unwrap_or_default(), "object deleted");
+                Ok(())
+            }
+            Ok((401, _)) => Err(AppError::Unauthenticated),
+            Ok((403, body)) => Err(AppError::Invalid(format!(
+                "You may not delete {} {name}: {}",
+                def.info.kind,
+                body.get("message").and_then(Value::as_str).unwrap_or("forbidden")
+            ))),
+            Ok((status, body)) => {
+                let error = crate::plugins::backend::Backend::kube_error(status, &body);
+                tracing::error!(%error, "delete failed");
+                Err(AppError::Invalid(format!(
+                    "{} {name} was not deleted: {}",
+                    def.info.kind,
+                    body.get("message").and_then(Value::as_str).unwrap_or("the cluster refused")
+                )))
+            }
+            Err(error) => {
+                tracing::error!(%error, "delete failed");
+                Err(AppError::Internal)
+            }
+        }
+    }
+}
+
+/// One object, for the generated detail view.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectDetail {
+    /// The object as the API server returned it (without managedFields).
+    pub object: serde_json::Value,
+    /// The same as YAML, for the read-only YAML view.
+    pub yaml: String,
+    /// `openAPIV3Schema.properties.spec` and `.status` of the served version (Null when absent).
+    pub spec_schema: serde_json::Value,
+    pub status_schema: serde_json::Value,
+    /// The object's events, newest first.
+    pub events: Vec<EventRow>,
+    /// What the user may do with it (SelfSubjectAccessReviews).
+    pub can_delete: bool,
+    pub can_update: bool,
+}
+
+/// One Kubernetes event about the object.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EventRow {
+    pub kind: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i64,
+    /// RFC 3339.
+    pub last_seen: String,
+    pub source: String,
+}
+
+/// One object with its schema, events and what the user may do with it.
+#[server(endpoint = "object")]
+pub async fn get_object(
+    cluster_id: String,
+    crd: String,
+    name: String,
+    namespace: Option<String>,
+) -> Result<ObjectDetail, AppError> {
+    ssr::get_object(&cluster_id, &crd, &name, namespace.as_deref()).await
+}
+
+/// Deletes one object (404 counts as done).
+#[server(endpoint = "delete-object")]
+pub async fn delete_object(
+    cluster_id: String,
+    crd: String,
+    name: String,
+    namespace: Option<String>,
+) -> Result<(), AppError> {
+    ssr::delete_object(&cluster_id, &crd, &name, namespace.as_deref()).await
 }

@@ -41,7 +41,7 @@ fn query_of(q: &ParamsMap) -> ListQuery {
 
 /// The current URL with some query parameters changed (`None` removes one).
 fn href_with(path: &str, q: &ParamsMap, changes: &[(&str, Option<String>)]) -> String {
-    let mut pairs: Vec<(String, String)> = ["namespace", "labels", "q", "sort", "page", "wide"]
+    let mut pairs: Vec<(String, String)> = ["namespace", "labels", "q", "sort", "page", "wide", "generated"]
         .iter()
         .filter_map(|k| q.get(k).filter(|v| !v.is_empty()).map(|v| ((*k).to_owned(), v)))
         .collect();
@@ -175,6 +175,8 @@ fn Filters(
         <Form method="GET" action="" attr:class="mb-4 flex flex-wrap items-end gap-3" attr:aria-label="Filter">
             <input type="hidden" name="sort" prop:value=move || q().sort.to_param() />
             {move || wide.get().then(|| view! { <input type="hidden" name="wide" value="1" /> })}
+            {move || (query_map.read().get("generated").as_deref() == Some("1"))
+                .then(|| view! { <input type="hidden" name="generated" value="1" /> })}
             // Inside a Transition: it reads the table, which the server renders only once loaded.
             <Transition fallback=|| ()>{move || {
                 let names = table.get().and_then(Result::ok).map(|p| p.namespaces).unwrap_or_default();

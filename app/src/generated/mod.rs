@@ -2,6 +2,7 @@
 //! edit, built from the CRD (seed "Generated fallback UI").
 
 pub mod api;
+pub mod detail;
 pub mod grant;
 pub mod list;
 pub mod schema_form;

@@ -14,7 +14,10 @@ use crate::{
     api::session::Session,
     components::status::{ErrorView, Loading},
     error::AppError,
-    generated::list::{GeneratedList, ListContext},
+    generated::{
+        detail::{DetailContext, GeneratedDetail},
+        list::{GeneratedList, ListContext},
+    },
     plugins::{
         api::{namespaces, resource_kind},
         frame::{FrameSpec, PluginFrame},
@@ -55,6 +58,8 @@ struct Target {
     crd: String,
     /// Detail: name and `?ns=`.
     object: Option<ResourceRef>,
+    /// `?generated=1`: the generated view even where the plugin has its own page.
+    generated: bool,
 }
 
 #[component]
@@ -72,6 +77,7 @@ fn PluginResourcePage(view: ResourceView) -> impl IntoView {
                 name,
                 namespace: query.read().get("ns").filter(|ns| !ns.is_empty()),
             }),
+            generated: query.read().get("generated").as_deref() == Some("1"),
         }
     });
     move || {
@@ -165,7 +171,23 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
     let label = entry.label_of(&target.crd);
     let project = target.project.as_deref();
     let list_href = paths::list(project, &entry.installation_name, &target.crd);
-    let custom = entry.custom_page(&kind.kind, target.view).map(str::to_owned);
+    let has_custom = entry.custom_page(&kind.kind, target.view).is_some();
+    let custom = entry.custom_page(&kind.kind, target.view).filter(|_| !target.generated).map(str::to_owned);
+    let switch = has_custom.then(|| {
+        let base = match (&target.view, &target.object) {
+            (ResourceView::Detail, Some(o)) => {
+                paths::detail(project, &entry.installation_name, &target.crd, &o.name, o.namespace.as_deref())
+            }
+            (ResourceView::Create, _) => paths::create(project, &entry.installation_name, &target.crd),
+            _ => list_href.clone(),
+        };
+        let joiner = if base.contains('?') { '&' } else { '?' };
+        if target.generated {
+            (base, "Show the plugin's page")
+        } else {
+            (format!("{base}{joiner}generated=1"), "Show the generated view")
+        }
+    });
     let can_create = entry.custom_page(&kind.kind, ResourceView::Create).is_some();
     let heading = match (&target.view, &target.object) {
         (ResourceView::Detail, Some(object)) => object.name.clone(),
@@ -202,6 +224,22 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             };
             view! { <GeneratedList context /> }.into_any()
         }
+        (None, ResourceView::Detail) => match &target.object {
+            Some(object) => {
+                let context = DetailContext {
+                    cluster_id: session.cluster_of(target.project.as_deref()),
+                    project: target.project.clone(),
+                    installation: entry.installation_name.clone(),
+                    crd: target.crd.clone(),
+                    kind: kind.clone(),
+                    name: object.name.clone(),
+                    namespace: object.namespace.clone().filter(|_| kind.namespaced),
+                    kube_api_proxy: session.endpoints.kube_api_proxy.clone(),
+                };
+                view! { <GeneratedDetail context /> }.into_any()
+            }
+            None => generated_placeholder(&kind, ResourceView::Detail),
+        },
         (None, view) => generated_placeholder(&kind, view),
     };
     view! {
@@ -209,7 +247,10 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         {crumbs.render()}
         <div class="mb-4 flex flex-wrap items-center justify-between gap-3">
             <h1 class="text-2xl font-semibold tracking-tight">{heading}</h1>
-            {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
+            <div class="flex flex-wrap items-center gap-2">
+                {switch.map(|(href, label)| view! { <A href=href attr:class="button-secondary">{label}</A> })}
+                {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
+            </div>
         </div>
         {body}
     }

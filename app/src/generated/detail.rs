@@ -1,0 +1,382 @@
+//! The generated detail view of one object: metadata, the spec rendered from
+//! the CRD schema (descriptions as help text), status with a conditions
+//! table, events, the YAML, and delete with a confirmation naming the object.
+//! A watch on the object keeps the page current.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+use serde_json::Value;
+
+use super::api::{EventRow, ObjectDetail, delete_object, get_object};
+use crate::{
+    components::status::{ErrorView, Loading},
+    plugins::model::{KindInfo, paths},
+};
+
+/// Where the object is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetailContext {
+    pub cluster_id: String,
+    pub project: Option<String>,
+    pub installation: String,
+    pub crd: String,
+    pub kind: KindInfo,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub kube_api_proxy: String,
+}
+
+/// Deeper than this, values are shown as JSON.
+const MAX_DEPTH: usize = 8;
+
+/// The generated detail view.
+#[component]
+pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
+    let changes = RwSignal::new(0u32);
+    let ctx = context.clone();
+    let detail = Resource::new(
+        move || changes.get(),
+        move |_| get_object(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.name.clone(), ctx.namespace.clone()),
+    );
+    #[cfg(feature = "hydrate")]
+    keep_current(&context, detail, changes);
+    let ctx = StoredValue::new(context);
+    view! {
+        <Transition fallback=|| view! { <Loading label="Loading…" /> }>
+            {move || detail.get().map(|answer| match answer {
+                Ok(detail) => view! { <Detail detail context=ctx.get_value() /> }.into_any(),
+                Err(error) => view! { <ErrorView error /> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn keep_current(
+    context: &DetailContext,
+    detail: Resource<Result<ObjectDetail, crate::error::AppError>>,
+    changes: RwSignal<u32>,
+) {
+    use std::time::Duration;
+
+    use super::watch::{WatchEnd, watch};
+    use crate::plugins::model::encode_segment;
+
+    let version = Memo::new(move |_| {
+        detail
+            .get()
+            .and_then(Result::ok)
+            .and_then(|d| d.object.pointer("/metadata/resourceVersion")?.as_str().map(str::to_owned))
+    });
+    let restarts = RwSignal::new(0u32);
+    let context = context.clone();
+    Effect::new(move |_| {
+        restarts.track();
+        let Some(rv) = version.get() else { return };
+        let kind = &context.kind;
+        let url = format!(
+            "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}&fieldSelector={}",
+            context.kube_api_proxy,
+            context.cluster_id,
+            kind.group,
+            kind.version,
+            context.namespace.as_ref().map(|n| format!("/namespaces/{n}")).unwrap_or_default(),
+            kind.plural,
+            encode_segment(&rv),
+            encode_segment(&format!("metadata.name={}", context.name)),
+        );
+        let changed = move || changes.update(|n| *n += 1);
+        let ended = move |end: WatchEnd| match end {
+            WatchEnd::Gone => changes.update(|n| *n += 1),
+            WatchEnd::Closed => set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1)),
+            WatchEnd::Refused => {}
+        };
+        let handle = send_wrapper::SendWrapper::new(watch(&url, changed, ended));
+        on_cleanup(move || drop(handle.take()));
+    });
+}
+
+#[component]
+fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
+    let ObjectDetail { object, yaml, spec_schema, status_schema, events, can_delete, .. } = detail;
+    let spec = object.get("spec").cloned().unwrap_or(Value::Null);
+    let status = object.get("status").cloned().unwrap_or(Value::Null);
+    view! {
+        {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
+        <div class="grid gap-4">
+            <Metadata object=object.clone() kind=context.kind.clone() />
+            <section class="card" aria-labelledby="spec-heading">
+                <h2 id="spec-heading" class="card-title">"Spec"</h2>
+                {fields(&spec_schema, &spec, 0)}
+            </section>
+            {(!status.is_null()).then(|| view! { <Status schema=status_schema status /> })}
+            <Events events />
+            <section class="card" aria-labelledby="yaml-heading">
+                <details>
+                    <summary id="yaml-heading" class="card-title cursor-pointer">"YAML"</summary>
+                    <pre class="overflow-x-auto rounded-lg bg-raised p-3 font-mono text-xs" aria-label="YAML"><code>{yaml}</code></pre>
+                </details>
+            </section>
+        </div>
+    }
+}
+
+#[component]
+fn Metadata(object: Value, kind: KindInfo) -> impl IntoView {
+    let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let created = text("creationTimestamp");
+    let pairs = |k: &str| -> Vec<(String, String)> {
+        meta.get(k)
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let labels = pairs("labels");
+    let annotations = pairs("annotations");
+    let owners: Vec<String> = meta
+        .get("ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                o.get("name").and_then(Value::as_str).unwrap_or("?")
+            )
+        })
+        .collect();
+    let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="break-words">{value}</dd></div> };
+    view! {
+        <section class="card" aria-labelledby="metadata-heading">
+            <h2 id="metadata-heading" class="card-title">"Metadata"</h2>
+            <dl class="grid gap-x-6 gap-y-1 sm:grid-cols-2">
+                {row("Kind", view! { {kind.kind.clone()} }.into_any())}
+                {row("API version", view! { {format!("{}/{}", kind.group, kind.version)} }.into_any())}
+                {row("Name", view! { {text("name")} }.into_any())}
+                {(!text("namespace").is_empty()).then(|| row("Namespace", view! { {text("namespace")} }.into_any()))}
+                {row("Created", view! { <time datetime=created.clone() title=created.clone()>{created.clone()}</time> }.into_any())}
+                {row("UID", view! { <span class="font-mono text-xs">{text("uid")}</span> }.into_any())}
+                {row("Labels", badges(labels))}
+                {row("Annotations", badges(annotations))}
+                {(!owners.is_empty()).then(|| row("Owners", view! { {owners.join(", ")} }.into_any()))}
+            </dl>
+        </section>
+    }
+}
+
+fn badges(pairs: Vec<(String, String)>) -> AnyView {
+    if pairs.is_empty() {
+        return view! { <span class="text-muted">"—"</span> }.into_any();
+    }
+    view! {
+        <ul class="flex flex-wrap gap-1">
+            {pairs.into_iter().map(|(k, v)| view! { <li class="badge font-mono">{format!("{k}={v}")}</li> }).collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+/// The fields of an object, in schema order, then any the schema does not name.
+fn fields(schema: &Value, value: &Value, depth: usize) -> AnyView {
+    let Some(object) = value.as_object().filter(|o| !o.is_empty()) else {
+        return view! { <p class="text-muted">"—"</p> }.into_any();
+    };
+    let props = schema.get("properties").and_then(Value::as_object);
+    let mut keys: Vec<&String> =
+        props.map(|p| p.keys().filter(|k| object.contains_key(*k)).collect()).unwrap_or_default();
+    keys.extend(object.keys().filter(|k| props.is_none_or(|p| !p.contains_key(*k))));
+    let entries = keys
+        .into_iter()
+        .map(|key| {
+            let field_schema = props.and_then(|p| p.get(key)).or_else(|| schema.get("additionalProperties")).cloned().unwrap_or(Value::Null);
+            let description = field_schema.get("description").and_then(Value::as_str).map(str::to_owned);
+            let v = &object[key];
+            let wide = v.is_object() || v.is_array();
+            view! {
+                <div class="py-1.5" class:sm:col-span-2=wide>
+                    <dt class="text-xs font-medium text-muted" title=description.clone()>{super::schema_form::label_for(key)}</dt>
+                    <dd class="break-words">{value_view(&field_schema, v, depth + 1)}</dd>
+                    {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
+                </div>
+            }
+        })
+        .collect_view();
+    view! { <dl class="grid gap-x-6 sm:grid-cols-2">{entries}</dl> }.into_any()
+}
+
+/// One value as its schema describes it.
+fn value_view(schema: &Value, value: &Value, depth: usize) -> AnyView {
+    if depth > MAX_DEPTH {
+        return view! { <code class="font-mono text-xs">{value.to_string()}</code> }.into_any();
+    }
+    let format = schema.get("format").and_then(Value::as_str);
+    match value {
+        Value::Null => view! { <span class="text-muted">"—"</span> }.into_any(),
+        Value::Bool(b) => view! { <span class="badge">{if *b { "Yes" } else { "No" }}</span> }.into_any(),
+        Value::String(s) if format == Some("date-time") => {
+            view! { <time datetime=s.clone() title=s.clone()>{s.clone()}</time> }.into_any()
+        }
+        Value::String(s) if schema.get("enum").is_some() => view! { <span class="badge">{s.clone()}</span> }.into_any(),
+        Value::String(s) if s.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
+        Value::String(s) => view! { <span>{s.clone()}</span> }.into_any(),
+        Value::Number(n) => view! { <span>{n.to_string()}</span> }.into_any(),
+        Value::Array(items) if items.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => view! {
+            <ul class="flex flex-wrap gap-1">
+                {items.iter().map(|i| view! { <li class="badge">{i.as_str().map_or_else(|| i.to_string(), str::to_owned)}</li> }).collect_view()}
+            </ul>
+        }
+        .into_any(),
+        Value::Array(items) => {
+            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+            view! {
+                <ol class="grid gap-2">
+                    {items.iter().map(|i| view! { <li class="rounded-lg border border-line p-2">{value_view(&item_schema, i, depth + 1)}</li> }).collect_view()}
+                </ol>
+            }
+            .into_any()
+        }
+        Value::Object(_) => fields(schema, value, depth),
+    }
+}
+
+#[component]
+fn Status(schema: Value, status: Value) -> impl IntoView {
+    let conditions = status.get("conditions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut rest = status.clone();
+    if let Some(o) = rest.as_object_mut() {
+        o.remove("conditions");
+    }
+    let has_rest = rest.as_object().is_some_and(|o| !o.is_empty());
+    view! {
+        <section class="card" aria-labelledby="status-heading">
+            <h2 id="status-heading" class="card-title">"Status"</h2>
+            {(!conditions.is_empty()).then(|| view! { <Conditions conditions /> })}
+            {has_rest.then(|| fields(&schema, &rest, 0))}
+        </section>
+    }
+}
+
+#[component]
+fn Conditions(conditions: Vec<Value>) -> impl IntoView {
+    let text = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    view! {
+        <div class="mb-3 overflow-x-auto">
+            <table class="table" aria-label="Conditions">
+                <thead><tr>
+                    <th scope="col">"Type"</th><th scope="col">"Status"</th><th scope="col">"Reason"</th>
+                    <th scope="col">"Message"</th><th scope="col">"Last transition"</th>
+                </tr></thead>
+                <tbody>
+                    {conditions.iter().map(|c| {
+                        let (kind, status, reason) = (text(c, "type"), text(c, "status"), text(c, "reason"));
+                        let advice = super::grant::advice(&kind, &reason).filter(|_| status != "True");
+                        let when = text(c, "lastTransitionTime");
+                        view! {
+                            <tr data-condition=kind.clone()>
+                                <td class="font-medium">{kind.clone()}</td>
+                                <td><span class="badge" class:text-danger=status == "False">{status.clone()}</span></td>
+                                <td>{reason.clone()}</td>
+                                <td>
+                                    {text(c, "message")}
+                                    {advice.map(|a| view! { <p class="mt-1 text-xs"><span class="font-medium">"What to do: "</span>{a.what_to_do}</p> })}
+                                </td>
+                                <td><time datetime=when.clone() title=when.clone()>{when.clone()}</time></td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Events(events: Vec<EventRow>) -> impl IntoView {
+    view! {
+        <section class="card" aria-labelledby="events-heading">
+            <h2 id="events-heading" class="card-title">"Events"</h2>
+            {if events.is_empty() {
+                view! { <p class="text-muted">"No events."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="overflow-x-auto">
+                        <table class="table" aria-label="Events">
+                            <thead><tr>
+                                <th scope="col">"Type"</th><th scope="col">"Reason"</th><th scope="col">"Message"</th>
+                                <th scope="col">"Count"</th><th scope="col">"Last seen"</th><th scope="col">"From"</th>
+                            </tr></thead>
+                            <tbody>
+                                {events.into_iter().map(|e| view! {
+                                    <tr>
+                                        <td>{e.kind}</td><td>{e.reason}</td><td>{e.message}</td><td>{e.count}</td>
+                                        <td><time datetime=e.last_seen.clone() title=e.last_seen.clone()>{e.last_seen.clone()}</time></td>
+                                        <td>{e.source}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// Delete, after a confirmation that names the object.
+#[component]
+fn DeleteAction(context: DetailContext) -> impl IntoView {
+    let confirming = RwSignal::new(false);
+    let busy = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let navigate = use_navigate();
+    let subject = format!("{} {}", context.kind.kind, context.name);
+    let list = paths::list(context.project.as_deref(), &context.installation, &context.crd);
+    let ctx = StoredValue::new(context);
+    let delete = move |_| {
+        busy.set(true);
+        error.set(None);
+        let c = ctx.get_value();
+        let navigate = navigate.clone();
+        let list = list.clone();
+        leptos::task::spawn_local(async move {
+            match delete_object(c.cluster_id, c.crd, c.name, c.namespace).await {
+                Ok(()) => navigate(&list, Default::default()),
+                Err(e) => {
+                    error.set(Some(e.to_string()));
+                    busy.set(false);
+                }
+            }
+        });
+    };
+    let name = ctx.with_value(|c| c.name.clone());
+    view! {
+        <div class="mb-4 flex justify-end">
+            <button type="button" class="button-secondary text-danger" on:click=move |_| confirming.set(true)
+                aria-expanded=move || confirming.get().to_string()>
+                "Delete"
+            </button>
+        </div>
+        <Show when=move || confirming.get()>
+            <div role="alertdialog" aria-labelledby="delete-title" class="mb-4 rounded-lg border border-danger/40 bg-danger/10 p-4">
+                <p id="delete-title" class="font-semibold">{format!("Delete {subject}?")}</p>
+                <p class="mt-1 text-sm">"This cannot be undone."</p>
+                {move || error.get().map(|e| view! { <p role="alert" class="mt-2 text-sm text-danger">{e}</p> })}
+                <div class="mt-3 flex gap-2">
+                    <button type="button" class="button inline-flex bg-danger" disabled=move || busy.get() on:click=delete.clone()>
+                        {format!("Delete {name}")}
+                    </button>
+                    <button type="button" class="button-secondary" disabled=move || busy.get() on:click=move |_| confirming.set(false)>
+                        "Cancel"
+                    </button>
+                </div>
+            </div>
+        </Show>
+    }
+}
