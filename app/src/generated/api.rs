@@ -7,7 +7,7 @@ use super::table::{ListQuery, TablePage};
 use crate::error::AppError;
 
 /// One page of a kind's objects as a table.
-#[server(endpoint = "objects")]
+#[server(endpoint = "objects", input = leptos::server_fn::codec::Json)]
 pub async fn list_table(
     cluster_id: String,
     crd: String,
@@ -405,6 +405,195 @@ pub(crate) mod ssr {
             }
         }
     }
+
+    fn schema_of(def: &Definition) -> Value {
+        def.version().and_then(|v| v.pointer("/schema/openAPIV3Schema")).cloned().unwrap_or(Value::Null)
+    }
+
+    fn labels_text(object: &Value) -> String {
+        object
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    }
+
+    /// `key=value` per line or comma, checked as Kubernetes checks labels.
+    fn parse_labels(text: &str) -> Result<serde_json::Map<String, Value>, String> {
+        let mut pairs = Vec::new();
+        for item in text.split(['\n', ',']).map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((k, v)) = item.split_once('=') else {
+                return Err(format!("Labels: {item:?} is not key=value."));
+            };
+            pairs.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+        crate::generated::grant::label_selector_for(&pairs).map_err(|e| format!("Labels: {e}"))?;
+        Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+    }
+
+    pub async fn form_setup(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        existing: crate::generated::api::Existing,
+    ) -> Result<crate::generated::api::FormSetup, AppError> {
+        use crate::generated::schema_form::{FormValues, form_for};
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let spec = form_for(&schema_of(&def), def.info.namespaced);
+        let namespaces = if def.info.namespaced {
+            namespaces(&state, &token, cluster_id, project).await?
+        } else {
+            Vec::new()
+        };
+        let (values, labels, verb, name, ns) = match &existing {
+            Some((name, namespace)) => {
+                let path = object_path(&def, name, namespace.as_deref())?;
+                let what = format!("{} {name}", def.info.kind);
+                let object = state
+                    .backend
+                    .kube_get(&token, cluster_id, &path)
+                    .await
+                    .map_err(|e| user_error(e, &what))?;
+                (
+                    FormValues::from_object(&spec, &object),
+                    labels_text(&object),
+                    "update",
+                    name.clone(),
+                    namespace.clone(),
+                )
+            }
+            None => {
+                let mut values = FormValues::defaults(&spec);
+                if let Some(first) = namespaces.first() {
+                    values.set("metadata.namespace", first.clone());
+                }
+                (values, String::new(), "create", String::new(), namespaces.first().cloned())
+            }
+        };
+        let refusal = if def.info.namespaced && namespaces.is_empty() && existing.is_none() {
+            Some("This project has no namespaces to create it in.".to_owned())
+        } else if may(&state, &token, cluster_id, &def, verb, &name, ns.as_deref()).await {
+            None
+        } else {
+            let place = ns.map_or_else(|| "on this cluster".to_owned(), |n| format!("in namespace {n}"));
+            Some(format!(
+                "You may not {verb} {} {place}: the cluster's RBAC for your account does not allow it.",
+                def.info.plural
+            ))
+        };
+        Ok(crate::generated::api::FormSetup { spec, values, labels, namespaces, refusal })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn submit_form(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        existing: crate::generated::api::Existing,
+        values: &crate::generated::schema_form::FormValues,
+        labels: &str,
+        dry_run: bool,
+    ) -> Result<crate::generated::api::SubmitOutcome, AppError> {
+        use crate::generated::api::SubmitOutcome;
+        use crate::generated::schema_form::{
+            FieldError, assemble, errors_from_status, form_for, merge_update,
+        };
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let spec = form_for(&schema_of(&def), def.info.namespaced);
+        let api_version = format!("{}/{}", def.info.group, def.info.version);
+        let refused =
+            |errors: Vec<FieldError>, general: Vec<String>| Ok(SubmitOutcome::Refused { errors, general });
+        let mut object = match assemble(&spec, values, &api_version, &def.info.kind) {
+            Ok(object) => object,
+            Err(errors) => return refused(errors, Vec::new()),
+        };
+        let labels = match parse_labels(labels) {
+            Ok(labels) => labels,
+            Err(message) => return refused(Vec::new(), vec![message]),
+        };
+        let (method, path) = match &existing {
+            Some((name, namespace)) => {
+                let path = object_path(&def, name, namespace.as_deref())?;
+                let what = format!("{} {name}", def.info.kind);
+                let original = state
+                    .backend
+                    .kube_get(&token, cluster_id, &path)
+                    .await
+                    .map_err(|e| user_error(e, &what))?;
+                object = merge_update(&original, &object);
+                (http::Method::PUT, path)
+            }
+            None => {
+                let ns = object.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
+                if def.info.namespaced {
+                    let allowed = namespaces(&state, &token, cluster_id, project).await?;
+                    if !ns.as_ref().is_some_and(|n| allowed.contains(n)) {
+                        let error = FieldError {
+                            path: "metadata.namespace".into(),
+                            message: "must be one of this project's namespaces".into(),
+                        };
+                        return refused(vec![error], Vec::new());
+                    }
+                }
+                (http::Method::POST, def.collection_path(ns.as_deref()))
+            }
+        };
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("labels".into(), Value::Object(labels));
+        }
+        for dry in [true, false] {
+            if !dry && dry_run {
+                break;
+            }
+            let url = if dry {
+                format!("{path}?dryRun=All&fieldValidation=Strict")
+            } else {
+                format!("{path}?fieldValidation=Strict")
+            };
+            match state.backend.kube(method.clone(), &token, cluster_id, &url, Some(object.clone())).await {
+                Ok((200..=202, saved)) => {
+                    if dry {
+                        continue;
+                    }
+                    tracing::info!(kind = %def.info.kind, "object saved from the generated form");
+                    let name = saved
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    let namespace =
+                        saved.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
+                    return Ok(SubmitOutcome::Saved { name, namespace });
+                }
+                Ok((401, _)) => return Err(AppError::Unauthenticated),
+                Ok((status, body)) => {
+                    tracing::info!(error = %crate::plugins::backend::Backend::kube_error(status, &body), "form refused");
+                    let (errors, message) = errors_from_status(&body);
+                    let (placed, mut general) = spec.place(errors, values);
+                    if let Some(message) = message {
+                        general.insert(0, message);
+                    }
+                    return refused(placed, general);
+                }
+                Err(error) => {
+                    tracing::error!(%error, "form submit failed");
+                    return Err(AppError::Internal);
+                }
+            }
+        }
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
+        Ok(SubmitOutcome::Saved { name, namespace })
+    }
 }
 
 /// One object, for the generated detail view.
@@ -437,7 +626,7 @@ pub struct EventRow {
 }
 
 /// One object with its schema, events and what the user may do with it.
-#[server(endpoint = "object")]
+#[server(endpoint = "object", input = leptos::server_fn::codec::Json)]
 pub async fn get_object(
     cluster_id: String,
     crd: String,
@@ -448,7 +637,7 @@ pub async fn get_object(
 }
 
 /// Deletes one object (404 counts as done).
-#[server(endpoint = "delete-object")]
+#[server(endpoint = "delete-object", input = leptos::server_fn::codec::Json)]
 pub async fn delete_object(
     cluster_id: String,
     crd: String,
@@ -456,4 +645,54 @@ pub async fn delete_object(
     namespace: Option<String>,
 ) -> Result<(), AppError> {
     ssr::delete_object(&cluster_id, &crd, &name, namespace.as_deref()).await
+}
+
+/// What a generated create or edit form starts from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FormSetup {
+    pub spec: super::schema_form::FormSpec,
+    pub values: super::schema_form::FormValues,
+    /// `metadata.labels` as `key=value` lines.
+    pub labels: String,
+    /// The namespaces a new object may go to (namespaced kinds).
+    pub namespaces: Vec<String>,
+    /// Why the user may not create or edit here (a SelfSubjectAccessReview said no).
+    pub refusal: Option<String>,
+}
+
+/// The object to edit: name and namespace.
+pub type Existing = Option<(String, Option<String>)>;
+
+/// How a submit went.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SubmitOutcome {
+    /// Saved (or, for a check, would be): the object's name and namespace.
+    Saved { name: String, namespace: Option<String> },
+    /// Refused: messages at the fields they name, and the rest.
+    Refused { errors: Vec<super::schema_form::FieldError>, general: Vec<String> },
+}
+
+/// The form for a new object, or for editing `existing`.
+#[server(endpoint = "form", input = leptos::server_fn::codec::Json)]
+pub async fn load_form(
+    cluster_id: String,
+    crd: String,
+    project: Option<String>,
+    existing: Existing,
+) -> Result<FormSetup, AppError> {
+    ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing).await
+}
+
+/// Checks (`dry_run`: the API server's dry run only) or saves a form.
+#[server(endpoint = "form-submit", input = leptos::server_fn::codec::Json)]
+pub async fn submit_form(
+    cluster_id: String,
+    crd: String,
+    project: Option<String>,
+    existing: Existing,
+    values: super::schema_form::FormValues,
+    labels: String,
+    dry_run: bool,
+) -> Result<SubmitOutcome, AppError> {
+    ssr::submit_form(&cluster_id, &crd, project.as_deref(), existing, &values, &labels, dry_run).await
 }

@@ -38,6 +38,8 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
         move || changes.get(),
         move |_| get_object(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.name.clone(), ctx.namespace.clone()),
     );
+    // As in the list: a hydrated resource is asked again explicitly.
+    Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
     #[cfg(feature = "hydrate")]
     keep_current(&context, detail, changes);
     let ctx = StoredValue::new(context);
@@ -98,11 +100,22 @@ fn keep_current(
 
 #[component]
 fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
-    let ObjectDetail { object, yaml, spec_schema, status_schema, events, can_delete, .. } = detail;
+    let ObjectDetail { object, yaml, spec_schema, status_schema, events, can_delete, can_update } = detail;
+    let edit = paths::detail(
+        context.project.as_deref(),
+        &context.installation,
+        &context.crd,
+        &context.name,
+        context.namespace.as_deref(),
+    );
+    let edit = format!("{edit}{}edit=1", if edit.contains('?') { '&' } else { '?' });
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
     let status = object.get("status").cloned().unwrap_or(Value::Null);
     view! {
-        {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
+        <div class="mb-4 flex flex-wrap justify-end gap-2">
+            {can_update.then(|| view! { <leptos_router::components::A href=edit attr:class="button-secondary">"Edit"</leptos_router::components::A> })}
+            {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
+        </div>
         <div class="grid gap-4">
             <Metadata object=object.clone() kind=context.kind.clone() />
             <section class="card" aria-labelledby="spec-heading">
@@ -357,14 +370,12 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
     };
     let name = ctx.with_value(|c| c.name.clone());
     view! {
-        <div class="mb-4 flex justify-end">
-            <button type="button" class="button-secondary text-danger" on:click=move |_| confirming.set(true)
-                aria-expanded=move || confirming.get().to_string()>
-                "Delete"
-            </button>
-        </div>
+        <button type="button" class="button-secondary text-danger" on:click=move |_| confirming.set(true)
+            aria-expanded=move || confirming.get().to_string()>
+            "Delete"
+        </button>
         <Show when=move || confirming.get()>
-            <div role="alertdialog" aria-labelledby="delete-title" class="mb-4 rounded-lg border border-danger/40 bg-danger/10 p-4">
+            <div role="alertdialog" aria-labelledby="delete-title" class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
                 <p id="delete-title" class="font-semibold">{format!("Delete {subject}?")}</p>
                 <p class="mt-1 text-sm">"This cannot be undone."</p>
                 {move || error.get().map(|e| view! { <p role="alert" class="mt-2 text-sm text-danger">{e}</p> })}

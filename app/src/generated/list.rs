@@ -69,6 +69,9 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
         move || (query.get(), changes.get()),
         move |(q, _)| list_table(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.project.clone(), q),
     );
+    // A resource hydrated from the server's answer does not follow its source
+    // by itself here: ask again whenever the query changes.
+    Effect::watch(move || query.get(), move |_, _, _| table.refetch(), false);
     #[cfg(feature = "hydrate")]
     keep_current(&context, table, query, changes);
     let ctx = StoredValue::new(context);

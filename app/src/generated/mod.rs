@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod detail;
+pub mod form;
 pub mod grant;
 pub mod list;
 pub mod schema_form;

@@ -904,7 +904,7 @@ fn check_name(field: &Field, values: &FormValues, errors: &mut Vec<FieldError>) 
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start \
          and end with an alphanumeric character"
             .to_string()
-    } else if path == "metadata.name" && !value.split('.').all(is_dns_label) {
+    } else if path == "metadata.name" && !crate::plugins::model::is_object_name(value) {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and \
          must start and end with an alphanumeric character"
             .to_string()

@@ -399,9 +399,18 @@ pub fn origin_of(url: &str) -> Option<String> {
     (!authority.is_empty() && !authority.contains('@')).then(|| format!("{scheme}://{authority}"))
 }
 
-/// A DNS-1123 subdomain: what Kubernetes accepts as most object names.
+/// A DNS-1123 subdomain as Kubernetes checks it (`IsDNS1123Subdomain`): at
+/// most 253 characters of dot-separated parts, each lowercase alphanumerics
+/// and `-`, starting and ending alphanumeric (no limit per part).
 pub fn is_object_name(name: &str) -> bool {
-    name.len() <= 253 && !name.is_empty() && name.split('.').all(is_dns_label)
+    let part = |p: &str| {
+        let b = p.as_bytes();
+        !b.is_empty()
+            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+            && b[0] != b'-'
+            && b[b.len() - 1] != b'-'
+    };
+    name.len() <= 253 && name.split('.').all(part)
 }
 
 /// A DNS-1123 label: a namespace name.

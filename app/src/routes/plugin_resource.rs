@@ -16,6 +16,7 @@ use crate::{
     error::AppError,
     generated::{
         detail::{DetailContext, GeneratedDetail},
+        form::{FormContext, GeneratedForm},
         list::{GeneratedList, ListContext},
     },
     plugins::{
@@ -60,6 +61,8 @@ struct Target {
     object: Option<ResourceRef>,
     /// `?generated=1`: the generated view even where the plugin has its own page.
     generated: bool,
+    /// Detail with `?edit=1`: the generated edit form.
+    edit: bool,
 }
 
 #[component]
@@ -78,6 +81,7 @@ fn PluginResourcePage(view: ResourceView) -> impl IntoView {
                 namespace: query.read().get("ns").filter(|ns| !ns.is_empty()),
             }),
             generated: query.read().get("generated").as_deref() == Some("1"),
+            edit: query.read().get("edit").as_deref() == Some("1"),
         }
     });
     move || {
@@ -188,7 +192,8 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             (format!("{base}{joiner}generated=1"), "Show the generated view")
         }
     });
-    let can_create = entry.custom_page(&kind.kind, ResourceView::Create).is_some();
+    // Every kind can be created: with the plugin's page, else the generated form.
+    let can_create = true;
     let heading = match (&target.view, &target.object) {
         (ResourceView::Detail, Some(object)) => object.name.clone(),
         (ResourceView::Create, _) => format!("Create {}", kind.kind),
@@ -224,6 +229,30 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             };
             view! { <GeneratedList context /> }.into_any()
         }
+        (_, ResourceView::Detail) if target.edit && target.object.is_some() => {
+            let object =
+                target.object.clone().unwrap_or_else(|| ResourceRef { name: String::new(), namespace: None });
+            let context = FormContext {
+                cluster_id: session.cluster_of(target.project.as_deref()),
+                project: target.project.clone(),
+                installation: entry.installation_name.clone(),
+                crd: target.crd.clone(),
+                kind: kind.clone(),
+                existing: Some((object.name, object.namespace.filter(|_| kind.namespaced))),
+            };
+            view! { <GeneratedForm context /> }.into_any()
+        }
+        (None, ResourceView::Create) => {
+            let context = FormContext {
+                cluster_id: session.cluster_of(target.project.as_deref()),
+                project: target.project.clone(),
+                installation: entry.installation_name.clone(),
+                crd: target.crd.clone(),
+                kind: kind.clone(),
+                existing: None,
+            };
+            view! { <GeneratedForm context /> }.into_any()
+        }
         (None, ResourceView::Detail) => match &target.object {
             Some(object) => {
                 let context = DetailContext {
@@ -240,7 +269,6 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             }
             None => generated_placeholder(&kind, ResourceView::Detail),
         },
-        (None, view) => generated_placeholder(&kind, view),
     };
     view! {
         <Title text=title />

@@ -2,7 +2,7 @@
 //! refetched when a token names a key it does not know (rotation), at most
 //! every 10 seconds. Verifiers hold no secret.
 
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use fundament_tokens::{PluginClaims, TokenError, UserClaims, Verifier};
@@ -13,7 +13,9 @@ use hyper_util::rt::TokioExecutor;
 pub struct Keys {
     verifier: RwLock<Option<Verifier>>,
     jwks_url: Option<String>,
-    last_fetch: Mutex<Option<Instant>>,
+    /// Held across a fetch, so concurrent callers wait for its result instead
+    /// of finding "fetched just now" while the keys are still missing.
+    last_fetch: tokio::sync::Mutex<Option<Instant>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -25,23 +27,29 @@ pub enum KeysError {
 impl Keys {
     /// Fixed keys (tests, or a process that holds the JWKS already).
     pub fn fixed(verifier: Verifier) -> Self {
-        Self { verifier: RwLock::new(Some(verifier)), jwks_url: None, last_fetch: Mutex::new(None) }
+        Self {
+            verifier: RwLock::new(Some(verifier)),
+            jwks_url: None,
+            last_fetch: tokio::sync::Mutex::new(None),
+        }
     }
 
     /// Keys from authn's `/.well-known/jwks.json`, fetched on first use.
     pub fn from_url(url: &str) -> Self {
-        Self { verifier: RwLock::new(None), jwks_url: Some(url.to_string()), last_fetch: Mutex::new(None) }
+        Self {
+            verifier: RwLock::new(None),
+            jwks_url: Some(url.to_string()),
+            last_fetch: tokio::sync::Mutex::new(None),
+        }
     }
 
     async fn fetch(&self) -> Result<(), KeysError> {
         let Some(url) = &self.jwks_url else { return Ok(()) };
-        {
-            let mut last = self.last_fetch.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
-                return Ok(());
-            }
-            *last = Some(Instant::now());
+        let mut last = self.last_fetch.lock().await;
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
+            return Ok(());
         }
+        *last = Some(Instant::now());
         let fail = |detail: String| KeysError::Fetch { url: url.clone(), detail };
         let client: Client<_, http_body_util::Empty<bytes::Bytes>> =
             Client::builder(TokioExecutor::new()).build_http();

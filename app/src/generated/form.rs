@@ -1,0 +1,336 @@
+//! The generated create and edit form: one input per schema field, named by
+//! its JSON path (DESIGN §4a), checked by the API server's dry run, with the
+//! server's messages shown at the fields they name. Where the user may not
+//! create or edit, the page says why instead of showing a form.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+
+use super::api::{Existing, FormSetup, SubmitOutcome, load_form, submit_form};
+use super::schema_form::{
+    Field, FieldError, FormSpec, FormValues, Kind, child_path, entry_key_path, entry_value_path, item_path,
+};
+use crate::{
+    components::status::{ErrorView, Loading},
+    plugins::model::{KindInfo, paths},
+};
+
+/// What the form creates or edits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormContext {
+    pub cluster_id: String,
+    pub project: Option<String>,
+    pub installation: String,
+    pub crd: String,
+    pub kind: KindInfo,
+    /// Edit: the object's name and namespace.
+    pub existing: Existing,
+}
+
+/// The signals every input of one form shares.
+#[derive(Clone, Copy)]
+struct FormState {
+    spec: StoredValue<FormSpec>,
+    values: RwSignal<FormValues>,
+    errors: RwSignal<Vec<FieldError>>,
+    editing: bool,
+    namespaces: StoredValue<Vec<String>>,
+}
+
+/// The generated form.
+#[component]
+pub fn GeneratedForm(context: FormContext) -> impl IntoView {
+    let ctx = context.clone();
+    let setup = Resource::new(
+        || (),
+        move |_| {
+            load_form(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.project.clone(), ctx.existing.clone())
+        },
+    );
+    let ctx = StoredValue::new(context);
+    view! {
+        <Transition fallback=|| view! { <Loading label="Loading the form…" /> }>
+            {move || setup.get().map(|answer| match answer {
+                Ok(setup) => match setup.refusal.clone() {
+                    Some(reason) => view! {
+                        <div role="alert" class="card max-w-2xl">
+                            <p class="font-semibold">"You cannot do this here"</p>
+                            <p class="mt-1">{reason}</p>
+                        </div>
+                    }.into_any(),
+                    None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
+                },
+                Err(error) => view! { <ErrorView error /> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
+    let FormSetup { spec, values, labels, namespaces, .. } = setup;
+    let state = FormState {
+        spec: StoredValue::new(spec.clone()),
+        values: RwSignal::new(values),
+        errors: RwSignal::new(Vec::new()),
+        editing: context.existing.is_some(),
+        namespaces: StoredValue::new(namespaces),
+    };
+    let labels = RwSignal::new(labels);
+    let general = RwSignal::new(Vec::<String>::new());
+    let checked = RwSignal::new(false);
+    let busy = RwSignal::new(false);
+    let navigate = use_navigate();
+    let ctx = StoredValue::new(context);
+    let submit = move |dry_run: bool| {
+        let c = ctx.get_value();
+        let navigate = navigate.clone();
+        busy.set(true);
+        checked.set(false);
+        leptos::task::spawn_local(async move {
+            let answer = submit_form(
+                c.cluster_id.clone(),
+                c.crd.clone(),
+                c.project.clone(),
+                c.existing.clone(),
+                state.values.get_untracked(),
+                labels.get_untracked(),
+                dry_run,
+            )
+            .await;
+            busy.set(false);
+            match answer {
+                Ok(SubmitOutcome::Saved { name, namespace }) => {
+                    state.errors.set(Vec::new());
+                    general.set(Vec::new());
+                    if dry_run {
+                        checked.set(true);
+                    } else {
+                        let to = paths::detail(
+                            c.project.as_deref(),
+                            &c.installation,
+                            &c.crd,
+                            &name,
+                            namespace.as_deref(),
+                        );
+                        navigate(&to, Default::default());
+                    }
+                }
+                Ok(SubmitOutcome::Refused { errors, general: messages }) => {
+                    state.errors.set(errors);
+                    general.set(messages);
+                }
+                Err(error) => general.set(vec![error.to_string()]),
+            }
+        });
+    };
+    let submit_check = submit.clone();
+    let action = if state.editing { "Save" } else { "Create" };
+    let fields = spec.fields.iter().map(|f| field_view(f, f.path.clone(), state)).collect_view();
+    view! {
+        <form class="card grid max-w-3xl gap-4" novalidate
+            on:submit=move |ev| { ev.prevent_default(); submit(false); }>
+            {move || {
+                let messages = general.get();
+                (!messages.is_empty()).then(|| view! {
+                    <div role="alert" class="rounded-lg border border-danger/40 bg-danger/10 p-3 text-sm">
+                        <ul>{messages.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
+                    </div>
+                })
+            }}
+            {move || checked.get().then(|| view! {
+                <p role="status" class="rounded-lg bg-raised p-3 text-sm">"The API server accepts this (dry run)."</p>
+            })}
+            {fields}
+            <div class="field">
+                <label class="field-label" for="f-metadata-labels">"Labels"</label>
+                <textarea id="f-metadata-labels" name="metadata.labels" class="input font-mono" rows="3"
+                    placeholder="key=value, one per line"
+                    prop:value=move || labels.get() on:input=move |ev| labels.set(event_target_value(&ev))></textarea>
+            </div>
+            <div class="flex gap-2">
+                <button type="submit" class="button inline-flex" disabled=move || busy.get()>{action}</button>
+                <button type="button" class="button-secondary" disabled=move || busy.get()
+                    on:click=move |_| submit_check(true)>"Check"</button>
+            </div>
+        </form>
+    }
+}
+
+fn input_id(path: &str) -> String {
+    let id: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    format!("f-{id}")
+}
+
+/// The messages for one concrete path.
+fn field_errors(state: FormState, path: String) -> impl IntoView {
+    move || {
+        let messages: Vec<String> =
+            state.errors.with(|e| e.iter().filter(|e| e.path == path).map(|e| e.message.clone()).collect());
+        (!messages.is_empty()).then(|| {
+            view! {
+                <p class="text-sm text-danger" role="alert">{messages.join("; ")}</p>
+            }
+        })
+    }
+}
+
+/// One field at a concrete path.
+fn field_view(field: &Field, path: String, state: FormState) -> AnyView {
+    let path_attr = path.clone();
+    let label = format!("{}{}", field.label, if field.required { " *" } else { "" });
+    let help = field.description.clone().map(|d| view! { <p class="text-xs text-muted">{d}</p> });
+    match &field.kind {
+        Kind::Object(children) => {
+            let children =
+                children.iter().map(|c| field_view(c, child_path(&path, &c.name), state)).collect_view();
+            view! {
+                <fieldset class="grid gap-3 rounded-lg border border-line p-3" data-path=path_attr>
+                    <legend class="px-1 text-sm font-semibold">{label}</legend>
+                    {help}
+                    {children}
+                    {field_errors(state, path)}
+                </fieldset>
+            }
+            .into_any()
+        }
+        Kind::Array(item) => repeated(field, label, path, state, RepeatedKind::Array((**item).clone())),
+        Kind::Map(value) => repeated(field, label, path, state, RepeatedKind::Map((**value).clone())),
+        _ => scalar(field, label, path, state),
+    }
+}
+
+enum RepeatedKind {
+    Array(Field),
+    Map(Field),
+}
+
+/// An array or a map: its entries, with add and remove.
+fn repeated(field: &Field, label: String, path: String, state: FormState, kind: RepeatedKind) -> AnyView {
+    let path_attr = path.clone();
+    let p = path.clone();
+    let len = Memo::new(move |_| state.values.with(|v| v.len(&p)));
+    let item_label = field.label.clone();
+    let kind = StoredValue::new(kind);
+    let p = path.clone();
+    let items = move || {
+        (0..len.get())
+            .map(|index| {
+                let p = p.clone();
+                let entry = kind.with_value(|k| match k {
+                    RepeatedKind::Array(item) => field_view(item, item_path(&p, index), state),
+                    RepeatedKind::Map(value) => {
+                        let key = entry_key_path(&p, index);
+                        view! {
+                            <div class="field">
+                                <label class="field-label" for=input_id(&key)>"Key"</label>
+                                <input id=input_id(&key) name=key.clone() class="input"
+                                    prop:value={let k = key.clone(); move || state.values.with(|v| v.get(&k).to_owned())}
+                                    on:input={let k = key.clone(); move |ev| state.values.update(|v| v.set(k.clone(), event_target_value(&ev)))} />
+                            </div>
+                            {field_view(value, entry_value_path(&p, index), state)}
+                        }
+                        .into_any()
+                    }
+                });
+                let remove_path = p.clone();
+                view! {
+                    <li class="grid gap-2 rounded-lg border border-line p-2">
+                        {entry}
+                        <button type="button" class="button-secondary justify-self-start text-sm"
+                            on:click=move |_| state.values.update(|v| v.remove_item(&remove_path, index))>
+                            {format!("Remove item {}", index + 1)}
+                        </button>
+                    </li>
+                }
+            })
+            .collect_view()
+    };
+    let add_path = path.clone();
+    view! {
+        <fieldset class="grid gap-2 rounded-lg border border-line p-3" data-path=path_attr>
+            <legend class="px-1 text-sm font-semibold">{label}</legend>
+            {field.description.clone().map(|d| view! { <p class="text-xs text-muted">{d}</p> })}
+            <ol class="grid gap-2">{items}</ol>
+            <button type="button" class="button-secondary justify-self-start text-sm"
+                on:click=move |_| state.values.update(|v| { state.spec.with_value(|s| v.add_item(s, &add_path)); })>
+                {format!("Add {}", item_label.to_lowercase())}
+            </button>
+            {field_errors(state, path)}
+        </fieldset>
+    }
+    .into_any()
+}
+
+/// A single input: text, number, select or JSON text.
+fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyView {
+    let path_attr = path.clone();
+    let id = input_id(&path);
+    // Name and namespace cannot change; other immutable fields stay editable so
+    // the API server's own message (e.g. "cluster is immutable: delete the grant
+    // and create a new one") explains the rule at the field.
+    let readonly = state.editing && field.immutable && path.starts_with("metadata.");
+    let p = path.clone();
+    let value = move || state.values.with(|v| v.get(&p).to_owned());
+    let p = path.clone();
+    let set = move |ev: leptos::ev::Event| state.values.update(|v| v.set(p.clone(), event_target_value(&ev)));
+    let placeholder = field
+        .default
+        .as_ref()
+        .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned))
+        .unwrap_or_default();
+    let input = if path == "metadata.namespace" && !state.editing {
+        let names = state.namespaces.get_value();
+        view! {
+            <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set>
+                {names.into_iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+            </select>
+        }
+        .into_any()
+    } else {
+        match &field.kind {
+            Kind::Enum(options) => {
+                let options = options.clone();
+                view! {
+                    <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
+                        <option value="">"—"</option>
+                        {options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
+                    </select>
+                }
+                .into_any()
+            }
+            Kind::Boolean => view! {
+                <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
+                    <option value="">"— (default)"</option>
+                    <option value="true">"Yes"</option>
+                    <option value="false">"No"</option>
+                </select>
+            }
+            .into_any(),
+            Kind::Raw => view! {
+                <textarea id=id.clone() name=path.clone() class="input font-mono" rows="4" placeholder="JSON"
+                    prop:value=value on:input=set readonly=readonly></textarea>
+            }
+            .into_any(),
+            Kind::Integer | Kind::Number => view! {
+                <input id=id.clone() name=path.clone() class="input" type="number" inputmode="decimal"
+                    placeholder=placeholder prop:value=value on:input=set readonly=readonly />
+            }
+            .into_any(),
+            _ => view! {
+                <input id=id.clone() name=path.clone() class="input" autocomplete="off"
+                    placeholder=placeholder prop:value=value on:input=set readonly=readonly />
+            }
+            .into_any(),
+        }
+    };
+    view! {
+        <div class="field" data-path=path_attr>
+            <label class="field-label" for=id>{label}</label>
+            {input}
+            {field.description.clone().map(|d| view! { <p class="text-xs text-muted">{d}</p> })}
+            {field_errors(state, path)}
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,111 @@
+// Generated views against `fundament dev`: kubectl's columns, wide mode, the
+// right object of two with one name, live updates from a create in another
+// tab, and the API server's validation messages at the fields they name.
+import { test, expect, type Page } from '@playwright/test';
+import { hydrated, signIn } from './fixtures';
+
+const DATABASES = '/plugin-resources/acme-corp--cloudnative-pg/databases.postgresql.cnpg.io';
+const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+const GRANTS = '/projects/webshop/plugin-resources/acme-corp--camunda/grants.plugins.camunda.io';
+
+const headers = (page: Page) => page.locator('main table thead th:visible').allInnerTexts();
+const clean = (xs: string[]) => xs.map((x) => x.replace(/[▲▼]/g, '').trim());
+
+test.describe('generated views', () => {
+  test("CloudNativePG Databases: kubectl's columns, and the right app-db of two", async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', DATABASES);
+    await expect(page.getByRole('table', { name: 'Database list' })).toBeVisible();
+    expect(clean(await headers(page))).toEqual(['Name', 'Namespace', 'Age', 'Cluster', 'PG Name', 'Applied', 'Message']);
+    const row = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'analytics', exact: true }) }).filter({ hasText: 'app-db' });
+    await row.getByRole('link', { name: 'app-db' }).click();
+    await expect(page).toHaveURL(`${DATABASES}/app-db?ns=analytics`);
+    await expect(page.getByRole('region', { name: 'Metadata' })).toContainText('analytics');
+    await expect(page.getByRole('region', { name: 'Spec' })).toContainText('analytics-pg');
+    // Dates are ages with the exact time on hover.
+    await page.goto(DATABASES);
+    await expect(page.locator('main tbody time').first()).toHaveAttribute('title', /^\d{4}-\d\d-\d\dT/);
+  });
+
+  test('Certificates with their custom page switched off: Ready, Secret, Age; Issuer and Status in wide mode', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await page.getByRole('link', { name: 'Show the generated view' }).click();
+    await expect(page).toHaveURL(`${CERTS}?generated=1`);
+    await expect(page.getByRole('table', { name: 'Certificate list' })).toBeVisible();
+    expect(clean(await headers(page))).toEqual(['Name', 'Namespace', 'Ready', 'Secret', 'Age']);
+    await hydrated(page);
+    await page.getByRole('link', { name: 'Show wide columns' }).click();
+    await expect(page.locator('main table thead th', { hasText: 'Issuer' })).toBeVisible();
+    expect(clean(await headers(page))).toEqual(['Name', 'Namespace', 'Ready', 'Secret', 'Issuer', 'Status', 'Age']);
+    // Filters keep the generated view and wide mode.
+    await page.getByLabel('Search').fill('api-tls');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/generated=1/);
+    await expect(page.locator('main tbody tr')).toHaveCount(1);
+  });
+
+  test('a DemoItem created through the generated form appears in the open list without a reload', async ({ page, context }) => {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    const name = `e2e-${Date.now()}`;
+    const form = await context.newPage();
+    await form.goto(`${DEMO}/create`);
+    await hydrated(form);
+    await expect(form.locator('[name="metadata.name"]')).toBeVisible();
+    await form.locator('[name="metadata.name"]').fill(name);
+    await form.locator('[name="metadata.namespace"]').selectOption('default');
+    await form.locator('[name="spec.message"]').fill('Created from the generated form');
+    await form.getByRole('button', { name: 'Create', exact: true }).click();
+    await expect(form).toHaveURL(`${DEMO}/${name}?ns=default`);
+    await expect(form.getByRole('region', { name: 'Spec' })).toContainText('Created from the generated form');
+    // The list tab was not touched: its watch brings the new row.
+    await expect(page.getByRole('link', { name })).toBeVisible({ timeout: 10_000 });
+
+    // Delete names the object and takes it away from the list too.
+    await form.getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect(form.getByRole('alertdialog')).toContainText(`Delete DemoItem ${name}?`);
+    await form.getByRole('button', { name: `Delete ${name}` }).click();
+    await expect(form).toHaveURL(DEMO);
+    await expect(page.getByRole('link', { name })).toHaveCount(0, { timeout: 10_000 });
+  });
+
+  test("editing a Grant's spec.cluster shows the API server's message at that field", async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', `${GRANTS}/orders-backup-storage-bucket-access?ns=my-cluster-ns`);
+    await hydrated(page);
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await expect(page).toHaveURL(/edit=1/);
+    await hydrated(page);
+    const cluster = page.locator('[name="spec.cluster.name"]');
+    await expect(cluster).toHaveValue('orders');
+    await cluster.fill('payments');
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(page.locator('[data-path="spec.cluster"]').getByRole('alert').first()).toContainText(
+      'cluster is immutable: delete the grant and create a new one',
+    );
+  });
+
+  test('a name over 63 characters is refused with the seed message', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', `${GRANTS}/create`);
+    await hydrated(page);
+    // A valid DNS subdomain of 64 characters: only the Grant's own rule refuses it.
+    await page.locator('[name="metadata.name"]').fill(`${'a'.repeat(40)}.${'b'.repeat(23)}`);
+    await page.locator('[name="metadata.namespace"]').selectOption('my-cluster-ns');
+    await page.locator('[name="spec.cluster.name"]').fill('orders');
+    await page.locator('[name="spec.format"]').selectOption('aws-iam-statement');
+    await page.locator('[name="spec.fragment"]').fill('{"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::x/*"}');
+    await page.locator('[name="spec.template"]').fill('bucket-access');
+    await page.locator('[name="metadata.labels"]').fill(
+      'plugins.camunda.io/registration=s3-backup-bucket\nplugins.camunda.io/request=orders-backup-storage\nplugins.camunda.io/cluster=orders',
+    );
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(page.locator('[data-path="metadata.name"]').getByRole('alert')).toContainText(
+      'must be at most 63 characters',
+    );
+  });
+
+  test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
+    await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
+    await expect(page.getByRole('alert')).toContainText('You may not create demoitems');
+    await expect(page.locator('form [name="metadata.name"]')).toHaveCount(0);
+  });
+});
