@@ -103,6 +103,33 @@ test.describe('generated views', () => {
     );
   });
 
+  test('bad data never breaks a page: no schema, an unknown column type, missing and mistyped values', async ({ page }) => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const ODDITIES = '/plugin-resources/acme-corp--demo/oddities.demo.fundament.io';
+    await signIn(page, 'alice@acme-corp.com', `${ODDITIES}?wide=1`);
+    await hydrated(page);
+    expect(clean(await headers(page))).toEqual(['Name', 'Namespace', 'Color', 'Size', 'Started', 'Note', 'Age']);
+    const cells = async (name: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('link', { name, exact: true }) }).getByRole('cell').allInnerTexts();
+    // An unknown type leaves the cell empty, as the API server does; missing paths are empty.
+    expect((await cells('complete')).slice(2)).toEqual(['', '3', expect.stringMatching(/^\d+d$/), 'every column has a value', expect.stringMatching(/^\d+d$/)]);
+    expect((await cells('empty')).slice(2, 6)).toEqual(['', '', '', '']);
+    expect((await cells('mistyped')).slice(2, 5)).toEqual(['', '', '<invalid>']);
+    for (const name of ['complete', 'empty', 'mistyped']) {
+      await page.getByRole('link', { name, exact: true }).click();
+      await expect(page.getByRole('region', { name: 'Metadata' })).toContainText(name);
+      await expect(page.getByRole('region', { name: 'Spec' })).toBeVisible();
+      await page.goBack();
+      await expect(page.getByRole('table', { name: 'Oddity list' })).toBeVisible();
+    }
+    await page.goto(`${ODDITIES}/mistyped?ns=default`);
+    await expect(page.getByRole('region', { name: 'Spec' })).toContainText('Deepest');
+    await page.goto(`${ODDITIES}/create`);
+    await expect(page.locator('[name="metadata.name"]')).toBeVisible();
+    expect(errors).toEqual([]);
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

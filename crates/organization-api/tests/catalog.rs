@@ -33,12 +33,16 @@ fn loads_the_example_plugins() {
 fn allowed_resources_of_the_examples() {
     let catalog = Catalog::load(&common::plugins_dir()).unwrap();
     let demo = catalog.get("demo", "v0.1.0").unwrap().allowed_resources();
-    assert_eq!(demo.len(), 1);
+    assert_eq!(demo.len(), 2);
     assert_eq!(
         (demo[0].group.as_str(), demo[0].version.as_str(), demo[0].resource.as_str()),
         ("demo.fundament.io", "v1", "demoitems")
     );
     assert_eq!(demo[0].verbs, vec!["get", "list", "watch", "create"]);
+    assert_eq!(
+        (demo[1].resource.as_str(), demo[1].verbs.clone()),
+        ("oddities", vec!["get".into(), "list".into(), "watch".into()])
+    );
     let openfsc = catalog.get("openfsc", "v4.0.0").unwrap().allowed_resources();
     assert_eq!(openfsc[1].group, "", "events are in the core group");
 }
