@@ -4,41 +4,13 @@
 // each (BENCH_RUNS), medians and spread. Run by scripts/bench after the build;
 // writes bench/results/plugins.json. It starts its own `fundament dev`, so
 // nothing else may hold the stack's ports.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from '@playwright/test';
+import { chromiumOptions, root, runs, startDev, stats } from './lib.mjs';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const siteRoot = process.env.FUNDAMENT_SITE_ROOT ?? path.join(root, 'target/site');
 const port = Number(process.env.BENCH_PORT ?? 3901);
-const base = `http://localhost:${port}`;
-const runs = Number(process.env.BENCH_RUNS ?? 20);
 const certs = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-function stats(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return { median: round(at(0.5)), p90: round(at(0.9)), min: round(s[0]), max: round(s[s.length - 1]), runs: s.length };
-}
-
-async function startServer() {
-  const child = spawn(bin, ['dev', '--site-root', siteRoot, '--console-listen', `127.0.0.1:${port}`, '--console-url', base],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, RUST_LOG: 'warn' } });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/`)).ok) return child;
-    } catch { /* not up yet */ }
-    if (child.exitCode !== null) throw new Error(`fundament dev exited: ${stderr}`);
-    await sleep(100);
-  }
-  throw new Error('fundament dev did not start within 20 s');
-}
 
 // In every frame: the console records when plugin:ready arrives; the plugin
 // page records when its first row link appears. Epoch ms with sub-ms precision.
@@ -66,9 +38,8 @@ function instrument() {
 }
 
 async function main() {
-  const server = await startServer();
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  const { child: server, base } = await startDev(port);
+  const browser = await chromium.launch(chromiumOptions);
   try {
     const page = await browser.newPage();
     await page.addInitScript(instrument);

@@ -227,7 +227,6 @@ test.describe('plugin pages in the console', () => {
       parent.postMessage({ type: 'plugin:navigate', name: '../../../clusters' }, '*');
       parent.postMessage({ type: 'plugin:navigate', name: 'ok', namespace: '../x' }, '*');
       parent.postMessage({ type: 'plugin:resize', height: 1e9 }, '*');
-      parent.postMessage({ type: 'plugin:create' }, '*'); // cert-manager has no create page
       parent.postMessage({ type: 'plugin:navigate-back' }, '*'); // already the list
     });
     await page.waitForTimeout(500);
@@ -240,6 +239,11 @@ test.describe('plugin pages in the console', () => {
     await frameReady(page);
     await pluginFrame(page, 'certificates-detail.html').evaluate(() => parent.postMessage({ type: 'plugin:navigate-back' }, '*'));
     await expect(page).toHaveURL(CERTS);
+    // cert-manager ships no create page: plugin:create opens the generated form.
+    await frameReady(page);
+    await pluginFrame(page, 'certificates-list.html').evaluate(() => parent.postMessage({ type: 'plugin:create' }, '*'));
+    await expect(page).toHaveURL(`${CERTS}/create`);
+    await expect(page.locator('form [name="metadata.name"]')).toBeVisible();
   });
 
   test('a page that never sends plugin:ready gets a clear error naming the plugin and the page', async ({ page }) => {
