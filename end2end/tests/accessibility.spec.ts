@@ -19,7 +19,19 @@ for (const colorScheme of ['light', 'dark'] as const) {
     await audit(page);
 
     await signIn(page, 'alice@acme-corp.com');
-    for (const path of ['/', '/clusters', '/plugins', '/projects/webshop', '/no/such/page']) {
+    const grants = '/projects/webshop/plugin-resources/acme-corp--camunda/grants.plugins.camunda.io';
+    for (const path of [
+      '/',
+      '/clusters',
+      '/plugins',
+      '/projects/webshop',
+      '/no/such/page',
+      // A plugin page in its frame, and the generated list, detail and form.
+      '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io',
+      `${grants}?wide=1`,
+      `${grants}/orders-backup-storage-kms-encrypt?ns=my-cluster-ns`,
+      `${grants}/create`,
+    ]) {
       await page.goto(path);
       await hydrated(page);
       await audit(page);

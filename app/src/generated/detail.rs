@@ -214,8 +214,10 @@ fn fields(schema: &Value, value: &Value, depth: usize) -> AnyView {
             view! {
                 <div class="py-1.5" class:sm:col-span-2=wide>
                     <dt class="text-xs font-medium text-muted" title=description.clone()>{super::schema_form::label_for(key)}</dt>
-                    <dd class="break-words">{value_view(&field_schema, v, depth + 1)}</dd>
-                    {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
+                    <dd class="break-words">
+                        {value_view(&field_schema, v, depth + 1)}
+                        {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
+                    </dd>
                 </div>
             }
         })

@@ -169,7 +169,7 @@ fn Filters(
             &[("wide", (!on).then(|| "1".to_owned()))],
         );
         Some(view! {
-            <A href=href attr:class="button-secondary" attr:aria-pressed=on.to_string()>
+            <A href=href attr:class="button-secondary">
                 {if on { "Hide wide columns" } else { "Show wide columns" }}
             </A>
         })
