@@ -84,6 +84,27 @@ test.describe('generated views', () => {
     );
   });
 
+  test("Grants: the seed's labels filter the list, and each reason comes with what to do", async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', `${GRANTS}/orders-backup-storage-kms-encrypt?ns=my-cluster-ns`);
+    await hydrated(page);
+    const conditions = page.getByRole('table', { name: 'Conditions' });
+    await expect(conditions.locator('tr[data-condition="Applied"]')).toContainText('OverCeiling');
+    await expect(conditions.locator('tr[data-condition="Applied"]')).toContainText(
+      'What to do: Ask the admin of the identity extension to raise the ceiling',
+    );
+    // A label of the grant opens the list of every grant with it.
+    await page.getByRole('link', { name: 'plugins.camunda.io/cluster=orders' }).click();
+    await expect(page).toHaveURL(`${GRANTS}?labels=plugins.camunda.io%2Fcluster%3Dorders`);
+    await expect(page.getByLabel('Label selector')).toHaveValue('plugins.camunda.io/cluster=orders');
+    const names = await page.locator('main tbody tr td:first-child').allInnerTexts();
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.every((n) => n.startsWith('orders-'))).toBe(true);
+    // A selector that does not parse is refused with a clear message, not an empty list.
+    await page.getByLabel('Label selector').fill('plugins.camunda.io/cluster in (orders');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page.getByRole('alert')).toContainText('is not valid');
+  });
+
   test('a name over 63 characters is refused with the seed message', async ({ page }) => {
     await signIn(page, 'alice@acme-corp.com', `${GRANTS}/create`);
     await hydrated(page);

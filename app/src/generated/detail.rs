@@ -117,7 +117,8 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
             {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
         </div>
         <div class="grid gap-4">
-            <Metadata object=object.clone() kind=context.kind.clone() />
+            <Metadata object=object.clone() kind=context.kind.clone()
+                list=paths::list(context.project.as_deref(), &context.installation, &context.crd) />
             <section class="card" aria-labelledby="spec-heading">
                 <h2 id="spec-heading" class="card-title">"Spec"</h2>
                 {fields(&spec_schema, &spec, 0)}
@@ -135,7 +136,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
 }
 
 #[component]
-fn Metadata(object: Value, kind: KindInfo) -> impl IntoView {
+fn Metadata(object: Value, kind: KindInfo, list: String) -> impl IntoView {
     let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
     let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     let created = text("creationTimestamp");
@@ -175,24 +176,39 @@ fn Metadata(object: Value, kind: KindInfo) -> impl IntoView {
                 {(!text("namespace").is_empty()).then(|| row("Namespace", view! { {text("namespace")} }.into_any()))}
                 {row("Created", view! { <time datetime=created.clone() title=created.clone()>{created.clone()}</time> }.into_any())}
                 {row("UID", view! { <span class="font-mono text-xs">{text("uid")}</span> }.into_any())}
-                {row("Labels", badges(labels))}
-                {row("Annotations", badges(annotations))}
+                {row("Labels", badges(labels, Some(list)))}
+                {row("Annotations", badges(annotations, None))}
                 {(!owners.is_empty()).then(|| row("Owners", view! { {owners.join(", ")} }.into_any()))}
             </dl>
         </section>
     }
 }
 
-fn badges(pairs: Vec<(String, String)>) -> AnyView {
+/// `key=value` badges; with `list`, each links to the list filtered by it.
+fn badges(pairs: Vec<(String, String)>, list: Option<String>) -> AnyView {
     if pairs.is_empty() {
         return view! { <span class="text-muted">"—"</span> }.into_any();
     }
-    view! {
-        <ul class="flex flex-wrap gap-1">
-            {pairs.into_iter().map(|(k, v)| view! { <li class="badge font-mono">{format!("{k}={v}")}</li> }).collect_view()}
-        </ul>
-    }
-    .into_any()
+    let items = pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let text = format!("{k}={v}");
+            match &list {
+                Some(list) => {
+                    let href = format!("{list}?labels={}", crate::plugins::model::encode_segment(&text));
+                    let title = format!("Show all with {text}");
+                    view! {
+                        <li class="badge font-mono">
+                            <leptos_router::components::A href=href attr:title=title attr:class="hover:underline">{text}</leptos_router::components::A>
+                        </li>
+                    }
+                    .into_any()
+                }
+                None => view! { <li class="badge font-mono">{text}</li> }.into_any(),
+            }
+        })
+        .collect_view();
+    view! { <ul class="flex flex-wrap gap-1">{items}</ul> }.into_any()
 }
 
 /// The fields of an object, in schema order, then any the schema does not name.

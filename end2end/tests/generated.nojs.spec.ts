@@ -1,0 +1,21 @@
+// With JavaScript off, the generated list still filters, sorts and pages:
+// its controls are a GET form and links, answered by the server.
+import { test, expect } from '@playwright/test';
+
+const GRANTS = '/projects/webshop/plugin-resources/acme-corp--camunda/grants.plugins.camunda.io';
+
+test('the generated list filters by label and sorts without JavaScript', async ({ page }) => {
+  await page.goto(GRANTS);
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await expect(page.getByRole('table', { name: 'Grant list' })).toBeVisible();
+  await page.getByLabel('Label selector').fill('plugins.camunda.io/cluster=payments');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/labels=plugins.camunda.io%2Fcluster%3Dpayments/);
+  const names = await page.locator('main tbody tr td:first-child').allInnerTexts();
+  expect(names.length).toBeGreaterThan(0);
+  expect(names.every((n) => n.startsWith('payments-'))).toBe(true);
+  await page.locator('main thead a').first().click();
+  await expect(page.locator('main thead th[aria-sort="descending"]')).toContainText('Name');
+  const sorted = await page.locator('main tbody tr td:first-child').allInnerTexts();
+  expect(sorted).toEqual([...names].sort().reverse());
+});
