@@ -188,7 +188,7 @@ test.describe('plugin pages in the console', () => {
     fs.writeFileSync(file, JSON.stringify(copy));
     try {
       kubectl('apply', '-f', file);
-      await expect(group).toBeVisible({ timeout: 15_000 });
+      await expect(group).toBeVisible({ timeout: 5_000 });
       await expect(group.getByRole('link', { name: 'Demo items' })).toHaveAttribute(
         'href',
         `/plugin-resources/${name}/demoitems.demo.fundament.io`,
@@ -196,7 +196,7 @@ test.describe('plugin pages in the console', () => {
     } finally {
       kubectl('delete', 'plugininstallation', name, '--ignore-not-found');
     }
-    await expect(group).toHaveCount(0, { timeout: 15_000 });
+    await expect(group).toHaveCount(0, { timeout: 5_000 });
   });
 
   test('a theme toggle reaches the open plugin page', async ({ page }) => {

@@ -9,4 +9,4 @@ pub mod list;
 pub mod schema_form;
 pub mod table;
 #[cfg(feature = "hydrate")]
-mod watch;
+pub(crate) mod watch;

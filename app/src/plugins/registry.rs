@@ -1,7 +1,8 @@
 //! The plugins of the cluster in view, shared by the sidebar and the plugin
 //! pages. The first answer is rendered on the server; after hydration the
-//! browser asks again every few seconds, so an installed or removed plugin
-//! shows up without a reload. Unchanged answers change nothing on the page.
+//! browser watches the cluster's PluginInstallations and asks again when they
+//! change, so an installed or removed plugin shows up without a reload.
+//! Unchanged answers change nothing on the page.
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
@@ -10,8 +11,8 @@ use super::api::discover_plugins;
 use super::model::Registry;
 use crate::{api::session::Session, components::project_of_path, error::AppError};
 
-/// How often the browser refreshes the registry (while the page is visible).
-pub const POLL_INTERVAL_MS: u64 = 3_000;
+/// How often the browser asks again when it may not watch installations.
+pub const POLL_INTERVAL_MS: u64 = 5_000;
 
 /// The registry context (provided by the signed-in layout).
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +36,7 @@ impl PluginRegistry {
         let cluster_id = Memo::new(move |_| s.cluster_of(project.get().as_deref()));
         let initial = Resource::new(move || cluster_id.get(), discover_plugins);
         let registry = Self { project, cluster_id, initial, live: RwSignal::new(None) };
-        registry.poll();
+        registry.keep_current(session.endpoints.kube_api_proxy.clone());
         provide_context(registry);
         registry
     }
@@ -48,18 +49,17 @@ impl PluginRegistry {
         }
     }
 
-    fn poll(self) {
+    /// Keeps `live` current: a watch on the cluster's PluginInstallations
+    /// through kube-api-proxy (the user's cookie) asks for the registry again
+    /// after each burst of events; if the watch is refused, a poll takes over.
+    fn keep_current(self, kube_api_proxy: String) {
         #[cfg(feature = "hydrate")]
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
 
-            let busy = Rc::new(Cell::new(false));
-            let tick = move || {
-                if busy.get() || document().hidden() {
-                    return;
-                }
-                busy.set(true);
-                let busy = busy.clone();
+            use crate::generated::watch::{WatchEnd, watch};
+
+            let refresh = move || {
                 let cluster = self.cluster_id.get_untracked();
                 leptos::task::spawn_local(async move {
                     if let Ok(fresh) = discover_plugins(cluster.clone()).await
@@ -68,12 +68,49 @@ impl PluginRegistry {
                     {
                         self.live.set(Some(fresh));
                     }
-                    busy.set(false);
                 });
             };
-            if let Ok(handle) = set_interval_with_handle(tick, Duration::from_millis(POLL_INTERVAL_MS)) {
-                on_cleanup(move || handle.clear());
-            }
+            let restarts = RwSignal::new(0u32);
+            Effect::new(move |_| {
+                restarts.track();
+                let cluster = self.cluster_id.get();
+                let url = format!(
+                    "{kube_api_proxy}/clusters/{cluster}/apis/plugins.fundament.io/v1/plugininstallations?watch=1&allowWatchBookmarks=true"
+                );
+                let pending = Rc::new(Cell::new(false));
+                let changed = move || {
+                    if !pending.replace(true) {
+                        let pending = pending.clone();
+                        set_timeout(
+                            move || {
+                                pending.set(false);
+                                refresh();
+                            },
+                            Duration::from_millis(100),
+                        );
+                    }
+                };
+                let poll = StoredValue::new_local(None::<IntervalHandle>);
+                let ended = move |end: WatchEnd| match end {
+                    WatchEnd::Closed | WatchEnd::Gone => {
+                        set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1));
+                    }
+                    WatchEnd::Refused => {
+                        let handle =
+                            set_interval_with_handle(refresh, Duration::from_millis(POLL_INTERVAL_MS)).ok();
+                        poll.set_value(handle);
+                    }
+                };
+                let handle = send_wrapper::SendWrapper::new(watch(&url, changed, ended));
+                on_cleanup(move || {
+                    drop(handle.take());
+                    if let Some(Some(p)) = poll.try_update_value(Option::take) {
+                        p.clear();
+                    }
+                });
+            });
         }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = kube_api_proxy;
     }
 }
