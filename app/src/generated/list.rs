@@ -333,3 +333,51 @@ fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListCont
         </tr>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use leptos_router::params::ParamsMap;
+
+    use super::{href_with, query_of};
+    use crate::generated::table::Sort;
+
+    fn params(pairs: &[(&'static str, &str)]) -> ParamsMap {
+        let mut map = ParamsMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, (*v).to_owned());
+        }
+        map
+    }
+
+    #[test]
+    fn the_query_comes_from_the_url() {
+        let q = query_of(&params(&[
+            ("namespace", "prod"),
+            ("labels", "app=web"),
+            ("q", "tls"),
+            ("sort", "-2"),
+            ("page", "3"),
+        ]));
+        assert_eq!(q.namespace.as_deref(), Some("prod"));
+        assert_eq!((q.labels.as_str(), q.search.as_str()), ("app=web", "tls"));
+        assert_eq!(q.sort, Sort { column: 2, descending: true });
+        assert_eq!(q.page, 2, "pages count from 1 in the URL");
+        let empty = query_of(&params(&[("namespace", ""), ("page", "zero")]));
+        assert_eq!((empty.namespace, empty.page), (None, 0));
+    }
+
+    #[test]
+    fn links_keep_the_other_parameters_and_encode_values() {
+        let q = params(&[
+            ("labels", "plugins.camunda.io/cluster=orders"),
+            ("generated", "1"),
+            ("page", "2"),
+            ("other", "x"),
+        ]);
+        assert_eq!(
+            href_with("/p", &q, &[("sort", Some("-1".into())), ("page", None)]),
+            "/p?labels=plugins.camunda.io%2Fcluster%3Dorders&generated=1&sort=-1"
+        );
+        assert_eq!(href_with("/p", &params(&[]), &[("wide", None)]), "/p");
+    }
+}
