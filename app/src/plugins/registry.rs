@@ -35,6 +35,9 @@ impl PluginRegistry {
         let s = session.clone();
         let cluster_id = Memo::new(move |_| s.cluster_of(project.get().as_deref()));
         let initial = Resource::new(move || cluster_id.get(), discover_plugins);
+        // A hydrated resource is asked again explicitly when its source changes
+        // (moving into a project on another cluster).
+        Effect::watch(move || cluster_id.get(), move |_, _, _| initial.refetch(), false);
         let registry = Self { project, cluster_id, initial, live: RwSignal::new(None) };
         registry.keep_current(session.endpoints.kube_api_proxy.clone());
         provide_context(registry);
