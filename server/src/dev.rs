@@ -121,6 +121,15 @@ fn print_banner(settings: &Settings, cluster_url: &str) {
         cluster_url,
         users.join(" or "),
     );
+    let authn = settings.urls.authn.as_str().trim_end_matches('/');
+    let audit = settings.audit_log.as_ref().map_or_else(
+        || "log only (--audit-log FILE adds a JSON-lines file)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    let text = format!(
+        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\n\n",
+        text.trim_end_matches('\n').to_owned() + "\n"
+    );
     // The banner is the command's output, not a log line: it goes to stderr so
     // stdout stays a clean stream of JSON logs when redirected.
     let _ = std::io::stderr().write_all(text.as_bytes());
