@@ -900,7 +900,7 @@ fn check_name(field: &Field, values: &FormValues, errors: &mut Vec<FieldError>) 
         REQUIRED.to_string()
     } else if value.chars().count() > max {
         format!("must be no more than {max} characters")
-    } else if path == "metadata.namespace" && !is_dns_label(value) {
+    } else if path == "metadata.namespace" && !crate::plugins::model::is_dns_label(value) {
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start \
          and end with an alphanumeric character"
             .to_string()
@@ -913,15 +913,6 @@ fn check_name(field: &Field, values: &FormValues, errors: &mut Vec<FieldError>) 
     };
     errors.push(FieldError::new(path, message));
     None
-}
-
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
 }
 
 /// The JSON of `field` at `path`, or `None` to leave it out.
