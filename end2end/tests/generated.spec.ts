@@ -96,6 +96,9 @@ test.describe('generated views', () => {
     await page.getByRole('link', { name: 'plugins.camunda.io/cluster=orders' }).click();
     await expect(page).toHaveURL(`${GRANTS}?labels=plugins.camunda.io%2Fcluster%3Dorders`);
     await expect(page.getByLabel('Label selector')).toHaveValue('plugins.camunda.io/cluster=orders');
+    // The filtered page arrives after the URL changes: wait for it before reading the rows.
+    await expect(page.locator('main tbody tr td:first-child').first()).toHaveText(/^orders-/);
+    await expect(page.locator('main tbody tr td:first-child', { hasText: /^payments-/ })).toHaveCount(0);
     const names = await page.locator('main tbody tr td:first-child').allInnerTexts();
     expect(names.length).toBeGreaterThan(0);
     expect(names.every((n) => n.startsWith('orders-'))).toBe(true);
