@@ -6,6 +6,8 @@
 #![recursion_limit = "256"]
 
 pub mod api;
+#[cfg(feature = "ssr")]
+pub mod cluster_route;
 pub mod components;
 pub mod error;
 pub mod generated;

@@ -40,8 +40,11 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
         &'a self,
         email: &'a str,
     ) -> Pin<Box<dyn Future<Output = Result<IssuedSession, SignInError>> + Send + 'a>>;
-    /// The user of a session token, if it is a valid UserToken.
+    /// The user of a session token, if it is a valid UserToken of a live session.
     fn verify(&self, token: &str) -> Option<SessionUser>;
+    /// Ends the session on the server (authn revokes it), so a copy of the token stops
+    /// working everywhere. Failures are logged where they happen.
+    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
 /// Provided as context to every render and server function.
@@ -51,11 +54,9 @@ pub struct ConsoleState {
     pub sessions: Arc<dyn SessionAuthority>,
     /// Mock mode: the sign-in page offers the seed users.
     pub mock: bool,
-    /// Mark cookies `Secure` (the console is served over https).
-    pub secure_cookies: bool,
-    /// Origins the console's pages may call (authn, organization-api, kube-api-proxy).
-    pub connect_origins: Vec<String>,
-    /// Origins the console's pages may frame (plugin-proxy).
+    /// The console's own origin (`http://localhost:3000`): `next` after sign-in stays on it.
+    pub console_origin: String,
+    /// Origins the console's pages may frame: every installation's origin, as a CSP source.
     pub frame_origins: Vec<String>,
     /// Calls to the other services on behalf of the signed-in user.
     pub backend: Arc<crate::plugins::backend::Backend>,
@@ -71,11 +72,12 @@ pub fn set_security_headers() {
     };
     let nonce = leptos::nonce::use_nonce().map(|n| n.to_string()).unwrap_or_default();
     let state = use_context::<ConsoleState>();
-    let connect = state.as_ref().map(|s| s.connect_origins.join(" ")).unwrap_or_default();
     let frame = state.as_ref().map(|s| s.frame_origins.join(" ")).unwrap_or_default();
+    // The browser calls nothing but the console itself: cluster calls go through its own
+    // route, which adds the user's token on the server.
     let csp = format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
-         style-src 'self'; img-src 'self' data:; connect-src 'self' {connect}; frame-src 'self' {frame}; \
+         style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src {frame}; \
          frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'self'"
     );
     if let Ok(value) = http::HeaderValue::from_str(&csp) {
@@ -88,4 +90,24 @@ pub fn request_cookie(name: &str) -> Option<String> {
     let parts = use_context::<http::request::Parts>()?;
     let cookies = parts.headers.get_all(http::header::COOKIE);
     fundament_session::cookie_value(cookies.iter().filter_map(|v| v.to_str().ok()), name).map(str::to_owned)
+}
+
+/// The session token on the request being handled: `None` without one, and when the request
+/// carries more than one session cookie (planted or shadowed: refused, never resolved to one).
+pub fn request_session_token() -> Option<String> {
+    let parts = use_context::<http::request::Parts>()?;
+    session_token_of(&parts.headers)
+}
+
+/// The session token in these headers, as [`request_session_token`] reads it.
+pub fn session_token_of(headers: &http::HeaderMap) -> Option<String> {
+    let cookies = headers.get_all(http::header::COOKIE);
+    match fundament_session::session_cookie(cookies.iter().filter_map(|v| v.to_str().ok())) {
+        fundament_session::SessionCookie::One(token) => Some(token.to_owned()),
+        fundament_session::SessionCookie::Absent => None,
+        fundament_session::SessionCookie::Conflict => {
+            tracing::warn!("refused a request carrying more than one session cookie");
+            None
+        }
+    }
 }

@@ -135,7 +135,13 @@ pub struct SettingsArgs {
     /// [default: http://localhost:8081]
     #[arg(long, value_name = "URL")]
     kube_api_proxy_url: Option<String>,
-    /// plugin-proxy's URL [env: FUNDAMENT_PLUGIN_PROXY_URL] [file: plugin-proxy.url]
+    /// kube-api-proxy's URL for the console's server, where it differs from the browsers' one
+    /// (inside a cluster) [env: FUNDAMENT_KUBE_API_PROXY_INTERNAL_URL] [file: kube-api-proxy.internal-url]
+    /// [default: --kube-api-proxy-url]
+    #[arg(long, value_name = "URL")]
+    kube_api_proxy_internal_url: Option<String>,
+    /// plugin-proxy's URL: the plugins host; each installation's pages are served from
+    /// <scheme>://<installation>.<its host> [env: FUNDAMENT_PLUGIN_PROXY_URL] [file: plugin-proxy.url]
     /// [default: http://localhost:8082]
     #[arg(long, value_name = "URL")]
     plugin_proxy_url: Option<String>,
@@ -225,6 +231,7 @@ impl SettingsArgs {
         layer.set_opt(Key::ConsoleUrl, self.console_url.clone());
         layer.set_opt(Key::SiteRoot, self.site_root.clone());
         layer.set_opt(Key::KubeApiProxyUrl, self.kube_api_proxy_url.clone());
+        layer.set_opt(Key::KubeApiProxyInternalUrl, self.kube_api_proxy_internal_url.clone());
         layer.set_opt(Key::PluginProxyUrl, self.plugin_proxy_url.clone());
         layer.set_opt(Key::AuthnUrl, self.authn_url.clone());
         layer.set_opt(Key::OrganizationApiUrl, self.organization_api_url.clone());

@@ -57,16 +57,20 @@ fn origin_of(url: &url::Url) -> String {
 }
 
 /// What the console's pages and server functions get at run time.
-pub fn console_state(settings: &Settings, sessions: Arc<dyn SessionAuthority>) -> ConsoleState {
+pub fn console_state(
+    settings: &Settings,
+    sessions: Arc<dyn SessionAuthority>,
+) -> Result<ConsoleState, crate::services::ServiceError> {
     let urls = &settings.urls;
-    ConsoleState {
+    Ok(ConsoleState {
         sessions,
         mock: settings.mode == fundament_settings::Mode::Mock,
-        secure_cookies: urls.console.scheme() == "https",
-        connect_origins: [&urls.authn, &urls.organization_api, &urls.kube_api_proxy].map(origin_of).to_vec(),
-        frame_origins: vec![origin_of(&urls.plugin_proxy)],
+        console_origin: origin_of(&urls.console),
+        // Every installation's origin, and nothing else: not plugin-proxy's own host, not the
+        // console, not the gateway (a plugin frame cannot be navigated to any of them).
+        frame_origins: vec![crate::services::plugin_origins(settings)?.wildcard()],
         backend: Arc::new(app::plugins::backend::Backend::new(
-            urls.kube_api_proxy.as_str(),
+            urls.kube_api_proxy_internal.as_str(),
             urls.organization_api.as_str(),
             urls.authn.as_str(),
         )),
@@ -74,13 +78,20 @@ pub fn console_state(settings: &Settings, sessions: Arc<dyn SessionAuthority>) -
             kube_api_proxy: urls.kube_api_proxy.as_str().trim_end_matches('/').to_owned(),
             plugin_proxy: urls.plugin_proxy.as_str().trim_end_matches('/').to_owned(),
         },
-    }
+    })
 }
 
 /// The console's router.
 /// `sdk_dir`: the plugin SDK, served at `/plugin-ui/` (for the console's own tools and previews).
 pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url, sdk_dir: &Path) -> Router {
     let routes = generate_route_list(App);
+    // The console's browser code reaches the cluster through its own origin only.
+    let cluster_route = Router::new()
+        .route(
+            &format!("{}/{{*rest}}", app::cluster_route::PREFIX),
+            axum::routing::any(app::cluster_route::handle),
+        )
+        .with_state(state.clone());
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     // Files in /pkg keep their names across builds: browsers revalidate them
@@ -95,6 +106,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
     Router::new()
         .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
         .nest_service("/pkg", pkg)
+        .merge(cluster_route)
         .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.js")))
         .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))

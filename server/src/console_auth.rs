@@ -1,15 +1,16 @@
 //! The console's sessions, from authn: sign-in calls authn's `DevSignIn`;
 //! a session cookie is valid when it is a UserToken that authn's public keys
-//! (its JWKS, refetched every minute to follow rotations) verify.
+//! verify and whose session was not signed out (the revoked sessions are
+//! followed live from authn); sign-out asks authn to revoke the session.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::state::{IssuedSession, SessionAuthority, SessionUser, SignInError};
 use bytes::Bytes;
-use fundament_tokens::Verifier;
+use fundament_authn_client::Credentials;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -18,7 +19,7 @@ use serde_json::Value;
 
 pub struct AuthnSessions {
     authn_url: String,
-    verifier: RwLock<Verifier>,
+    credentials: Credentials,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -29,20 +30,22 @@ impl std::fmt::Debug for AuthnSessions {
 }
 
 impl AuthnSessions {
-    /// `verifier`: authn's current public keys.
-    pub fn new(authn_url: &str, verifier: Verifier) -> Arc<Self> {
+    /// `credentials`: authn's keys and revoked sessions.
+    pub fn new(authn_url: &str, credentials: Credentials) -> Arc<Self> {
         Arc::new(Self {
             authn_url: authn_url.trim_end_matches('/').to_string(),
-            verifier: RwLock::new(verifier),
+            credentials,
             client: Client::builder(TokioExecutor::new()).build_http(),
         })
     }
 
-    async fn post(&self, path: &str, body: Value) -> Result<(u16, Value), String> {
-        let req = http::Request::post(format!("{}{path}", self.authn_url))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|e| e.to_string())?;
+    async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Result<(u16, Value), String> {
+        let mut req = http::Request::post(format!("{}{path}", self.authn_url))
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(token) = bearer {
+            req = req.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let req = req.body(Full::new(Bytes::from(body.to_string()))).map_err(|e| e.to_string())?;
         let res = tokio::time::timeout(Duration::from_secs(10), self.client.request(req))
             .await
             .map_err(|_| "timeout".to_string())?
@@ -52,27 +55,15 @@ impl AuthnSessions {
         Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
     }
 
-    async fn refresh(&self) -> Result<(), String> {
-        let uri: http::Uri = format!("{}/.well-known/jwks.json", self.authn_url)
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| e.to_string())?;
-        let res = self.client.get(uri).await.map_err(|e| e.to_string())?;
-        let bytes = res.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-        let jwks: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-        let verifier = Verifier::from_jwks(&jwks).map_err(|e| e.to_string())?;
-        *self.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = verifier;
-        Ok(())
-    }
-
-    /// Refetches the JWKS every minute, for as long as the process runs.
+    /// Fetches authn's JWKS now and then every minute, for as long as the process runs (sessions
+    /// are verified with the keys at hand: a page render never waits for a fetch).
     pub fn spawn_refresh(self: &Arc<Self>) {
         let this = Arc::clone(self);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));
-            tick.tick().await;
             loop {
                 tick.tick().await;
-                if let Err(error) = this.refresh().await {
+                if let Err(error) = this.credentials.keys.refresh().await {
                     tracing::warn!(%error, "console: authn JWKS refresh failed");
                 }
             }
@@ -87,7 +78,7 @@ impl SessionAuthority for AuthnSessions {
     ) -> Pin<Box<dyn Future<Output = Result<IssuedSession, SignInError>> + Send + 'a>> {
         Box::pin(async move {
             let (status, body) = self
-                .post("/authn.v1.AuthnService/DevSignIn", serde_json::json!({"email": email}))
+                .post("/authn.v1.AuthnService/DevSignIn", None, serde_json::json!({"email": email}))
                 .await
                 .map_err(|error| {
                     tracing::error!(%error, "console: authn unreachable for sign-in");
@@ -115,13 +106,35 @@ impl SessionAuthority for AuthnSessions {
 
     fn verify(&self, token: &str) -> Option<SessionUser> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let verifier = self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match verifier.verify_user(token, now) {
+        match self.credentials.verify_user_now(token, now) {
             Ok(c) => Some(SessionUser { id: c.sub, email: c.email, name: c.name }),
             Err(reason) => {
                 tracing::debug!(%reason, "session refused");
                 None
             }
         }
+    }
+
+    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            let now = time::OffsetDateTime::now_utc().unix_timestamp();
+            // This console refuses the session at once, before authn's stream could tell it.
+            if let Ok(claims) = self.credentials.keys.verify_user_now(token, now) {
+                self.credentials.revoked.record(&claims.jti, claims.exp);
+            }
+            match self.post("/authn.v1.AuthnService/SignOut", Some(token), serde_json::json!({})).await {
+                Ok((200, _)) => {}
+                Ok((status, body)) => {
+                    tracing::error!(
+                        status,
+                        code = body["code"].as_str(),
+                        "console: authn refused to end the session"
+                    );
+                }
+                Err(error) => {
+                    tracing::error!(%error, "console: authn unreachable for sign-out; the session was not revoked")
+                }
+            }
+        })
     }
 }

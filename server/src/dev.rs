@@ -80,9 +80,19 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     }
     let verifier = fundament_tokens::Verifier::from_jwks(&jwks)
         .map_err(|e| crate::stack::StackError::from(crate::services::ServiceError::from(e)))?;
-    let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), verifier);
+    let credentials = fundament_authn_client::Credentials {
+        keys: fundament_authn_client::Keys::fixed_then_follow(
+            verifier,
+            &format!("{}/.well-known/jwks.json", settings.urls.authn.as_str().trim_end_matches('/')),
+        ),
+        revoked: fundament_authn_client::RevokedSessions::follow(&format!(
+            "{}/sessions/revocations",
+            settings.urls.authn.as_str().trim_end_matches('/')
+        )),
+    };
+    let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
-    let state = console::console_state(&settings, sessions);
+    let state = console::console_state(&settings, sessions).map_err(crate::stack::StackError::from)?;
     let router = console::router(
         console::leptos_options(&settings),
         state,

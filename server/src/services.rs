@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};
+use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
-use fundament_kube_api_proxy::cors::{Origins, origin_of};
-use fundament_kube_api_proxy::keys::Keys;
+use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
 use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
 use fundament_organization_api::Catalog;
@@ -32,6 +32,14 @@ pub enum ServiceError {
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
     #[error("{0}; set by --audit-log or FUNDAMENT_AUDIT_LOG")]
     AuditLog(#[from] fundament_kube_api_proxy::audit::AuditFileError),
+    #[error(transparent)]
+    Revocations(#[from] fundament_authn::RevocationsError),
+    #[error(transparent)]
+    FrameKey(#[from] fundament_plugin_proxy::FrameKeyError),
+    #[error(
+        "plugin-proxy URL {0} cannot give each installation an origin of its own: it needs a host name, not an IP address (set --plugin-proxy-url or FUNDAMENT_PLUGIN_PROXY_URL)"
+    )]
+    PluginHost(String),
     #[error(
         "cannot read the embedded cluster's {what} from {path}: start the cluster first (`fundament dev` or `fundament cluster`)"
     )]
@@ -167,42 +175,55 @@ pub fn authn_state(
     signer: Arc<RwLock<Signer>>,
     fga: Arc<dyn CanView>,
     clusters: HashMap<String, Arc<Upstream>>,
-) -> Arc<AuthnState> {
-    Arc::new(AuthnState {
+) -> Result<Arc<AuthnState>, ServiceError> {
+    let revocations = fundament_authn::Revocations::load(
+        &crate::state_dir(settings).join("authn").join("revoked-sessions.json"),
+    )?;
+    Ok(Arc::new(AuthnState {
         signer,
         fga,
         installations: Arc::new(ClusterInstallations(clusters)),
+        revocations: Arc::new(revocations),
         config: AuthnConfig {
             mock: settings.mode == Mode::Mock,
             users: seed_users(),
-            secure_cookies: settings.urls.console.scheme() == "https",
-            cookie_domain: None,
+            dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
         fail_mint_plugin_token: Default::default(),
-    })
+    }))
 }
 
-pub fn origins(settings: &Settings) -> Origins {
-    Origins {
-        console: origin_of(settings.urls.console.as_str()),
-        plugin_proxy: origin_of(settings.urls.plugin_proxy.as_str()),
-    }
+/// Each installation's origin, under plugin-proxy's URL.
+pub fn plugin_origins(settings: &Settings) -> Result<fundament_plugin_origin::PluginOrigins, ServiceError> {
+    let url = settings.urls.plugin_proxy.as_str();
+    fundament_plugin_origin::PluginOrigins::from_base(url)
+        .ok_or_else(|| ServiceError::PluginHost(url.to_owned()))
+}
+
+pub fn origins(settings: &Settings) -> Result<Origins, ServiceError> {
+    Ok(Origins { plugins: plugin_origins(settings)? })
+}
+
+/// authn's keys and revoked sessions, followed from authn.
+pub fn credentials(settings: &Settings) -> Credentials {
+    Credentials::from_authn(settings.urls.authn.as_str())
 }
 
 pub fn gateway(
     settings: &Settings,
-    keys: Keys,
+    credentials: Credentials,
     fga: Arc<dyn CanView>,
     clusters: HashMap<String, Arc<Upstream>>,
     catalog: Arc<Catalog>,
 ) -> Result<Arc<Gateway>, ServiceError> {
     Ok(Arc::new(Gateway {
-        origins: origins(settings),
-        keys,
+        origins: origins(settings)?,
+        credentials,
         fga,
         clusters,
         definitions: Arc::new(CatalogDefinitions(catalog)),
         audit: audit_sink(settings)?,
+        watches: Default::default(),
     }))
 }
 

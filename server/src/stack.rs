@@ -4,11 +4,8 @@
 use std::sync::{Arc, RwLock};
 
 use axum::Router;
-use fundament_kube_api_proxy::keys::Keys;
 use fundament_kube_api_proxy::upstream::UpstreamConfig;
 use fundament_settings::{Key, Settings};
-use http::{HeaderName, HeaderValue, Method};
-use tower_http::cors::CorsLayer;
 
 use crate::listen::{self, ListenError};
 use crate::services::{self, ServiceError};
@@ -23,20 +20,6 @@ pub enum StackError {
 
 fn hint(key: Key) -> String {
     format!("--{} or {}", key.flag(), key.env())
-}
-
-/// Browsers call authn from the console only (the iframe host mints there), with the cookie.
-fn console_cors(settings: &Settings) -> CorsLayer {
-    let origin = fundament_kube_api_proxy::cors::origin_of(settings.urls.console.as_str());
-    CorsLayer::new()
-        .allow_origin(HeaderValue::from_str(&origin).unwrap_or(HeaderValue::from_static("null")))
-        .allow_credentials(true)
-        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-        .allow_headers([
-            http::header::CONTENT_TYPE,
-            http::header::AUTHORIZATION,
-            HeaderName::from_static("connect-protocol-version"),
-        ])
 }
 
 /// A service bound to its port, ready to serve.
@@ -66,8 +49,9 @@ pub async fn authn(
         signer,
         services::fga(settings)?,
         services::clusters(settings, upstream)?,
-    );
-    let router = fundament_authn::router(state).layer(console_cors(settings));
+    )?;
+    // No CORS: no browser page calls authn (the console's server does).
+    let router = fundament_authn::router(state);
     Ok(Bound { name: "authn", listener, router })
 }
 
@@ -75,19 +59,19 @@ pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> 
     let listener =
         listen::bind("organization-api", settings.listen.organization_api, hint(Key::OrganizationApiListen))
             .await?;
-    let router =
-        fundament_organization_api::router(services::catalog(settings)?).layer(console_cors(settings));
+    // No CORS: no browser page calls organization-api (the console's server does).
+    let router = fundament_organization_api::router(services::catalog(settings)?);
     Ok(Bound { name: "organization-api", listener, router })
 }
 
 pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
     let listener =
         listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
-    // Public keys only, from authn's JWKS (refetched when a token names an unknown key).
-    let jwks = format!("{}/.well-known/jwks.json", settings.urls.authn.as_str().trim_end_matches('/'));
+    // Public keys only, from authn's JWKS (refetched when a token names an unknown key), and
+    // the revoked sessions, followed from authn.
     let gateway = services::gateway(
         settings,
-        Keys::from_url(&jwks),
+        services::credentials(settings),
         services::fga(settings)?,
         services::clusters(settings, upstream)?,
         services::catalog(settings)?,
@@ -98,18 +82,22 @@ pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> R
 pub async fn plugin_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
-    let jwks = format!("{}/.well-known/jwks.json", settings.urls.authn.as_str().trim_end_matches('/'));
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
+    let frame_key =
+        fundament_plugin_proxy::FrameKey::load_or_create(&crate::state_dir(settings).join("plugin-proxy"))
+            .map_err(services::ServiceError::from)?;
     let proxy = fundament_plugin_proxy::PluginProxy {
         origins: fundament_plugin_proxy::Origins {
             console: origin(&settings.urls.console),
             kube_api_proxy: origin(&settings.urls.kube_api_proxy),
-            plugin_proxy: origin(&settings.urls.plugin_proxy),
+            plugins: services::plugin_origins(settings)?,
         },
-        keys: Keys::from_url(&jwks),
+        credentials: services::credentials(settings),
         fga: services::fga(settings)?,
         clusters: services::clusters(settings, upstream)?,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
+        frame_key,
+        used_tickets: Default::default(),
     };
     Ok(Bound { name: "plugin-proxy", listener, router: fundament_plugin_proxy::router(Arc::new(proxy)) })
 }

@@ -1,5 +1,6 @@
 //! The console router over `oneshot`: server rendering, sign-in, session
-//! forgery, theme cookie, 404, cross-origin writes.
+//! forgery, planted and conflicting session cookies, sign-out revocation, the
+//! `next` parameter, theme cookie, 404, cross-origin writes, the cluster route.
 
 use axum::{Router, body::Body};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -30,11 +31,11 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                 signer: Arc::new(RwLock::new(signer)),
                 fga: Arc::new(fundament_fga::TupleStore::from_tuples(Vec::new())),
                 installations: Arc::new(server::services::ClusterInstallations(Default::default())),
+                revocations: Arc::new(fundament_authn::Revocations::in_memory()),
                 config: fundament_authn::AuthnConfig {
                     mock: true,
                     users: server::services::seed_users(),
-                    secure_cookies: false,
-                    cookie_domain: None,
+                    dev_hosts: Vec::new(),
                 },
                 fail_mint_plugin_token: Default::default(),
             });
@@ -46,14 +47,24 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 axum::serve(listener, fundament_authn::router(state)).await
             });
-            server::console_auth::AuthnSessions::new(&url, verifier)
+            let _inside = runtime().enter();
+            let credentials = fundament_authn_client::Credentials {
+                keys: fundament_authn_client::Keys::fixed_then_follow(
+                    verifier,
+                    &format!("{url}/.well-known/jwks.json"),
+                ),
+                revoked: fundament_authn_client::RevokedSessions::follow(&format!(
+                    "{url}/sessions/revocations"
+                )),
+            };
+            server::console_auth::AuthnSessions::new(&url, credentials)
         })
         .clone()
 }
 
 fn console() -> Router {
     let settings = resolve(&[]).expect("defaults resolve");
-    let state = server::console::console_state(&settings, sessions());
+    let state = server::console::console_state(&settings, sessions()).expect("console state");
     server::console::router(
         server::console::leptos_options(&settings),
         state,
@@ -93,8 +104,125 @@ async fn session_cookie(email: &str) -> String {
     assert_eq!(status, StatusCode::FOUND);
     assert_eq!(headers[header::LOCATION], "/clusters");
     let set_cookie = headers[header::SET_COOKIE].to_str().unwrap();
-    assert!(set_cookie.contains("HttpOnly; SameSite=Strict; Path=/"), "{set_cookie}");
+    assert!(set_cookie.starts_with("__Host-fundament_auth="), "{set_cookie}");
+    assert!(set_cookie.contains("Secure; HttpOnly; SameSite=Strict; Path=/"), "{set_cookie}");
+    assert!(!set_cookie.contains("Domain"), "{set_cookie}");
     set_cookie.split(';').next().unwrap().to_owned()
+}
+
+fn signed_in_as(body: &str, name: &str) -> bool {
+    body.contains(&format!(">{name}<")) && body.contains(r#"aria-label="Sidebar""#)
+}
+
+#[test]
+fn a_session_cookie_planted_beside_the_real_one_is_refused_not_resolved() {
+    runtime().block_on(async {
+        let alice = session_cookie("alice@acme-corp.com").await;
+        let bob = session_cookie("bob@acme-corp.com").await;
+        // A second session cookie, as a page on a more specific path would plant it (first in
+        // the header): the request is refused as signed out, never served as either user.
+        for cookies in [format!("{bob}; {alice}"), format!("{alice}; {bob}"), format!("{alice}; {alice}")] {
+            let (status, _, body) = send(get("/clusters", Some(&cookies))).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(!signed_in_as(&body, "Alice") && !signed_in_as(&body, "Bob"), "{cookies}: {body:.200}");
+        }
+        // An unprefixed cookie of the same name (what any subdomain may plant) is no session.
+        let value = alice.split_once('=').unwrap().1;
+        let (_, _, body) = send(get("/clusters", Some(&format!("fundament_auth={value}")))).await;
+        assert!(!signed_in_as(&body, "Alice"));
+        let (_, _, body) = send(get("/clusters", Some(&format!("fundament_auth=junk; {alice}")))).await;
+        assert!(signed_in_as(&body, "Alice"), "the real session still works beside junk of another name");
+    });
+}
+
+#[test]
+fn sign_out_revokes_the_session_on_the_server() {
+    runtime().block_on(async {
+        let cookie = session_cookie("alice@acme-corp.com").await;
+        let (_, _, body) = send(get("/clusters", Some(&cookie))).await;
+        assert!(signed_in_as(&body, "Alice"));
+        let sign_out = Request::post("/api/sign-out")
+            .header(header::COOKIE, &cookie)
+            .header(header::ORIGIN, "http://localhost:3000")
+            .header(header::ACCEPT, "text/html")
+            .body(Body::empty())
+            .unwrap();
+        let (status, headers, _) = send(sign_out).await;
+        assert_eq!(status, StatusCode::FOUND);
+        assert!(headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+        // A copy of the cookie, replayed after sign-out, is nobody.
+        let (_, _, body) = send(get("/clusters", Some(&cookie))).await;
+        assert!(!signed_in_as(&body, "Alice"), "the copied session still works: {body:.300}");
+    });
+}
+
+#[test]
+fn next_after_sign_in_never_leaves_the_console() {
+    runtime().block_on(async {
+        for (next, location) in [
+            ("%2F%09%2Fexample.org", "/"),
+            ("%2F%0A%2Fexample.org", "/"),
+            ("%2F%5Cexample.org", "/"),
+            ("https%3A%2F%2Fexample.org", "/"),
+            ("https%3Aexample.org", "/"),
+            ("http%3Aexample.org", "/example.org"),
+            ("%2Fplugins%3Fa%3D1", "/plugins?a=1"),
+        ] {
+            let request = Request::post("/api/sign-in")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::ACCEPT, "text/html")
+                .header(header::ORIGIN, "http://localhost:3000")
+                .body(Body::from(format!("email=alice%40acme-corp.com&next={next}")))
+                .unwrap();
+            let (status, headers, _) = send(request).await;
+            assert_eq!(status, StatusCode::FOUND, "{next}");
+            assert_eq!(headers[header::LOCATION], location, "{next}");
+        }
+    });
+}
+
+#[test]
+fn the_cluster_route_serves_the_consoles_own_fetches_only() {
+    runtime().block_on(async {
+        let cookie = session_cookie("alice@acme-corp.com").await;
+        let path = "/kube/clusters/019b4000-2000-7000-8000-000000000001/apis/plugins.fundament.io/v1/plugininstallations";
+        let request = |path: &str, headers: &[(&str, &str)]| {
+            let mut b = Request::get(path).header(header::COOKIE, &cookie);
+            for (k, v) in headers {
+                b = b.header(*k, *v);
+            }
+            b.body(Body::empty()).unwrap()
+        };
+        let fetch = [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")];
+        for (headers, code) in [
+            (vec![], 403),
+            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")], 403),
+            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "iframe")], 403),
+            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "no-cors"), ("sec-fetch-dest", "image")], 403),
+            (vec![("sec-fetch-site", "same-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")], 403),
+            (vec![("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")], 403),
+        ] {
+            let (status, headers_out, body) = send(request(path, &headers)).await;
+            assert_eq!(status.as_u16(), code, "{headers:?}: {body}");
+            assert_eq!(headers_out[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+            assert_eq!(headers_out[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        }
+        // A proxy subresource (a plugin's own pages) never passes, nor a non-resource path.
+        let proxy = "/kube/clusters/019b4000-2000-7000-8000-000000000001/api/v1/namespaces/plugin-acme-corp--demo/services/http:plugin-acme-corp--demo:8080/proxy/console/x.html";
+        assert_eq!(send(request(proxy, &fetch)).await.0, StatusCode::FORBIDDEN);
+        let version = "/kube/clusters/019b4000-2000-7000-8000-000000000001/version";
+        assert_eq!(send(request(version, &fetch)).await.0, StatusCode::FORBIDDEN);
+        // Without a session, or writing: refused.
+        let anonymous = Request::get(path)
+            .header("sec-fetch-site", "same-origin")
+            .header("sec-fetch-mode", "cors")
+            .header("sec-fetch-dest", "empty")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(send(anonymous).await.0, StatusCode::UNAUTHORIZED);
+        let post = Request::post(path).header(header::COOKIE, &cookie).header(header::ORIGIN, "http://localhost:3000").body(Body::empty()).unwrap();
+        assert_eq!(send(post).await.0, StatusCode::METHOD_NOT_ALLOWED);
+    });
 }
 
 #[test]
@@ -146,8 +274,10 @@ fn a_forged_or_foreign_session_is_ignored() {
     runtime().block_on(async {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let other_key = Signer::generate().sign_user("alice", "alice@acme-corp.com", "Alice", now, 3600);
-        for cookie in [format!("fundament_auth={other_key}"), "fundament_auth=alice@acme-corp.com".to_owned()]
-        {
+        for cookie in [
+            format!("__Host-fundament_auth={other_key}"),
+            "__Host-fundament_auth=alice@acme-corp.com".to_owned(),
+        ] {
             let (status, _, body) = send(get("/", Some(&cookie))).await;
             assert_eq!(status, StatusCode::OK);
             assert!(body.contains("Sign in to Fundament"), "accepted {cookie}");

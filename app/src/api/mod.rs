@@ -3,3 +3,8 @@
 
 pub mod directory;
 pub mod session;
+
+/// Where the console's own route to the cluster is mounted (see `crate::cluster_route`): the
+/// browser code's watches go to `<CLUSTER_ROUTE>/clusters/<cluster-id>/…` on the console's
+/// own origin, never to kube-api-proxy directly.
+pub const CLUSTER_ROUTE: &str = "/kube";

@@ -160,7 +160,8 @@ impl SignInFailure {
 pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
     use crate::state::SignInError;
     let state = ssr::state()?;
-    let next = safe_next(&next);
+    let next = safe_next(&next, &state.console_origin);
+    let next = next.as_str();
     let issued =
         if state.mock { state.sessions.dev_sign_in(&email).await } else { Err(SignInError::Unavailable) };
     let issued = match issued {
@@ -177,22 +178,25 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
             return Err(AppError::Invalid(failure.message().to_owned()));
         }
     };
-    ssr::set_cookie(&fundament_session::cookie_header(
-        Some(&issued.token),
-        issued.max_age,
-        state.secure_cookies,
-    ));
+    ssr::set_cookie(&fundament_session::cookie_header(Some(&issued.token), issued.max_age));
     tracing::info!("signed in");
     leptos_axum::redirect(next);
     Ok(())
 }
 
-/// Signs out and returns to the sign-in page.
+/// Signs out: the session ends on the server (a copy of the token stops working everywhere),
+/// the cookie is cleared, and the browser returns to the sign-in page.
 #[server(endpoint = "sign-out")]
 pub async fn sign_out() -> Result<(), AppError> {
+    // Everything from the request context first: nothing may read it after an await.
     let state = ssr::state()?;
-    ssr::set_cookie(&fundament_session::cookie_header(None, 0, state.secure_cookies));
+    let token = crate::state::request_session_token();
+    ssr::set_cookie(&fundament_session::cookie_header(None, 0));
     leptos_axum::redirect("/sign-in");
+    if let Some(token) = token {
+        state.sessions.sign_out(&token).await;
+    }
+    tracing::info!("signed out");
     Ok(())
 }
 
@@ -210,10 +214,31 @@ pub async fn set_theme(theme: String) -> Result<(), AppError> {
     Ok(())
 }
 
-/// Where to go after signing in: a path on this console, never another site.
-pub fn safe_next(next: &str) -> &str {
-    let local = next.starts_with('/') && !next.starts_with("//") && !next.contains(['\\', '\r', '\n']);
-    if local && next != "/sign-in" { next } else { "/" }
+/// Where to go after signing in: a path on this console, never another site. `next` is read
+/// as a browser on the console (`console_origin`) reads a link (so `/<TAB>/example.org`,
+/// `/\\example.org` and `https:example.org` are what a browser makes of them) and kept only
+/// when it stays on the console's origin; what is kept is the URL's own serialization of path,
+/// query and fragment, which a browser cannot read as anything else.
+#[cfg(feature = "ssr")]
+pub fn safe_next(next: &str, console_origin: &str) -> String {
+    let Ok(base) = url::Url::parse(console_origin) else { return "/".to_owned() };
+    let Ok(target) = base.join(next) else { return "/".to_owned() };
+    if target.origin() != base.origin() || next.is_empty() {
+        return "/".to_owned();
+    }
+    let mut local = target.path().to_owned();
+    if let Some(query) = target.query() {
+        local.push('?');
+        local.push_str(query);
+    }
+    if let Some(fragment) = target.fragment() {
+        local.push('#');
+        local.push_str(fragment);
+    }
+    if target.path() == "/sign-in" || !local.starts_with('/') || local.starts_with("//") {
+        return "/".to_owned();
+    }
+    local
 }
 
 #[cfg(feature = "ssr")]
@@ -288,7 +313,7 @@ pub(crate) mod ssr {
     /// The email of a valid session on this request.
     pub fn signed_in_email() -> Option<String> {
         let state = use_context::<ConsoleState>()?;
-        let token = crate::state::request_cookie(fundament_session::COOKIE_NAME)?;
+        let token = crate::state::request_session_token()?;
         state.sessions.verify(&token).map(|user| user.email)
     }
 
@@ -313,7 +338,8 @@ pub(crate) mod ssr {
             .and_then(|r| r.parse::<http::Uri>().ok())
             .and_then(|uri| uri.path_and_query().map(|pq| pq.as_str().to_owned()))
             .unwrap_or_else(|| "/".to_owned());
-        leptos_axum::redirect(super::safe_next(&path));
+        let origin = use_context::<ConsoleState>().map(|s| s.console_origin).unwrap_or_default();
+        leptos_axum::redirect(&super::safe_next(&path, &origin));
     }
 
     pub fn set_cookie(value: &str) {
@@ -325,24 +351,43 @@ pub(crate) mod ssr {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ssr"))]
 mod tests {
-    use super::safe_next;
+    fn safe_next(next: &str) -> String {
+        super::safe_next(next, "http://localhost:3000")
+    }
 
     #[test]
     fn next_stays_on_the_console() {
         assert_eq!(safe_next("/clusters"), "/clusters");
         assert_eq!(safe_next("/projects/webshop?tab=1"), "/projects/webshop?tab=1");
+        assert_eq!(safe_next("/plugins#installed"), "/plugins#installed");
         for hostile in [
             "https://evil.example",
             "//evil.example",
             "/\\evil.example",
+            "\\\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "\t//evil.example",
+            " //evil.example",
+            "https:evil.example",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "//localhost:3000@evil.example",
+            "http://localhost:3001/",
             "",
-            "clusters",
-            "/a\r\nSet-Cookie: x",
+            "/sign-in",
+            "/sign-in?next=//evil.example",
         ] {
             assert_eq!(safe_next(hostile), "/", "{hostile:?}");
         }
-        assert_eq!(safe_next("/sign-in"), "/");
+        // Relative paths resolve against the console's root; what comes out is one spelling.
+        assert_eq!(safe_next("clusters"), "/clusters");
+        assert_eq!(safe_next("/a\r\nSet-Cookie: x"), "/aSet-Cookie:%20x");
+        assert_eq!(safe_next("/a/../b"), "/b");
+        // Same scheme as the console: a browser reads these as paths on the console, and so do we.
+        assert_eq!(safe_next("http:/evil.example"), "/evil.example");
+        assert_eq!(safe_next("http:evil.example"), "/evil.example");
     }
 }

@@ -23,7 +23,6 @@ pub struct DetailContext {
     pub kind: KindInfo,
     pub name: String,
     pub namespace: Option<String>,
-    pub kube_api_proxy: String,
 }
 
 /// Deeper than this, values are shown as JSON.
@@ -78,7 +77,7 @@ fn keep_current(
         let kind = &context.kind;
         let url = format!(
             "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}&fieldSelector={}",
-            context.kube_api_proxy,
+            crate::api::CLUSTER_ROUTE,
             context.cluster_id,
             kind.group,
             kind.version,

@@ -25,8 +25,6 @@ pub struct ListContext {
     pub installation: String,
     pub crd: String,
     pub kind: KindInfo,
-    /// kube-api-proxy's base URL, for the watch.
-    pub kube_api_proxy: String,
 }
 
 fn query_of(q: &ParamsMap) -> ListQuery {
@@ -110,7 +108,7 @@ fn keep_current(
         let ns = q.namespace.as_deref().filter(|_| kind.namespaced);
         let mut url = format!(
             "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}",
-            context.kube_api_proxy,
+            crate::api::CLUSTER_ROUTE,
             context.cluster_id,
             kind.group,
             kind.version,

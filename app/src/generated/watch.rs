@@ -1,14 +1,14 @@
-//! A Kubernetes watch from the browser (kube-api-proxy's user path, with the
-//! session cookie: the console's origin is the one kube-api-proxy allows with
-//! credentials). It only tells its owner that something changed; the owner
-//! asks the server for the new state. Browser only.
+//! A Kubernetes watch from the browser, through the console's own cluster
+//! route (same origin: the session cookie goes to the console only, which
+//! calls kube-api-proxy with the user's token). It only tells its owner that
+//! something changed; the owner asks the server for the new state. Browser only.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, ReadableStreamDefaultReader, RequestCredentials, RequestInit, Response};
+use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Response};
 
 /// How a watch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,6 @@ pub fn watch(
 ) -> Option<WatchHandle> {
     let controller = AbortController::new().ok()?;
     let init = RequestInit::new();
-    init.set_credentials(RequestCredentials::Include);
     init.set_signal(Some(&controller.signal()));
     let response = web_sys::window()?.fetch_with_str_and_init(url, &init);
     let stopped = Rc::new(Cell::new(false));

@@ -41,6 +41,20 @@ pub async fn mint_plugin_token(cluster_id: String, installation_id: String) -> R
     ssr::mint(&cluster_id, &installation_id).await
 }
 
+/// A single-use ticket with which the frame opens the installation's pages on plugin-proxy
+/// (its first navigation only; the page then lives on a cookie of its own origin).
+#[server(endpoint = "frame-ticket")]
+pub async fn frame_ticket(cluster_id: String, installation_id: String) -> Result<TicketReply, AppError> {
+    ssr::ticket(&cluster_id, &installation_id).await
+}
+
+/// The answer to a ticket request: a ticket, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TicketReply {
+    Ticket(String),
+    Failed(AuthFailure),
+}
+
 #[cfg(feature = "ssr")]
 pub(crate) mod ssr {
     use std::collections::BTreeMap;
@@ -55,8 +69,7 @@ pub(crate) mod ssr {
     /// The console state and the signed-in user's token.
     pub(crate) fn user() -> Result<(ConsoleState, String), AppError> {
         let state = crate::api::session::ssr::state()?;
-        let token =
-            crate::state::request_cookie(fundament_session::COOKIE_NAME).ok_or(AppError::Unauthenticated)?;
+        let token = crate::state::request_session_token().ok_or(AppError::Unauthenticated)?;
         state.sessions.verify(&token).ok_or(AppError::Unauthenticated)?;
         Ok((state, token))
     }
@@ -116,6 +129,21 @@ pub(crate) mod ssr {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         crate::generated::api::ssr::namespaces(&state, &token, cluster_id, project).await
+    }
+
+    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
+        use super::TicketReply;
+        if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
+            response.insert_header(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+        }
+        check_cluster(cluster_id)?;
+        let Ok((state, token)) = user() else {
+            return Ok(TicketReply::Failed(AuthFailure::Unauthorized));
+        };
+        Ok(match state.backend.frame_ticket(&token, cluster_id, installation_id).await {
+            Ok(ticket) => TicketReply::Ticket(ticket),
+            Err(failure) => TicketReply::Failed(failure),
+        })
     }
 
     pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {

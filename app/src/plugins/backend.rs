@@ -157,6 +157,32 @@ impl Backend {
         self.call_with("kube-api-proxy", method, url, Some(user_token), body).await
     }
 
+    /// A GET through kube-api-proxy as the user whose answer streams back as it comes (a watch,
+    /// for the console's own route): the head within the call timeout, the body for as long as
+    /// the gateway keeps it open (it caps watches at 30 minutes).
+    pub async fn kube_stream(
+        &self,
+        user_token: &str,
+        cluster_id: &str,
+        path_and_query: &str,
+        accept: Option<http::HeaderValue>,
+    ) -> Result<http::Response<hyper::body::Incoming>, BackendError> {
+        let unreachable = |detail: String| BackendError::Unreachable { service: "kube-api-proxy", detail };
+        let request =
+            http::Request::get(format!("{}/clusters/{cluster_id}{path_and_query}", self.kube_api_proxy))
+                .header(
+                    http::header::ACCEPT,
+                    accept.unwrap_or(http::HeaderValue::from_static("application/json")),
+                )
+                .header(http::header::AUTHORIZATION, format!("Bearer {user_token}"))
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| unreachable(e.to_string()))?;
+        tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
+            .await
+            .map_err(|_| unreachable(format!("no answer within {} s", CALL_TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(e.to_string()))
+    }
+
     /// The `Status` error of a kube-api-proxy answer, for the caller's log.
     pub fn kube_error(status: u16, body: &Value) -> BackendError {
         Self::status_error("kube-api-proxy", status, body)
@@ -215,6 +241,49 @@ impl Backend {
                 tracing::error!(plugin, version, %error, "GetPluginDefinition failed");
                 DefinitionAnswer::Unreachable
             }
+        }
+    }
+
+    /// A single-use ticket that opens one frame of an installation's pages (`MintFrameTicket`).
+    pub async fn frame_ticket(
+        &self,
+        user_token: &str,
+        cluster_id: &str,
+        installation_id: &str,
+    ) -> Result<String, AuthFailure> {
+        const SERVICE: &str = "authn";
+        let url = format!("{}/authn.v1.TokenService/MintFrameTicket", self.authn);
+        let body = json!({"clusterId": cluster_id, "installationId": installation_id});
+        match self.call(SERVICE, url, Some(user_token), Some(body)).await {
+            Ok((200, value)) => match value.get("ticket").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                Some(ticket) => Ok(ticket.to_owned()),
+                None => {
+                    tracing::error!("authn answered MintFrameTicket without a ticket");
+                    Err(AuthFailure::MintFailed)
+                }
+            },
+            Ok((status, body)) => {
+                let error = Self::status_error(SERVICE, status, &body);
+                tracing::info!(%error, cluster_id, installation_id, "frame ticket refused");
+                Err(match status {
+                    401 => AuthFailure::Unauthorized,
+                    403 | 404 => AuthFailure::Revoked,
+                    _ => AuthFailure::MintFailed,
+                })
+            }
+            Err(error) => {
+                tracing::warn!(%error, cluster_id, installation_id, "frame ticket not minted");
+                Err(AuthFailure::MintFailed)
+            }
+        }
+    }
+
+    /// Ends a session at authn (`SignOut`).
+    pub async fn sign_out(&self, user_token: &str) -> Result<(), BackendError> {
+        let url = format!("{}/authn.v1.AuthnService/SignOut", self.authn);
+        match self.call("authn", url, Some(user_token), Some(json!({}))).await? {
+            (200, _) => Ok(()),
+            (status, body) => Err(Self::status_error("authn", status, &body)),
         }
     }
 

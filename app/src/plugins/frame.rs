@@ -1,8 +1,9 @@
-//! `<PluginFrame>`: a plugin's page in a sandboxed iframe on plugin-proxy's
-//! origin. The server renders the frame without `src`; in the browser the host
-//! first listens for the page's messages and then loads it, so `plugin:ready`
-//! cannot be missed. Loading, "did not load" and "no plugin token" states are
-//! shown by the console, outside the frame.
+//! `<PluginFrame>`: a plugin's page in a sandboxed iframe on its installation's
+//! own origin. The server renders the frame without `src`; in the browser the
+//! host first listens for the page's messages and then loads it (with a frame
+//! ticket), so `plugin:ready` cannot be missed. Loading, "could not be opened",
+//! "did not load" and "no plugin token" states are shown by the console,
+//! outside the frame.
 
 use leptos::prelude::*;
 
@@ -19,9 +20,9 @@ pub const READY_TIMEOUT_MS: u64 = 5_000;
 /// Everything the frame and its host need.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameSpec {
-    /// The page URL on plugin-proxy.
+    /// The page URL on its installation's origin (without the frame ticket).
     pub src: String,
-    /// plugin-proxy's origin: the only origin messages are taken from and sent to.
+    /// The installation's origin: the only origin messages are taken from and sent to.
     pub origin: String,
     /// The page's file name (for messages to the user).
     pub page: String,
@@ -67,6 +68,8 @@ pub enum FrameStatus {
     Ready,
     /// No `plugin:ready` within [`READY_TIMEOUT_MS`] (a late one still turns it `Ready`).
     TimedOut,
+    /// No frame ticket: the page was never loaded ([`FrameSignals::opened`] says why).
+    NotOpened,
 }
 
 /// The signals the host drives and the view shows.
@@ -77,6 +80,8 @@ pub struct FrameSignals {
     pub height: RwSignal<u32>,
     /// Bumped by "Try again": the host mints at once.
     pub retry: RwSignal<u32>,
+    /// Why no frame ticket was given, when none was.
+    pub opened: RwSignal<Option<AuthFailure>>,
 }
 
 /// A plugin page in its frame.
@@ -87,6 +92,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
         auth: RwSignal::new(None),
         height: RwSignal::new(INITIAL_FRAME_HEIGHT),
         retry: RwSignal::new(0),
+        opened: RwSignal::new(None),
     };
     let frame = NodeRef::<leptos::html::Iframe>::new();
     #[cfg(feature = "hydrate")]
@@ -102,6 +108,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
     }
     let FrameSignals { status, auth, height, .. } = signals;
     let state = move || match (status.get(), auth.get()) {
+        (FrameStatus::NotOpened, _) => "not-opened",
         (_, Some(_)) => "auth-failed",
         (FrameStatus::Loading, None) => "loading",
         (FrameStatus::Ready, None) => "ready",
@@ -129,7 +136,8 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
 /// Loading, timeout and token notices above the frame.
 #[component]
 fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
-    let FrameSignals { status, auth, retry, .. } = signals;
+    let FrameSignals { status, auth, retry, opened, .. } = signals;
+    let not_opened_label = spec.plugin_label.clone();
     let label = spec.plugin_label.clone();
     let loading = format!("Loading the {} page…", spec.plugin_label);
     let timed_out = format!(
@@ -145,6 +153,12 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
                 <crate::components::status::Loading label=loading.clone() />
             </div>
         </Show>
+        {move || opened.get().map(|failure| view! {
+            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
+                <p class="font-semibold text-danger">{format!("The {not_opened_label} page could not be opened")}</p>
+                <p class="mt-1">{failure.explanation()}" Reload the page to try again."</p>
+            </div>
+        })}
         <Show when=move || status.get() == FrameStatus::TimedOut>
             <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
                 <p class="font-semibold text-danger">"The plugin page did not load"</p>

@@ -1,8 +1,14 @@
-//! The browser side of a plugin frame: takes the page's messages (only from
-//! that frame's window and plugin-proxy's origin), answers `plugin:ready` with
-//! `fundament:init`, keeps the page's PluginToken fresh, follows the console's
-//! theme, and moves the console when the page asks. Tokens live in memory
-//! only: never in a URL, a log or storage.
+//! The browser side of a plugin frame: opens the page with a single-use frame
+//! ticket, takes the page's messages (only from that frame's window and its
+//! installation's origin), answers `plugin:ready` with `fundament:init`, keeps
+//! the page's PluginToken fresh, follows the console's theme, and moves the
+//! console when the page asks. Tokens live in memory only: never in a URL, a
+//! log or storage (the ticket rides the first URL once and is spent there).
+//!
+//! A page cannot make the console work for it: messages are read field by
+//! field (never serialized whole, so a huge payload costs nothing), token
+//! requests within seconds of a fresh token are ignored, and an unchanged
+//! height changes nothing.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
@@ -14,11 +20,11 @@ use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 use web_sys::{HtmlIFrameElement, MediaQueryList, MessageEvent, MutationObserver, MutationObserverInit};
 
-use super::api::{MintReply, mint_plugin_token};
+use super::api::{MintReply, TicketReply, frame_ticket, mint_plugin_token};
 use super::frame::{FrameSignals, FrameSpec, FrameStatus, READY_TIMEOUT_MS};
 use super::model::ResourceView;
 use super::protocol::{self, HostMessage, Init, PluginMessage, Refusal};
-use super::token::{AfterFailure, AuthFailure, Minted, TokenKeeper};
+use super::token::{AfterFailure, AuthFailure, Minted, RefreshRequest, TokenKeeper};
 
 type Navigate = Rc<dyn Fn(&str)>;
 type Callback = Closure<dyn FnMut()>;
@@ -136,7 +142,7 @@ pub fn mount(
     )
     .ok();
     // Last: the listener is in place before the page can say it is ready.
-    host.iframe.set_src(&host.spec.src);
+    host.open();
 
     HostHandle {
         host,
@@ -149,6 +155,41 @@ pub fn mount(
 }
 
 impl Host {
+    /// Loads the page: a frame ticket first (plugin-proxy exchanges it for a cookie of the
+    /// installation's origin and redirects to the clean URL), so no console credential ever
+    /// reaches the plugin's origin.
+    fn open(self: &Rc<Self>) {
+        let host = Rc::clone(self);
+        let (cluster, installation) = (self.spec.cluster_id.clone(), self.spec.installation_uid.clone());
+        leptos::task::spawn_local(async move {
+            let reply = frame_ticket(cluster, installation).await;
+            if !host.alive.get() {
+                return;
+            }
+            match reply {
+                Ok(TicketReply::Ticket(ticket)) => {
+                    let separator = if host.spec.src.contains('?') { '&' } else { '?' };
+                    let ticket = super::model::encode_segment(&ticket);
+                    host.iframe.set_src(&format!(
+                        "{}{separator}{}={ticket}",
+                        host.spec.src,
+                        fundament_plugin_origin::FRAME_TICKET_PARAM
+                    ));
+                }
+                Ok(TicketReply::Failed(failure)) => host.not_opened(failure),
+                Err(_) => host.not_opened(AuthFailure::MintFailed),
+            }
+        });
+    }
+
+    fn not_opened(&self, failure: AuthFailure) {
+        if let Some(t) = self.ready_timer.borrow_mut().take() {
+            t.clear();
+        }
+        self.signals.opened.set(Some(failure));
+        self.signals.status.set(FrameStatus::NotOpened);
+    }
+
     fn receive(self: &Rc<Self>, event: &MessageEvent) {
         let Some(frame_window) = self.iframe.content_window() else { return };
         let from_frame =
@@ -156,13 +197,7 @@ impl Host {
         if !from_frame || event.origin() != self.spec.origin {
             return;
         }
-        let Some(data) = js_sys::JSON::stringify(&event.data())
-            .ok()
-            .and_then(|s| s.as_string())
-            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-        else {
-            return;
-        };
+        let Some(data) = protocol_fields(&event.data()) else { return };
         match protocol::parse(&data) {
             Ok(message) => self.handle(message),
             Err(Refusal::Invalid(why)) => {
@@ -188,10 +223,24 @@ impl Host {
                     self.send_init();
                 }
             }
-            PluginMessage::Resize(height) => self.signals.height.set(height),
+            PluginMessage::Resize(height) => {
+                if self.signals.height.get_untracked() != height {
+                    self.signals.height.set(height);
+                }
+            }
             PluginMessage::RequestTokenRefresh => {
-                if !self.keeper.borrow().in_backoff() {
-                    self.mint_now();
+                let asked = self.keeper.borrow_mut().refresh_requested(js_sys::Date::now());
+                match asked {
+                    RefreshRequest::Mint => self.mint_now(),
+                    RefreshRequest::Wait => {}
+                    RefreshRequest::Ignore { first } => {
+                        if first {
+                            leptos::logging::warn!(
+                                "{}: token refresh requests right after a fresh token are ignored",
+                                spec.plugin_label
+                            );
+                        }
+                    }
                 }
             }
             PluginMessage::Navigate { name, namespace } => {
@@ -330,6 +379,37 @@ impl Host {
             old.clear();
         }
     }
+}
+
+/// The fields of a message the protocol reads, taken one by one: the type, a height, a name
+/// and a namespace (strings longer than a Kubernetes name can be are not copied). Anything
+/// else a page puts into a message is never looked at.
+fn protocol_fields(data: &JsValue) -> Option<serde_json::Value> {
+    const MAX_TEXT: u32 = 253;
+    if !data.is_object() {
+        return None;
+    }
+    let field = |name: &str| js_sys::Reflect::get(data, &JsValue::from_str(name)).ok();
+    let text = |value: JsValue| -> Option<serde_json::Value> {
+        let s = value.dyn_ref::<js_sys::JsString>()?;
+        (s.length() <= MAX_TEXT).then(|| serde_json::Value::String(String::from(s)))
+    };
+    let mut fields = serde_json::Map::new();
+    fields.insert("type".to_owned(), text(field("type")?)?);
+    if let Some(height) = field("height").and_then(|h| h.as_f64()) {
+        fields.insert("height".to_owned(), serde_json::json!(height));
+    }
+    for name in ["name", "namespace"] {
+        match field(name) {
+            Some(v) if v.is_null() || v.is_undefined() => {}
+            Some(v) => {
+                // Present but not a short string: kept as an invalid marker so the parser says why.
+                fields.insert(name.to_owned(), text(v).unwrap_or(serde_json::Value::Bool(false)));
+            }
+            None => {}
+        }
+    }
+    Some(serde_json::Value::Object(fields))
 }
 
 fn to_js(message: &impl Serialize) -> Option<JsValue> {

@@ -353,27 +353,39 @@ pub fn safe_page_path(file: &str) -> bool {
         })
 }
 
-/// The iframe `src` of a custom page, as the seed builds it:
-/// `<plugin-proxy>/clusters/<cluster-id>/plugins/<installation-name>/<version>/console/<file>`.
-/// `None` for a file that is not a [`safe_page_path`].
-pub fn custom_page_src(
+/// Where a custom page is framed from: its installation's own origin, and the URL there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageUrl {
+    /// `<scheme>://<installation>.<plugins host>`: the only origin the frame's messages are
+    /// taken from and sent to.
+    pub origin: String,
+    /// `<origin>/clusters/<cluster-id>/plugins/<installation-name>/<version>/console/<file>`: the
+    /// seed's path, on the installation's own origin.
+    pub src: String,
+}
+
+/// The iframe URL of a custom page. `None` for a file that is not a [`safe_page_path`], or an
+/// installation whose name is not a DNS label (it cannot get an origin of its own).
+pub fn custom_page(
     plugin_proxy_url: &str,
     cluster_id: &str,
     installation_name: &str,
     version: &str,
     file: &str,
-) -> Option<String> {
-    if !safe_page_path(file) || cluster_id.is_empty() || installation_name.is_empty() || version.is_empty() {
+) -> Option<PageUrl> {
+    if !safe_page_path(file) || cluster_id.is_empty() || version.is_empty() {
         return None;
     }
-    Some(format!(
-        "{}/clusters/{}/plugins/{}/{}/console/{}",
-        plugin_proxy_url.strip_suffix('/').unwrap_or(plugin_proxy_url),
+    let origin =
+        fundament_plugin_origin::PluginOrigins::from_base(plugin_proxy_url)?.of(installation_name)?;
+    let src = format!(
+        "{origin}/clusters/{}/plugins/{}/{}/console/{}",
         encode_segment(cluster_id),
         encode_segment(installation_name),
         encode_segment(version),
         file.strip_prefix('/').unwrap_or(file)
-    ))
+    );
+    Some(PageUrl { origin, src })
 }
 
 /// Percent-encodes one path segment as `encodeURIComponent` does.
@@ -387,16 +399,6 @@ pub fn encode_segment(text: &str) -> String {
         }
     }
     out
-}
-
-/// The origin (`scheme://host[:port]`) of an absolute http(s) URL.
-pub fn origin_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    if !matches!(scheme, "http" | "https") {
-        return None;
-    }
-    let authority = rest.split(['/', '?', '#']).next()?;
-    (!authority.is_empty() && !authority.contains('@')).then(|| format!("{scheme}://{authority}"))
 }
 
 /// A DNS-1123 subdomain as Kubernetes checks it (`IsDNS1123Subdomain`): at
@@ -625,24 +627,27 @@ mod tests {
     }
 
     #[test]
-    fn page_urls_are_built_as_the_seed_says_and_never_leave_console() {
+    fn page_urls_are_built_as_the_seed_says_on_the_installations_origin() {
+        let src =
+            |base: &str, c: &str, i: &str, v: &str, f: &str| custom_page(base, c, i, v, f).map(|p| p.src);
+        let page = custom_page(
+            "http://localhost:8082/",
+            "c-1",
+            "acme-corp--cert-manager",
+            "v1.17.2",
+            "/certificates-list.html",
+        )
+        .unwrap();
+        assert_eq!(page.origin, "http://acme-corp--cert-manager.localhost:8082");
         assert_eq!(
-            custom_page_src(
-                "http://localhost:8082/",
-                "c-1",
-                "acme-corp--cert-manager",
-                "v1.17.2",
-                "/certificates-list.html"
-            )
-            .as_deref(),
-            Some(
-                "http://localhost:8082/clusters/c-1/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html"
-            )
+            page.src,
+            "http://acme-corp--cert-manager.localhost:8082/clusters/c-1/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html"
         );
         assert_eq!(
-            custom_page_src("https://p.example", "c", "i", "v", "pages/a.html").as_deref(),
-            Some("https://p.example/clusters/c/plugins/i/v/console/pages/a.html")
+            src("https://p.example", "c", "i", "v", "pages/a.html").as_deref(),
+            Some("https://i.p.example/clusters/c/plugins/i/v/console/pages/a.html")
         );
+        assert_eq!(src("https://p.example", "c", "a.b", "v", "x.html"), None, "not a DNS label: no origin");
         for hostile in [
             "../x.html",
             "a/../../b",
@@ -655,9 +660,9 @@ mod tests {
             "a//b",
             "./a",
         ] {
-            assert_eq!(custom_page_src("https://p.example", "c", "i", "v", hostile), None, "{hostile}");
+            assert_eq!(src("https://p.example", "c", "i", "v", hostile), None, "{hostile}");
         }
-        assert_eq!(custom_page_src("https://p.example", "", "i", "v", "a.html"), None);
+        assert_eq!(src("https://p.example", "", "i", "v", "a.html"), None);
     }
 
     #[test]
@@ -673,9 +678,6 @@ mod tests {
         assert!(is_cluster_id("019b4000-2000-7000-8000-000000000001"));
         assert!(!is_cluster_id("019b4000-2000-7000-8000-00000000000g"));
         assert!(!is_cluster_id("../../etc/passwd-000000000000000000000"));
-        assert_eq!(origin_of("http://localhost:8082/x?y"), Some("http://localhost:8082".into()));
-        assert_eq!(origin_of("javascript:alert(1)"), None);
-        assert_eq!(origin_of("http://user@evil/"), None);
         assert_eq!(crd_label("certificaterequests.cert-manager.io"), "Certificaterequests");
     }
 

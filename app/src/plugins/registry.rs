@@ -39,7 +39,7 @@ impl PluginRegistry {
         // (moving into a project on another cluster).
         Effect::watch(move || cluster_id.get(), move |_, _, _| initial.refetch(), false);
         let registry = Self { project, cluster_id, initial, live: RwSignal::new(None) };
-        registry.keep_current(session.endpoints.kube_api_proxy.clone());
+        registry.keep_current();
         provide_context(registry);
         registry
     }
@@ -53,9 +53,9 @@ impl PluginRegistry {
     }
 
     /// Keeps `live` current: a watch on the cluster's PluginInstallations
-    /// through kube-api-proxy (the user's cookie) asks for the registry again
+    /// (through the console's own cluster route) asks for the registry again
     /// after each burst of events; if the watch is refused, a poll takes over.
-    fn keep_current(self, kube_api_proxy: String) {
+    fn keep_current(self) {
         #[cfg(feature = "hydrate")]
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
@@ -78,7 +78,8 @@ impl PluginRegistry {
                 restarts.track();
                 let cluster = self.cluster_id.get();
                 let url = format!(
-                    "{kube_api_proxy}/clusters/{cluster}/apis/plugins.fundament.io/v1/plugininstallations?watch=1&allowWatchBookmarks=true"
+                    "{}/clusters/{cluster}/apis/plugins.fundament.io/v1/plugininstallations?watch=1&allowWatchBookmarks=true",
+                    crate::api::CLUSTER_ROUTE
                 );
                 let pending = Rc::new(Cell::new(false));
                 let changed = move || {
@@ -113,7 +114,5 @@ impl PluginRegistry {
                 });
             });
         }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = kube_api_proxy;
     }
 }

@@ -16,6 +16,10 @@ pub const MIN_REFRESH_MS: u32 = 1_000;
 pub const RETRY_DELAYS_MS: [u32; 3] = [2_000, 4_000, 8_000];
 /// After giving up, try again this often.
 pub const RECOVERY_RETRY_MS: u32 = 10_000;
+/// A page's requests for a new token within this long of a fresh one are ignored: a token
+/// that was refused right after its mint is not helped by another mint, and a page that
+/// floods the console with requests gets a few mints, not hundreds.
+pub const REQUESTED_REFRESH_GAP_MS: f64 = 5_000.0;
 
 /// Why the console could not get a PluginToken (`reason` of `fundament:auth-failed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -71,6 +75,17 @@ pub enum AfterFailure {
     GiveUp { reason: AuthFailure, announce: bool, retry_in: u32 },
 }
 
+/// What to do about a page's `plugin:request-token-refresh`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshRequest {
+    /// Mint now.
+    Mint,
+    /// A retry is scheduled: the page waits for it.
+    Wait,
+    /// Too soon after a fresh token; `first`: the first such request of this frame (log it once).
+    Ignore { first: bool },
+}
+
 /// The token state of one plugin frame.
 #[derive(Debug, Default)]
 pub struct TokenKeeper {
@@ -78,6 +93,10 @@ pub struct TokenKeeper {
     in_flight: bool,
     failures: u32,
     failed: Option<AuthFailure>,
+    /// When the last token arrived (unix ms).
+    minted_at: Option<f64>,
+    /// A request was ignored already (logged once per frame).
+    ignored_once: bool,
 }
 
 impl TokenKeeper {
@@ -108,9 +127,22 @@ impl TokenKeeper {
         self.failed
     }
 
+    /// Whether to mint for a page that asks for a new token at `now_ms`.
+    pub fn refresh_requested(&mut self, now_ms: f64) -> RefreshRequest {
+        if self.in_backoff() {
+            return RefreshRequest::Wait;
+        }
+        if self.minted_at.is_some_and(|at| now_ms - at < REQUESTED_REFRESH_GAP_MS) {
+            let first = !std::mem::replace(&mut self.ignored_once, true);
+            return RefreshRequest::Ignore { first };
+        }
+        RefreshRequest::Mint
+    }
+
     /// Records a new token; returns the delay until its refresh (ms).
     pub fn minted(&mut self, minted: Minted, now_ms: f64) -> u32 {
         let delay = refresh_delay_ms(minted.expires_at, now_ms);
+        self.minted_at = Some(now_ms);
         self.token = Some(minted);
         self.in_flight = false;
         self.failures = 0;
@@ -229,6 +261,28 @@ mod tests {
             k.failed(AuthFailure::Unauthorized),
             AfterFailure::GiveUp { reason: AuthFailure::Unauthorized, announce: true, .. }
         ));
+    }
+
+    #[test]
+    fn a_flood_of_refresh_requests_after_a_fresh_token_mints_nothing() {
+        let mut k = TokenKeeper::default();
+        assert_eq!(k.refresh_requested(0.0), RefreshRequest::Mint, "no token yet");
+        k.begin();
+        k.minted(token(9_999_999_999), 1_000.0);
+        let mut mints = 0;
+        let mut firsts = 0;
+        for i in 0..1_000 {
+            match k.refresh_requested(1_000.0 + f64::from(i)) {
+                RefreshRequest::Mint => mints += 1,
+                RefreshRequest::Ignore { first: true } => firsts += 1,
+                _ => {}
+            }
+        }
+        assert_eq!((mints, firsts), (0, 1), "ignored, and said so once");
+        assert_eq!(k.refresh_requested(1_000.0 + REQUESTED_REFRESH_GAP_MS), RefreshRequest::Mint);
+        k.begin();
+        k.failed(AuthFailure::MintFailed);
+        assert_eq!(k.refresh_requested(1_000_000.0), RefreshRequest::Wait, "a retry is scheduled");
     }
 
     #[test]

@@ -23,8 +23,8 @@ use crate::{
         api::{namespaces, resource_kind},
         frame::{FrameSpec, PluginFrame},
         model::{
-            KindInfo, PluginEntry, PluginState, Registry, ResourceView, custom_page_src, is_dns_label,
-            is_object_name, origin_of, paths,
+            KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page, is_dns_label,
+            is_object_name, paths,
         },
         protocol::ResourceRef,
         registry::PluginRegistry,
@@ -225,7 +225,6 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                 installation: entry.installation_name.clone(),
                 crd: target.crd.clone(),
                 kind: kind.clone(),
-                kube_api_proxy: session.endpoints.kube_api_proxy.clone(),
             };
             view! { <GeneratedList context /> }.into_any()
         }
@@ -263,7 +262,6 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                     kind: kind.clone(),
                     name: object.name.clone(),
                     namespace: object.namespace.clone().filter(|_| kind.namespaced),
-                    kube_api_proxy: session.endpoints.kube_api_proxy.clone(),
                 };
                 view! { <GeneratedDetail context /> }.into_any()
             }
@@ -349,17 +347,19 @@ fn CustomPage(
 ) -> impl IntoView {
     let cluster_id = session.cluster_of(target.project.as_deref());
     let endpoints = session.endpoints.clone();
-    let Some(src) = custom_page_src(
-        &endpoints.plugin_proxy,
-        &cluster_id,
-        &entry.installation_name,
-        &entry.version,
-        &file,
-    ) else {
+    if !crate::plugins::model::safe_page_path(&file) {
         return unavailable(&entry, &format!("Its page {file:?} is not a plain path under console/."));
-    };
-    let Some(origin) = origin_of(&endpoints.plugin_proxy) else {
-        return view! { <ErrorView error=AppError::Internal /> }.into_any();
+    }
+    let Some(PageUrl { src, origin }) =
+        custom_page(&endpoints.plugin_proxy, &cluster_id, &entry.installation_name, &entry.version, &file)
+    else {
+        return unavailable(
+            &entry,
+            &format!(
+                "Its installation name {:?} is not a DNS label, so its pages cannot get an origin of their own.",
+                entry.installation_name
+            ),
+        );
     };
     let subject = match (&target.view, &target.object) {
         (ResourceView::Detail, Some(o)) => format!("{} {}", kind.kind, o.name),

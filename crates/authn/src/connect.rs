@@ -18,6 +18,7 @@ pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 pub(crate) enum Code {
     InvalidArgument,
     Unauthenticated,
+    PermissionDenied,
     NotFound,
     ResourceExhausted,
     Unimplemented,
@@ -30,6 +31,7 @@ impl Code {
         match self {
             Code::InvalidArgument => "invalid_argument",
             Code::Unauthenticated => "unauthenticated",
+            Code::PermissionDenied => "permission_denied",
             Code::NotFound => "not_found",
             Code::ResourceExhausted => "resource_exhausted",
             Code::Unimplemented => "unimplemented",
@@ -43,6 +45,7 @@ impl Code {
         match self {
             Code::InvalidArgument => StatusCode::BAD_REQUEST,
             Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::PermissionDenied => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,
             Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
             Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
@@ -211,6 +214,7 @@ mod tests {
         let cases = [
             (Code::InvalidArgument, 400, "invalid_argument"),
             (Code::Unauthenticated, 401, "unauthenticated"),
+            (Code::PermissionDenied, 403, "permission_denied"),
             (Code::NotFound, 404, "not_found"),
             (Code::ResourceExhausted, 429, "resource_exhausted"),
             (Code::Unimplemented, 501, "unimplemented"),

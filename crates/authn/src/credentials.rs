@@ -1,23 +1,38 @@
-//! The caller's UserToken: from `Authorization: Bearer`, else from the `fundament_auth` cookie.
+//! The caller's UserToken, from `Authorization: Bearer` only. authn never reads a cookie: the
+//! browser's session is the console's, and nothing a page can make a browser send (a form, a
+//! `no-cors` fetch, a navigation) carries a bearer token.
 
 use axum::http::{HeaderMap, header};
 use fundament_tokens::{UserClaims, Verifier};
 
 use crate::clock;
 use crate::connect::{Code, ConnectError};
-use crate::cookie::AUTH_COOKIE;
 use crate::state::AuthnState;
 
-/// The same answer for a missing, broken, expired or wrong-kind token: which one it was is
-/// logged at debug level, never told to the caller.
+/// The same answer for a missing, broken, expired, revoked or wrong-kind token: which one it
+/// was is logged at debug level, never told to the caller.
 fn invalid_user_token() -> ConnectError {
     ConnectError::new(Code::Unauthenticated, "invalid user token")
 }
 
-/// Verifies the caller's UserToken against the signer's current JWKS. A PluginToken fails here
-/// (wrong audience): a plugin can never act as its user through authn.
+/// Verifies the caller's UserToken against the signer's current JWKS and refuses a revoked
+/// session. A PluginToken fails here (wrong audience): a plugin can never act as its user
+/// through authn.
 pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<UserClaims, ConnectError> {
-    let Some(token) = presented_token(headers) else {
+    let claims = verify_signature_and_claims(state, headers)?;
+    if state.revocations.is_revoked(&claims.jti) {
+        tracing::debug!("user token of a revoked session refused");
+        return Err(invalid_user_token());
+    }
+    Ok(claims)
+}
+
+/// The UserToken's signature and claims, whether or not its session was revoked (sign-out).
+pub(crate) fn verify_signature_and_claims(
+    state: &AuthnState,
+    headers: &HeaderMap,
+) -> Result<UserClaims, ConnectError> {
+    let Some(token) = bearer(headers) else {
         tracing::debug!("no user token presented");
         return Err(invalid_user_token());
     };
@@ -32,27 +47,11 @@ pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<Us
     })
 }
 
-/// The bearer token if there is one, else the auth cookie.
-fn presented_token(headers: &HeaderMap) -> Option<&str> {
-    bearer(headers).or_else(|| cookie(headers, AUTH_COOKIE))
-}
-
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, value)| *key == name && !value.is_empty())
-        .map(|(_, value)| value)
 }
 
 #[cfg(test)]
@@ -69,28 +68,14 @@ mod tests {
     }
 
     #[test]
-    fn bearer_wins_over_the_cookie() {
-        let map = headers(&[("authorization", "Bearer abc"), ("cookie", "fundament_auth=def")]);
-        assert_eq!(presented_token(&map), Some("abc"));
-        assert_eq!(presented_token(&headers(&[("authorization", "bearer  abc ")])), Some("abc"));
-    }
-
-    #[test]
-    fn falls_back_to_the_cookie() {
-        let map = headers(&[("cookie", "theme=dark; fundament_auth=def; other=1")]);
-        assert_eq!(presented_token(&map), Some("def"));
-        let map = headers(&[("cookie", "theme=dark"), ("cookie", "fundament_auth=ghi")]);
-        assert_eq!(presented_token(&map), Some("ghi"));
-        let map = headers(&[("authorization", "Basic dXNlcjpwYXNz"), ("cookie", "fundament_auth=def")]);
-        assert_eq!(presented_token(&map), Some("def"));
-    }
-
-    #[test]
-    fn nothing_usable_is_none() {
-        assert_eq!(presented_token(&headers(&[])), None);
-        assert_eq!(presented_token(&headers(&[("authorization", "Bearer ")])), None);
-        assert_eq!(presented_token(&headers(&[("authorization", "Bearer")])), None);
-        assert_eq!(presented_token(&headers(&[("cookie", "fundament_auth=")])), None);
-        assert_eq!(presented_token(&headers(&[("cookie", "xfundament_auth=abc")])), None);
+    fn only_a_bearer_counts() {
+        assert_eq!(bearer(&headers(&[("authorization", "Bearer abc")])), Some("abc"));
+        assert_eq!(bearer(&headers(&[("authorization", "bearer  abc ")])), Some("abc"));
+        // The console's cookie is not a credential here, whatever it holds.
+        assert_eq!(bearer(&headers(&[("cookie", "__Host-fundament_auth=def; fundament_auth=def")])), None);
+        assert_eq!(bearer(&headers(&[("authorization", "Basic dXNlcjpwYXNz")])), None);
+        assert_eq!(bearer(&headers(&[])), None);
+        assert_eq!(bearer(&headers(&[("authorization", "Bearer ")])), None);
+        assert_eq!(bearer(&headers(&[("authorization", "Bearer")])), None);
     }
 }

@@ -1,24 +1,25 @@
-//! `authn.v1.TokenService/MintPluginToken`: a UserToken in, a PluginToken for one installation
-//! on one cluster out. The gates run top to bottom; each one's failure is final. In mock mode the
-//! development fault switch sits between authentication and `can_view`.
+//! `authn.v1.TokenService/MintPluginToken` (a UserToken in, a PluginToken for one installation
+//! on one cluster out) and `MintFrameTicket` (the same, but a single-use ticket that opens one
+//! plugin frame). The gates run top to bottom; each one's failure is final. In mock mode the
+//! development fault switch for PluginTokens sits between authentication and `can_view`.
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fundament_tokens::{PLUGIN_TOKEN_TTL_SECS, Signer};
-use serde::Deserialize;
+use fundament_tokens::{FRAME_TICKET_TTL_SECS, PLUGIN_TOKEN_TTL_SECS, Signer, UserClaims};
+use serde::{Deserialize, Serialize};
 
 use crate::connect::{Code, ConnectError, ConnectJson};
 use crate::credentials::authenticate;
-use crate::state::{AuthnState, LookupError};
+use crate::state::{AuthnState, Installation, LookupError};
 use crate::wire::{TokenResponse, private_json};
 use crate::{clock, faults};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct MintPluginTokenRequest {
+pub(crate) struct InstallationRequest {
     /// Connect JSON also accepts the proto field names.
     #[serde(default, alias = "cluster_id")]
     cluster_id: String,
@@ -35,15 +36,99 @@ fn not_found() -> ConnectError {
 pub(crate) async fn mint_plugin_token(
     State(state): State<Arc<AuthnState>>,
     headers: HeaderMap,
-    ConnectJson(request): ConnectJson<MintPluginTokenRequest>,
+    ConnectJson(request): ConnectJson<InstallationRequest>,
 ) -> Result<Response, ConnectError> {
+    let Entitled { user, cluster_id, installation } =
+        entitled(&state, &headers, &request, Fault::MintPluginToken).await?;
+    let claims = Signer::plugin_claims(
+        &user.sub,
+        &cluster_id,
+        &installation.uid,
+        &installation.name,
+        &installation.plugin_name,
+        &installation.plugin_version,
+        &installation.definition_hash,
+        &user.jti,
+        clock::now(),
+        PLUGIN_TOKEN_TTL_SECS,
+    );
+    let token = state.signer().sign_plugin(&claims);
+    tracing::info!(
+        user = %user.sub,
+        cluster = %cluster_id,
+        installation = %installation.uid,
+        installation_name = %installation.name,
+        plugin_name = %installation.plugin_name,
+        plugin_version = %installation.plugin_version,
+        jti = %claims.jti,
+        "plugin token minted"
+    );
+    Ok(private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS)))
+}
+
+/// `authn.v1.TokenService/MintFrameTicket`: the same gates as `MintPluginToken`, and a ticket
+/// that lets one frame load this installation's pages once (see plugin-proxy).
+pub(crate) async fn mint_frame_ticket(
+    State(state): State<Arc<AuthnState>>,
+    headers: HeaderMap,
+    ConnectJson(request): ConnectJson<InstallationRequest>,
+) -> Result<Response, ConnectError> {
+    let Entitled { user, cluster_id, installation } =
+        entitled(&state, &headers, &request, Fault::None).await?;
+    let now = clock::now();
+    let ticket = state.signer().sign_frame_ticket(
+        &user.sub,
+        &user.jti,
+        user.exp,
+        &cluster_id,
+        &installation.uid,
+        &installation.name,
+        now,
+        FRAME_TICKET_TTL_SECS,
+    );
+    tracing::debug!(user = %user.sub, installation_name = %installation.name, "frame ticket minted");
+    Ok(private_json(FrameTicketResponse {
+        ticket,
+        expires_in: FRAME_TICKET_TTL_SECS.min(user.exp - now).to_string(),
+    }))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FrameTicketResponse {
+    ticket: String,
+    /// int64 seconds; a string in Connect JSON.
+    expires_in: String,
+}
+
+/// Which development fault switch applies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    MintPluginToken,
+    None,
+}
+
+/// A user who may act through an installation.
+struct Entitled {
+    user: UserClaims,
+    cluster_id: String,
+    installation: Installation,
+}
+
+/// The gates, top to bottom; each one's failure is final.
+async fn entitled(
+    state: &AuthnState,
+    headers: &HeaderMap,
+    request: &InstallationRequest,
+    fault: Fault,
+) -> Result<Entitled, ConnectError> {
     // 1. Shape, before any other call.
-    let (cluster_id, installation_id) = validate(&request)?;
-    // 2. The caller is a user (a PluginToken fails here: wrong audience).
-    let user = authenticate(&state, &headers)?;
+    let (cluster_id, installation_id) = validate(request)?;
+    // 2. The caller is a user with a live session (a PluginToken fails here: wrong audience).
+    let user = authenticate(state, headers)?;
     // Mock mode's fault switch: after the gates that depend only on the caller, so a broken
     // request or a missing sign-in still answers as it would without the switch.
-    if faults::mint_plugin_token_fails(&state) {
+    if fault == Fault::MintPluginToken && faults::mint_plugin_token_fails(state) {
         return Err(ConnectError::new(Code::Unavailable, faults::MINT_SWITCHED_OFF));
     }
     // 3. The user may see the cluster.
@@ -64,35 +149,13 @@ pub(crate) async fn mint_plugin_token(
         // A lookup that answers with another installation is a bug; never sign for it.
         return Err(ConnectError::internal("installation lookup returned another uid", &installation.uid));
     }
-    // 5. Sign.
-    let claims = Signer::plugin_claims(
-        &user.sub,
-        &cluster_id,
-        &installation_id,
-        &installation.name,
-        &installation.plugin_name,
-        &installation.plugin_version,
-        &installation.definition_hash,
-        clock::now(),
-        PLUGIN_TOKEN_TTL_SECS,
-    );
-    let token = state.signer().sign_plugin(&claims);
-    tracing::info!(
-        user = %user.sub,
-        cluster = %cluster_id,
-        installation = %installation_id,
-        installation_name = %installation.name,
-        plugin_name = %installation.plugin_name,
-        plugin_version = %installation.plugin_version,
-        jti = %claims.jti,
-        "plugin token minted"
-    );
-    Ok(private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS)))
+    let installation = Installation { uid: installation_id, ..installation };
+    Ok(Entitled { user, cluster_id, installation })
 }
 
 /// Both ids must be UUIDs (hyphenated, any case); they are returned in canonical lower case so
 /// that claims, lookups and audit lines use one spelling.
-fn validate(request: &MintPluginTokenRequest) -> Result<(String, String), ConnectError> {
+fn validate(request: &InstallationRequest) -> Result<(String, String), ConnectError> {
     let cluster = canonical_uuid(&request.cluster_id);
     let installation = canonical_uuid(&request.installation_id);
     match (cluster, installation) {
@@ -124,8 +187,8 @@ fn canonical_uuid(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn request(cluster: &str, installation: &str) -> MintPluginTokenRequest {
-        MintPluginTokenRequest { cluster_id: cluster.into(), installation_id: installation.into() }
+    fn request(cluster: &str, installation: &str) -> InstallationRequest {
+        InstallationRequest { cluster_id: cluster.into(), installation_id: installation.into() }
     }
 
     #[test]
@@ -157,7 +220,7 @@ mod tests {
 
     #[test]
     fn accepts_proto_field_names() {
-        let request: MintPluginTokenRequest =
+        let request: InstallationRequest =
             serde_json::from_str(r#"{"cluster_id": "a", "installation_id": "b"}"#).unwrap();
         assert_eq!((request.cluster_id.as_str(), request.installation_id.as_str()), ("a", "b"));
     }

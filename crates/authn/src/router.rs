@@ -3,27 +3,35 @@
 use std::sync::Arc;
 
 use axum::Router;
+use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
 
 use crate::connect::ConnectError;
 use crate::state::AuthnState;
-use crate::{faults, mint, public, sign_in, user_info};
+use crate::{dev_guard, faults, mint, public, revocation_stream, sign_in, sign_out, user_info};
 
 /// The authn service. Procedures are routed for every method so that the Connect checks
 /// (POST, JSON, size) answer in Connect's error format rather than axum's plain 405.
-/// `DevSignIn` and the development fault switches exist in mock mode only; elsewhere they are
-/// unknown paths like any other.
+/// `DevSignIn` and the development fault switches exist in mock mode only (elsewhere they are
+/// unknown paths like any other), and answer local tools only, never a browser page.
 pub fn router(state: Arc<AuthnState>) -> Router {
     let mut router = Router::new();
     if state.config.mock {
-        router = router.route("/authn.v1.AuthnService/DevSignIn", any(sign_in::dev_sign_in)).route(
-            faults::MINT_PLUGIN_TOKEN_PATH,
-            get(faults::get_mint_plugin_token).put(faults::put_mint_plugin_token),
-        );
+        let dev = Router::new()
+            .route("/authn.v1.AuthnService/DevSignIn", any(sign_in::dev_sign_in))
+            .route(
+                faults::MINT_PLUGIN_TOKEN_PATH,
+                get(faults::get_mint_plugin_token).put(faults::put_mint_plugin_token),
+            )
+            .route_layer(from_fn_with_state(Arc::clone(&state), dev_guard::local_tools_only));
+        router = router.merge(dev);
     }
     router
         .route("/authn.v1.AuthnService/GetUserInfo", any(user_info::get_user_info))
+        .route("/authn.v1.AuthnService/SignOut", any(sign_out::sign_out))
         .route("/authn.v1.TokenService/MintPluginToken", any(mint::mint_plugin_token))
+        .route("/authn.v1.TokenService/MintFrameTicket", any(mint::mint_frame_ticket))
+        .route("/sessions/revocations", get(revocation_stream::revocations))
         .route("/.well-known/jwks.json", get(public::jwks))
         .route("/livez", get(public::livez))
         .fallback(|| async { ConnectError::unknown_procedure() })

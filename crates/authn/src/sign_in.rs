@@ -3,14 +3,12 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::header;
 use axum::response::Response;
 use fundament_tokens::USER_TOKEN_TTL_SECS;
 use serde::Deserialize;
 
 use crate::clock;
 use crate::connect::{Code, ConnectError, ConnectJson};
-use crate::cookie::auth_cookie;
 use crate::state::AuthnState;
 use crate::wire::{TokenResponse, private_json};
 
@@ -20,8 +18,8 @@ pub(crate) struct DevSignInRequest {
     email: String,
 }
 
-/// Signs in a configured user by email: a UserToken in the body and in the `fundament_auth`
-/// cookie. Outside mock mode the procedure is not routed at all (404 `unimplemented`); the check
+/// Signs in a configured user by email: a UserToken in the body (no cookie: the console keeps
+/// the session in a cookie of its own origin). Outside mock mode the procedure is not routed at all (404 `unimplemented`); the check
 /// here is a second wall, so a production deployment can never be entered without credentials.
 pub(crate) async fn dev_sign_in(
     State(state): State<Arc<AuthnState>>,
@@ -46,12 +44,8 @@ pub(crate) async fn dev_sign_in(
     }
     let token =
         state.signer().sign_user(&user.id, &user.email, &user.name, clock::now(), USER_TOKEN_TTL_SECS);
-    let cookie = auth_cookie(&state.config, &token, USER_TOKEN_TTL_SECS)
-        .map_err(|err| ConnectError::internal("auth cookie not built", err))?;
     tracing::info!(user = %user.id, "dev sign-in");
-    let mut response = private_json(TokenResponse::bearer(token, USER_TOKEN_TTL_SECS));
-    response.headers_mut().insert(header::SET_COOKIE, cookie);
-    Ok(response)
+    Ok(private_json(TokenResponse::bearer(token, USER_TOKEN_TTL_SECS)))
 }
 
 /// The rule fundament-tokens applies to `sub`: lower-case alphanumerics and `-`, at most 63.

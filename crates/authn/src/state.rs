@@ -57,11 +57,9 @@ pub struct AuthnConfig {
     pub mock: bool,
     /// The users `DevSignIn` knows (mock mode only).
     pub users: Vec<User>,
-    /// Adds `Secure` to the auth cookie: on for HTTPS deployments, off for `http://localhost`.
-    pub secure_cookies: bool,
-    /// The cookie's `Domain`: the parent domain shared by console and plugin-proxy in
-    /// production; `None` keeps the cookie host-only (dev).
-    pub cookie_domain: Option<String>,
+    /// Host names (without port) the development endpoints answer on besides the loopback
+    /// names: authn's configured URL's host.
+    pub dev_hosts: Vec<String>,
 }
 
 /// Everything the handlers share.
@@ -70,6 +68,8 @@ pub struct AuthnState {
     pub signer: Arc<RwLock<fundament_tokens::Signer>>,
     pub fga: Arc<dyn fundament_fga::CanView>,
     pub installations: Arc<dyn InstallationLookup>,
+    /// Revoked sessions (sign-out).
+    pub revocations: Arc<crate::Revocations>,
     pub config: AuthnConfig,
     /// Mock mode's fault switch (`PUT /dev/faults/mint-plugin-token`): while set, `MintPluginToken`
     /// answers `unavailable`, so tests can drive the console's handling of a failing mint. Start

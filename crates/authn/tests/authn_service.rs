@@ -13,7 +13,7 @@ const SIGN_IN: &str = "authn.v1.AuthnService/DevSignIn";
 const USER_INFO: &str = "authn.v1.AuthnService/GetUserInfo";
 
 #[tokio::test]
-async fn dev_sign_in_answers_a_user_token_and_sets_the_cookie() {
+async fn dev_sign_in_answers_a_user_token_and_sets_no_cookie() {
     let h = Harness::new();
     let reply = h.call(SIGN_IN, None, json!({"email": "alice@acme-corp.com"})).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
@@ -25,26 +25,130 @@ async fn dev_sign_in_answers_a_user_token_and_sets_the_cookie() {
         (claims.sub.as_str(), claims.email.as_str(), claims.name.as_str()),
         ("alice", "alice@acme-corp.com", "Alice")
     );
-    let cookie = reply.headers["set-cookie"].to_str().unwrap();
-    assert_eq!(
-        cookie,
-        format!("fundament_auth={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={USER_TOKEN_TTL_SECS}")
-    );
-    assert!(!cookie.contains("Secure") && !cookie.contains("Domain"));
+    // The console keeps the session in a cookie of its own origin; authn sets none.
+    assert!(!reply.headers.contains_key("set-cookie"));
+    let reply = h.call(SIGN_IN, None, json!({"email": "BOB@acme-corp.com"})).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+}
+
+/// A development endpoint request with these headers.
+fn dev_request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Request<Body> {
+    let mut request = Request::builder().method(method).uri(path).header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.body(Body::from(body.to_string())).unwrap()
 }
 
 #[tokio::test]
-async fn dev_sign_in_cookie_is_secure_with_a_domain_when_configured() {
-    let config =
-        AuthnConfig { secure_cookies: true, cookie_domain: Some("example.io".into()), ..mock_config() };
-    let h = Harness::with(config, Fga::Seeded, Lookup::Seeded);
-    let reply = h.call(SIGN_IN, None, json!({"email": "BOB@acme-corp.com"})).await;
-    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
-    let cookie = reply.headers["set-cookie"].to_str().unwrap();
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=28800", "Secure", "Domain=example.io"]
-    {
-        assert!(cookie.split("; ").any(|a| a == attribute), "{attribute} in {cookie}");
+async fn development_endpoints_refuse_browser_pages_and_rebound_host_names() {
+    let h = Harness::new();
+    let sign_in = json!({"email": "alice@acme-corp.com"}).to_string();
+    let path = format!("/{SIGN_IN}");
+    for host in ["localhost:8083", "127.0.0.1:8083", "[::1]:8083", "authn.internal", "LOCALHOST"] {
+        let reply = h.send(dev_request("POST", &path, &[("host", host)], &sign_in)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{host}: {}", reply.text);
     }
+    let refused = [
+        vec![("host", "localhost:8083"), ("origin", "http://acme-corp--hostile.localhost:8082")],
+        vec![("host", "localhost:8083"), ("origin", "http://localhost:3000")],
+        vec![("host", "localhost:8083"), ("origin", "null")],
+        vec![("host", "localhost:8083"), ("sec-fetch-site", "cross-site")],
+        vec![("host", "localhost:8083"), ("sec-fetch-site", "same-origin")],
+        // DNS rebinding: a page on evil.example, now resolving to 127.0.0.1, sends its own name.
+        vec![("host", "evil.example:8083")],
+        vec![("host", "localhost.evil.example")],
+    ];
+    for headers in &refused {
+        let reply = h.send(dev_request("POST", &path, headers, &sign_in)).await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{headers:?}: {}", reply.text);
+        assert_eq!(reply.body["code"], "permission_denied");
+        assert!(reply.body.get("accessToken").is_none());
+        let get = h.send(dev_request("GET", "/dev/faults/mint-plugin-token", headers, "")).await;
+        assert_eq!(get.status, StatusCode::FORBIDDEN, "{headers:?}");
+        let put =
+            h.send(dev_request("PUT", "/dev/faults/mint-plugin-token", headers, r#"{"fail":true}"#)).await;
+        assert_eq!(put.status, StatusCode::FORBIDDEN, "{headers:?}");
+    }
+    assert!(!h.state.fail_mint_plugin_token.load(std::sync::atomic::Ordering::SeqCst));
+    let ok = h
+        .send(dev_request(
+            "GET",
+            "/dev/faults/mint-plugin-token",
+            &[("host", "localhost"), ("sec-fetch-site", "none")],
+            "",
+        ))
+        .await;
+    assert_eq!(ok.status, StatusCode::OK, "a typed-in address (sec-fetch-site: none) is the developer");
+}
+
+#[tokio::test]
+async fn sign_out_revokes_the_session_everywhere_authn_looks() {
+    let h = Harness::new();
+    let token = h.user_token("alice");
+    let plugin = h.mint(Some(&token), CLUSTER, INSTALLATION).await;
+    assert_eq!(plugin.status, StatusCode::OK);
+    let mut events = h.state.revocations.subscribe();
+    let reply = h.call("authn.v1.AuthnService/SignOut", Some(&token), json!({})).await;
+    assert_eq!((reply.status, &reply.body), (StatusCode::OK, &json!({})), "{}", reply.text);
+    let session = h.verifier().verify_user(&token, Harness::now()).unwrap();
+    assert_eq!(events.recv().await.unwrap().sid, session.jti);
+    // The copied token is dead at once, for every procedure.
+    h.call(USER_INFO, Some(&token), json!({})).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    h.mint(Some(&token), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    h.mint_ticket(Some(&token), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    // Signing out twice is fine; signing out without a token is not.
+    assert_eq!(h.call("authn.v1.AuthnService/SignOut", Some(&token), json!({})).await.status, StatusCode::OK);
+    h.call("authn.v1.AuthnService/SignOut", None, json!({})).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    // Another session of the same user lives on.
+    let other = h.user_token("alice");
+    assert_eq!(h.call(USER_INFO, Some(&other), json!({})).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn revocations_stream_a_snapshot_then_each_sign_out() {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let h = Harness::new();
+    let first = h.user_token("alice");
+    h.call("authn.v1.AuthnService/SignOut", Some(&first), json!({})).await;
+    let response = fundament_authn::router(h.state.clone())
+        .oneshot(Request::get("/sessions/revocations").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "application/x-ndjson");
+    let mut body = response.into_body();
+    let next_line = async |body: &mut Body| {
+        let frame = body.frame().await.unwrap().unwrap();
+        serde_json::from_slice::<serde_json::Value>(frame.data_ref().unwrap()).unwrap()
+    };
+    let snapshot = next_line(&mut body).await;
+    let sid = |t: &str| h.verifier().verify_user(t, Harness::now()).unwrap().jti;
+    assert_eq!(snapshot["type"], "SNAPSHOT");
+    assert_eq!(snapshot["revoked"][0]["sid"], sid(&first));
+    let second = h.user_token("bob");
+    h.call("authn.v1.AuthnService/SignOut", Some(&second), json!({})).await;
+    let event = next_line(&mut body).await;
+    assert_eq!(
+        (event["type"].as_str(), event["sid"].as_str()),
+        (Some("REVOKED"), Some(sid(&second).as_str()))
+    );
 }
 
 #[tokio::test]
@@ -77,7 +181,7 @@ async fn dev_sign_in_refuses_a_user_id_that_is_not_a_dns_label() {
 }
 
 #[tokio::test]
-async fn get_user_info_reads_the_bearer_token_or_the_cookie() {
+async fn get_user_info_reads_the_bearer_token_never_the_cookie() {
     let h = Harness::new();
     let token = h.user_token("alice");
     let reply = h.call(USER_INFO, Some(&token), json!({})).await;
@@ -85,10 +189,10 @@ async fn get_user_info_reads_the_bearer_token_or_the_cookie() {
     assert_eq!(reply.body, json!({"id": "alice", "email": "alice@acme-corp.com", "name": "Someone"}));
     let request = Request::post(format!("/{USER_INFO}"))
         .header("content-type", "application/json")
-        .header("cookie", format!("fundament_auth={token}"))
+        .header("cookie", format!("fundament_auth={token}; __Host-fundament_auth={token}"))
         .body(Body::from("{}"))
         .unwrap();
-    assert_eq!(h.send(request).await.body["id"], "alice");
+    h.send(request).await.assert_error(401, "unauthenticated", "invalid user token");
 }
 
 #[tokio::test]
@@ -183,7 +287,7 @@ async fn connect_protocol_edges() {
     let reply = h.send(post(&format!("/{USER_INFO}"), "application/json", "{".into())).await;
     assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (400, Some("invalid_argument")));
     // Unknown procedure.
-    let reply = h.call("authn.v1.AuthnService/SignOut", None, json!({})).await;
+    let reply = h.call("authn.v1.AuthnService/Impersonate", None, json!({})).await;
     assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
     assert_eq!(
         h.send(Request::get("/nope").body(Body::empty()).unwrap()).await.status,
@@ -211,6 +315,7 @@ async fn serves_over_a_real_socket() {
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.to_ascii_lowercase().contains("set-cookie: fundament_auth="));
+    assert!(response.contains("\"accessToken\""), "{response}");
+    assert!(!response.to_ascii_lowercase().contains("set-cookie"), "{response}");
     server.abort();
 }

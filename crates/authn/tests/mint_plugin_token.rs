@@ -45,17 +45,73 @@ async fn upper_case_ids_are_canonicalised_before_every_call() {
 }
 
 #[tokio::test]
-async fn accepts_the_user_token_from_the_cookie_and_proto_field_names() {
+async fn accepts_proto_field_names_but_never_a_cookie() {
     let h = Harness::new();
+    let body = json!({"cluster_id": CLUSTER, "installation_id": INSTALLATION}).to_string();
     let request = http::Request::post("/authn.v1.TokenService/MintPluginToken")
         .header("content-type", "application/json; charset=utf-8")
-        .header("cookie", format!("theme=dark; fundament_auth={}", h.user_token("alice")))
-        .body(axum::body::Body::from(
-            json!({"cluster_id": CLUSTER, "installation_id": INSTALLATION}).to_string(),
-        ))
+        .header("authorization", format!("Bearer {}", h.user_token("alice")))
+        .body(axum::body::Body::from(body.clone()))
         .unwrap();
     let reply = h.send(request).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    // The session cookie is nothing here: a page that makes the browser send it mints nothing.
+    let token = h.user_token("alice");
+    let request = http::Request::post("/authn.v1.TokenService/MintPluginToken")
+        .header("content-type", "application/json")
+        .header("cookie", format!("__Host-fundament_auth={token}; fundament_auth={token}"))
+        .body(axum::body::Body::from(body))
+        .unwrap();
+    h.send(request).await.assert_error(401, "unauthenticated", "invalid user token");
+}
+
+#[tokio::test]
+async fn plugin_tokens_carry_the_session() {
+    let h = Harness::new();
+    let user = h.user_token("alice");
+    let session = h.verifier().verify_user(&user, Harness::now()).unwrap().jti;
+    let reply = h.mint(Some(&user), CLUSTER, INSTALLATION).await;
+    let claims =
+        h.verifier().verify_plugin(reply.body["accessToken"].as_str().unwrap(), Harness::now()).unwrap();
+    assert_eq!(claims.sid, session);
+}
+
+#[tokio::test]
+async fn frame_tickets_have_the_gates_of_plugin_tokens() {
+    let h = Harness::new();
+    let user = h.user_token("alice");
+    let reply = h.mint_ticket(Some(&user), CLUSTER, INSTALLATION).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    assert_eq!(reply.headers["cache-control"], "no-store");
+    assert_eq!(reply.body["expiresIn"], fundament_tokens::FRAME_TICKET_TTL_SECS.to_string());
+    let claims =
+        h.verifier().verify_frame_ticket(reply.body["ticket"].as_str().unwrap(), Harness::now()).unwrap();
+    assert_eq!(
+        (claims.sub.as_str(), claims.cluster_id.as_str(), claims.installation_id.as_str()),
+        ("alice", CLUSTER, INSTALLATION)
+    );
+    assert_eq!(claims.installation_name, "acme-corp--test-plugin");
+    assert_eq!(claims.sid, h.verifier().verify_user(&user, Harness::now()).unwrap().jti);
+    // The same refusals as a mint.
+    h.mint_ticket(None, CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    let plugin = h.plugin_token().await;
+    h.mint_ticket(Some(&plugin), CLUSTER, INSTALLATION).await.assert_error(
+        401,
+        "unauthenticated",
+        "invalid user token",
+    );
+    h.mint_ticket(Some(&h.user_token("mallory")), CLUSTER, INSTALLATION).await.assert_error(
+        404,
+        "not_found",
+        "plugin installation not found",
+    );
+    // The mint fault switch is about PluginTokens only: frames still load.
+    h.state.fail_mint_plugin_token.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(h.mint_ticket(Some(&user), CLUSTER, INSTALLATION).await.status, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -192,6 +248,7 @@ async fn works_with_the_embedded_tuple_store() {
         signer: h.state.signer.clone(),
         fga: std::sync::Arc::new(store),
         installations: h.lookup.clone(),
+        revocations: std::sync::Arc::new(fundament_authn::Revocations::in_memory()),
         config: mock_config(),
         fail_mint_plugin_token: Default::default(),
     });

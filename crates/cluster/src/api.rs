@@ -103,7 +103,7 @@ async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Respo
             ApiError::bad_request("invalid path: empty, '.' or '..' segments and encoded '/' are not allowed")
         }
     })?;
-    let query = parts.uri.query().unwrap_or_default().to_string();
+    let query = fundament_kube_core::Query::parse(parts.uri.query().unwrap_or_default());
     match target {
         Target::NonResource(nr) => non_resource(api, &user, &parts.method, parts.uri.path(), nr),
         Target::Resource(p) => {
@@ -203,6 +203,11 @@ fn resolve(api: &Api, p: &ResourcePath, method: &Method) -> Result<Arc<ResourceT
     if rt.namespaced && p.namespace.is_empty() && p.name.is_empty() && *method == Method::POST {
         return Err(ApiError::method_not_allowed());
     }
+    // kube-apiserver has no POST route for a named object (only for subresources such as
+    // `token`): 405, never a create under a name no check saw.
+    if *method == Method::POST && !p.name.is_empty() && p.subresource.is_empty() {
+        return Err(ApiError::method_not_allowed());
+    }
     if rt.namespaced && p.namespace.is_empty() && !p.name.is_empty() {
         return Err(ApiError::no_route());
     }
@@ -298,7 +303,7 @@ async fn resource(
     p: &ResourcePath,
     verb: &str,
     q: &ListQuery,
-    raw_query: &str,
+    raw_query: &fundament_kube_core::Query,
     headers: &HeaderMap,
     body: bytes::Bytes,
     method: Method,
@@ -306,7 +311,7 @@ async fn resource(
     let cluster = &api.cluster;
     let format = format_of(headers);
     let include = IncludeObject::parse(&q.include_object);
-    let strict = crate::query::pairs(raw_query).iter().any(|(k, v)| k == "fieldValidation" && v == "Strict");
+    let strict = raw_query.get("fieldValidation") == Some("Strict");
     let opts = WriteOptions { dry_run: q.dry_run, origin: Origin::Api, strict };
     if p.subresource == "proxy" {
         return crate::proxy::forward(api, p, method, headers, raw_query, body).await;

@@ -205,13 +205,9 @@ pub fn verb(method: &http::Method, p: &ResourcePath, watch: bool) -> &'static st
                 "list"
             }
         }
-        Method::GET | Method::HEAD => {
-            if watch {
-                "watch"
-            } else {
-                "get"
-            }
-        }
+        // A named GET is a get whatever `watch` says, as kube-apiserver reads it: a single
+        // object is watched through its collection with a `metadata.name` field selector.
+        Method::GET | Method::HEAD => "get",
         Method::POST => "create",
         Method::PUT => "update",
         Method::PATCH => "patch",
@@ -305,6 +301,7 @@ mod tests {
         assert_eq!(verb(&http::Method::GET, &list, false), "list");
         assert_eq!(verb(&http::Method::GET, &list, true), "watch");
         assert_eq!(verb(&http::Method::GET, &one, false), "get");
+        assert_eq!(verb(&http::Method::GET, &one, true), "get");
         assert_eq!(verb(&http::Method::DELETE, &list, false), "deletecollection");
         assert_eq!(verb(&http::Method::PATCH, &one, false), "patch");
     }

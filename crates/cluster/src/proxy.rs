@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
-use axum::body::Body;
 use axum::response::Response;
+use std::time::Duration;
+
 use http::{HeaderMap, Method, header};
-use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -78,7 +78,7 @@ pub async fn forward(
     p: &ResourcePath,
     method: Method,
     headers: &HeaderMap,
-    raw_query: &str,
+    query: &fundament_kube_core::Query,
     body: bytes::Bytes,
 ) -> Result<Response, ApiError> {
     let (_, name, port_spec) = split_service(&p.name);
@@ -105,9 +105,11 @@ pub async fn forward(
         return Err(ApiError::bad_request("invalid proxy path"));
     }
     let mut uri = format!("http://{addr}{}", p.rest);
-    if !raw_query.is_empty() {
+    // The backend's parameters are its own: every value passes, re-encoded as read.
+    let query = query.canonical(true);
+    if !query.is_empty() {
         uri.push('?');
-        uri.push_str(raw_query);
+        uri.push_str(&query);
     }
     let mut request = http::Request::builder().method(method).uri(&uri);
     for (k, v) in headers {
@@ -120,7 +122,7 @@ pub async fn forward(
         .map_err(|_| ApiError::bad_request("invalid proxy request"))?;
     let client: Client<HttpConnector, http_body_util::Full<bytes::Bytes>> =
         Client::builder(TokioExecutor::new()).build_http();
-    let answer = tokio::time::timeout(std::time::Duration::from_secs(30), client.request(request))
+    let answer = tokio::time::timeout(HEAD_TIMEOUT, client.request(request))
         .await
         .map_err(|_| {
             ApiError::service_unavailable(format!("error trying to reach service \"{name}\": timeout"))
@@ -130,19 +132,31 @@ pub async fn forward(
             ApiError::service_unavailable(format!("error trying to reach service \"{name}\""))
         })?;
     let (parts, incoming) = answer.into_parts();
-    let bytes = incoming
-        .collect()
-        .await
-        .map_err(|_| ApiError::bad_gateway("the service closed the connection"))?
-        .to_bytes();
+    let declared =
+        parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_RESPONSE) {
+        return Err(ApiError::bad_gateway(format!(
+            "the service's answer is larger than the proxy passes ({MAX_RESPONSE} bytes)"
+        )));
+    }
     let mut response = Response::builder().status(parts.status);
     for (k, v) in &parts.headers {
         if !DROPPED.contains(&k.as_str()) && k != header::SET_COOKIE {
             response = response.header(k, v);
         }
     }
-    response.body(Body::from(bytes)).map_err(|e| ApiError::internal(&e))
+    // Streamed as it comes, never buffered: at most MAX_RESPONSE bytes, at most IDLE between chunks.
+    response
+        .body(fundament_body_limits::capped(incoming, MAX_RESPONSE, IDLE))
+        .map_err(|e| ApiError::internal(&e))
 }
+
+/// How long the service may take to send its answer's head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the service's answer may pause between two chunks.
+const IDLE: Duration = Duration::from_secs(30);
+/// The largest answer passed on.
+pub const MAX_RESPONSE: usize = 32 * 1024 * 1024;
 
 #[cfg(test)]
 mod tests {

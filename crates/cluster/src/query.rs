@@ -3,7 +3,13 @@
 use fundament_selectors::{FieldSelector, LabelSelector};
 use serde_json::Value;
 
+use fundament_kube_core::Query;
+
 use crate::object;
+
+/// The longest a watch stays open, whatever `timeoutSeconds` asks (kube-apiserver's default
+/// range is 30 to 60 minutes).
+pub const MAX_WATCH_SECONDS: u64 = 3600;
 use crate::resource::{Builtin, ResourceType};
 use crate::status::ApiError;
 
@@ -21,82 +27,32 @@ pub struct ListQuery {
     pub send_initial_events: bool,
 }
 
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The query string as (key, value) pairs, percent-decoded.
-pub fn pairs(query: &str) -> Vec<(String, String)> {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (decode(k), decode(v)),
-            None => (decode(p), String::new()),
-        })
-        .collect()
-}
-
 impl ListQuery {
-    pub fn parse(query: &str) -> Result<Self, ApiError> {
+    /// Reads the parameters as kube-apiserver does ([`Query`]: decoded keys, the first value of
+    /// a repeated parameter, `watch` false only for `0` and `false`), so that what the gateway
+    /// judged is what is served.
+    pub fn parse(query: &Query) -> Result<Self, ApiError> {
         let mut q = Self::default();
-        for (k, v) in pairs(query) {
-            match k.as_str() {
-                "labelSelector" => {
-                    q.labels = LabelSelector::parse(&v).map_err(|e| ApiError::bad_request(e.to_string()))?
-                }
-                "fieldSelector" => {
-                    q.fields = FieldSelector::parse(&v).map_err(|e| ApiError::bad_request(e.to_string()))?
-                }
-                "limit" => {
-                    q.limit = v.parse().map_err(|_| ApiError::bad_request(format!("invalid limit: {v:?}")))?
-                }
-                "continue" => q.continue_token = v,
-                "resourceVersion" => q.resource_version = v,
-                "watch" => q.watch = matches!(v.as_str(), "true" | "1" | ""),
-                "timeoutSeconds" => {
-                    q.timeout_seconds = Some(
-                        v.parse()
-                            .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {v:?}")))?,
-                    )
-                }
-                "dryRun" => q.dry_run = v == "All",
-                "includeObject" => q.include_object = v,
-                "sendInitialEvents" => q.send_initial_events = v == "true",
-                _ => {}
-            }
+        if let Some(v) = query.get("labelSelector") {
+            q.labels = LabelSelector::parse(v).map_err(|e| ApiError::bad_request(e.to_string()))?;
         }
+        if let Some(v) = query.get("fieldSelector") {
+            q.fields = FieldSelector::parse(v).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        }
+        if let Some(v) = query.get("limit") {
+            q.limit = v.parse().map_err(|_| ApiError::bad_request(format!("invalid limit: {v:?}")))?;
+        }
+        q.continue_token = query.get("continue").unwrap_or_default().to_string();
+        q.resource_version = query.get("resourceVersion").unwrap_or_default().to_string();
+        q.watch = query.flag("watch");
+        if let Some(v) = query.get("timeoutSeconds") {
+            let seconds: u64 =
+                v.parse().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {v:?}")))?;
+            q.timeout_seconds = Some(seconds.min(MAX_WATCH_SECONDS));
+        }
+        q.dry_run = query.all("dryRun").any(|v| v == "All");
+        q.include_object = query.get("includeObject").unwrap_or_default().to_string();
+        q.send_initial_events = query.flag("sendInitialEvents");
         Ok(q)
     }
 
@@ -159,9 +115,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn parse(raw: &str) -> Result<ListQuery, ApiError> {
+        ListQuery::parse(&Query::parse(raw))
+    }
+
     #[test]
     fn reads_selectors_and_paging() {
-        let q = ListQuery::parse("labelSelector=plugins.camunda.io%2Fcluster%3Dorders&limit=5&watch=1&fieldSelector=metadata.name%3Dx").unwrap();
+        let q = parse("labelSelector=plugins.camunda.io%2Fcluster%3Dorders&limit=5&watch=1&fieldSelector=metadata.name%3Dx").unwrap();
         assert_eq!(q.limit, 5);
         assert!(q.watch);
         assert!(q.matches(
@@ -170,15 +130,23 @@ mod tests {
         assert!(!q.matches(
             &json!({"metadata": {"name": "y", "labels": {"plugins.camunda.io/cluster": "orders"}}})
         ));
-        assert!(ListQuery::parse("limit=x").is_err());
-        assert!(ListQuery::parse("labelSelector=a%20in%20(").is_err());
+        assert!(parse("limit=x").is_err());
+        assert!(parse("labelSelector=a%20in%20(").is_err());
+    }
+
+    #[test]
+    fn reads_parameters_as_the_api_server_does() {
+        assert!(parse("wat%63h=1").unwrap().watch);
+        assert!(!parse("watch=0&watch=1").unwrap().watch, "the first value counts");
+        assert!(parse("watch=yes").unwrap().watch);
+        assert!(!parse("watch=False").unwrap().watch);
+        assert_eq!(parse("limit=5&limit=x").unwrap().limit, 5);
+        assert_eq!(parse("timeoutSeconds=999999").unwrap().timeout_seconds, Some(MAX_WATCH_SECONDS));
     }
 
     #[test]
     fn events_select_on_involved_object() {
-        let q =
-            ListQuery::parse("fieldSelector=involvedObject.name%3Dweb,involvedObject.namespace%3Ddefault")
-                .unwrap();
+        let q = parse("fieldSelector=involvedObject.name%3Dweb,involvedObject.namespace%3Ddefault").unwrap();
         let ev =
             json!({"metadata": {"name": "e"}, "involvedObject": {"name": "web", "namespace": "default"}});
         assert!(q.matches(&ev));

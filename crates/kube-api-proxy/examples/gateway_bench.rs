@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::keys::Keys;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
 use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
 use fundament_tokens::{Signer, Verifier};
@@ -113,15 +112,17 @@ async fn main() -> anyhow::Result<()> {
         "cert-manager",
         &s(&inst["spec"]["definitionRef"]["pluginVersion"]),
         &hash,
+        "bench",
         now,
         3600,
     ));
     let gateway = Gateway {
         origins: Origins {
-            console: "http://localhost:3000".into(),
-            plugin_proxy: "http://localhost:8082".into(),
+            plugins: fundament_plugin_origin::PluginOrigins::from_base("http://localhost:8082")
+                .ok_or_else(|| anyhow::anyhow!("bad plugins host"))?,
         },
-        keys: Keys::fixed(Verifier::from_jwks(&signer.jwks())?),
+        credentials: fundament_authn_client::Credentials::fixed(Verifier::from_jwks(&signer.jwks())?),
+        watches: Default::default(),
         fga: Arc::new(fundament_fga::TupleStore::from_yaml_file(&repo.join("fixtures/fga/tuples.yaml"))?),
         clusters: HashMap::from([(PROD.to_string(), Arc::new(Upstream::new(&upstream_config)?))]),
         definitions: Arc::new(CertManagerOnly(hash)),

@@ -1,5 +1,7 @@
 //! A small async cache: one fetch at a time per key (concurrent callers wait
 //! for it and share its answer), answers fresh for as long as the fetch says.
+//! Bounded: when full, the least recently used tenth goes (never everything at
+//! once, so a flood of new keys cannot empty the cache of the hot ones).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,14 +11,30 @@ use std::time::{Duration, Instant};
 
 type Slot<V> = Arc<tokio::sync::Mutex<Option<(V, Instant)>>>;
 
+struct Slots<K, V> {
+    map: HashMap<K, (Slot<V>, u64)>,
+    /// Bumped on every use: the last use of each key, for eviction.
+    clock: u64,
+}
+
 pub struct Cache<K, V> {
-    slots: Mutex<HashMap<K, Slot<V>>>,
+    slots: Mutex<Slots<K, V>>,
     capacity: usize,
 }
 
 impl<K: Eq + Hash + Clone, V: Clone> Cache<K, V> {
     pub fn new(capacity: usize) -> Self {
-        Self { slots: Mutex::new(HashMap::new()), capacity }
+        Self { slots: Mutex::new(Slots { map: HashMap::new(), clock: 0 }), capacity: capacity.max(1) }
+    }
+
+    /// How many keys are held.
+    pub fn len(&self) -> usize {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).map.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The cached value of `key`, or what `fetch` answers (fresh for the duration it gives).
@@ -27,11 +45,14 @@ impl<K: Eq + Hash + Clone, V: Clone> Cache<K, V> {
     {
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if slots.len() >= self.capacity && !slots.contains_key(&key) {
-                // Crude but bounded: forget everything rather than grow without limit.
-                slots.clear();
+            if slots.map.len() >= self.capacity && !slots.map.contains_key(&key) {
+                evict_least_recent(&mut slots.map, self.capacity / 10 + 1);
             }
-            Arc::clone(slots.entry(key).or_default())
+            slots.clock += 1;
+            let now = slots.clock;
+            let entry = slots.map.entry(key).or_insert_with(|| (Slot::default(), now));
+            entry.1 = now;
+            Arc::clone(&entry.0)
         };
         let mut guard = slot.lock().await;
         if let Some((value, until)) = guard.as_ref()
@@ -46,7 +67,16 @@ impl<K: Eq + Hash + Clone, V: Clone> Cache<K, V> {
 
     /// Forgets `key` (e.g. after the upstream refused what was cached).
     pub fn forget(&self, key: &K) {
-        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(key);
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).map.remove(key);
+    }
+}
+
+/// Removes the `n` least recently used entries (one pass, O(len log len), once per `n` inserts).
+fn evict_least_recent<K: Eq + Hash + Clone, V>(map: &mut HashMap<K, (Slot<V>, u64)>, n: usize) {
+    let mut uses: Vec<(u64, K)> = map.iter().map(|(k, (_, used))| (*used, k.clone())).collect();
+    uses.sort_unstable_by_key(|(used, _)| *used);
+    for (_, key) in uses.into_iter().take(n) {
+        map.remove(&key);
     }
 }
 
@@ -76,6 +106,26 @@ mod tests {
             assert_eq!(t.await.unwrap(), Ok(7));
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_full_cache_drops_the_least_recently_used_not_everything() {
+        let cache = Cache::<u32, u32>::new(10);
+        for k in 0..10 {
+            cache.get(k, || async move { Ok::<_, ()>((k, Duration::from_secs(60))) }).await.unwrap();
+        }
+        // Key 0 is hot: used again, so it is the most recent.
+        cache.get(0, || async { Ok::<_, ()>((99, Duration::from_secs(60))) }).await.unwrap();
+        for k in 100..200 {
+            cache.get(k, || async move { Ok::<_, ()>((k, Duration::from_secs(60))) }).await.unwrap();
+            cache.get(0, || async { Ok::<_, ()>((99, Duration::from_secs(60))) }).await.unwrap();
+        }
+        assert!(cache.len() <= 10, "bounded: {}", cache.len());
+        assert_eq!(
+            cache.get(0, || async { Ok::<_, ()>((99, Duration::ZERO)) }).await,
+            Ok(0),
+            "the hot key survived"
+        );
     }
 
     #[tokio::test]

@@ -1,22 +1,27 @@
-//! CORS: the console's origin with credentials (its pages use the cookie);
-//! the plugin-proxy origin without (plugin pages carry a PluginToken, never
-//! the user's cookie); no other origin at all.
+//! Who may call the gateway from a browser: each plugin installation's pages,
+//! from their own origin (`<scheme>://<installation>.<plugins host>`), without
+//! credentials (they send their PluginToken as a bearer token), and nobody
+//! else. The console's own browser code never calls the gateway: it goes
+//! through the console's same-origin route, which adds the user's token on the
+//! server. A PluginToken is accepted from its own installation's origin only.
 
+use fundament_plugin_origin::PluginOrigins;
 use http::{HeaderMap, HeaderValue, header};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
-    /// No `Origin`: not a browser cross-origin call (curl, kubectl, servers).
+    /// No `Origin`: not a browser cross-origin call (curl, kubectl, servers,
+    /// the console's server side).
     NoOrigin,
-    Console,
-    PluginProxy,
+    /// A page of this installation, on its own origin.
+    Plugin { installation: String, origin: String },
+    /// Any other origin, `null` included.
     Other,
 }
 
 #[derive(Debug, Clone)]
 pub struct Origins {
-    pub console: String,
-    pub plugin_proxy: String,
+    pub plugins: PluginOrigins,
 }
 
 /// `http://localhost:3000/` → `http://localhost:3000`: origins have no path.
@@ -33,33 +38,26 @@ pub fn origin_of(url: &str) -> String {
 
 impl Origins {
     pub fn classify(&self, headers: &HeaderMap) -> Caller {
-        match headers.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}")) {
-            None => Caller::NoOrigin,
-            Some(o) if o == self.console => Caller::Console,
-            Some(o) if o == self.plugin_proxy => Caller::PluginProxy,
-            Some(_) => Caller::Other,
+        let Some(origin) = headers.get(header::ORIGIN) else { return Caller::NoOrigin };
+        let Ok(origin) = origin.to_str() else { return Caller::Other };
+        match self.plugins.installation_of(origin) {
+            Some(installation) => Caller::Plugin { installation, origin: origin.to_string() },
+            None => Caller::Other,
         }
     }
 
-    /// CORS headers for an answer to `caller`.
+    /// CORS headers for an answer to `caller`: never credentials.
     pub fn apply(&self, caller: &Caller, headers: &mut HeaderMap) {
-        let (origin, credentials) = match caller {
-            Caller::Console => (&self.console, true),
-            Caller::PluginProxy => (&self.plugin_proxy, false),
-            _ => return,
-        };
+        let Caller::Plugin { origin, .. } = caller else { return };
         if let Ok(v) = HeaderValue::from_str(origin) {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, v);
-        }
-        if credentials {
-            headers.insert(header::ACCESS_CONTROL_ALLOW_CREDENTIALS, HeaderValue::from_static("true"));
         }
         headers.append(header::VARY, HeaderValue::from_static("Origin"));
     }
 
     /// The headers of a preflight answer, or `None` when the origin is not allowed.
     pub fn preflight(&self, caller: &Caller) -> Option<HeaderMap> {
-        if !matches!(caller, Caller::Console | Caller::PluginProxy) {
+        if !matches!(caller, Caller::Plugin { .. }) {
             return None;
         }
         let mut headers = HeaderMap::new();
@@ -77,12 +75,27 @@ impl Origins {
     }
 }
 
+/// What every answer of the gateway carries, whatever the cluster said: it is
+/// never a document a browser could run (a page of a plugin's own, served
+/// through a service proxy, would otherwise run on the gateway's origin), it
+/// sets no cookie, and only the gateway decides about CORS.
+pub fn harden(headers: &mut HeaderMap) {
+    headers.remove(header::SET_COOKIE);
+    let cors: Vec<_> =
+        headers.keys().filter(|k| k.as_str().starts_with("access-control-")).cloned().collect();
+    for key in cors {
+        headers.remove(key);
+    }
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn origins() -> Origins {
-        Origins { console: "http://localhost:3000".into(), plugin_proxy: "http://localhost:8082".into() }
+        Origins { plugins: PluginOrigins::from_base("http://localhost:8082").unwrap() }
     }
 
     fn with_origin(o: &str) -> HeaderMap {
@@ -92,17 +105,41 @@ mod tests {
     }
 
     #[test]
-    fn console_gets_credentials_plugins_do_not_others_get_nothing() {
+    fn plugin_origins_get_cors_without_credentials_others_get_nothing() {
         let o = origins();
-        let console = o.preflight(&o.classify(&with_origin("http://localhost:3000"))).unwrap();
-        assert_eq!(console[header::ACCESS_CONTROL_ALLOW_CREDENTIALS], "true");
-        let plugin = o.preflight(&o.classify(&with_origin("http://localhost:8082"))).unwrap();
-        assert_eq!(plugin[header::ACCESS_CONTROL_ALLOW_ORIGIN], "http://localhost:8082");
+        let caller = o.classify(&with_origin("http://acme-corp--demo.localhost:8082"));
+        assert_eq!(
+            caller,
+            Caller::Plugin {
+                installation: "acme-corp--demo".into(),
+                origin: "http://acme-corp--demo.localhost:8082".into()
+            }
+        );
+        let plugin = o.preflight(&caller).unwrap();
+        assert_eq!(plugin[header::ACCESS_CONTROL_ALLOW_ORIGIN], "http://acme-corp--demo.localhost:8082");
         assert!(plugin.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
-        assert!(o.preflight(&o.classify(&with_origin("https://evil.example"))).is_none());
-        assert!(o.preflight(&o.classify(&with_origin("null"))).is_none());
+        for other in ["http://localhost:3000", "http://localhost:8082", "https://evil.example", "null"] {
+            assert_eq!(o.classify(&with_origin(other)), Caller::Other, "{other}");
+            assert!(o.preflight(&o.classify(&with_origin(other))).is_none());
+        }
         assert_eq!(o.classify(&HeaderMap::new()), Caller::NoOrigin);
         assert_eq!(origin_of("http://localhost:3000/"), "http://localhost:3000");
         assert_eq!(origin_of("https://a.example/x/y"), "https://a.example");
+    }
+
+    #[test]
+    fn hardening_removes_cookies_and_foreign_cors_and_forbids_documents() {
+        let mut h = HeaderMap::new();
+        h.insert(header::SET_COOKIE, "__Host-fundament_auth=x; Path=/".parse().unwrap());
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*".parse().unwrap());
+        h.insert(header::ACCESS_CONTROL_ALLOW_CREDENTIALS, "true".parse().unwrap());
+        h.insert(header::CONTENT_SECURITY_POLICY, "default-src *".parse().unwrap());
+        h.insert(header::CONTENT_TYPE, "text/html".parse().unwrap());
+        harden(&mut h);
+        assert!(h.get(header::SET_COOKIE).is_none());
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+        assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     }
 }

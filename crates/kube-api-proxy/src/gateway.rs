@@ -9,14 +9,18 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
+use fundament_authn_client::{CredentialError, Credentials};
 use fundament_fga::CanView;
+use fundament_kube_core::{Query, RequestInfo};
 use fundament_tokens::{PluginClaims, TokenKind};
+use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
+use tracing::Instrument;
 
 use crate::audit::{AuditLine, AuditSink};
-use crate::cors::{Caller, Origins};
-use crate::keys::Keys;
-use crate::kubereq::{self, KubeRequest};
+use crate::cors::{self, Caller, Origins};
+use crate::kubereq::KubeRequest;
+use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
 use crate::status::Refusal;
 use crate::upstream::Upstream;
 
@@ -63,12 +67,14 @@ pub trait DefinitionSource: Send + Sync + 'static {
 
 pub struct Gateway {
     pub origins: Origins,
-    pub keys: Keys,
+    /// authn's public keys and revoked sessions.
+    pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
     /// Canonical (lower-case) cluster id → its API server.
     pub clusters: HashMap<String, Arc<Upstream>>,
     pub definitions: Arc<dyn DefinitionSource>,
     pub audit: Arc<dyn AuditSink>,
+    pub watches: Arc<WatchLimits>,
 }
 
 const ROOTS: &[&str] = &["api", "apis", "openapi", "version"];
@@ -78,27 +84,31 @@ fn now_unix() -> i64 {
 }
 
 pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
-    let caller = gw.origins.classify(req.headers());
     let span = tracing::info_span!("kube_api_proxy", method = %req.method(), path = %req.uri().path());
-    let _enter = span.enter();
-    if req.method() == Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
-        return match gw.origins.preflight(&caller) {
-            Some(headers) => (StatusCode::NO_CONTENT, headers).into_response(),
-            None => Refusal::forbidden("origin not allowed: only the console and plugin-proxy may call kube-api-proxy from a browser").into_response(),
+    async move {
+        let caller = gw.origins.classify(req.headers());
+        let mut response = if req.method() == Method::OPTIONS
+            && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+        {
+            match gw.origins.preflight(&caller) {
+                Some(headers) => (StatusCode::NO_CONTENT, headers).into_response(),
+                None => Refusal::forbidden(ORIGIN_REFUSED).into_response(),
+            }
+        } else {
+            match route(&gw, req, &caller).await {
+                Ok(r) => r,
+                Err(refusal) => refusal.into_response(),
+            }
         };
+        cors::harden(response.headers_mut());
+        gw.origins.apply(&caller, response.headers_mut());
+        response
     }
-    let mut response = match route(&gw, req, &caller).await {
-        Ok(r) => r,
-        Err(refusal) => refusal.into_response(),
-    };
-    gw.origins.apply(&caller, response.headers_mut());
-    response
+    .instrument(span)
+    .await
 }
 
-fn cookie(headers: &HeaderMap) -> Option<String> {
-    fundament_session::session_token(headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()))
-        .map(str::to_string)
-}
+const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -106,56 +116,88 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string()).filter(|t| !t.is_empty())
 }
 
-/// `/clusters/<uuid>/<rest>` → (canonical id, `/<rest>`).
-fn split_path(path: &str) -> Result<(String, String), Refusal> {
+/// The request as the gateway judges it, and as it is forwarded: nothing else reaches the cluster.
+struct Judged {
+    cluster_id: String,
+    info: RequestInfo,
+    /// The canonical path and query sent on.
+    target: String,
+}
+
+/// `/clusters/<uuid>/<rest>` → (canonical id, raw `/<rest>`).
+fn split_path(path: &str) -> Result<(String, &str), Refusal> {
     let rest = path.strip_prefix("/clusters/").ok_or_else(|| {
         Refusal::not_found(
             "not found: kube-api-proxy serves /clusters/<cluster-id>/{api,apis,openapi,version}/…",
         )
     })?;
-    let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let (id, tail) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
     let id = uuid::Uuid::parse_str(id)
         .map_err(|_| Refusal::bad_request(format!("invalid cluster ID {id:?}: not a UUID")))?
         .hyphenated()
         .to_string();
-    let first = tail.split('/').next().unwrap_or_default();
+    Ok((id, tail))
+}
+
+/// Reads the request once, as the API server will: decoded segments and query keys, the first
+/// of repeated parameters; refuses what no API server serves.
+fn judge(req: &Request) -> Result<Judged, Refusal> {
+    let (cluster_id, tail) = split_path(req.uri().path())?;
+    let mut query = Query::parse(req.uri().query().unwrap_or_default());
+    let info = RequestInfo::parse(req.method(), if tail.is_empty() { "/" } else { tail }, &query)
+        .map_err(|e| Refusal::bad_request(e.to_string()))?;
+    let first = info.segments.first().map(String::as_str).unwrap_or_default();
     if !ROOTS.contains(&first) {
         return Err(Refusal::not_found(format!(
-            "not found: /clusters/{id}/{first} is not a Kubernetes API path"
+            "not found: /clusters/{cluster_id}/{first} is not a Kubernetes API path"
         )));
     }
-    if tail
-        .split('/')
-        .any(|s| s == "." || s == ".." || s.eq_ignore_ascii_case("%2e%2e") || s.eq_ignore_ascii_case("%2e"))
-    {
-        return Err(Refusal::bad_request("invalid path: '.' and '..' segments are not allowed"));
+    if !info.method_allowed(req.method()) {
+        return Err(Refusal::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        ));
     }
-    Ok((id, format!("/{tail}")))
+    if info.verb == "watch" {
+        let asked = query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
+        if asked.is_none_or(|t| t > MAX_WATCH_SECONDS) {
+            query.set("timeoutSeconds", &MAX_WATCH_SECONDS.to_string());
+        }
+    }
+    // A proxied backend's parameters are its own: all of them pass, re-encoded.
+    let proxied = info.subresource == "proxy" || info.verb == "proxy";
+    let query = query.canonical(proxied);
+    let path = info.canonical_path();
+    let target = if query.is_empty() { path } else { format!("{path}?{query}") };
+    Ok(Judged { cluster_id, info, target })
 }
 
 async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, Refusal> {
-    let (cluster_id, path) = split_path(req.uri().path())?;
+    let judged = judge(&req)?;
     if *caller == Caller::Other {
-        return Err(Refusal::forbidden(
-            "origin not allowed: only the console and plugin-proxy may call kube-api-proxy from a browser",
-        ));
+        return Err(Refusal::forbidden(ORIGIN_REFUSED));
     }
-    let headers = req.headers();
-    if let Some(token) = bearer(headers) {
-        if fundament_tokens::peek_kind(&token) == TokenKind::Plugin {
-            return plugin_path(gw, req, cluster_id, path, token).await;
-        }
-        return user_path(gw, req, cluster_id, path, token).await;
+    let Some(token) = bearer(req.headers()) else {
+        let cookie = req.headers().contains_key(header::COOKIE);
+        return Err(Refusal::unauthorized(if cookie {
+            "no credentials: kube-api-proxy takes bearer tokens only, never a cookie"
+        } else {
+            "no credentials: send a bearer token"
+        }));
+    };
+    if fundament_tokens::peek_kind(&token) == TokenKind::Plugin {
+        return plugin_path(gw, req, judged, token, caller).await;
     }
-    match cookie(headers) {
-        Some(token) if matches!(caller, Caller::NoOrigin | Caller::Console) => {
-            user_path(gw, req, cluster_id, path, token).await
-        }
-        Some(_) => Err(Refusal::unauthorized(
-            "the session cookie is only accepted from the console: plugin pages must send their PluginToken",
-        )),
-        None => Err(Refusal::unauthorized("no credentials: send a bearer token")),
+    if let Caller::Plugin { installation, .. } = caller {
+        return Err(Refusal::forbidden(format!(
+            "a user token is not accepted from a plugin page (the origin of installation {installation}): plugin pages send their PluginToken"
+        )));
     }
+    user_path(gw, req, judged, token).await
 }
 
 fn upstream<'a>(gw: &'a Gateway, cluster_id: &str) -> Result<&'a Arc<Upstream>, Refusal> {
@@ -164,29 +206,33 @@ fn upstream<'a>(gw: &'a Gateway, cluster_id: &str) -> Result<&'a Arc<Upstream>, 
     })
 }
 
-fn path_and_query(req: &Request, path: &str) -> String {
-    match req.uri().query() {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_string(),
-    }
+/// A watch holds a slot of its user (and PluginToken) until its stream ends.
+fn hold(response: Response, permit: Option<WatchPermit>) -> Response {
+    let Some(permit) = permit else { return response };
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _held = &permit;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 async fn forward(
     up: &Upstream,
     req: Request,
-    path: &str,
+    judged: &Judged,
     ns: &str,
     sa: &str,
     token: &str,
 ) -> Result<Response, Refusal> {
-    let target = path_and_query(&req, path);
+    let target = &judged.target;
     let (parts, body) = req.into_parts();
     let failed = |e: crate::upstream::UpstreamError| {
         tracing::warn!(error = %e, "forwarding failed");
         Refusal::bad_gateway("failed to contact the Kubernetes API")
     };
     let response = up
-        .forward(parts.method.clone(), &target, &parts.headers, Body::new(body), token)
+        .forward(parts.method.clone(), target, &parts.headers, Body::new(body), token)
         .await
         .map_err(failed)?;
     if response.status() != StatusCode::UNAUTHORIZED {
@@ -200,40 +246,38 @@ async fn forward(
     }
     match up.service_account_token(ns, sa).await {
         Ok(Some(fresh)) => up
-            .forward(parts.method, &target, &parts.headers, Body::empty(), &fresh.token)
+            .forward(parts.method, target, &parts.headers, Body::empty(), &fresh.token)
             .await
             .map_err(failed),
         _ => Ok(response),
     }
 }
 
-async fn user_path(
-    gw: &Gateway,
-    req: Request,
-    cluster_id: String,
-    path: String,
-    token: String,
-) -> Result<Response, Refusal> {
-    let claims = gw
-        .keys
-        .verify_user(&token, now_unix())
-        .await
-        .map_err(|e| Refusal::unauthorized(format!("invalid user token: {e}")))?;
-    let allowed = gw.fga.can_view(&claims.sub, &cluster_id).await.map_err(|e| Refusal::internal(&e))?;
+fn invalid(kind: &str, e: &CredentialError) -> Refusal {
+    Refusal::unauthorized(format!("invalid {kind} token: {e}"))
+}
+
+async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Refusal> {
+    let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
+    let cluster_id = &judged.cluster_id;
+    let allowed = gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Refusal::internal(&e))?;
     if !allowed {
         return Err(Refusal::forbidden(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
             claims.sub
         )));
     }
-    let up = upstream(gw, &cluster_id)?;
+    let up = upstream(gw, cluster_id)?;
+    let permit =
+        if judged.info.verb == "watch" { Some(gw.watches.acquire(&claims.sub, None)?) } else { None };
     let sa = format!("fundament-{}", claims.sub);
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
         .await
         .map_err(|e| Refusal::internal(&e))?
         .ok_or_else(|| Refusal::unavailable("service account sync pending, try again shortly"))?;
-    forward(up, req, &path, USER_SA_NAMESPACE, &sa, &sa_token.token).await
+    let response = forward(up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
+    Ok(hold(response, permit))
 }
 
 struct PluginCall {
@@ -278,26 +322,34 @@ impl PluginCall {
 async fn plugin_path(
     gw: &Gateway,
     req: Request,
-    cluster_id: String,
-    path: String,
+    judged: Judged,
     token: String,
+    caller: &Caller,
 ) -> Result<Response, Refusal> {
+    let cluster_id = judged.cluster_id.clone();
     let mut call = PluginCall {
         line: AuditLine { audit: "plugin_request", cluster_id: cluster_id.clone(), ..Default::default() },
         started: Instant::now(),
     };
-    // 1. The token.
-    let claims = match gw.keys.verify_plugin(&token, now_unix()).await {
+    // 1. The token, of a session that was not signed out.
+    let claims = match gw.credentials.verify_plugin(&token, now_unix()).await {
         Ok(c) => c,
-        Err(e) => {
-            return call.refuse(
-                gw,
-                "denied:invalid-token",
-                Refusal::unauthorized(format!("invalid plugin token: {e}")),
-            );
-        }
+        Err(e) => return call.refuse(gw, "denied:invalid-token", invalid("plugin", &e)),
     };
     call.claims(&claims);
+    // From a browser, only the page of the installation the token was minted for may use it.
+    if let Caller::Plugin { installation, .. } = caller
+        && *installation != claims.installation_name
+    {
+        return call.refuse(
+            gw,
+            "denied:origin",
+            Refusal::forbidden(format!(
+                "origin mismatch: the plugin token of installation {} was sent from the origin of installation {installation}",
+                claims.installation_name
+            )),
+        );
+    }
     // 2. The cluster the token was minted for.
     let token_cluster =
         uuid::Uuid::parse_str(&claims.cluster_id).map(|u| u.hyphenated().to_string()).unwrap_or_default();
@@ -326,18 +378,16 @@ async fn plugin_path(
         }
         Err(e) => return call.refuse(gw, "error:can-view", Refusal::internal(&e)),
     }
-    // 4. What is asked.
-    let kube = match kubereq::parse(req.method(), &path, req.uri().query().unwrap_or_default()) {
-        Ok(k) => k,
-        Err(e) => {
-            return call.refuse(
-                gw,
-                "error:unparseable-request",
-                Refusal::bad_request(format!(
-                    "unparseable kube request: {e}; plugins may only call resource paths"
-                )),
-            );
-        }
+    // 4. What is asked (read once, in `judge`).
+    let Some(kube) = KubeRequest::from_info(&judged.info) else {
+        return call.refuse(
+            gw,
+            "error:unparseable-request",
+            Refusal::bad_request(format!(
+                "not a request on a Kubernetes resource: {}; plugins may only call resource paths",
+                judged.info.canonical_path()
+            )),
+        );
     };
     call.request(&kube);
     let up = match upstream(gw, &cluster_id) {
@@ -420,6 +470,14 @@ async fn plugin_path(
         Err(e) => return call.refuse(gw, "error:user-sar", Refusal::internal(&e)),
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
+    let permit = if kube.verb == "watch" {
+        match gw.watches.acquire(&claims.sub, Some(&claims.jti)) {
+            Ok(p) => Some(p),
+            Err(r) => return call.refuse(gw, "denied:watch-limit", r),
+        }
+    } else {
+        None
+    };
     let ns = format!("plugin-{}", claims.installation_name);
     let sa_token = match up.service_account_token(&ns, "plugin").await {
         Ok(Some(t)) => t,
@@ -432,37 +490,71 @@ async fn plugin_path(
         }
         Err(e) => return call.refuse(gw, "error:plugin-sa", Refusal::internal(&e)),
     };
-    let response = forward(&up, req, &path, &ns, "plugin", &sa_token.token).await;
+    let response = forward(&up, req, &judged, &ns, "plugin", &sa_token.token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
     call.finish(gw, "allowed", status);
-    response
+    Ok(hold(response?, permit))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn judged(method: Method, uri: &str) -> Result<Judged, Refusal> {
+        judge(&http::Request::builder().method(method).uri(uri).body(Body::empty()).unwrap())
+    }
+
+    const C: &str = "/clusters/019b4000-2000-7000-8000-000000000001";
+
     #[test]
     fn paths_are_gated_before_any_auth() {
-        assert_eq!(split_path("/clusters/not-a-uuid/api/v1").unwrap_err().code, 400);
+        let code = |m: Method, uri: &str| judged(m, uri).err().map(|r| r.code);
+        assert_eq!(code(Method::GET, "/clusters/not-a-uuid/api/v1"), Some(400));
+        assert_eq!(code(Method::GET, &format!("{C}/metrics")), Some(404));
+        assert_eq!(code(Method::GET, &format!("{C}/apix")), Some(404));
+        assert_eq!(code(Method::GET, C), Some(404));
+        assert_eq!(code(Method::GET, "/other"), Some(404));
+        assert_eq!(code(Method::GET, &format!("{C}/api/v1/namespaces/%2E%2E/secrets")), Some(400));
+        assert_eq!(code(Method::GET, &format!("{C}/api/v1/namespaces/a%2Fb/secrets")), Some(400));
+        let j = judged(Method::GET, "/clusters/019B4000-2000-7000-8000-000000000001/apis/x/v1/y").unwrap();
         assert_eq!(
-            split_path("/clusters/019b4000-2000-7000-8000-000000000001/metrics").unwrap_err().code,
-            404
+            (j.cluster_id.as_str(), j.target.as_str()),
+            ("019b4000-2000-7000-8000-000000000001", "/apis/x/v1/y")
         );
-        assert_eq!(split_path("/clusters/019b4000-2000-7000-8000-000000000001/apix").unwrap_err().code, 404);
-        assert_eq!(split_path("/clusters/019b4000-2000-7000-8000-000000000001").unwrap_err().code, 404);
-        assert_eq!(split_path("/other").unwrap_err().code, 404);
-        assert_eq!(
-            split_path("/clusters/019b4000-2000-7000-8000-000000000001/api/v1/namespaces/%2E%2E/secrets")
-                .unwrap_err()
-                .code,
-            400
-        );
-        let (id, path) = split_path("/clusters/019B4000-2000-7000-8000-000000000001/apis/x/v1/y").unwrap();
-        assert_eq!((id.as_str(), path.as_str()), ("019b4000-2000-7000-8000-000000000001", "/apis/x/v1/y"));
         for root in ["api", "apis", "openapi", "version"] {
-            assert!(split_path(&format!("/clusters/019b4000-2000-7000-8000-000000000001/{root}")).is_ok());
+            assert!(judged(Method::GET, &format!("{C}/{root}")).is_ok());
         }
+    }
+
+    #[test]
+    fn forwards_exactly_what_it_judged() {
+        // Encoded query keys and repeated parameters are read, and sent on, as the API server reads them.
+        let j = judged(Method::GET, &format!("{C}/api/v1/pods?wat%63h=1")).unwrap();
+        assert_eq!(j.info.verb, "watch");
+        assert_eq!(j.target, "/api/v1/pods?watch=1&timeoutSeconds=1800");
+        let j = judged(Method::GET, &format!("{C}/api/v1/pods?watch=0&watch=1")).unwrap();
+        assert_eq!((j.info.verb.as_str(), j.target.as_str()), ("list", "/api/v1/pods?watch=0"));
+        let j = judged(Method::GET, &format!("{C}/api/v1/pods?watch=1;x=1&labelSelector=a%3Db")).unwrap();
+        assert_eq!((j.info.verb.as_str(), j.target.as_str()), ("list", "/api/v1/pods?labelSelector=a%3Db"));
+        let j = judged(
+            Method::GET,
+            &format!("{C}/api/v1/namespaces/d%65fault/pods?watch=1&timeoutSeconds=99999"),
+        )
+        .unwrap();
+        assert_eq!(j.target, "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1800");
+        let j = judged(Method::GET, &format!("{C}/api/v1/pods?watch=1&timeoutSeconds=30")).unwrap();
+        assert_eq!(j.target, "/api/v1/pods?watch=1&timeoutSeconds=30");
+        // A proxied backend gets every value of its own parameters.
+        let j = judged(Method::GET, &format!("{C}/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2")).unwrap();
+        assert_eq!(j.target, "/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2");
+    }
+
+    #[test]
+    fn a_post_to_a_named_object_is_405() {
+        let r = judged(Method::POST, &format!("{C}/api/v1/namespaces/n/configmaps/a")).err().unwrap();
+        assert_eq!((r.code, r.reason), (405, "MethodNotAllowed"));
+        assert!(judged(Method::POST, &format!("{C}/api/v1/namespaces/n/configmaps")).is_ok());
+        assert!(judged(Method::POST, &format!("{C}/api/v1/namespaces/n/serviceaccounts/a/token")).is_ok());
     }
 
     #[test]
@@ -495,12 +587,10 @@ mod tests {
     }
 
     #[test]
-    fn reads_cookies_and_bearers() {
+    fn reads_bearers_only() {
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, "a=1; fundament_auth=tok; b=2".parse().unwrap());
-        assert_eq!(cookie(&h).as_deref(), Some("tok"));
-        h.insert(header::COOKIE, "fundament_auth=".parse().unwrap());
-        assert_eq!(cookie(&h), None);
+        assert_eq!(bearer(&h), None);
         h.insert(header::AUTHORIZATION, "Bearer x.y.z".parse().unwrap());
         assert_eq!(bearer(&h).as_deref(), Some("x.y.z"));
     }

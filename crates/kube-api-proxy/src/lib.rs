@@ -1,9 +1,12 @@
 //! kube-api-proxy: the gateway for every cluster request.
 //!
-//! - **User path**: a UserToken (bearer, or the `fundament_auth` cookie when
-//!   the request comes from the console or from no browser origin at all) →
-//!   `can_view` → forwarded as the user's ServiceAccount
-//!   `fundament-system/fundament-<user-id>`.
+//! Bearer tokens only: no cookie is a credential here, so nothing a page can
+//! make a browser send by itself (a navigation, a form, a `no-cors` fetch)
+//! authorizes anything. Every answer is hardened ([`cors::harden`]): never a
+//! document, never a cookie, only the gateway's own CORS.
+//!
+//! - **User path**: a UserToken of a live session → `can_view` → forwarded as
+//!   the user's ServiceAccount `fundament-system/fundament-<user-id>`.
 //! - **PluginToken path**: token → cluster binding → `can_view` → request
 //!   parse → installation still the one minted for → `allowedResources` of
 //!   its pinned definition → SubjectAccessReview of the user → forwarded as
@@ -15,8 +18,8 @@ pub mod audit;
 pub mod cache;
 pub mod cors;
 pub mod gateway;
-pub mod keys;
 pub mod kubereq;
+pub mod limits;
 pub mod status;
 pub mod upstream;
 

@@ -56,7 +56,13 @@ pub struct Upstream {
     tokens: Cache<(String, String), SaToken>,
     reviews: Cache<(String, KubeRequest), bool>,
     installations: Cache<String, Option<Value>>,
+    all_installations: Cache<(), Vec<Value>>,
 }
+
+/// How long a cluster may take to send an answer's head (a watch's head comes at once too).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a fetched page may pause between two chunks.
+const BODY_IDLE: Duration = Duration::from_secs(30);
 
 /// Hop-by-hop headers and credentials never cross the gateway.
 const DROPPED: &[&str] = &[
@@ -110,6 +116,7 @@ impl Upstream {
             tokens: Cache::new(10_000),
             reviews: Cache::new(50_000),
             installations: Cache::new(10_000),
+            all_installations: Cache::new(1),
         })
     }
 
@@ -238,40 +245,49 @@ impl Upstream {
             .await
     }
 
-    /// GETs `path` with the gateway's own credentials (service-proxy fetches
-    /// of plugin pages): status, headers and at most `limit` bytes of body.
-    pub async fn get_raw(
+    /// GETs `path` with the gateway's own credentials (service-proxy fetches of plugin pages):
+    /// status, headers and the body, streamed as it comes with at most `limit` bytes (a body
+    /// that declares more is refused before a byte is passed on).
+    pub async fn get_stream(
         &self,
         path: &str,
         limit: usize,
-    ) -> Result<(StatusCode, HeaderMap, bytes::Bytes), UpstreamError> {
+    ) -> Result<(StatusCode, HeaderMap, Body), UpstreamError> {
         let req = http::Request::builder()
             .method(Method::GET)
             .uri(format!("{}{path}", self.base))
             .header(header::AUTHORIZATION, self.admin_token.clone())
             .body(Body::empty())
             .map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let res = tokio::time::timeout(Duration::from_secs(30), self.client.request(req))
+        let res = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(req))
             .await
             .map_err(|_| UpstreamError::Transport("timeout".into()))?
             .map_err(|e| UpstreamError::Transport(e.to_string()))?;
         let (parts, body) = res.into_parts();
-        let limited = http_body_util::Limited::new(body, limit);
-        let bytes = limited.collect().await.map_err(|e| UpstreamError::Body(e.to_string()))?.to_bytes();
-        Ok((parts.status, parts.headers, bytes))
+        let declared =
+            parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return Err(UpstreamError::Body(format!("the answer is larger than {limit} bytes")));
+        }
+        Ok((parts.status, parts.headers, fundament_body_limits::capped(body, limit, BODY_IDLE)))
     }
 
-    /// Every PluginInstallation of the cluster (not cached: minting is rare).
+    /// Every PluginInstallation of the cluster, cached for 2 s (each mint and frame ticket
+    /// looks its installation up here: a burst of them costs one list).
     pub async fn installations(&self) -> Result<Vec<Value>, UpstreamError> {
-        let (status, v) =
-            self.call(Method::GET, "/apis/plugins.fundament.io/v1/plugininstallations", None).await?;
-        if !status.is_success() {
-            return Err(UpstreamError::Status {
-                status: status.as_u16(),
-                message: v["message"].as_str().unwrap_or_default().to_string(),
-            });
-        }
-        Ok(v["items"].as_array().cloned().unwrap_or_default())
+        self.all_installations
+            .get((), || async {
+                let (status, v) =
+                    self.call(Method::GET, "/apis/plugins.fundament.io/v1/plugininstallations", None).await?;
+                if !status.is_success() {
+                    return Err(UpstreamError::Status {
+                        status: status.as_u16(),
+                        message: v["message"].as_str().unwrap_or_default().to_string(),
+                    });
+                }
+                Ok((v["items"].as_array().cloned().unwrap_or_default(), Duration::from_secs(2)))
+            })
+            .await
     }
 
     /// Forwards a request with the gateway's own credentials (a plugin's
@@ -316,7 +332,10 @@ impl Upstream {
         }
         req = req.header(header::AUTHORIZATION, auth);
         let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let res = self.client.request(req).await.map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(req))
+            .await
+            .map_err(|_| UpstreamError::Transport("no answer within 30 s".into()))?
+            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
         let (parts, incoming) = res.into_parts();
         let mut out = Response::builder().status(parts.status);
         for (k, v) in &parts.headers {

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::Body;
+use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::keys::Keys;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
 use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};
 use http_body_util::BodyExt;
@@ -22,6 +23,12 @@ const PROD: &str = "019b4000-2000-7000-8000-000000000001";
 const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
 const CONSOLE: &str = "http://localhost:3000";
 const PLUGINS: &str = "http://localhost:8082";
+const CERT_MANAGER_ORIGIN: &str = "http://acme-corp--cert-manager.localhost:8082";
+const DEMO_ORIGIN: &str = "http://acme-corp--demo.localhost:8082";
+
+fn origins() -> Origins {
+    Origins { plugins: PluginOrigins::from_base(PLUGINS).unwrap() }
+}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -76,6 +83,7 @@ impl DefinitionSource for PluginFolders {
 struct Stack {
     url: String,
     signer: Signer,
+    revoked: Arc<RevokedSessions>,
     audit: Arc<MemoryAudit>,
     cluster: fundament_cluster::Running,
     _dir: tempfile::TempDir,
@@ -96,22 +104,27 @@ async fn start() -> Stack {
     })
     .unwrap();
     let audit = Arc::new(MemoryAudit::default());
+    let revoked = RevokedSessions::none();
     let gateway = Gateway {
-        origins: Origins { console: CONSOLE.into(), plugin_proxy: PLUGINS.into() },
-        keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
+        origins: origins(),
+        credentials: Credentials {
+            keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
+            revoked: revoked.clone(),
+        },
         fga: Arc::new(
             fundament_fga::TupleStore::from_yaml_file(&repo().join("fixtures/fga/tuples.yaml")).unwrap(),
         ),
         clusters: HashMap::from([(PROD.to_string(), Arc::new(upstream))]),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
+        watches: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
     });
-    Stack { url, signer, audit, cluster, _dir: dir }
+    Stack { url, signer, revoked, audit, cluster, _dir: dir }
 }
 
 impl Stack {
@@ -139,6 +152,7 @@ impl Stack {
             &plugin,
             &version,
             &hash,
+            "session-1",
             now,
             ttl,
         ))
@@ -300,6 +314,7 @@ async fn bad_tokens_are_401_and_audited() {
         &plugin,
         &version,
         &hash,
+        "s",
         now,
         900,
     ));
@@ -323,6 +338,7 @@ async fn bad_tokens_are_401_and_audited() {
         &plugin,
         &version,
         &hash,
+        "s",
         now,
         900,
     );
@@ -350,33 +366,190 @@ async fn bad_tokens_are_401_and_audited() {
         assert_eq!(s.last_decision(), "denied:invalid-token");
     }
 
-    // A user token on a plugin-only question is just a user: it takes the user path. A
-    // plugin token in the cookie is never a user.
-    let (code, _, _) =
-        s.call(Method::GET, &certs, &[("cookie", &format!("fundament_auth={valid}"))], None).await;
-    assert_eq!(code, 401);
-    // The cookie from the plugin-proxy origin is refused even with a real user token.
+    // No cookie is a credential here, whoever sends it and from wherever: bearer tokens only.
     let alice = s.user_token("alice");
-    let (code, _, v) = s
-        .call(
-            Method::GET,
-            &certs,
-            &[("cookie", &format!("fundament_auth={alice}")), ("origin", PLUGINS)],
-            None,
-        )
+    for cookie in [
+        format!("fundament_auth={valid}"),
+        format!("__Host-fundament_auth={alice}"),
+        format!("fundament_auth={alice}"),
+    ] {
+        for origin in [None, Some(CONSOLE), Some(CERT_MANAGER_ORIGIN)] {
+            let mut headers = vec![("cookie", cookie.as_str())];
+            if let Some(o) = origin {
+                headers.push(("origin", o));
+            }
+            let (code, _, v) = s.call(Method::GET, &certs, &headers, None).await;
+            assert!(code == 401 || code == 403, "{origin:?} {cookie}: {code} {v}");
+        }
+    }
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("cookie", &format!("__Host-fundament_auth={alice}"))], None).await;
+    assert_eq!(code, 401);
+    assert!(v["message"].as_str().unwrap().contains("never a cookie"), "{v}");
+    let (code, _, _) = s.call(Method::GET, &certs, &[], None).await;
+    assert_eq!(code, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_token_works_from_its_own_installations_origin_only() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let token = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let (code, h, v) = s
+        .call(Method::GET, &certs, &[("authorization", &token), ("origin", CERT_MANAGER_ORIGIN)], None)
         .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], CERT_MANAGER_ORIGIN);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    // The same token sent by another installation's page.
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("authorization", &token), ("origin", DEMO_ORIGIN)], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("origin mismatch"), "{v}");
+    assert_eq!(s.last_decision(), "denied:origin");
+    // From plugin-proxy's own host, the console or anywhere else: no browser origin but a plugin's.
+    for origin in [PLUGINS, CONSOLE, "https://evil.example", "null"] {
+        let (code, h, _) =
+            s.call(Method::GET, &certs, &[("authorization", &token), ("origin", origin)], None).await;
+        assert_eq!(code, 403, "{origin}");
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    }
+    // A user token from a plugin page is refused: plugin pages act through their PluginToken.
+    let user = bearer(&s.user_token("alice"));
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("authorization", &user), ("origin", CERT_MANAGER_ORIGIN)], None).await;
+    assert_eq!(code, 403, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_out_session_stops_working_at_once() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let user = s.user_token("alice");
+    let session = Verifier::from_jwks(&s.signer.jwks()).unwrap().verify_user(&user, now).unwrap().jti;
+    let plugin = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    assert_eq!(s.call(Method::GET, &certs, &[("authorization", &bearer(&user))], None).await.0, 200);
+    s.revoked.record(&session, now + 3600);
+    s.revoked.record("session-1", now + 3600);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&user))], None).await;
     assert_eq!(code, 401, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("signed out"), "{v}");
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&plugin))], None).await;
+    assert_eq!(code, 401);
+    assert_eq!(s.last_decision(), "denied:invalid-token");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_answer_is_a_document_a_cookie_or_someone_elses_cors() {
+    let s = start().await;
+    let alice = bearer(&s.user_token("alice"));
+    // A plugin's own page through the service proxy: served, but never as a runnable document.
+    let backend = axum::Router::new().route(
+        "/console/x.html",
+        axum::routing::get(|| async {
+            (
+                [
+                    (header::CONTENT_TYPE, "text/html"),
+                    (header::SET_COOKIE, "__Host-fundament_auth=planted; Path=/; Secure"),
+                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                    (header::ACCESS_CONTROL_ALLOW_CREDENTIALS, "true"),
+                    (header::CONTENT_SECURITY_POLICY, "default-src *"),
+                ],
+                "<script>fetch('/clusters/x/api/v1/secrets')</script>",
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, backend).await.unwrap() });
+    let ns = "plugin-acme-corp--demo";
+    s.cluster.backends.register(ns, ns, 8080, addr);
+    let page =
+        format!("/clusters/{PROD}/api/v1/namespaces/{ns}/services/http:{ns}:8080/proxy/console/x.html");
+    let (code, h, _) = s.call(Method::GET, &page, &[("authorization", &alice)], None).await;
+    assert_eq!(code, 200);
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert!(h.get(header::SET_COOKIE).is_none());
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    // Refusals too.
+    let (code, h, _) = s.call(Method::GET, &page, &[], None).await;
+    assert_eq!(code, 401);
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_judges_exactly_what_the_cluster_serves() {
+    let s = start().await;
+    let cert_manager = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    // An encoded `watch` key is a watch for the gateway as for the cluster: both agree.
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let req = Request::get(format!("{}{certs}?wat%63h=1&timeoutSeconds=1", s.url))
+        .header("authorization", &cert_manager)
+        .body(Body::empty())
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "ADDED", "a watch, as audited: {text:.60}");
+    assert_eq!(s.audit.lines().last().unwrap().verb, "watch");
+    // Repeated watch: the first value counts for both (a list).
+    let (code, _, v) = s
+        .call(Method::GET, &format!("{certs}?watch=0&watch=1"), &[("authorization", &cert_manager)], None)
+        .await;
+    assert_eq!((code, v["kind"].as_str()), (200, Some("CertificateList")));
+    assert_eq!(s.audit.lines().last().unwrap().verb, "list");
+    // A POST to a named object: 405, nothing created under any name.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}});
+    let alice = bearer(&s.user_token("alice"));
+    let named = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps/chosen");
+    let (code, _, v) = s.call(Method::POST, &named, &[("authorization", &alice)], Some(cm)).await;
+    assert_eq!((code, v["reason"].as_str()), (405, Some("MethodNotAllowed")), "{v}");
+    let other = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps/other");
+    assert_eq!(s.call(Method::GET, &other, &[("authorization", &alice)], None).await.0, 404);
+    // Encoded segments are decoded once; an encoded slash or dot segment is refused.
     let (code, _, _) = s
         .call(
             Method::GET,
-            &certs,
-            &[("cookie", &format!("fundament_auth={alice}")), ("origin", CONSOLE)],
+            &format!("/clusters/{PROD}/api/v1/namespaces/d%65fault/configmaps"),
+            &[("authorization", &alice)],
             None,
         )
         .await;
     assert_eq!(code, 200);
-    let (code, _, _) = s.call(Method::GET, &certs, &[], None).await;
-    assert_eq!(code, 401);
+    for bad in ["/api/v1/namespaces/a%2Fb/configmaps", "/api/v1/namespaces/%2e%2e/secrets"] {
+        let (code, _, _) =
+            s.call(Method::GET, &format!("/clusters/{PROD}{bad}"), &[("authorization", &alice)], None).await;
+        assert_eq!(code, 400, "{bad}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_are_capped_per_plugin_token_with_a_429() {
+    let s = start().await;
+    let token = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let url = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let mut open = Vec::new();
+    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN {
+        let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
+        let res = client.request(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        open.push(res);
+    }
+    let (code, _, v) =
+        s.call(Method::GET, &url.replace(&s.url, ""), &[("authorization", &token)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
+    assert_eq!(s.last_decision(), "denied:watch-limit");
+    // Closing one gives its slot back.
+    drop(open.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
+    assert_eq!(client.request(req).await.unwrap().status(), 200);
 }
 
 fn b64(s: &str) -> String {
@@ -414,7 +587,7 @@ async fn the_user_path_runs_as_the_users_service_account() {
     assert_eq!(code, 400);
     let (code, _, _) = s.call(Method::GET, &format!("/clusters/{PROD}/metrics"), &[], None).await;
     assert_eq!(code, 404);
-    // An origin that is neither the console nor plugin-proxy is refused outright.
+    // An origin that is not a plugin page's is refused outright.
     let (code, h, _) = s
         .call(Method::GET, &ns, &[("authorization", &alice), ("origin", "https://evil.example")], None)
         .await;
@@ -423,7 +596,7 @@ async fn the_user_path_runs_as_the_users_service_account() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cors_gives_credentials_to_the_console_only() {
+async fn cors_is_for_plugin_origins_without_credentials_only() {
     let s = start().await;
     let path = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
     let pre = |origin: &'static str| {
@@ -433,16 +606,16 @@ async fn cors_gives_credentials_to_the_console_only() {
             ("access-control-request-headers", "authorization"),
         ]
     };
-    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(PLUGINS), None).await;
+    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(CERT_MANAGER_ORIGIN), None).await;
     assert_eq!(code, 204);
-    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], PLUGINS);
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], CERT_MANAGER_ORIGIN);
     assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
-    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(CONSOLE), None).await;
-    assert_eq!(code, 204);
-    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_CREDENTIALS], "true");
-    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre("https://evil.example"), None).await;
-    assert_eq!(code, 403);
-    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    // The console's browser code goes through the console; plugin-proxy's own host serves no page.
+    for origin in [CONSOLE, PLUGINS, "https://evil.example", "null"] {
+        let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(origin), None).await;
+        assert_eq!(code, 403, "{origin}");
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -503,12 +676,13 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
     let token = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
     let audit = Arc::new(MemoryAudit::default());
     let gateway = Gateway {
-        origins: Origins { console: CONSOLE.into(), plugin_proxy: PLUGINS.into() },
-        keys: Keys::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
+        origins: origins(),
+        credentials: Credentials::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
         fga: Arc::new(Broken),
         clusters: HashMap::new(),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
+        watches: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

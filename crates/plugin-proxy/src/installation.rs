@@ -2,7 +2,8 @@
 //! its own backend. Only with a PluginToken for exactly that installation, a
 //! user who may still view its cluster, and only the runtime's `api/` paths —
 //! never its health or metadata endpoints, never plugin-controller (the
-//! upstream design reached both with cluster-admin rights).
+//! upstream design reached both with cluster-admin rights). Only from the installation's own
+//! origin: a token of one installation is refused on another's.
 
 use std::sync::Arc;
 
@@ -10,6 +11,8 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
+
+use fundament_plugin_origin::PluginHost;
 
 use crate::PluginProxy;
 
@@ -50,12 +53,16 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
         .map(String::from);
     let Some(token) = token else { return plain(StatusCode::UNAUTHORIZED, "missing bearer token") };
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let Ok(claims) = proxy.keys.verify_plugin(&token, now).await else {
+    let Ok(claims) = proxy.credentials.verify_plugin(&token, now).await else {
         return plain(StatusCode::UNAUTHORIZED, "invalid token");
     };
     let Some((id, tail)) = route(req.uri().path()) else { return plain(StatusCode::NOT_FOUND, "not found") };
     if id != claims.installation_id {
         return plain(StatusCode::FORBIDDEN, "installation_id mismatch");
+    }
+    match proxy.host_of(&req) {
+        Some(PluginHost::Installation(host)) if host == claims.installation_name => {}
+        _ => return plain(StatusCode::FORBIDDEN, "a plugin's runtime answers on its own origin only"),
     }
     let cluster = claims.cluster_id.to_ascii_lowercase();
     match proxy.fga.can_view(&claims.sub, &cluster).await {
@@ -86,7 +93,14 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     }
     let (parts, body) = req.into_parts();
     match up.forward_as_gateway(parts.method, &target, &parts.headers, Body::new(body)).await {
-        Ok(response) => response,
+        Ok(response) => {
+            let (mut parts, body) = response.into_parts();
+            parts.headers.remove(header::SET_COOKIE);
+            parts.headers.insert(header::X_CONTENT_TYPE_OPTIONS, http::HeaderValue::from_static("nosniff"));
+            let body =
+                fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
+            Response::from_parts(parts, body)
+        }
         Err(e) => {
             tracing::warn!(installation = %name, error = %e, "plugin-proxy: runtime unreachable");
             plain(StatusCode::BAD_GATEWAY, "plugin unavailable")

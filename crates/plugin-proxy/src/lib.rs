@@ -1,54 +1,95 @@
-//! plugin-proxy: plugin pages and the SDK, on an origin of their own.
+//! plugin-proxy: plugin pages, each installation on an origin of its own, and the SDK.
 //!
-//! `GET /clusters/<cluster-id>/plugins/<installation-name>/<version>/console/<file>`:
-//! the user's UserToken (cookie, as the iframe navigation sends it) and
-//! `can_view` (a 404 otherwise, so nothing reveals what exists), the
-//! installation exists and is pinned to `<version>` (404 otherwise), then the
-//! file from the plugin's Service through the cluster's service proxy —
-//! answered with the strict plugin CSP and immutable caching.
-//! `GET /plugins/sdk/v1/<file>`: the plugin SDK.
+//! Every installation's pages are served from `<scheme>://<installation>.<plugins host>`
+//! (see `fundament-plugin-origin`), so plugins share no storage, cookies, caches or frames.
+//! The plugins host itself serves the SDK only.
+//!
+//! `GET /clusters/<cluster-id>/plugins/<installation-name>/<version>/console/<file>` on the
+//! installation's origin:
+//! 1. a frame's first navigation carries a single-use frame ticket (`?fundament-ticket=…`,
+//!    minted by authn for user × cluster × installation): it is exchanged for the frame cookie
+//!    of that origin and answered with a redirect to the clean URL;
+//! 2. every other request needs that cookie.
+//!
+//! Either way the user may still view the cluster (`can_view`), the installation exists as the
+//! ticket named it (same uid) and is pinned to `<version>`; otherwise the answer is a 404 that
+//! reveals nothing. The file comes from the plugin's Service through the cluster's service proxy,
+//! streamed with a size cap, with the strict plugin CSP and immutable caching. The console's
+//! session cookie is never read here (it is never sent to these origins either).
+//!
+//! `GET /plugins/sdk/v1/<file>`: the plugin SDK, on every origin of the proxy.
+//! `/installations/<installation-id>/runtime/api/…`: a page's own runtime API, with its
+//! PluginToken, from its own origin.
 #![forbid(unsafe_code)]
 
 pub mod asset_path;
+pub mod frame_cookie;
 mod handler;
 mod installation;
+pub mod tickets;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
-use fundament_kube_api_proxy::keys::Keys;
 use fundament_kube_api_proxy::upstream::Upstream;
+use fundament_plugin_origin::{PluginHost, PluginOrigins};
+
+pub use frame_cookie::{FrameKey, FrameKeyError};
+
+/// The query parameter that carries a frame ticket on a frame's first navigation.
+pub use fundament_plugin_origin::FRAME_TICKET_PARAM as TICKET_PARAM;
 
 /// The origins the plugin CSP names.
 #[derive(Debug, Clone)]
 pub struct Origins {
     pub console: String,
     pub kube_api_proxy: String,
-    pub plugin_proxy: String,
+    /// The plugins host: each installation's origin hangs off it.
+    pub plugins: PluginOrigins,
 }
 
 impl Origins {
-    /// The Content-Security-Policy of every plugin page.
+    /// The Content-Security-Policy of every plugin page. `'self'` is the installation's own
+    /// origin: its files, its SDK copy and its runtime API; besides, only kube-api-proxy.
     pub fn csp(&self) -> String {
-        let calls = format!("{} {}", self.kube_api_proxy, self.plugin_proxy);
         format!(
-            "default-src 'self'; script-src 'self'; style-src 'self'; connect-src {calls}; form-action {calls}; frame-ancestors {}; base-uri 'none'; object-src 'none'",
-            self.console
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; \
+             connect-src 'self' {}; form-action 'self'; frame-src 'self'; child-src 'self'; worker-src 'self'; \
+             manifest-src 'self'; frame-ancestors {}; base-uri 'none'; object-src 'none'",
+            self.kube_api_proxy, self.console
         )
     }
 }
 
 pub struct PluginProxy {
     pub origins: Origins,
-    /// authn's public keys (UserTokens in the cookie).
-    pub keys: Keys,
+    /// authn's public keys (frame tickets, PluginTokens) and revoked sessions.
+    pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
     /// Canonical cluster id → its API server (with the proxy's credentials).
     pub clusters: HashMap<String, Arc<Upstream>>,
     /// Where plugin-sdk.js, plugin-sdk.css and plugin-sdk.d.ts are.
     pub sdk_dir: Option<PathBuf>,
+    /// Seals the frame cookies.
+    pub frame_key: FrameKey,
+    /// Tickets already exchanged.
+    pub used_tickets: tickets::UsedTickets,
+}
+
+impl PluginProxy {
+    /// What the request's host names: the plugins host, an installation's origin, or nothing
+    /// of ours (a misdirected or DNS-rebound request).
+    pub(crate) fn host_of(&self, req: &axum::extract::Request) -> Option<PluginHost> {
+        let host = req
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_string())
+            .or_else(|| req.headers().get(http::header::HOST)?.to_str().ok().map(str::to_string))?;
+        self.origins.plugins.host(&host)
+    }
 }
 
 /// The largest page or asset passed on.

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::IntoResponse;
-use fundament_kube_api_proxy::keys::Keys;
+use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
-use fundament_plugin_proxy::{Origins, PluginProxy};
+use fundament_plugin_origin::PluginOrigins;
+use fundament_plugin_proxy::{FrameKey, Origins, PluginProxy};
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};
 use http_body_util::BodyExt;
@@ -23,8 +24,9 @@ fn repo() -> PathBuf {
 }
 
 struct Stack {
-    url: String,
+    port: u16,
     signer: Signer,
+    revoked: Arc<RevokedSessions>,
     cluster: fundament_cluster::Running,
     _dir: tempfile::TempDir,
 }
@@ -78,41 +80,67 @@ async fn start(register_backend: bool) -> Stack {
         admin_token: cluster.admin_token.clone(),
     })
     .unwrap();
+    let revoked = RevokedSessions::none();
     let proxy = PluginProxy {
         origins: Origins {
             console: "http://localhost:3000".into(),
             kube_api_proxy: "http://localhost:8081".into(),
-            plugin_proxy: "http://localhost:8082".into(),
+            plugins: PluginOrigins::from_base("http://localhost:8082").unwrap(),
         },
-        keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
+        credentials: Credentials {
+            keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
+            revoked: revoked.clone(),
+        },
         fga: Arc::new(
             fundament_fga::TupleStore::from_yaml_file(&repo().join("fixtures/fga/tuples.yaml")).unwrap(),
         ),
         clusters: HashMap::from([(PROD.to_string(), Arc::new(upstream))]),
         sdk_dir: Some(dir.path().join("sdk")),
+        frame_key: FrameKey::generate(),
+        used_tickets: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
         axum::serve(listener, fundament_plugin_proxy::router(Arc::new(proxy))).await.unwrap()
     });
-    Stack { url, signer, cluster, _dir: dir }
+    Stack { port, signer, revoked, cluster, _dir: dir }
 }
 
+const CERTS: &str = "acme-corp--cert-manager";
+
 impl Stack {
-    fn cookie(&self, user: &str) -> String {
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        format!(
-            "fundament_auth={}",
-            self.signer.sign_user(user, &format!("{user}@acme-corp.com"), user, now, 3600)
-        )
+    fn uid(&self, name: &str) -> String {
+        let registry = self.cluster.cluster.registry();
+        let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+        self.cluster.cluster.get(rt, "", name).unwrap()["metadata"]["uid"].as_str().unwrap().to_string()
     }
 
-    async fn get(&self, method: Method, path: &str, cookie: Option<&str>) -> (u16, http::HeaderMap, String) {
+    /// A frame ticket as authn mints it, for `installation` (by name) with this uid.
+    fn ticket_for(&self, user: &str, sid: &str, installation: &str, uid: &str) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        self.signer.sign_frame_ticket(user, sid, now + 3600, PROD, uid, installation, now, 60)
+    }
+
+    fn ticket(&self, user: &str) -> String {
+        self.ticket_for(user, "session-1", CERTS, &self.uid(CERTS))
+    }
+
+    /// A request to plugin-proxy on the origin of `host` (`acme-corp--cert-manager.localhost`).
+    async fn get_on(
+        &self,
+        host: &str,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> (u16, http::HeaderMap, String) {
         let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-        let mut req = Request::builder().method(method).uri(format!("{}{path}", self.url));
-        if let Some(c) = cookie {
-            req = req.header(header::COOKIE, c);
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("http://127.0.0.1:{}{path}", self.port))
+            .header(header::HOST, format!("{host}:8082"));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         let res = client.request(req.body(Body::empty()).unwrap()).await.unwrap();
         let status = res.status().as_u16();
@@ -120,16 +148,110 @@ impl Stack {
         let body = res.into_body().collect().await.unwrap().to_bytes();
         (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
+
+    async fn get(&self, method: Method, path: &str, cookie: Option<&str>) -> (u16, http::HeaderMap, String) {
+        let headers: Vec<(&str, &str)> = cookie.map(|c| vec![("cookie", c)]).unwrap_or_default();
+        self.get_on(&format!("{CERTS}.localhost"), method, path, &headers).await
+    }
+
+    /// Exchanges a ticket for the frame cookie, as a frame's first navigation does.
+    async fn frame_cookie(&self, user: &str) -> String {
+        let (code, h, body) = self
+            .get(Method::GET, &ticketed(&page("v1.17.2", "certificates-list.html"), &self.ticket(user)), None)
+            .await;
+        assert_eq!(code, 303, "{body}");
+        let set = h[header::SET_COOKIE].to_str().unwrap();
+        set.split(';').next().unwrap().to_string()
+    }
 }
 
 fn page(version: &str, file: &str) -> String {
-    format!("/clusters/{PROD}/plugins/acme-corp--cert-manager/{version}/console/{file}")
+    format!("/clusters/{PROD}/plugins/{CERTS}/{version}/console/{file}")
+}
+
+fn ticketed(path: &str, ticket: &str) -> String {
+    format!("{path}?fundament-ticket={ticket}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_opens_the_frame_once_and_becomes_a_cookie_of_that_origin_only() {
+    let s = start(true).await;
+    let path = page("v1.17.2", "certificates-list.html");
+    let ticket = s.ticket("alice");
+    let (code, h, _) = s.get(Method::GET, &format!("{}&theme=dark", ticketed(&path, &ticket)), None).await;
+    assert_eq!(code, 303);
+    assert_eq!(h[header::LOCATION], format!("{path}?theme=dark"), "the clean URL, the ticket gone");
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    let set = h[header::SET_COOKIE].to_str().unwrap();
+    for attribute in ["Path=/", "Secure", "HttpOnly", "SameSite=None", "Partitioned"] {
+        assert!(set.split("; ").any(|a| a == attribute), "{attribute} in {set}");
+    }
+    assert!(set.starts_with("__Host-fundament_frame=") && !set.contains("Domain"), "{set}");
+    // Single use: the same ticket again opens nothing.
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &ticket), None).await.0, 404);
+    // The cookie loads the page on its own origin…
+    let cookie = set.split(';').next().unwrap();
+    let (code, _, body) = s.get(Method::GET, &path, Some(cookie)).await;
+    assert_eq!((code, body.as_str()), (200, "<!doctype html><p>list</p>"));
+    // …and nowhere else: not on another installation's origin, not on the plugins host.
+    let demo = "/clusters/019b4000-2000-7000-8000-000000000001/plugins/acme-corp--demo/v0.1.0/console/x.html";
+    assert_eq!(s.get_on("acme-corp--demo.localhost", Method::GET, demo, &[("cookie", cookie)]).await.0, 404);
+    assert_eq!(s.get_on("localhost", Method::GET, &path, &[("cookie", cookie)]).await.0, 404);
+    // A page of one installation is never served on another's origin, even with the right cookie.
+    assert_eq!(s.get_on("acme-corp--demo.localhost", Method::GET, &path, &[("cookie", cookie)]).await.0, 404);
+    // Two frame cookies are refused, not resolved to one.
+    let two = format!("{cookie}; {cookie}");
+    assert_eq!(s.get(Method::GET, &path, Some(&two)).await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tickets_for_another_installation_user_or_session_open_nothing() {
+    let s = start(true).await;
+    let path = page("v1.17.2", "certificates-list.html");
+    let uid = s.uid(CERTS);
+    // A ticket of another installation, on this one's origin.
+    let demo = s.ticket_for("alice", "s", "acme-corp--demo", &s.uid("acme-corp--demo"));
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &demo), None).await.0, 404);
+    // A ticket for this name but an installation that was replaced since (another uid).
+    let replaced = s.ticket_for("alice", "s", CERTS, "00000000-0000-0000-0000-000000000099");
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &replaced), None).await.0, 404);
+    // A user who may not view the cluster.
+    assert_eq!(
+        s.get(Method::GET, &ticketed(&path, &s.ticket_for("carol", "s", CERTS, &uid)), None).await.0,
+        404
+    );
+    // A UserToken or a PluginToken is not a ticket.
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let user = s.signer.sign_user("alice", "alice@acme-corp.com", "Alice", now, 3600);
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &user), None).await.0, 404);
+    let plugin = s.signer.sign_plugin(&Signer::plugin_claims(
+        "alice",
+        PROD,
+        &uid,
+        CERTS,
+        "cert-manager",
+        "v1.17.2",
+        "",
+        "s",
+        now,
+        900,
+    ));
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &plugin), None).await.0, 404);
+    // A signed-out session: its tickets and its frames' cookies stop working.
+    let cookie = s.frame_cookie("alice").await;
+    assert_eq!(s.get(Method::GET, &path, Some(&cookie)).await.0, 200);
+    s.revoked.record("session-1", now + 3600);
+    assert_eq!(s.get(Method::GET, &path, Some(&cookie)).await.0, 404);
+    assert_eq!(s.get(Method::GET, &ticketed(&path, &s.ticket("alice")), None).await.0, 404);
+    // The console's session cookie is nothing here.
+    let console = format!("__Host-fundament_auth={user}; fundament_auth={user}");
+    assert_eq!(s.get(Method::GET, &path, Some(&console)).await.0, 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_come_with_the_plugin_csp_and_immutable_caching() {
     let s = start(true).await;
-    let alice = s.cookie("alice");
+    let alice = s.frame_cookie("alice").await;
     let (code, h, body) = s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body, "<!doctype html><p>list</p>");
@@ -142,15 +264,19 @@ async fn pages_come_with_the_plugin_csp_and_immutable_caching() {
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
-        "connect-src http://localhost:8081 http://localhost:8082",
-        "form-action http://localhost:8081 http://localhost:8082",
+        "connect-src 'self' http://localhost:8081",
+        "form-action 'self'",
+        "frame-src 'self'",
+        "child-src 'self'",
+        "worker-src 'self'",
         "frame-ancestors http://localhost:3000",
         "base-uri 'none'",
         "object-src 'none'",
     ] {
         assert!(csp.contains(directive), "{directive} missing from {csp}");
     }
-    assert!(!csp.contains("unsafe-inline"));
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval") && !csp.contains('*'));
+    assert!(h.get("service-worker-allowed").is_none());
     let (code, _, body) = s.get(Method::HEAD, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
     assert_eq!((code, body.as_str()), (200, ""));
 }
@@ -158,38 +284,20 @@ async fn pages_come_with_the_plugin_csp_and_immutable_caching() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_else_is_a_refusal_that_reveals_nothing() {
     let s = start(true).await;
-    let alice = s.cookie("alice");
-    // version mismatch, missing file, no cookie, a user who may not view the cluster: 404 alike.
+    let alice = s.frame_cookie("alice").await;
+    // version mismatch, missing file, no cookie, a forged cookie: 404 alike.
     assert_eq!(s.get(Method::GET, &page("v9.9.9", "certificates-list.html"), Some(&alice)).await.0, 404);
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "nope.html"), Some(&alice)).await.0, 404);
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), None).await.0, 404);
-    let carol = s.cookie("carol");
-    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&carol)).await.0, 404);
-    let bad = "fundament_auth=not-a-token";
-    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(bad)).await.0, 404);
-    // A plugin token is not a user's session.
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let plugin = s.signer.sign_plugin(&Signer::plugin_claims(
-        "alice",
-        PROD,
-        &uuid_of(&s),
-        "acme-corp--cert-manager",
-        "cert-manager",
-        "v1.17.2",
-        "",
-        now,
-        900,
-    ));
-    assert_eq!(
-        s.get(
-            Method::GET,
-            &page("v1.17.2", "certificates-list.html"),
-            Some(&format!("fundament_auth={plugin}"))
-        )
-        .await
-        .0,
-        404
-    );
+    let forged = "__Host-fundament_frame=eyJzdWIiOiJhbGljZSJ9.AAAA";
+    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(forged)).await.0, 404);
+    // A host name that is not ours (DNS rebinding) and the bare plugins host serve no page.
+    for host in ["evil.example", "localhost", "acme-corp--cert-manager.localhost.evil.example"] {
+        let (code, _, _) = s
+            .get_on(host, Method::GET, &page("v1.17.2", "certificates-list.html"), &[("cookie", &alice)])
+            .await;
+        assert_eq!(code, 404, "{host}");
+    }
     // Traversal and junk.
     for path in [
         page("v1.17.2", "../../etc/passwd"),
@@ -211,52 +319,49 @@ async fn everything_else_is_a_refusal_that_reveals_nothing() {
     assert!(h.get(header::CONTENT_SECURITY_POLICY).is_none() && h.get(header::CACHE_CONTROL).is_none());
 }
 
-fn uuid_of(s: &Stack) -> String {
-    let registry = s.cluster.cluster.registry();
-    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
-    s.cluster.cluster.get(rt, "", "acme-corp--cert-manager").unwrap()["metadata"]["uid"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreachable_plugin_is_502_and_the_sdk_is_served() {
+async fn an_unreachable_plugin_is_502_and_the_sdk_is_served_on_every_origin_of_ours() {
     let s = start(false).await;
-    let (code, _, body) =
-        s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&s.cookie("alice"))).await;
+    let alice = s.frame_cookie("alice").await;
+    let (code, _, body) = s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
     assert_eq!((code, body.as_str()), (502, "plugin unavailable"));
-    let (code, h, body) = s.get(Method::GET, "/plugins/sdk/v1/plugin-sdk.js", None).await;
-    assert_eq!((code, body.as_str()), (200, "window.fundament = {};"));
-    assert!(h[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
+    for host in ["localhost", "acme-corp--cert-manager.localhost"] {
+        let (code, h, body) = s.get_on(host, Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await;
+        assert_eq!((code, body.as_str()), (200, "window.fundament = {};"), "{host}");
+        assert!(h[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
+    }
+    assert_eq!(s.get_on("evil.example", Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/secret.txt", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/..%2fCargo.toml", None).await.0, 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_runtime_route_needs_the_installations_own_token() {
+async fn the_runtime_route_needs_the_installations_own_token_on_its_own_origin() {
     let s = start(true).await;
-    let uid = uuid_of(&s);
+    let uid = s.uid(CERTS);
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let token = |user: &str, uid: &str| {
         s.signer.sign_plugin(&Signer::plugin_claims(
             user,
             PROD,
             uid,
-            "acme-corp--cert-manager",
+            CERTS,
             "cert-manager",
             "v1.17.2",
             "",
+            "s",
             now,
             900,
         ))
     };
-    let call = |path: String, auth: Option<String>| {
-        let url = s.url.clone();
+    let call = |host: &'static str, path: String, auth: Option<String>| {
+        let port = s.port;
         async move {
             let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-            let mut req = Request::get(format!("{url}{path}")).header(header::COOKIE, "fundament_auth=x");
+            let mut req = Request::get(format!("http://127.0.0.1:{port}{path}"))
+                .header(header::HOST, format!("{host}:8082"))
+                .header(header::COOKIE, "__Host-fundament_auth=x");
             if let Some(a) = auth {
                 req = req.header(header::AUTHORIZATION, format!("Bearer {a}"));
             }
@@ -268,20 +373,27 @@ async fn the_runtime_route_needs_the_installations_own_token() {
             )
         }
     };
+    let own = "acme-corp--cert-manager.localhost";
     let ping = format!("/installations/{uid}/runtime/api/ping");
-    assert_eq!(call(ping.clone(), None).await.0, 401);
-    assert_eq!(call(ping.clone(), Some("garbage".into())).await.0, 401);
-    assert_eq!(call(ping.clone(), Some(token("alice", &uid))).await, (200, "mock backend".to_string()));
+    assert_eq!(call(own, ping.clone(), None).await.0, 401);
+    assert_eq!(call(own, ping.clone(), Some("garbage".into())).await.0, 401);
+    assert_eq!(call(own, ping.clone(), Some(token("alice", &uid))).await, (200, "mock backend".to_string()));
+    // The right token from another installation's origin, or from the plugins host.
+    assert_eq!(call("acme-corp--demo.localhost", ping.clone(), Some(token("alice", &uid))).await.0, 403);
+    assert_eq!(call("localhost", ping.clone(), Some(token("alice", &uid))).await.0, 403);
     let other = "00000000-0000-0000-0000-000000000099";
     assert_eq!(
-        call(format!("/installations/{other}/runtime/api/ping"), Some(token("alice", &uid))).await.0,
+        call(own, format!("/installations/{other}/runtime/api/ping"), Some(token("alice", &uid))).await.0,
         403
     );
-    assert_eq!(call(format!("/installations/{uid}/runtime/livez"), Some(token("alice", &uid))).await.0, 404);
-    assert_eq!(call(ping.clone(), Some(token("carol", &uid))).await.0, 403);
+    assert_eq!(
+        call(own, format!("/installations/{uid}/runtime/livez"), Some(token("alice", &uid))).await.0,
+        404
+    );
+    assert_eq!(call(own, ping.clone(), Some(token("carol", &uid))).await.0, 403);
     // A token for an installation id that is not this installation's uid.
     assert_eq!(
-        call(format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
+        call(own, format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
         403
     );
 }

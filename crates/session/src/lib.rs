@@ -1,25 +1,31 @@
-//! The console's sign-in cookie, `fundament_auth`: its name, its `Set-Cookie`
-//! value and how it is read back. Its value is a UserToken that authn issues
-//! (an Ed25519-signed JWT), so the console, authn and kube-api-proxy all read
-//! the same session. HttpOnly, SameSite=Strict, Path=/.
+//! The console's sign-in cookie, `__Host-fundament_auth`: its name, its
+//! `Set-Cookie` value and how it is read back. Its value is a UserToken that
+//! authn issues (an Ed25519-signed JWT).
+//!
+//! The `__Host-` prefix makes the browser refuse the cookie unless it is
+//! `Secure`, has `Path=/` and no `Domain`: a page on any other host (a plugin
+//! origin, a sibling subdomain) can neither set it nor shadow it with a more
+//! specific path. Chromium treats `http://localhost` as secure, so this holds
+//! in development too. Only the console reads it: kube-api-proxy, authn and
+//! plugin-proxy take bearer tokens only.
 #![forbid(unsafe_code)]
 
-/// Name of the session cookie (shared with authn and the gateway).
-pub const COOKIE_NAME: &str = "fundament_auth";
+/// Name of the session cookie.
+pub const COOKIE_NAME: &str = "__Host-fundament_auth";
 
 /// The `Set-Cookie` value that stores `token` for `max_age` seconds (or clears
-/// the cookie when `None`).
-pub fn cookie_header(token: Option<&str>, max_age: i64, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
+/// the cookie when `None`). HttpOnly, so no script reads it; SameSite=Strict,
+/// so no other site's page makes the browser send it.
+pub fn cookie_header(token: Option<&str>, max_age: i64) -> String {
     match token {
         Some(token) => {
-            format!("{COOKIE_NAME}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}")
+            format!("{COOKIE_NAME}={token}; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}")
         }
-        None => format!("{COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}"),
+        None => format!("{COOKIE_NAME}=; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
     }
 }
 
-/// Finds a cookie's value in `Cookie` header values.
+/// Finds a cookie's value in `Cookie` header values (the first of that name).
 pub fn cookie_value<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
     headers
         .into_iter()
@@ -29,9 +35,39 @@ pub fn cookie_value<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) 
         .map(|(_, v)| v)
 }
 
-/// The session token among `Cookie` header values (an empty value is no session).
-pub fn session_token<'a>(headers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    cookie_value(headers, COOKIE_NAME).filter(|v| !v.is_empty())
+/// A credential cookie a request carries (the session here, a plugin frame's at plugin-proxy):
+/// one, none, or several, which is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionCookie<'a> {
+    /// None (or an empty one).
+    Absent,
+    /// Exactly one.
+    One(&'a str),
+    /// More than one: planted or shadowed. Refused, never resolved to one of them.
+    Conflict,
+}
+
+/// The session cookie among `Cookie` header values.
+pub fn session_cookie<'a>(headers: impl IntoIterator<Item = &'a str>) -> SessionCookie<'a> {
+    single_cookie(headers, COOKIE_NAME)
+}
+
+/// The cookie `wanted` among `Cookie` header values, which must appear at most once.
+pub fn single_cookie<'a>(headers: impl IntoIterator<Item = &'a str>, wanted: &str) -> SessionCookie<'a> {
+    let mut found = SessionCookie::Absent;
+    for (name, value) in
+        headers.into_iter().flat_map(|h| h.split(';')).filter_map(|p| p.trim().split_once('='))
+    {
+        if name != wanted {
+            continue;
+        }
+        found = match found {
+            SessionCookie::Absent if value.is_empty() => SessionCookie::Absent,
+            SessionCookie::Absent => SessionCookie::One(value),
+            _ => return SessionCookie::Conflict,
+        };
+    }
+    found
 }
 
 #[cfg(test)]
@@ -40,15 +76,34 @@ mod tests {
 
     #[test]
     fn cookie_attributes() {
-        let set = cookie_header(Some("t"), 28800, false);
-        assert_eq!(set, "fundament_auth=t; HttpOnly; SameSite=Strict; Path=/; Max-Age=28800");
-        assert!(cookie_header(None, 0, true).ends_with("Max-Age=0; Secure"));
+        let set = cookie_header(Some("t"), 28800);
+        assert_eq!(set, "__Host-fundament_auth=t; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=28800");
+        assert!(cookie_header(None, 0).contains("Max-Age=0"));
+        assert!(!set.contains("Domain"));
     }
 
     #[test]
     fn finds_cookie_among_others() {
-        let headers = ["a=1; fundament_auth=xyz", "b=2"];
+        let headers = ["a=1; __Host-fundament_auth=xyz", "b=2"];
         assert_eq!(cookie_value(headers, COOKIE_NAME), Some("xyz"));
-        assert_eq!(cookie_value(["fundament_auth_x=1"], COOKIE_NAME), None);
+        assert_eq!(cookie_value(["__Host-fundament_auth_x=1"], COOKIE_NAME), None);
+    }
+
+    #[test]
+    fn one_session_cookie_or_a_conflict() {
+        assert_eq!(session_cookie(["a=1; __Host-fundament_auth=x"]), SessionCookie::One("x"));
+        assert_eq!(session_cookie(["a=1"]), SessionCookie::Absent);
+        assert_eq!(session_cookie(["__Host-fundament_auth="]), SessionCookie::Absent);
+        // The unprefixed name that older consoles (and a planted cookie) use is no session.
+        assert_eq!(session_cookie(["fundament_auth=x"]), SessionCookie::Absent);
+        // Two of them (a cookie planted under a more specific path sorts first): refused.
+        assert_eq!(
+            session_cookie(["__Host-fundament_auth=mallory; __Host-fundament_auth=alice"]),
+            SessionCookie::Conflict
+        );
+        assert_eq!(
+            session_cookie(["__Host-fundament_auth=a", "__Host-fundament_auth=b"]),
+            SessionCookie::Conflict
+        );
     }
 }

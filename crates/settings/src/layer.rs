@@ -14,6 +14,8 @@ pub enum Key {
     SiteRoot,
     /// URL of kube-api-proxy as browsers reach it.
     KubeApiProxyUrl,
+    /// URL the console's server calls kube-api-proxy at (default: the browsers' one).
+    KubeApiProxyInternalUrl,
     /// URL of plugin-proxy as browsers reach it.
     PluginProxyUrl,
     /// URL of authn as browsers reach it.
@@ -58,12 +60,13 @@ pub enum Key {
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 25] = [
+    pub const ALL: [Key; 26] = [
         Key::Mode,
         Key::ConsoleListen,
         Key::ConsoleUrl,
         Key::SiteRoot,
         Key::KubeApiProxyUrl,
+        Key::KubeApiProxyInternalUrl,
         Key::PluginProxyUrl,
         Key::AuthnUrl,
         Key::OrganizationApiUrl,
@@ -94,6 +97,7 @@ impl Key {
             Key::ConsoleUrl => "console-url",
             Key::SiteRoot => "site-root",
             Key::KubeApiProxyUrl => "kube-api-proxy-url",
+            Key::KubeApiProxyInternalUrl => "kube-api-proxy-internal-url",
             Key::PluginProxyUrl => "plugin-proxy-url",
             Key::AuthnUrl => "authn-url",
             Key::OrganizationApiUrl => "organization-api-url",
@@ -125,6 +129,7 @@ impl Key {
             Key::ConsoleUrl => "FUNDAMENT_CONSOLE_URL",
             Key::SiteRoot => "FUNDAMENT_SITE_ROOT",
             Key::KubeApiProxyUrl => "FUNDAMENT_KUBE_API_PROXY_URL",
+            Key::KubeApiProxyInternalUrl => "FUNDAMENT_KUBE_API_PROXY_INTERNAL_URL",
             Key::PluginProxyUrl => "FUNDAMENT_PLUGIN_PROXY_URL",
             Key::AuthnUrl => "FUNDAMENT_AUTHN_URL",
             Key::OrganizationApiUrl => "FUNDAMENT_ORGANIZATION_API_URL",
@@ -156,6 +161,7 @@ impl Key {
             Key::ConsoleUrl => "console.url",
             Key::SiteRoot => "console.site-root",
             Key::KubeApiProxyUrl => "kube-api-proxy.url",
+            Key::KubeApiProxyInternalUrl => "kube-api-proxy.internal-url",
             Key::PluginProxyUrl => "plugin-proxy.url",
             Key::AuthnUrl => "authn.url",
             Key::OrganizationApiUrl => "organization-api.url",

@@ -46,9 +46,11 @@ impl fmt::Display for Mode {
 pub struct ServiceUrls {
     /// The console's own origin.
     pub console: Url,
-    /// kube-api-proxy.
+    /// kube-api-proxy, as browsers (plugin pages) reach it.
     pub kube_api_proxy: Url,
-    /// plugin-proxy.
+    /// kube-api-proxy, as the console's server reaches it.
+    pub kube_api_proxy_internal: Url,
+    /// plugin-proxy: the plugins host; each installation's pages are on a subdomain of it.
     pub plugin_proxy: Url,
     /// authn.
     pub authn: Url,
@@ -134,6 +136,7 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::ConsoleUrl => return None,
         Key::SiteRoot => "target/site",
         Key::KubeApiProxyUrl => "http://localhost:8081",
+        Key::KubeApiProxyInternalUrl => return None,
         Key::PluginProxyUrl => "http://localhost:8082",
         Key::AuthnUrl => "http://localhost:8083",
         Key::OrganizationApiUrl => "http://localhost:8084",
@@ -221,9 +224,13 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         None => Url::parse(&format!("http://localhost:{}", console_listen.port()))
             .expect("a port always makes a valid URL"),
     };
+    let kube_api_proxy = r.required(Key::KubeApiProxyUrl, parse_service_url)?;
     let urls = ServiceUrls {
         console,
-        kube_api_proxy: r.required(Key::KubeApiProxyUrl, parse_service_url)?,
+        kube_api_proxy_internal: r
+            .parse(Key::KubeApiProxyInternalUrl, parse_service_url)?
+            .unwrap_or_else(|| kube_api_proxy.clone()),
+        kube_api_proxy,
         plugin_proxy: r.required(Key::PluginProxyUrl, parse_service_url)?,
         authn: r.required(Key::AuthnUrl, parse_service_url)?,
         organization_api: r.required(Key::OrganizationApiUrl, parse_service_url)?,

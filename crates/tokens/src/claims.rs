@@ -37,6 +37,35 @@ pub struct PluginClaims {
     pub plugin_name: String,
     pub plugin_version: String,
     pub definition_hash: String,
+    /// The session it was minted in (the UserToken's `jti`): signing out revokes it too.
+    pub sid: String,
+}
+
+/// Claims of a frame ticket: lets one plugin frame's first navigation prove, without the
+/// console's session cookie, that this user may open this installation's pages on this
+/// cluster. Single-use, short-lived; plugin-proxy exchanges it for a cookie of that
+/// installation's origin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameTicketClaims {
+    pub iss: String,
+    /// The user id.
+    pub sub: String,
+    #[serde(deserialize_with = "one_or_many")]
+    pub aud: Vec<String>,
+    pub iat: i64,
+    pub exp: i64,
+    /// Unique per ticket: plugin-proxy accepts each one once.
+    pub jti: String,
+    /// The session it was minted in (the UserToken's `jti`).
+    pub sid: String,
+    /// When that session ends (the UserToken's `exp`): the frame's cookie lasts no longer.
+    pub session_exp: i64,
+    /// The cluster (lower-case UUID).
+    pub cluster_id: String,
+    /// The PluginInstallation's `metadata.uid`.
+    pub installation_id: String,
+    /// The PluginInstallation's `metadata.name`: the ticket works on its origin only.
+    pub installation_name: String,
 }
 
 /// RFC 7519 allows `aud` as a single string or an array; we always sign an array.
@@ -83,6 +112,7 @@ mod tests {
             plugin_name: "p".into(),
             plugin_version: "v".into(),
             definition_hash: "h".into(),
+            sid: "s".into(),
         };
         let value = serde_json::to_value(&claims).unwrap();
         for key in ["cluster_id", "installation_id", "installation_name", "plugin_name", "definition_hash"] {

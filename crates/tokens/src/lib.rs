@@ -3,7 +3,8 @@
 //! authn holds the private keys ([`Signer`]) and publishes the public ones as a JWKS; every other
 //! service verifies with public keys only ([`Verifier`]), so a verifier that leaks grants nothing.
 //! The two token kinds are told apart by their audience: a UserToken carries
-//! [`USER_AUDIENCE`], a PluginToken [`PLUGIN_AUDIENCE`], and neither verifier accepts the other's.
+//! [`USER_AUDIENCE`], a PluginToken [`PLUGIN_AUDIENCE`], a frame ticket [`FRAME_AUDIENCE`], and no
+//! verifier accepts another kind's.
 #![forbid(unsafe_code)]
 
 mod b64;
@@ -16,7 +17,7 @@ mod signer;
 mod store;
 mod verifier;
 
-pub use claims::{PluginClaims, UserClaims};
+pub use claims::{FrameTicketClaims, PluginClaims, UserClaims};
 pub use error::{KeyError, TokenError};
 pub use peek::{TokenKind, peek_kind};
 pub use signer::Signer;
@@ -28,6 +29,10 @@ pub const ISSUER: &str = "fundament-authn-api";
 pub const USER_AUDIENCE: &str = "fundament-user";
 /// The `aud` of PluginTokens: accepted on the plugin gateway only.
 pub const PLUGIN_AUDIENCE: &str = "fundament-plugin";
+/// The `aud` of frame tickets: accepted by plugin-proxy on a frame's first navigation only.
+pub const FRAME_AUDIENCE: &str = "fundament-plugin-frame";
+/// Frame tickets live one minute: the console mints one right before it loads the frame.
+pub const FRAME_TICKET_TTL_SECS: i64 = 60;
 /// PluginTokens live 15 minutes: the console refreshes them, and a stolen one expires soon.
 pub const PLUGIN_TOKEN_TTL_SECS: i64 = 900;
 /// UserTokens live one working day.

@@ -8,7 +8,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::keys::KeyPair;
-use crate::{ISSUER, KeyError, PLUGIN_AUDIENCE, PluginClaims, USER_AUDIENCE, UserClaims, store};
+use crate::{
+    FRAME_AUDIENCE, FrameTicketClaims, ISSUER, KeyError, PLUGIN_AUDIENCE, PluginClaims, USER_AUDIENCE,
+    UserClaims, store,
+};
 
 /// Signs tokens; holds the current key and (during a rotation) the previous one.
 ///
@@ -90,6 +93,7 @@ impl Signer {
         plugin_name: &str,
         plugin_version: &str,
         definition_hash: &str,
+        sid: &str,
         now: i64,
         ttl_secs: i64,
     ) -> PluginClaims {
@@ -106,7 +110,37 @@ impl Signer {
             plugin_name: plugin_name.to_string(),
             plugin_version: plugin_version.to_string(),
             definition_hash: definition_hash.to_string(),
+            sid: sid.to_string(),
         }
+    }
+
+    /// Signs a frame ticket for the installation `installation_name` (uid `installation_id`) on
+    /// `cluster_id`, for the session `sid` of `user_id` that ends at `session_exp`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sign_frame_ticket(
+        &self,
+        user_id: &str,
+        sid: &str,
+        session_exp: i64,
+        cluster_id: &str,
+        installation_id: &str,
+        installation_name: &str,
+        now: i64,
+        ttl_secs: i64,
+    ) -> String {
+        self.sign(&FrameTicketClaims {
+            iss: ISSUER.to_string(),
+            sub: user_id.to_string(),
+            aud: vec![FRAME_AUDIENCE.to_string()],
+            iat: now,
+            exp: now.saturating_add(ttl_secs).min(session_exp),
+            jti: new_jti(),
+            sid: sid.to_string(),
+            session_exp,
+            cluster_id: cluster_id.to_string(),
+            installation_id: installation_id.to_string(),
+            installation_name: installation_name.to_string(),
+        })
     }
 
     /// The public keys, current first: `{"keys": [{"kty": "OKP", "crv": "Ed25519", …}]}`.
@@ -182,11 +216,11 @@ mod tests {
 
     #[test]
     fn plugin_claims_fill_the_registered_claims() {
-        let claims = Signer::plugin_claims("alice", "c", "i", "n", "p", "v", "h", 1000, 900);
+        let claims = Signer::plugin_claims("alice", "c", "i", "n", "p", "v", "h", "s", 1000, 900);
         assert_eq!(claims.iss, ISSUER);
         assert_eq!(claims.aud, vec![PLUGIN_AUDIENCE]);
         assert_eq!((claims.iat, claims.exp), (1000, 1900));
-        let other = Signer::plugin_claims("alice", "c", "i", "n", "p", "v", "h", 1000, 900);
+        let other = Signer::plugin_claims("alice", "c", "i", "n", "p", "v", "h", "s", 1000, 900);
         assert_ne!(claims.jti, other.jti);
         let token = Signer::generate().sign_plugin(&claims);
         assert_eq!(serde_json::from_value::<PluginClaims>(payload(&token)).unwrap(), claims);

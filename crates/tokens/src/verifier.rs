@@ -16,7 +16,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::rules::{self, audiences, is_dns_subdomain, is_hyphenated_uuid};
-use crate::{KeyError, PLUGIN_AUDIENCE, PluginClaims, TokenError, USER_AUDIENCE, UserClaims, b64};
+use crate::{
+    FRAME_AUDIENCE, FrameTicketClaims, KeyError, PLUGIN_AUDIENCE, PluginClaims, TokenError, USER_AUDIENCE,
+    UserClaims, b64,
+};
 
 /// Larger inputs are not tokens we issued; refusing them early bounds the work per request.
 const MAX_TOKEN_LEN: usize = 16 * 1024;
@@ -62,14 +65,34 @@ impl Verifier {
         self.keys.iter().map(|(kid, _)| kid.clone()).collect()
     }
 
-    /// Verifies a UserToken. A token that also names the plugin audience is refused: such a
-    /// token is routed to the plugin path and must never act with the user's full rights.
+    /// Verifies a UserToken. A token that also names the plugin or the frame audience is
+    /// refused: such a token is meant for something narrower and must never act with the
+    /// user's full rights.
     pub fn verify_user(&self, token: &str, now: i64) -> Result<UserClaims, TokenError> {
         let claims = self.verify(token, USER_AUDIENCE, now)?;
-        if audiences(&claims).contains(&PLUGIN_AUDIENCE) {
+        if audiences(&claims).iter().any(|a| *a == PLUGIN_AUDIENCE || *a == FRAME_AUDIENCE) {
             return Err(TokenError::WrongAudience);
         }
         typed(claims)
+    }
+
+    /// Verifies a frame ticket, including the shape of its binding claims. Whether it was
+    /// used before, and whether it fits the request, is the caller's to check.
+    pub fn verify_frame_ticket(&self, token: &str, now: i64) -> Result<FrameTicketClaims, TokenError> {
+        let claims = self.verify(token, FRAME_AUDIENCE, now)?;
+        if audiences(&claims).iter().any(|a| *a == PLUGIN_AUDIENCE || *a == USER_AUDIENCE) {
+            return Err(TokenError::WrongAudience);
+        }
+        let claims: FrameTicketClaims = typed(claims)?;
+        let well_formed = is_hyphenated_uuid(&claims.cluster_id)
+            && is_hyphenated_uuid(&claims.installation_id)
+            && is_dns_subdomain(&claims.installation_name)
+            && !claims.jti.is_empty()
+            && !claims.sid.is_empty();
+        if !well_formed {
+            return Err(TokenError::Malformed);
+        }
+        Ok(claims)
     }
 
     /// Verifies a PluginToken, including the shape of its binding claims. It does not check

@@ -108,7 +108,7 @@ pub fn users() -> Vec<User> {
 }
 
 pub fn mock_config() -> AuthnConfig {
-    AuthnConfig { mock: true, users: users(), secure_cookies: false, cookie_domain: None }
+    AuthnConfig { mock: true, users: users(), dev_hosts: vec!["authn.internal".into()] }
 }
 
 impl Harness {
@@ -124,6 +124,7 @@ impl Harness {
             signer: Arc::new(RwLock::new(Signer::generate())),
             fga: fga.clone(),
             installations: lookup.clone(),
+            revocations: Arc::new(fundament_authn::Revocations::in_memory()),
             config,
             fail_mint_plugin_token: Default::default(),
         });
@@ -152,7 +153,13 @@ impl Harness {
         Verifier::from_jwks(&self.state.signer.read().unwrap().jwks()).unwrap()
     }
 
-    pub async fn send(&self, request: Request<Body>) -> Reply {
+    /// Sends a request as an HTTP client would: with a `Host` (localhost unless it has one).
+    pub async fn send(&self, mut request: Request<Body>) -> Reply {
+        if !request.headers().contains_key(http::header::HOST) {
+            request
+                .headers_mut()
+                .insert(http::header::HOST, http::HeaderValue::from_static("localhost:8083"));
+        }
         let response = router(self.state.clone()).oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
@@ -173,6 +180,11 @@ impl Harness {
     pub async fn mint(&self, bearer: Option<&str>, cluster: &str, installation: &str) -> Reply {
         let body = serde_json::json!({"clusterId": cluster, "installationId": installation});
         self.call("authn.v1.TokenService/MintPluginToken", bearer, body).await
+    }
+
+    pub async fn mint_ticket(&self, bearer: Option<&str>, cluster: &str, installation: &str) -> Reply {
+        let body = serde_json::json!({"clusterId": cluster, "installationId": installation});
+        self.call("authn.v1.TokenService/MintFrameTicket", bearer, body).await
     }
 
     /// A PluginToken minted through the service for alice.

@@ -26,6 +26,7 @@ fn plugin_claims() -> PluginClaims {
         "cert-manager",
         "v1.17.2",
         "sha256:abc",
+        "00112233445566778899aabbccddeeff",
         NOW,
         crate::PLUGIN_TOKEN_TTL_SECS,
     )
@@ -111,6 +112,38 @@ fn user_and_plugin_tokens_are_not_interchangeable() {
     assert_eq!(v.verify_plugin(&user, NOW), Err(TokenError::WrongAudience));
     assert_eq!(v.verify_user(&plugin, NOW), Err(TokenError::WrongAudience));
     assert!(v.verify_user(&plugin, NOW).unwrap_err().to_string().contains("audience"));
+}
+
+#[test]
+fn frame_tickets_verify_only_as_frame_tickets() {
+    let signer = Signer::generate();
+    let v = verifier(&signer);
+    let ticket = signer.sign_frame_ticket(
+        "alice",
+        "sid-1",
+        NOW + 600,
+        CLUSTER,
+        INSTALLATION,
+        "acme-corp--demo",
+        NOW,
+        crate::FRAME_TICKET_TTL_SECS,
+    );
+    let claims = v.verify_frame_ticket(&ticket, NOW).unwrap();
+    assert_eq!((claims.sub.as_str(), claims.sid.as_str()), ("alice", "sid-1"));
+    assert_eq!((claims.exp, claims.session_exp), (NOW + 60, NOW + 600));
+    assert_eq!(claims.installation_name, "acme-corp--demo");
+    assert_eq!(v.verify_user(&ticket, NOW), Err(TokenError::WrongAudience));
+    assert_eq!(v.verify_plugin(&ticket, NOW), Err(TokenError::WrongAudience));
+    let user = signer.sign_user("alice", "a@b.c", "A", NOW, 60);
+    assert_eq!(v.verify_frame_ticket(&user, NOW), Err(TokenError::WrongAudience));
+    let plugin = signer.sign_plugin(&plugin_claims());
+    assert_eq!(v.verify_frame_ticket(&plugin, NOW), Err(TokenError::WrongAudience));
+    assert_eq!(v.verify_frame_ticket(&ticket, NOW + 120), Err(TokenError::Expired));
+    // A ticket never outlives its session.
+    let late = signer.sign_frame_ticket("alice", "s", NOW + 10, CLUSTER, INSTALLATION, "a", NOW, 60);
+    assert_eq!(v.verify_frame_ticket(&late, NOW).unwrap().exp, NOW + 10);
+    let bad = signer.sign_frame_ticket("alice", "s", NOW + 600, "not-a-uuid", INSTALLATION, "a", NOW, 60);
+    assert_eq!(v.verify_frame_ticket(&bad, NOW), Err(TokenError::Malformed));
 }
 
 #[test]

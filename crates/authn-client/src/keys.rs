@@ -5,7 +5,7 @@
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-use fundament_tokens::{PluginClaims, TokenError, UserClaims, Verifier};
+use fundament_tokens::{FrameTicketClaims, PluginClaims, TokenError, UserClaims, Verifier};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -30,6 +30,15 @@ impl Keys {
         Self {
             verifier: RwLock::new(Some(verifier)),
             jwks_url: None,
+            last_fetch: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Keys known at start (the same process signs them), refetched from `url` later.
+    pub fn fixed_then_follow(verifier: Verifier, url: &str) -> Self {
+        Self {
+            verifier: RwLock::new(Some(verifier)),
+            jwks_url: Some(url.to_string()),
             last_fetch: tokio::sync::Mutex::new(None),
         }
     }
@@ -99,5 +108,23 @@ impl Keys {
 
     pub async fn verify_plugin(&self, token: &str, now: i64) -> Result<PluginClaims, TokenError> {
         self.with_verifier(|v| v.verify_plugin(token, now)).await
+    }
+
+    pub async fn verify_frame_ticket(&self, token: &str, now: i64) -> Result<FrameTicketClaims, TokenError> {
+        self.with_verifier(|v| v.verify_frame_ticket(token, now)).await
+    }
+
+    /// A UserToken, with the keys at hand (an unknown key id fails instead of fetching; call
+    /// [`Keys::refresh`] to keep the keys current).
+    pub fn verify_user_now(&self, token: &str, now: i64) -> Result<UserClaims, TokenError> {
+        match self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+            Some(v) => v.verify_user(token, now),
+            None => Err(TokenError::UnknownKey),
+        }
+    }
+
+    /// Fetches the JWKS now (at most every 10 seconds).
+    pub async fn refresh(&self) -> Result<(), KeysError> {
+        self.fetch().await
     }
 }

@@ -1,0 +1,180 @@
+//! `/kube/clusters/<cluster-id>/…`: the console's own, same-origin way for its
+//! browser code (the live lists, details and the plugin registry) to reach
+//! kube-api-proxy. The session cookie never leaves the console: this route
+//! reads it on the server and calls the gateway with the user's token as a
+//! bearer — the gateway itself takes no cookie at all.
+//!
+//! Only what the console's own scripts send passes: `GET`, from this origin
+//! (`Sec-Fetch-Site: same-origin`), by `fetch` (`Sec-Fetch-Mode: cors` or
+//! `same-origin`, `Sec-Fetch-Dest: empty`), never a navigation, a `no-cors`
+//! request, a frame or an `<img>`. Resource requests only, never a `proxy`
+//! subresource (a plugin's own pages could be reached through one). Answers
+//! are API content only, never a document: anything else becomes a 502, and
+//! every answer carries `Content-Security-Policy: sandbox` and `nosniff`.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use fundament_kube_core::{Query, RequestInfo};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+
+use crate::state::ConsoleState;
+
+/// Where the route is mounted; the browser code builds its URLs on it.
+pub const PREFIX: &str = crate::api::CLUSTER_ROUTE;
+
+/// The media types the route passes on (with parameters such as `;stream=watch`).
+const API_MEDIA_TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "application/json-patch+json",
+];
+
+fn status(code: u16, reason: &str, message: &str) -> Response {
+    let body = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code,
+    });
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (code, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// Whether the request is a `fetch` of the console's own scripts.
+fn from_console_script(headers: &HeaderMap) -> Result<(), &'static str> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if get("sec-fetch-site") != Some("same-origin") {
+        return Err("only the console's own pages may use this route");
+    }
+    if !matches!(get("sec-fetch-mode"), Some("cors" | "same-origin")) {
+        return Err("navigations and no-cors requests are refused here");
+    }
+    if get("sec-fetch-dest") != Some("empty") {
+        return Err("only fetch() may use this route, not a document, frame or image");
+    }
+    Ok(())
+}
+
+/// `GET /kube/clusters/<cluster-id>/<kubernetes path>`.
+pub async fn handle(State(state): State<ConsoleState>, req: Request) -> Response {
+    let mut response = answer(&state, req).await;
+    harden(response.headers_mut());
+    response
+}
+
+async fn answer(state: &ConsoleState, req: Request) -> Response {
+    if req.method() != Method::GET {
+        return status(
+            405,
+            "MethodNotAllowed",
+            "only GET passes here; changes go through the console's forms",
+        );
+    }
+    if let Err(why) = from_console_script(req.headers()) {
+        tracing::warn!(path = %req.uri().path(), why, "cluster route refused a request");
+        return status(403, "Forbidden", why);
+    }
+    let Some(token) = crate::state::session_token_of(req.headers()) else {
+        return status(401, "Unauthorized", "not signed in");
+    };
+    if state.sessions.verify(&token).is_none() {
+        return status(401, "Unauthorized", "not signed in");
+    }
+    let Some(rest) = req.uri().path().strip_prefix(PREFIX).and_then(|p| p.strip_prefix("/clusters/")) else {
+        return status(404, "NotFound", "not found");
+    };
+    let (cluster, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if !crate::plugins::model::is_cluster_id(cluster) {
+        return status(400, "BadRequest", "not a cluster id");
+    }
+    let query = Query::parse(req.uri().query().unwrap_or_default());
+    let info = match RequestInfo::parse(&Method::GET, &format!("/{path}"), &query) {
+        Ok(info) => info,
+        Err(e) => return status(400, "BadRequest", &e.to_string()),
+    };
+    if !info.is_resource_request || info.subresource == "proxy" || info.verb == "proxy" {
+        return status(403, "Forbidden", "only Kubernetes resources pass here, never a proxy");
+    }
+    let mut target = info.canonical_path();
+    let query = query.canonical(false);
+    if !query.is_empty() {
+        target.push('?');
+        target.push_str(&query);
+    }
+    let accept = req.headers().get(header::ACCEPT).cloned();
+    let upstream = match state.backend.kube_stream(&token, cluster, &target, accept).await {
+        Ok(r) => r,
+        Err(error) => {
+            tracing::warn!(%error, "cluster route: kube-api-proxy unreachable");
+            return status(502, "InternalError", "kube-api-proxy could not be reached");
+        }
+    };
+    let media = upstream
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or_default().trim().to_ascii_lowercase());
+    if !media.as_deref().is_some_and(|m| API_MEDIA_TYPES.contains(&m)) {
+        tracing::warn!(media = ?media, "cluster route: refused an answer that is not API content");
+        return status(502, "InternalError", "the cluster answered something that is not API content");
+    }
+    let (parts, body) = upstream.into_parts();
+    let mut response = Response::new(Body::new(body));
+    *response.status_mut() = parts.status;
+    for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
+        if let Some(value) = parts.headers.get(&name) {
+            response.headers_mut().insert(name, value.clone());
+        }
+    }
+    response
+}
+
+/// Never a document, never a cookie, never cached.
+fn harden(headers: &mut HeaderMap) {
+    headers.remove(header::SET_COOKIE);
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs.iter().map(|(k, v)| (http::HeaderName::from_static(k), HeaderValue::from_static(v))).collect()
+    }
+
+    #[test]
+    fn only_the_consoles_own_fetches_pass() {
+        let ok = [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")];
+        assert!(from_console_script(&headers(&ok)).is_ok());
+        for bad in [
+            vec![("sec-fetch-site", "same-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")],
+            vec![("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")],
+            vec![
+                ("sec-fetch-site", "same-origin"),
+                ("sec-fetch-mode", "navigate"),
+                ("sec-fetch-dest", "document"),
+            ],
+            vec![
+                ("sec-fetch-site", "same-origin"),
+                ("sec-fetch-mode", "navigate"),
+                ("sec-fetch-dest", "iframe"),
+            ],
+            vec![
+                ("sec-fetch-site", "same-origin"),
+                ("sec-fetch-mode", "no-cors"),
+                ("sec-fetch-dest", "empty"),
+            ],
+            vec![
+                ("sec-fetch-site", "same-origin"),
+                ("sec-fetch-mode", "no-cors"),
+                ("sec-fetch-dest", "image"),
+            ],
+            vec![],
+        ] {
+            assert!(from_console_script(&headers(&bad)).is_err(), "{bad:?}");
+        }
+    }
+}

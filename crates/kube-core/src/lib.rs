@@ -1,0 +1,18 @@
+//! Kubernetes request facts without IO, read the way kube-apiserver reads
+//! them, so that everything which judges a request (the gateway's checks)
+//! and everything which serves it (the embedded cluster, a real API server)
+//! agree on what was asked:
+//!
+//! - [`query::Query`]: the query string as Go's `url.ParseQuery` and the API
+//!   server's parameter codec read it (decoded keys, the first of repeated
+//!   values, `watch`'s boolean rule), and its canonical re-encoding;
+//! - [`request::RequestInfo`]: method + path + query → verb, API group and
+//!   version, namespace, resource, name and subresource, as the API server's
+//!   `RequestInfoFactory` computes them.
+#![forbid(unsafe_code)]
+
+pub mod query;
+pub mod request;
+
+pub use query::Query;
+pub use request::{RequestInfo, RequestInfoError};

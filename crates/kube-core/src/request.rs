@@ -1,0 +1,332 @@
+//! What a Kubernetes request asks for, computed as kube-apiserver's
+//! `RequestInfoFactory` computes it: from the method, the decoded path and
+//! the query, the verb (`get`, `list`, `watch`, `create`, `update`, `patch`,
+//! `delete`, `deletecollection`, or a special verb from the path), the API
+//! group and version, namespace, resource, name and subresource.
+//!
+//! Path segments are percent-decoded once and refused when empty, `.` or
+//! `..`, when they hold an encoded `/`, a control character or bytes that are
+//! not UTF-8: no spelling of a path can name something else than it says.
+
+use http::Method;
+
+use crate::query::{Query, escape_into};
+
+/// Verbs that come from the path (`/api/v1/watch/…`, `/api/v1/proxy/…`).
+const SPECIAL_VERBS: &[&str] = &["proxy", "watch"];
+/// Special verbs after which a third part is not a subresource.
+const SPECIAL_VERBS_NO_SUBRESOURCES: &[&str] = &["proxy"];
+/// `namespaces/<name>/<this>` is a subresource of the namespace, not a resource in it.
+const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
+
+/// What a request asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestInfo {
+    /// `/api/…` or `/apis/…` with a version and a resource: subject to RBAC as a resource.
+    pub is_resource_request: bool,
+    /// For a non-resource request, the lower-cased method; else the resource verb.
+    pub verb: String,
+    /// `api` or `apis` (empty for non-resource requests).
+    pub api_prefix: String,
+    /// Empty for the core group.
+    pub group: String,
+    pub version: String,
+    pub namespace: String,
+    pub resource: String,
+    pub name: String,
+    pub subresource: String,
+    /// The decoded parts from the resource on: `resource/name/subresource/…`.
+    pub parts: Vec<String>,
+    /// The decoded path segments, all of them.
+    pub segments: Vec<String>,
+}
+
+/// A path that no server may read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestInfoError {
+    /// An empty, `.` or `..` segment, an encoded `/`, a control character, a bad escape.
+    #[error("invalid path: empty, '.' or '..' segments, encoded '/' and control characters are not allowed")]
+    BadSegment,
+    /// `/api/v1/watch` and the like, with nothing after the special verb.
+    #[error("unable to determine kind and namespace from the path")]
+    NoResource,
+}
+
+impl RequestInfo {
+    /// Reads a request. `path` is the raw (still percent-encoded) path.
+    pub fn parse(method: &Method, path: &str, query: &Query) -> Result<RequestInfo, RequestInfoError> {
+        let segments = decode_path(path)?;
+        let mut info = RequestInfo {
+            verb: method.as_str().to_ascii_lowercase(),
+            segments: segments.clone(),
+            ..RequestInfo::default()
+        };
+        let mut parts: &[String] = &segments;
+        if parts.len() < 3 || !matches!(parts[0].as_str(), "api" | "apis") {
+            return Ok(info);
+        }
+        info.api_prefix = parts[0].clone();
+        parts = &parts[1..];
+        if info.api_prefix == "apis" {
+            if parts.len() < 3 {
+                return Ok(info);
+            }
+            info.group = parts[0].clone();
+            parts = &parts[1..];
+        }
+        info.is_resource_request = true;
+        info.version = parts[0].clone();
+        parts = &parts[1..];
+        if SPECIAL_VERBS.contains(&parts[0].as_str()) {
+            if parts.len() < 2 {
+                return Err(RequestInfoError::NoResource);
+            }
+            info.verb = parts[0].clone();
+            parts = &parts[1..];
+        } else {
+            info.verb = match *method {
+                Method::POST => "create",
+                Method::GET | Method::HEAD => "get",
+                Method::PUT => "update",
+                Method::PATCH => "patch",
+                Method::DELETE => "delete",
+                _ => "",
+            }
+            .to_string();
+        }
+        if parts[0] == "namespaces" && parts.len() > 1 {
+            info.namespace = parts[1].clone();
+            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2].as_str()) {
+                parts = &parts[2..];
+            }
+        }
+        info.parts = parts.to_vec();
+        if parts.len() >= 3 && !SPECIAL_VERBS_NO_SUBRESOURCES.contains(&info.verb.as_str()) {
+            info.subresource = parts[2].clone();
+        }
+        if parts.len() >= 2 {
+            info.name = parts[1].clone();
+        }
+        info.resource = parts[0].clone();
+        if info.name.is_empty() && info.verb == "get" {
+            info.verb = if query.flag("watch") { "watch" } else { "list" }.to_string();
+            if let Some(name) = query.get("fieldSelector").and_then(exact_name) {
+                info.name = name;
+            }
+        }
+        if info.name.is_empty() && info.verb == "delete" {
+            info.verb = "deletecollection".to_string();
+        }
+        Ok(info)
+    }
+
+    /// Whether the API server has a route for this method here. It has none for
+    /// a POST to a named object (only subresources such as `token` or `eviction`
+    /// take a POST by name): it answers 405, so nothing may be created under a
+    /// name the checks never saw.
+    pub fn method_allowed(&self, method: &Method) -> bool {
+        !(self.is_resource_request
+            && *method == Method::POST
+            && self.subresource.is_empty()
+            && self.parts.len() == 2
+            && !SPECIAL_VERBS.contains(&self.verb.as_str()))
+    }
+
+    /// The path to forward: the decoded segments, percent-encoded again, so the
+    /// server behind reads the segments that were judged.
+    pub fn canonical_path(&self) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            out.push('/');
+            for b in segment.bytes() {
+                // Unreserved and the sub-delimiters, ':' and '@' stay; '%', '/', '?', '#'… are encoded.
+                if b.is_ascii_alphanumeric()
+                    || matches!(
+                        b,
+                        b'-' | b'.' | b'_' | b'~' | b':' | b'@' | b'!' | b'$' | b'\'' | b'(' | b')'
+                    )
+                    || matches!(b, b'*' | b'+' | b',' | b'=' | b'&' | b';')
+                {
+                    out.push(b as char);
+                } else {
+                    escape_into(&(b as char).to_string(), &mut out);
+                }
+            }
+        }
+        if out.is_empty() { "/".to_string() } else { out }
+    }
+}
+
+/// The value a field selector pins `metadata.name` to (`metadata.name=x` or
+/// `metadata.name==x` as one of its terms), when it is a valid name segment.
+fn exact_name(selector: &str) -> Option<String> {
+    selector.split(',').find_map(|term| {
+        let value = term.trim().strip_prefix("metadata.name")?;
+        let value = value.strip_prefix("==").or_else(|| value.strip_prefix('='))?;
+        let valid = !value.is_empty()
+            && value != "."
+            && value != ".."
+            && !value.contains(['/', '%', '\\', '!', '='])
+            && !value.starts_with('=');
+        valid.then(|| value.to_string())
+    })
+}
+
+/// The raw path's segments, each decoded once. A leading `/` is required, one
+/// trailing `/` is allowed; `/` alone is no segment.
+pub fn decode_path(path: &str) -> Result<Vec<String>, RequestInfoError> {
+    let trimmed = path.strip_prefix('/').ok_or(RequestInfoError::BadSegment)?;
+    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    trimmed.split('/').map(decode_segment).collect()
+}
+
+/// One path segment, percent-decoded and checked.
+pub fn decode_segment(segment: &str) -> Result<String, RequestInfoError> {
+    if segment.is_empty() {
+        return Err(RequestInfoError::BadSegment);
+    }
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or(RequestInfoError::BadSegment)?;
+            let hex = std::str::from_utf8(hex).map_err(|_| RequestInfoError::BadSegment)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| RequestInfoError::BadSegment)?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let s = String::from_utf8(out).map_err(|_| RequestInfoError::BadSegment)?;
+    if s == "." || s == ".." || s.contains('/') || s.chars().any(char::is_control) {
+        return Err(RequestInfoError::BadSegment);
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(method: Method, path: &str, query: &str) -> RequestInfo {
+        RequestInfo::parse(&method, path, &Query::parse(query)).unwrap()
+    }
+
+    fn summary(r: &RequestInfo) -> [&str; 6] {
+        [&r.verb, &r.group, &r.namespace, &r.resource, &r.name, &r.subresource]
+    }
+
+    #[test]
+    fn reads_the_api_servers_examples() {
+        let r = info(Method::GET, "/api/v1/namespaces/default/pods/web-1/log", "");
+        assert_eq!(summary(&r), ["get", "", "default", "pods", "web-1", "log"]);
+        let r = info(Method::GET, "/api/v1/namespaces/default", "");
+        assert_eq!(summary(&r), ["get", "", "default", "namespaces", "default", ""]);
+        let r = info(Method::PUT, "/api/v1/namespaces/default/finalize", "");
+        assert_eq!(summary(&r), ["update", "", "default", "namespaces", "default", "finalize"]);
+        let r = info(Method::GET, "/api/v1/namespaces", "");
+        assert_eq!(summary(&r), ["list", "", "", "namespaces", "", ""]);
+        let r = info(Method::DELETE, "/apis/apps/v1/namespaces/default/deployments", "");
+        assert_eq!(summary(&r), ["deletecollection", "apps", "default", "deployments", "", ""]);
+        let r = info(Method::GET, "/apis/cert-manager.io/v1/certificates", "watch=true");
+        assert_eq!(summary(&r), ["watch", "cert-manager.io", "", "certificates", "", ""]);
+        let r = info(Method::POST, "/api/v1/namespaces/n/serviceaccounts/sa/token", "");
+        assert_eq!(summary(&r), ["create", "", "n", "serviceaccounts", "sa", "token"]);
+    }
+
+    #[test]
+    fn watch_and_list_come_from_the_query_as_the_server_reads_it() {
+        assert_eq!(info(Method::GET, "/api/v1/pods", "wat%63h=1").verb, "watch");
+        assert_eq!(info(Method::GET, "/api/v1/pods", "watch=0&watch=1").verb, "list");
+        assert_eq!(info(Method::GET, "/api/v1/pods", "watch").verb, "watch");
+        assert_eq!(info(Method::GET, "/api/v1/pods", "watch=false").verb, "list");
+        // A named GET is a get, whatever the query says.
+        assert_eq!(info(Method::GET, "/api/v1/namespaces/n/pods/a", "watch=1").verb, "get");
+        // A field selector on the name names the object, for resourceNames rules.
+        let r = info(Method::GET, "/api/v1/namespaces/n/pods", "watch=1&fieldSelector=metadata.name%3Da");
+        assert_eq!((r.verb.as_str(), r.name.as_str()), ("watch", "a"));
+        let r = info(Method::GET, "/api/v1/pods", "fieldSelector=metadata.name%3D..");
+        assert_eq!(r.name, "");
+    }
+
+    #[test]
+    fn special_verbs_come_from_the_path() {
+        let r = info(Method::GET, "/api/v1/watch/namespaces/n/pods", "");
+        assert_eq!(summary(&r), ["watch", "", "n", "pods", "", ""]);
+        let r = info(Method::GET, "/api/v1/proxy/namespaces/n/services/s/x", "");
+        assert_eq!(summary(&r), ["proxy", "", "n", "services", "s", ""]);
+        assert_eq!(
+            RequestInfo::parse(&Method::GET, "/api/v1/watch", &Query::default()),
+            Err(RequestInfoError::NoResource)
+        );
+    }
+
+    #[test]
+    fn non_resource_paths() {
+        for path in ["/", "/version", "/api", "/api/v1", "/apis", "/apis/g", "/apis/g/v1", "/openapi/v2"] {
+            let r = info(Method::GET, path, "");
+            assert!(!r.is_resource_request, "{path}");
+            assert_eq!(r.verb, "get");
+        }
+    }
+
+    #[test]
+    fn segments_are_decoded_once_and_checked() {
+        let r = info(Method::GET, "/api/v1/namespaces/d%65fault/pods", "");
+        assert_eq!(r.namespace, "default");
+        assert_eq!(r.canonical_path(), "/api/v1/namespaces/default/pods");
+        for bad in [
+            "/api/v1/namespaces/../secrets",
+            "/api/v1/namespaces/%2e%2e/secrets",
+            "/api/v1/namespaces/%2E/secrets",
+            "/api//v1/pods",
+            "/api/v1/configmaps/a%2Fb",
+            "/api/v1/configmaps/%zz",
+            "/api/v1/configmaps/%00",
+            "/api/v1/configmaps/%ff",
+            "api/v1/pods",
+        ] {
+            assert_eq!(
+                RequestInfo::parse(&Method::GET, bad, &Query::default()),
+                Err(RequestInfoError::BadSegment),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_post_to_a_named_object_has_no_route() {
+        let named = info(Method::POST, "/api/v1/namespaces/n/configmaps/a", "");
+        assert!(!named.method_allowed(&Method::POST));
+        let collection = info(Method::POST, "/api/v1/namespaces/n/configmaps", "");
+        assert!(collection.method_allowed(&Method::POST));
+        let token = info(Method::POST, "/api/v1/namespaces/n/serviceaccounts/sa/token", "");
+        assert!(token.method_allowed(&Method::POST));
+        let ns = info(Method::POST, "/api/v1/namespaces", "");
+        assert!(ns.method_allowed(&Method::POST));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_never_yields_traversal(
+            path in "(/[a-z0-9%.:_-]{0,12}){0,9}/?",
+            query in "[a-z%0-9=&;]{0,24}",
+            m in 0usize..7,
+        ) {
+            let method = [Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE, Method::HEAD, Method::OPTIONS][m].clone();
+            if let Ok(r) = RequestInfo::parse(&method, &path, &Query::parse(&query)) {
+                for s in [&r.group, &r.version, &r.namespace, &r.resource, &r.name, &r.subresource] {
+                    proptest::prop_assert!(s != "." && s != ".." && !s.contains('/'));
+                }
+                // The canonical path reads back as the same request.
+                let again = RequestInfo::parse(&method, &r.canonical_path(), &Query::parse(&query)).unwrap();
+                proptest::prop_assert_eq!(again, r);
+            }
+        }
+    }
+}

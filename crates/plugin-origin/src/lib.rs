@@ -1,0 +1,184 @@
+//! Every plugin installation's pages get an origin of their own, so plugins
+//! share no storage, cookies, caches or frames (VS Code gives each webview its
+//! own origin for the same reason):
+//!
+//! `<scheme>://<installation>.<plugins host>[:<port>]`
+//!
+//! where scheme, host and port are those of plugin-proxy's base URL:
+//! `http://localhost:8082` gives `http://acme-corp--demo.localhost:8082` in
+//! development (Chromium resolves `*.localhost` to loopback), and
+//! `https://plugins.example.io` gives `https://acme-corp--demo.plugins.example.io`
+//! in production. The base origin itself serves only the SDK, never a page.
+//!
+//! Only installation names that are DNS labels get an origin: a name with a
+//! dot would make one installation's origin a parent domain of another's.
+#![forbid(unsafe_code)]
+
+/// The query parameter that carries a frame ticket on a plugin frame's first navigation; the
+/// console adds it, plugin-proxy takes it away (it answers with a redirect to the clean URL).
+pub const FRAME_TICKET_PARAM: &str = "fundament-ticket";
+
+/// The plugins host and what hangs off it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginOrigins {
+    scheme: String,
+    host: String,
+    /// `:8082`, or empty for the scheme's default port.
+    port: String,
+}
+
+/// What a `Host` header names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginHost {
+    /// The plugins host itself (the SDK).
+    Base,
+    /// One installation's origin.
+    Installation(String),
+}
+
+impl PluginOrigins {
+    /// From plugin-proxy's base URL or origin (`http://localhost:8082/`); `None`
+    /// when it is not an `http(s)` URL with a host.
+    pub fn from_base(url: &str) -> Option<PluginOrigins> {
+        let (scheme, rest) = url.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return None;
+        }
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.is_empty() || authority.contains('@') {
+            return None;
+        }
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
+                if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let default = (scheme == "http" && port == "80") || (scheme == "https" && port == "443");
+                (host, if default { String::new() } else { format!(":{port}") })
+            }
+            _ => (authority, String::new()),
+        };
+        if host.is_empty() || host.starts_with('[') {
+            // An IP literal has no subdomains to give installations.
+            return None;
+        }
+        Some(PluginOrigins { scheme, host: host.to_ascii_lowercase(), port })
+    }
+
+    /// plugin-proxy's own origin (`http://localhost:8082`).
+    pub fn base(&self) -> String {
+        format!("{}://{}{}", self.scheme, self.host, self.port)
+    }
+
+    /// The origin of an installation's pages, or `None` when its name is not a DNS label.
+    pub fn of(&self, installation: &str) -> Option<String> {
+        is_dns_label(installation)
+            .then(|| format!("{}://{installation}.{}{}", self.scheme, self.host, self.port))
+    }
+
+    /// Every installation's origin, as a CSP source (`http://*.localhost:8082`).
+    pub fn wildcard(&self) -> String {
+        format!("{}://*.{}{}", self.scheme, self.host, self.port)
+    }
+
+    /// The installation whose origin `origin` (an `Origin` header) is.
+    pub fn installation_of(&self, origin: &str) -> Option<String> {
+        let rest = origin.strip_prefix(&self.scheme)?.strip_prefix("://")?;
+        let rest = rest.strip_suffix(self.port.as_str())?;
+        self.label_under(rest)
+    }
+
+    /// What a `Host` header (`acme-corp--demo.localhost:8082`) names. The port
+    /// is not compared: behind a proxy the listening port is not the public one.
+    pub fn host(&self, host_header: &str) -> Option<PluginHost> {
+        let host = match host_header.rsplit_once(':') {
+            Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h,
+            _ => host_header,
+        };
+        let host = host.to_ascii_lowercase();
+        if host == self.host {
+            return Some(PluginHost::Base);
+        }
+        self.label_under(&host).map(PluginHost::Installation)
+    }
+
+    fn label_under(&self, host: &str) -> Option<String> {
+        let label = host.strip_suffix(self.host.as_str())?.strip_suffix('.')?;
+        is_dns_label(label).then(|| label.to_string())
+    }
+}
+
+/// An RFC 1123 label as Kubernetes checks it: lower-case alphanumerics and
+/// `-`, starting and ending alphanumeric, at most 63 characters.
+pub fn is_dns_label(s: &str) -> bool {
+    let edge = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    s.len() <= 63
+        && edge(s.bytes().next())
+        && edge(s.bytes().last())
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn development_origins() {
+        let o = PluginOrigins::from_base("http://localhost:8082/").unwrap();
+        assert_eq!(o.base(), "http://localhost:8082");
+        assert_eq!(o.of("acme-corp--demo").unwrap(), "http://acme-corp--demo.localhost:8082");
+        assert_eq!(o.wildcard(), "http://*.localhost:8082");
+        assert_eq!(
+            o.installation_of("http://acme-corp--demo.localhost:8082").as_deref(),
+            Some("acme-corp--demo")
+        );
+        assert_eq!(
+            o.host("acme-corp--demo.localhost:8082"),
+            Some(PluginHost::Installation("acme-corp--demo".into()))
+        );
+        assert_eq!(
+            o.host("ACME-corp--demo.Localhost"),
+            Some(PluginHost::Installation("acme-corp--demo".into()))
+        );
+        assert_eq!(o.host("localhost:8082"), Some(PluginHost::Base));
+    }
+
+    #[test]
+    fn production_origins_drop_the_default_port() {
+        let o = PluginOrigins::from_base("https://plugins.example.io:443").unwrap();
+        assert_eq!(o.of("a").unwrap(), "https://a.plugins.example.io");
+        assert_eq!(o.installation_of("https://a.plugins.example.io").as_deref(), Some("a"));
+        assert_eq!(o.installation_of("https://a.plugins.example.io:8443"), None);
+    }
+
+    #[test]
+    fn nothing_else_is_an_installation_origin() {
+        let o = PluginOrigins::from_base("http://localhost:8082").unwrap();
+        for bad in [
+            "http://localhost:8082",
+            "https://a.localhost:8082",
+            "http://a.localhost:8083",
+            "http://a.b.localhost:8082",
+            "http://.localhost:8082",
+            "http://-a.localhost:8082",
+            "http://a.localhost:8082.evil",
+            "http://alocalhost:8082",
+            "null",
+            "",
+        ] {
+            assert_eq!(o.installation_of(bad), None, "{bad}");
+        }
+        assert_eq!(o.of("a.b"), None);
+        assert_eq!(o.of(&"a".repeat(64)), None);
+        assert_eq!(o.host("evil.example:8082"), None);
+        assert_eq!(o.host("a.b.localhost:8082"), None);
+    }
+
+    #[test]
+    fn bases_that_cannot_host_installations() {
+        for bad in ["ftp://x", "http://", "http://[::1]:8082", "http://u@h", "localhost:8082", "http://h:x"] {
+            assert_eq!(PluginOrigins::from_base(bad), None, "{bad}");
+        }
+    }
+}

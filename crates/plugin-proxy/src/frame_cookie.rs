@@ -1,0 +1,189 @@
+//! The cookie that lets one installation's frame load its pages after the
+//! first navigation: `__Host-fundament_frame`, set on that installation's own
+//! origin only (host-only, `Path=/`, `Secure`, `HttpOnly`, `SameSite=None`,
+//! `Partitioned`, so it works in a cross-site frame and is keyed to the
+//! console that framed it). Its value names the user, session, cluster and
+//! installation (by name and uid) and when it ends, signed with plugin-proxy's
+//! own HMAC key: no other installation's origin can read it, set it or shadow
+//! it (the `__Host-` prefix forbids `Domain`), and no other service accepts it.
+
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// Name of the frame cookie.
+pub const COOKIE: &str = "__Host-fundament_frame";
+
+/// Who a frame belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameSession {
+    /// The user id.
+    pub sub: String,
+    /// The console session it came from (signing out ends it).
+    pub sid: String,
+    pub cluster_id: String,
+    pub installation_name: String,
+    pub installation_id: String,
+    /// Unix seconds.
+    pub exp: i64,
+}
+
+/// plugin-proxy's key for frame cookies.
+pub struct FrameKey(Hmac<Sha256>);
+
+/// Why the key could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameKeyError {
+    #[error("cannot read plugin-proxy's frame cookie key {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("plugin-proxy's frame cookie key {path} is not 32 bytes: move it away to create a new one")]
+    Corrupt { path: String },
+    #[error("cannot write plugin-proxy's frame cookie key {path}: {source}")]
+    Write { path: String, source: std::io::Error },
+}
+
+impl FrameKey {
+    /// A fresh key in memory (tests; a process whose frames need not survive its restart).
+    pub fn generate() -> FrameKey {
+        FrameKey::from_bytes(&rand::random::<[u8; 32]>())
+    }
+
+    fn from_bytes(bytes: &[u8]) -> FrameKey {
+        FrameKey(Hmac::new_from_slice(bytes).expect("HMAC takes keys of any length"))
+    }
+
+    /// The key in `dir/frame-cookie.key`, created (mode 0600) when missing, so frames keep
+    /// working across a restart. A key file that cannot be read is an error, never replaced.
+    pub fn load_or_create(dir: &Path) -> Result<FrameKey, FrameKeyError> {
+        let path = dir.join("frame-cookie.key");
+        let shown = path.display().to_string();
+        match std::fs::read(&path) {
+            Ok(bytes) if bytes.len() == 32 => Ok(FrameKey::from_bytes(&bytes)),
+            Ok(_) => Err(FrameKeyError::Corrupt { path: shown }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let bytes = rand::random::<[u8; 32]>();
+                let write = || -> std::io::Result<()> {
+                    std::fs::create_dir_all(dir)?;
+                    let tmp = dir.join("frame-cookie.key.tmp");
+                    {
+                        use std::io::Write;
+                        let mut options = std::fs::OpenOptions::new();
+                        options.write(true).create(true).truncate(true);
+                        #[cfg(unix)]
+                        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                        let mut file = options.open(&tmp)?;
+                        file.write_all(&bytes)?;
+                        file.sync_all()?;
+                    }
+                    std::fs::rename(&tmp, &path)
+                };
+                write().map_err(|source| FrameKeyError::Write { path: shown, source })?;
+                Ok(FrameKey::from_bytes(&bytes))
+            }
+            Err(source) => Err(FrameKeyError::Read { path: shown, source }),
+        }
+    }
+
+    fn mac(&self, payload: &str) -> Vec<u8> {
+        let mut mac = self.0.clone();
+        mac.update(b"fundament-frame-v1\n");
+        mac.update(payload.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// The cookie value for `session`.
+    pub fn seal(&self, session: &FrameSession) -> String {
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(session).unwrap_or_default());
+        let mac = URL_SAFE_NO_PAD.encode(self.mac(&payload));
+        format!("{payload}.{mac}")
+    }
+
+    /// The session a cookie value carries, if this key sealed it and it has not expired.
+    pub fn open(&self, value: &str, now: i64) -> Option<FrameSession> {
+        let (payload, mac) = value.split_once('.')?;
+        let mac = URL_SAFE_NO_PAD.decode(mac).ok()?;
+        let mut check = self.0.clone();
+        check.update(b"fundament-frame-v1\n");
+        check.update(payload.as_bytes());
+        check.verify_slice(&mac).ok()?;
+        let session: FrameSession = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        (session.exp > now).then_some(session)
+    }
+}
+
+/// The `Set-Cookie` value for a frame session that lasts `max_age` seconds.
+pub fn set_cookie(value: &str, max_age: i64) -> String {
+    format!("{COOKIE}={value}; Path=/; Secure; HttpOnly; SameSite=None; Partitioned; Max-Age={max_age}")
+}
+
+/// The frame cookie of a request, if it carries exactly one (a request with two is refused,
+/// never resolved to one of them).
+pub fn from_headers(headers: &http::HeaderMap) -> Option<&str> {
+    let values = headers.get_all(http::header::COOKIE).into_iter().filter_map(|v| v.to_str().ok());
+    match fundament_session::single_cookie(values, COOKIE) {
+        fundament_session::SessionCookie::One(value) => Some(value),
+        fundament_session::SessionCookie::Absent => None,
+        fundament_session::SessionCookie::Conflict => {
+            tracing::warn!("plugin-proxy: refused a request carrying two frame cookies");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(exp: i64) -> FrameSession {
+        FrameSession {
+            sub: "alice".into(),
+            sid: "s".into(),
+            cluster_id: "c".into(),
+            installation_name: "acme-corp--demo".into(),
+            installation_id: "u".into(),
+            exp,
+        }
+    }
+
+    #[test]
+    fn sealed_sessions_open_with_the_same_key_only_and_until_they_expire() {
+        let key = FrameKey::generate();
+        let value = key.seal(&session(100));
+        assert_eq!(key.open(&value, 99), Some(session(100)));
+        assert_eq!(key.open(&value, 100), None, "expired");
+        assert_eq!(FrameKey::generate().open(&value, 0), None, "another key");
+        let (payload, mac) = value.split_once('.').unwrap();
+        let forged = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&session(i64::MAX)).unwrap());
+        assert_eq!(key.open(&format!("{forged}.{mac}"), 0), None, "a changed payload");
+        assert_eq!(key.open(payload, 0), None);
+        assert_eq!(key.open("", 0), None);
+    }
+
+    #[test]
+    fn the_key_survives_a_restart_and_a_corrupt_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let value = FrameKey::load_or_create(dir.path()).unwrap().seal(&session(100));
+        assert!(FrameKey::load_or_create(dir.path()).unwrap().open(&value, 0).is_some());
+        std::fs::write(dir.path().join("frame-cookie.key"), b"short").unwrap();
+        assert!(matches!(FrameKey::load_or_create(dir.path()), Err(FrameKeyError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn two_frame_cookies_are_refused() {
+        let mut h = http::HeaderMap::new();
+        h.append(http::header::COOKIE, "a=1; __Host-fundament_frame=x".parse().unwrap());
+        assert_eq!(from_headers(&h), Some("x"));
+        h.append(http::header::COOKIE, "__Host-fundament_frame=y".parse().unwrap());
+        assert_eq!(from_headers(&h), None);
+        assert_eq!(from_headers(&http::HeaderMap::new()), None);
+        let cookie = set_cookie("v", 60);
+        for attribute in ["Path=/", "Secure", "HttpOnly", "SameSite=None", "Partitioned", "Max-Age=60"] {
+            assert!(cookie.split("; ").any(|a| a == attribute), "{attribute}");
+        }
+        assert!(!cookie.contains("Domain"));
+    }
+}
