@@ -80,7 +80,9 @@ async function firstPaint(cookie) {
   const paints = [], hydrated = [], transferred = [];
   for (let i = 0; i < 7; i++) {
     const context = await browser.newContext();
-    await context.addCookies([{ name: cookie.split('=')[0], value: cookie.split('=')[1], url: base }]);
+    // __Host- cookies must be Secure with Path=/ (Chromium treats http://localhost as secure).
+    const [name, value] = [cookie.slice(0, cookie.indexOf('=')), cookie.slice(cookie.indexOf('=') + 1)];
+    await context.addCookies([{ name, value, domain: new URL(base).hostname, path: '/', secure: true, httpOnly: true, sameSite: 'Strict' }]);
     const page = await context.newPage();
     await page.goto(`${base}/`);
     await page.waitForSelector('body[data-hydrated]');

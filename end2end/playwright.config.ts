@@ -44,7 +44,8 @@ export default defineConfig({
   ],
   webServer: {
     // From the repository root, so its Leptos.toml supplies the settings.
-    command: `"${bin}" dev`,
+    // The hostile example plugin (end2end/hostile-plugin) is installed for the security suite.
+    command: `"${bin}" dev --plugin end2end/hostile-plugin`,
     cwd: root,
     url: `${baseURL}/`,
     reuseExistingServer: !process.env.CI,

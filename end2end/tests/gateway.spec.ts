@@ -66,22 +66,40 @@ test.describe('kube-api-proxy against fundament dev', () => {
     await api.dispose();
   });
 
-  test('a page on the plugin-proxy origin cannot use the cookie, and gets no credentials via CORS', async () => {
+  test('no cookie is a credential; CORS for plugin origins only, never with credentials; never a document', async () => {
     const api = await playwrightRequest.newContext();
     const user = token('user', '--email', 'alice@acme-corp.com');
     const ns = `${PROXY}/clusters/${PROD}/api/v1/namespaces`;
-    const withCookie = { Cookie: `fundament_auth=${user}` };
-    expect((await api.get(ns, { headers: { ...withCookie, Origin: 'http://localhost:3000' } })).status()).toBe(200);
-    expect((await api.get(ns, { headers: { ...withCookie, Origin: 'http://localhost:8082' } })).status()).toBe(401);
+    // The session cookie authorizes nothing here, from any origin or none.
+    for (const cookie of [`__Host-fundament_auth=${user}`, `fundament_auth=${user}`]) {
+      for (const origin of [undefined, 'http://localhost:3000', 'http://acme-corp--cert-manager.localhost:8082']) {
+        const headers: Record<string, string> = { Cookie: cookie };
+        if (origin) headers.Origin = origin;
+        const answer = await api.get(ns, { headers });
+        expect([401, 403], `${cookie.split('=')[0]} from ${origin}`).toContain(answer.status());
+        expect(answer.headers()['content-security-policy']).toBe("sandbox; default-src 'none'");
+      }
+    }
+    // The bearer token works, and the answer is no document.
+    const ok = await api.get(ns, { headers: { Authorization: `Bearer ${user}` } });
+    expect(ok.status()).toBe(200);
+    expect(ok.headers()['content-security-policy']).toBe("sandbox; default-src 'none'");
+    expect(ok.headers()['x-content-type-options']).toBe('nosniff');
     const plugin = pluginToken('alice@acme-corp.com', 'acme-corp--cert-manager');
-    expect((await api.get(ns, { headers: { Cookie: `fundament_auth=${plugin}` } })).status()).toBe(401);
-    const preflight = await api.fetch(ns, {
-      method: 'OPTIONS',
-      headers: { Origin: 'http://localhost:8082', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
-    });
-    expect(preflight.status()).toBe(204);
-    expect(preflight.headers()['access-control-allow-origin']).toBe('http://localhost:8082');
-    expect(preflight.headers()['access-control-allow-credentials']).toBeUndefined();
+    expect((await api.get(ns, { headers: { Cookie: `__Host-fundament_auth=${plugin}` } })).status()).toBe(401);
+    const preflight = (origin: string) =>
+      api.fetch(ns, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+      });
+    const own = await preflight('http://acme-corp--cert-manager.localhost:8082');
+    expect(own.status()).toBe(204);
+    expect(own.headers()['access-control-allow-origin']).toBe('http://acme-corp--cert-manager.localhost:8082');
+    expect(own.headers()['access-control-allow-credentials']).toBeUndefined();
+    expect(own.headers()['access-control-allow-headers']).toContain('Authorization');
+    for (const origin of ['http://localhost:3000', 'http://localhost:8082', 'https://evil.example']) {
+      expect((await preflight(origin)).status(), origin).toBe(403);
+    }
     await api.dispose();
   });
 

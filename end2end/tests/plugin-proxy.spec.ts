@@ -1,21 +1,14 @@
-// plugin-proxy as `fundament dev` runs it: the asset route's checks (black
-// box), a real plugin page in a host page that plays the console, and the
-// plugin CSP blocking an inline script in Chromium.
-import { test, expect, request as playwrightRequest } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
+// plugin-proxy as `fundament dev` runs it: each installation's pages on an
+// origin of their own, opened with a single-use frame ticket (black box), a
+// real plugin page in a host page that plays the console, and the plugin CSP
+// blocking an inline script in Chromium.
+import { test, expect } from '@playwright/test';
+import { CONSOLE, PROD, frameCookie, frameTicket, originOf, pluginToken, send, userToken } from './origins';
 
-const root = path.resolve(__dirname, '../..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const PLUGINS = 'http://localhost:8082';
-const PROD = '019b4000-2000-7000-8000-000000000001';
-const CERTS = `${PLUGINS}/clusters/${PROD}/plugins/acme-corp--cert-manager`;
-
-function token(...args: string[]): string {
-  return execFileSync(bin, ['token', ...args], { cwd: root, encoding: 'utf8' }).trim();
-}
-
-const alice = () => token('user', '--email', 'alice@acme-corp.com');
+const INSTALLATION = 'acme-corp--cert-manager';
+const ORIGIN = originOf(INSTALLATION);
+const PAGE = `/clusters/${PROD}/plugins/${INSTALLATION}/v1.17.2/console/certificates-list.html`;
+const page = (version: string, file: string) => `/clusters/${PROD}/plugins/${INSTALLATION}/${version}/console/${file}`;
 
 // The host page below is fulfilled by Playwright, so Chromium cannot tell it
 // was served from loopback and its Local Network Access checks would block the
@@ -31,46 +24,56 @@ test.use({
   },
 });
 
-test('the asset route: headers, versions, methods, traversal, who may see', async () => {
-  const api = await playwrightRequest.newContext();
-  const cookie = { Cookie: `fundament_auth=${alice()}` };
-  const ok = await api.get(`${CERTS}/v1.17.2/console/certificates-list.html`, { headers: cookie });
-  expect(ok.status()).toBe(200);
-  const h = ok.headers();
+test('the asset route: a ticket once, then the cookie of that origin; headers, versions, methods, traversal', async () => {
+  const ticket = await frameTicket(userToken('alice@acme-corp.com'), INSTALLATION);
+  const exchange = await send(`${ORIGIN}${PAGE}?fundament-ticket=${ticket}`);
+  expect(exchange.status).toBe(303);
+  expect(exchange.headers.location).toBe(PAGE);
+  expect((await send(`${ORIGIN}${PAGE}?fundament-ticket=${ticket}`)).status, 'a ticket works once').toBe(404);
+  const cookie = { Cookie: [exchange.headers['set-cookie'] ?? []].flat()[0].split(';')[0] };
+  const ok = await send(`${ORIGIN}${PAGE}`, { headers: cookie });
+  expect(ok.status).toBe(200);
+  const h = ok.headers;
   expect(h['content-type']).toMatch(/^text\/html/);
   expect(h['cache-control']).toContain('private');
   expect(h['cache-control']).toContain('immutable');
   expect(h['x-content-type-options']).toBe('nosniff');
-  for (const d of ["default-src 'self'", "script-src 'self'", 'frame-ancestors http://localhost:3000', "base-uri 'none'", "object-src 'none'"]) {
+  for (const d of ["default-src 'self'", "script-src 'self'", "connect-src 'self' http://localhost:8081", "form-action 'self'",
+                   "worker-src 'self'", 'frame-ancestors http://localhost:3000', "base-uri 'none'", "object-src 'none'"]) {
     expect(h['content-security-policy']).toContain(d);
   }
   expect(h['content-security-policy']).not.toContain('unsafe-inline');
-  expect(await ok.text()).toContain('certificates-list.js');
+  expect(ok.body).toContain('certificates-list.js');
 
-  expect((await api.get(`${CERTS}/v9.9.9/console/certificates-list.html`, { headers: cookie })).status()).toBe(404);
-  expect((await api.get(`${CERTS}/v1.17.2/console/missing.html`, { headers: cookie })).status()).toBe(404);
-  expect((await api.get(`${CERTS}/v1.17.2/console/certificates-list.html`)).status()).toBe(404);
-  const stranger = token('user', '--email', 'bob@acme-corp.com');
-  expect((await api.get(`${PLUGINS}/clusters/019b4000-2000-7000-8000-000000000002/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html`,
-    { headers: { Cookie: `fundament_auth=${stranger}` } })).status()).toBe(404);
-  expect((await api.post(`${CERTS}/v1.17.2/console/certificates-list.html`, { headers: cookie })).status()).toBe(405);
+  expect((await send(`${ORIGIN}${page('v9.9.9', 'certificates-list.html')}`, { headers: cookie })).status).toBe(404);
+  expect((await send(`${ORIGIN}${page('v1.17.2', 'missing.html')}`, { headers: cookie })).status).toBe(404);
+  expect((await send(`${ORIGIN}${PAGE}`)).status).toBe(404);
+  // The console's own session cookie is nothing here (and a browser never sends it to this origin).
+  const session = { Cookie: `__Host-fundament_auth=${userToken('alice@acme-corp.com')}` };
+  expect((await send(`${ORIGIN}${PAGE}`, { headers: session })).status).toBe(404);
+  // Never on plugin-proxy's own host, nor on another installation's origin, nor on a foreign host.
+  expect((await send(`http://localhost:8082${PAGE}`, { headers: cookie })).status).toBe(404);
+  expect((await send(`${originOf('acme-corp--demo')}${PAGE}`, { headers: cookie })).status).toBe(404);
+  expect((await send(`http://rebound.example:8082${PAGE}`, { headers: cookie })).status).toBe(404);
+  expect((await send(`${ORIGIN}${PAGE}`, { method: 'POST', headers: cookie })).status).toBe(405);
   for (const bad of ['../../../etc/passwd', '%2e%2e/%2e%2e/etc/passwd', '']) {
-    const r = await api.get(`${CERTS}/v1.17.2/console/${bad}`, { headers: cookie, maxRedirects: 0 });
-    expect(r.status(), bad).toBeGreaterThanOrEqual(300);
-    expect(r.status(), bad).toBeLessThan(500);
+    const r = await send(`${ORIGIN}${page('v1.17.2', bad)}`, { headers: cookie });
+    expect(r.status, bad).toBeGreaterThanOrEqual(300);
+    expect(r.status, bad).toBeLessThan(500);
   }
-  const sdk = await api.get(`${PLUGINS}/plugins/sdk/v1/plugin-sdk.js`);
-  expect(sdk.status()).toBe(200);
-  expect(sdk.headers()['content-type']).toMatch(/javascript/);
-  await api.dispose();
+  for (const host of ['http://localhost:8082', ORIGIN]) {
+    const sdk = await send(`${host}/plugins/sdk/v1/plugin-sdk.js`);
+    expect(sdk.status, host).toBe(200);
+    expect(sdk.headers['content-type']).toMatch(/javascript/);
+  }
 });
 
-test('a cert-manager page in a host that plays the console lists the certificates', async ({ page, context }) => {
-  await context.addCookies([{ name: 'fundament_auth', value: alice(), domain: 'localhost', path: '/', httpOnly: true, sameSite: 'Strict' }]);
-  const pluginToken = token('plugin', '--email', 'alice@acme-corp.com', '--cluster', PROD, '--installation', 'acme-corp--cert-manager');
-  const src = `${CERTS}/v1.17.2/console/certificates-list.html`;
+test('a cert-manager page in a host that plays the console lists the certificates', async ({ page: browser }) => {
+  const pluginTokenValue = pluginToken('alice@acme-corp.com', INSTALLATION);
+  const ticket = await frameTicket(userToken('alice@acme-corp.com'), INSTALLATION);
+  const src = `${ORIGIN}${PAGE}?fundament-ticket=${ticket}`;
   // The host page lives on the console's origin (frame-ancestors allows only it).
-  await page.route('http://localhost:3000/__plugin-host', (route) =>
+  await browser.route(`${CONSOLE}/__plugin-host`, (route) =>
     route.fulfill({
       contentType: 'text/html',
       body: `<!doctype html><html><body>
@@ -79,39 +82,36 @@ test('a cert-manager page in a host that plays the console lists the certificate
           window.received = [];
           window.addEventListener('message', (e) => {
             const frame = document.getElementById('plugin');
-            if (e.source !== frame.contentWindow || e.origin !== '${PLUGINS}') return;
+            if (e.source !== frame.contentWindow || e.origin !== '${ORIGIN}') return;
             window.received.push(e.data);
             if (e.data && e.data.type === 'plugin:ready') {
               frame.contentWindow.postMessage({
-                type: 'fundament:init', protocolVersion: 1, theme: 'light', pluginName: 'acme-corp--cert-manager',
+                type: 'fundament:init', protocolVersion: 1, theme: 'light', pluginName: '${INSTALLATION}',
                 crdKind: 'Certificate', view: 'list', kubeApiProxyUrl: 'http://localhost:8081', clusterId: '${PROD}',
-                token: '${pluginToken}', tokenExpiresAt: Math.floor(Date.now() / 1000) + 900,
-              }, '${PLUGINS}');
+                token: '${pluginTokenValue}', tokenExpiresAt: Math.floor(Date.now() / 1000) + 900,
+              }, '${ORIGIN}');
             }
           });
         </script></body></html>`,
     }),
   );
-  await page.goto('http://localhost:3000/__plugin-host');
-  const frame = page.frameLocator('#plugin');
+  await browser.goto(`${CONSOLE}/__plugin-host`);
+  const frame = browser.frameLocator('#plugin');
   for (const name of ['web-tls-cert', 'api-tls', 'internal-cert']) {
     await expect(frame.getByRole('link', { name, exact: true })).toBeVisible();
   }
-  const types = await page.evaluate(() => (window as unknown as { received: { type: string }[] }).received.map((m) => m.type));
+  const types = await browser.evaluate(() => (window as unknown as { received: { type: string }[] }).received.map((m) => m.type));
   expect(types).toContain('plugin:ready');
 });
 
-test('the plugin CSP blocks an inline script', async ({ page, context }) => {
-  const cookie = alice();
-  await context.addCookies([{ name: 'fundament_auth', value: cookie, domain: 'localhost', path: '/', httpOnly: true, sameSite: 'Strict' }]);
+test('the plugin CSP blocks an inline script', async ({ page: browser }) => {
   // The policy exactly as plugin-proxy sends it, on a page that carries an inline script.
-  const api = await playwrightRequest.newContext();
-  const real = await api.get(`${CERTS}/v1.17.2/console/certificates-list.html`, { headers: { Cookie: `fundament_auth=${cookie}` } });
-  const csp = real.headers()['content-security-policy'];
+  const cookie = await frameCookie('alice@acme-corp.com', INSTALLATION, PAGE);
+  const real = await send(`${ORIGIN}${PAGE}`, { headers: { Cookie: cookie } });
+  const csp = real.headers['content-security-policy'] as string;
   expect(csp).toBeTruthy();
-  await api.dispose();
-  const probe = `${CERTS}/v1.17.2/console/inline-probe.html`;
-  await page.route(probe, (route) =>
+  const probe = `${ORIGIN}${page('v1.17.2', 'inline-probe.html')}`;
+  await browser.route(probe, (route) =>
     route.fulfill({
       contentType: 'text/html',
       headers: { 'content-security-policy': csp },
@@ -119,12 +119,12 @@ test('the plugin CSP blocks an inline script', async ({ page, context }) => {
     }),
   );
   const violations: string[] = [];
-  page.on('console', (m) => {
+  browser.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/.test(m.text())) violations.push(m.text());
   });
-  await page.goto(probe);
-  await expect(page.locator('#p')).toHaveText('probe');
-  expect(await page.title()).not.toBe('inline ran');
+  await browser.goto(probe);
+  await expect(browser.locator('#p')).toHaveText('probe');
+  expect(await browser.title()).not.toBe('inline ran');
   await expect.poll(() => violations.length).toBeGreaterThan(0);
   expect(violations[0]).toContain("script-src 'self'");
 });

@@ -12,7 +12,8 @@ import { hydrated, signIn } from './fixtures';
 const root = path.resolve(__dirname, '../..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
-const PLUGIN_PROXY = 'http://localhost:8082';
+// Each installation's pages live on an origin of their own under plugin-proxy's host.
+const CERT_MANAGER_ORIGIN = 'http://acme-corp--cert-manager.localhost:8082';
 const KUBE_API_PROXY = 'http://localhost:8081';
 const PROD = '019b4000-2000-7000-8000-000000000001';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
@@ -69,13 +70,18 @@ test.describe('plugin pages in the console', () => {
     await signIn(page, 'alice@acme-corp.com', CERTS);
     await frameReady(page);
 
-    // The src is on plugin-proxy, with installation name and version; the page has the plugin CSP.
+    // The src is on the installation's own plugin-proxy origin, with installation name and
+    // version, and carries a single-use frame ticket; the page has the plugin CSP.
     const iframe = page.locator('[data-plugin-frame] iframe');
     await expect(iframe).toHaveAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
     await expect(iframe).toHaveAttribute('title', 'Cert Manager: Certificates');
-    expect(await iframe.getAttribute('src')).toBe(
-      `${PLUGIN_PROXY}/clusters/${PROD}/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html`,
+    const src = new URL((await iframe.getAttribute('src'))!);
+    expect(`${src.origin}${src.pathname}`).toBe(
+      `${CERT_MANAGER_ORIGIN}/clusters/${PROD}/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html`,
     );
+    expect(src.searchParams.get('fundament-ticket')).toMatch(/^ey/);
+    // The page itself lives at the clean URL: plugin-proxy took the ticket and redirected.
+    expect(pluginFrame(page, 'certificates-list.html').url()).toBe(`${src.origin}${src.pathname}`);
     const csp = (await (await pageResponse).allHeaders())['content-security-policy'];
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain('frame-ancestors http://localhost:3000');
@@ -97,7 +103,7 @@ test.describe('plugin pages in the console', () => {
     expect(['light', 'dark']).toContain(init.theme);
     expect(init.tokenExpiresAt as number).toBeGreaterThan(Date.now() / 1000 + 600);
     const ready = (await messages(page)).find((m) => m.type === 'plugin:ready')!;
-    expect(ready.origin).toBe(PLUGIN_PROXY);
+    expect(ready.origin).toBe(CERT_MANAGER_ORIGIN);
     expect(ready.at).toBeLessThanOrEqual(init.at);
 
     // Data goes to kube-api-proxy with the PluginToken, never the cookie.
@@ -247,7 +253,8 @@ test.describe('plugin pages in the console', () => {
   });
 
   test('a page that never sends plugin:ready gets a clear error naming the plugin and the page', async ({ page }) => {
-    await page.route('**/console/issuers-list.html', (route) =>
+    // The frame's first request carries its ticket (Playwright routes do not see redirects).
+    await page.route('**/console/issuers-list.html?*', (route) =>
       route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>x</title><p>No SDK here.</p>' }),
     );
     await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/issuers.cert-manager.io');
@@ -266,7 +273,7 @@ test.describe('plugin pages in the console', () => {
     const html = await response.text();
     expect(html).toContain('data-plugin="acme-corp--cert-manager"');
     expect(html).toContain('aria-label="Breadcrumb"');
-    expect(html).not.toContain('src="http://localhost:8082'); // the frame loads after hydration
+    expect(html).not.toContain('localhost:8082/clusters'); // the frame loads after hydration
     for (const missing of ['/plugin-resources/acme-corp--nope/certificates.cert-manager.io', '/plugin-resources/acme-corp--cert-manager/secrets.core.io']) {
       expect((await page.request.get(missing)).status(), missing).toBe(404);
     }

@@ -87,19 +87,22 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     let span = tracing::info_span!("kube_api_proxy", method = %req.method(), path = %req.uri().path());
     async move {
         let caller = gw.origins.classify(req.headers());
-        let mut response = if req.method() == Method::OPTIONS
-            && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
-        {
-            match gw.origins.preflight(&caller) {
-                Some(headers) => (StatusCode::NO_CONTENT, headers).into_response(),
-                None => Refusal::forbidden(ORIGIN_REFUSED).into_response(),
-            }
-        } else {
-            match route(&gw, req, &caller).await {
-                Ok(r) => r,
-                Err(refusal) => refusal.into_response(),
-            }
+        if req.method() == Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
+            let Some(cors) = gw.origins.preflight(&caller) else {
+                let mut refused = Refusal::forbidden(ORIGIN_REFUSED).into_response();
+                cors::harden(refused.headers_mut());
+                return refused;
+            };
+            let mut response = StatusCode::NO_CONTENT.into_response();
+            cors::harden(response.headers_mut());
+            response.headers_mut().extend(cors);
+            return response;
+        }
+        let mut response = match route(&gw, req, &caller).await {
+            Ok(r) => r,
+            Err(refusal) => refusal.into_response(),
         };
+        // The cluster's own cookies and CORS go; then only the gateway's CORS is added.
         cors::harden(response.headers_mut());
         gw.origins.apply(&caller, response.headers_mut());
         response

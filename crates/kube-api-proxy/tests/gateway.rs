@@ -609,6 +609,8 @@ async fn cors_is_for_plugin_origins_without_credentials_only() {
     let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(CERT_MANAGER_ORIGIN), None).await;
     assert_eq!(code, 204);
     assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], CERT_MANAGER_ORIGIN);
+    assert!(h[header::ACCESS_CONTROL_ALLOW_HEADERS].to_str().unwrap().contains("Authorization"));
+    assert!(h[header::ACCESS_CONTROL_ALLOW_METHODS].to_str().unwrap().contains("PATCH"));
     assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
     // The console's browser code goes through the console; plugin-proxy's own host serves no page.
     for origin in [CONSOLE, PLUGINS, "https://evil.example", "null"] {

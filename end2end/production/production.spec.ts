@@ -1,0 +1,105 @@
+// The production topology (see playwright.production.config.ts): the console,
+// the gateway and each plugin on host names of their own over TLS. Plugin
+// pages load from their installation's origin and call the gateway there with
+// CORS; the console's live lists watch through its own route; cookies stay on
+// the host that set them; sign-out ends the session everywhere.
+import { test, expect } from '@playwright/test';
+import http from 'node:http';
+import { signIn, hydrated } from '../tests/fixtures';
+
+const TLS = 9443;
+const CONSOLE = `https://console.example.test:${TLS}`;
+const GATEWAY = `https://kube.example.test:${TLS}`;
+const CERT_MANAGER = `https://acme-corp--cert-manager.plugins.example.test:${TLS}`;
+const PROD = '019b4000-2000-7000-8000-000000000001';
+// The services' own loopback ports, for calls from Node (which cannot resolve *.example.test).
+const INTERNAL_CONSOLE = 'http://127.0.0.1:9000';
+const INTERNAL_GATEWAY = 'http://127.0.0.1:9081';
+
+function call(url: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (c) => (text += c));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    request.on('error', reject);
+    if (body) request.write(body);
+    request.end();
+  });
+}
+
+test('a plugin page loads from its own origin and reads the cluster through the gateway host', async ({ page }) => {
+  const dataCall = page.waitForRequest((r) => r.url().startsWith(`${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/`));
+  await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io');
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  const src = new URL((await page.locator('[data-plugin-frame] iframe').getAttribute('src'))!);
+  expect(src.origin).toBe(CERT_MANAGER);
+  const frame = page.frameLocator('[data-plugin-frame] iframe');
+  await expect(frame.getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
+  const request = await dataCall;
+  expect((await request.allHeaders()).origin).toBe(CERT_MANAGER);
+  expect((await request.allHeaders()).cookie).toBeUndefined();
+  // The page's own origin holds no console credential, and cannot read its frame cookie.
+  const pluginFrame = page.frames().find((f) => f.url().startsWith(CERT_MANAGER))!;
+  expect(await pluginFrame.evaluate(() => document.cookie)).not.toMatch(/fundament_(auth|frame)/);
+});
+
+test('cookies stay on the host that set them', async ({ page, context }) => {
+  await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io');
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  const session = (await context.cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+  expect(session).toMatchObject({ domain: 'console.example.test', path: '/', secure: true, httpOnly: true, sameSite: 'Strict' });
+  expect((await context.cookies(GATEWAY)).map((c) => c.name)).not.toContain('__Host-fundament_auth');
+  expect((await context.cookies(`https://plugins.example.test:${TLS}`)).map((c) => c.name)).toEqual([]);
+  const frameCookie = (await context.cookies(CERT_MANAGER)).find((c) => c.name === '__Host-fundament_frame');
+  expect(frameCookie).toMatchObject({ domain: 'acme-corp--cert-manager.plugins.example.test', secure: true, httpOnly: true });
+  // The gateway refuses the console's cookie even when a page makes the browser send it.
+  const status = await page.evaluate(async (url) => {
+    try {
+      return (await fetch(url, { credentials: 'include' })).status;
+    } catch {
+      return 'blocked';
+    }
+  }, `${GATEWAY}/clusters/${PROD}/api/v1/namespaces`);
+  expect(status).toBe('blocked');
+});
+
+test('a generated list follows the cluster through the console\'s own route', async ({ page }) => {
+  const name = `prod-topology-${Date.now()}`;
+  const watch = page.waitForRequest((r) => r.url().startsWith(`${CONSOLE}/kube/clusters/${PROD}/apis/demo.fundament.io/`));
+  await signIn(page, 'alice@acme-corp.com', '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io');
+  await hydrated(page);
+  await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+  await watch;
+  // Created behind the browser's back, as alice, on the gateway's loopback port.
+  const token = await userToken(page);
+  const created = await call(
+    `${INTERNAL_GATEWAY}/clusters/${PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems`,
+    { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    'POST',
+    JSON.stringify({ apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name }, spec: { message: 'over TLS' } }),
+  );
+  expect(created.status, created.body).toBe(201);
+  await expect(page.getByRole('link', { name, exact: true })).toBeVisible();
+});
+
+test('sign-out ends the session: a copy of the cookie is nobody afterwards', async ({ page, context }) => {
+  await signIn(page, 'alice@acme-corp.com', '/');
+  const session = (await context.cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+  const before = await call(`${INTERNAL_CONSOLE}/clusters`, { Cookie: `${session.name}=${session.value}`, Accept: 'text/html' });
+  expect(before.body).toContain('>Alice<');
+  await page.locator('summary').filter({ hasText: 'User menu: Alice' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(`${CONSOLE}/sign-in`);
+  const after = await call(`${INTERNAL_CONSOLE}/clusters`, { Cookie: `${session.name}=${session.value}`, Accept: 'text/html' });
+  expect(after.body).not.toContain('>Alice<');
+  expect(after.body).toContain('Sign in to Fundament');
+});
+
+/** alice's UserToken, as the console keeps it (the session cookie's value). */
+async function userToken(page: import('@playwright/test').Page): Promise<string> {
+  const cookie = (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+  return cookie.value;
+}
