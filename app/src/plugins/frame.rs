@@ -105,8 +105,16 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
             let handle = send_wrapper::SendWrapper::new(handle);
             on_cleanup(move || handle.take().stop());
         });
+        // Through the CSSOM, not a `style` attribute: the console's CSP (`style-src 'self'`)
+        // refuses inline style attributes in markup.
+        Effect::new(move |_| {
+            let height = signals.height.get();
+            if let Some(iframe) = frame.get() {
+                let _ = web_sys::HtmlElement::style(&iframe).set_property("height", &format!("{height}px"));
+            }
+        });
     }
-    let FrameSignals { status, auth, height, .. } = signals;
+    let FrameSignals { status, auth, .. } = signals;
     let state = move || match (status.get(), auth.get()) {
         (FrameStatus::NotOpened, _) => "not-opened",
         (_, Some(_)) => "auth-failed",
@@ -122,9 +130,10 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
                 node_ref=frame
                 title=title
                 sandbox=SANDBOX
-                class="block w-full rounded-xl border border-line bg-surface"
+                // The initial height (INITIAL_FRAME_HEIGHT) as a class: the server renders no
+                // inline style; the page's own height is set after hydration.
+                class="block h-[480px] w-full rounded-xl border border-line bg-surface"
                 class:invisible=move || status.get() != FrameStatus::Ready
-                style:height=move || format!("{}px", height.get())
             ></iframe>
             <noscript>
                 <p class="card">"Plugin pages need JavaScript."</p>

@@ -87,7 +87,9 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     let span = tracing::info_span!("kube_api_proxy", method = %req.method(), path = %req.uri().path());
     async move {
         let caller = gw.origins.classify(req.headers());
-        if req.method() == Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
+        if req.method() == Method::OPTIONS
+            && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+        {
             let Some(cors) = gw.origins.preflight(&caller) else {
                 let mut refused = Refusal::forbidden(ORIGIN_REFUSED).into_response();
                 cors::harden(refused.headers_mut());
