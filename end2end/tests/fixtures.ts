@@ -1,4 +1,4 @@
-import { expect, type Page } from '@playwright/test';
+import { expect, type Frame, type Page } from '@playwright/test';
 
 /** Waits until the console has hydrated (the app marks <body data-hydrated>). */
 export async function hydrated(page: Page) {
@@ -18,3 +18,15 @@ export const contextMenu = (page: Page) => page.locator('summary').filter({ hasT
 
 /** The user menu's button for the user with this display name. */
 export const userMenu = (page: Page, name: string) => page.locator('summary').filter({ hasText: `User menu: ${name}` });
+
+/** The frame of a plugin page, by its file name. */
+export function pluginFrame(page: Page, file: string): Frame {
+  const frame = page.frames().find((f) => f.url().includes(`/console/${file}`));
+  if (!frame) throw new Error(`no frame for ${file}: ${page.frames().map((f) => f.url()).join(', ')}`);
+  return frame;
+}
+
+/** Waits until the plugin frame on the page has said plugin:ready. */
+export async function frameReady(page: Page) {
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+}

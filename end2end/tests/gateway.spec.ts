@@ -2,23 +2,7 @@
 // `fundament token`, calls over HTTP, and what a browser page of another
 // origin can and cannot do.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-
-const root = path.resolve(__dirname, '../..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const PROXY = 'http://localhost:8081';
-const PROD = '019b4000-2000-7000-8000-000000000001';
-const RESTRICTED = '019b4000-2000-7000-8000-000000000002';
-
-function token(...args: string[]): string {
-  return execFileSync(bin, ['token', ...args], { cwd: root, encoding: 'utf8' }).trim();
-}
-
-function pluginToken(email: string, installation: string, ttl?: string): string {
-  const extra = ttl ? ['--ttl', ttl] : [];
-  return token('plugin', '--email', email, '--cluster', PROD, '--installation', installation, ...extra);
-}
+import { GATEWAY as PROXY, PROD, RESTRICTED, pluginToken, token } from './origins';
 
 test.describe('kube-api-proxy against fundament dev', () => {
   test('the PluginToken path: plugin RBAC, allowedResources, the user review', async () => {

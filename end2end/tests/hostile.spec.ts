@@ -7,20 +7,13 @@
 // by itself (bob's and cert-manager's tokens), and checks from outside what the
 // page cannot see: side effects on the server, the console's URL and session.
 import { test, expect, request as playwrightRequest, type Page, type Frame, type APIRequestContext } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import { hydrated, signIn, userMenu } from './fixtures';
+import { frameReady, hydrated, pluginFrame, signIn, userMenu } from './fixtures';
+import { AUTHN, CONSOLE, GATEWAY, PROD, originOf, pluginToken, root, send, userToken } from './origins';
 
-const root = path.resolve(__dirname, '../..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const CONSOLE = 'http://localhost:3000';
-const GATEWAY = 'http://localhost:8081';
-const AUTHN = 'http://localhost:8083';
-const PROD = '019b4000-2000-7000-8000-000000000001';
 const INSTALLATION = 'acme-corp--hostile';
-const HOSTILE_ORIGIN = `http://${INSTALLATION}.localhost:8082`;
+const HOSTILE_ORIGIN = originOf(INSTALLATION);
 const LOOTS = `/plugin-resources/${INSTALLATION}/loots.hostile.example.io`;
 const CERTS = '/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 /** metadata.version of a plugin folder's definition.yaml. */
@@ -71,47 +64,6 @@ const PAGE_ATTACKS = [
 const DRIVEN_ATTACKS = ['cookie-planted', 'token-from-other-origin', 'user-token-in-frame'];
 
 type Outcome = { id: string; attack: string; refused: boolean; detail: string; status?: number | null; [k: string]: unknown };
-
-function cli(...args: string[]): string {
-  return execFileSync(bin, args, { cwd: root, encoding: 'utf8' }).trim();
-}
-const userToken = (email: string) => cli('token', 'user', '--email', email);
-const pluginToken = (email: string, installation: string) =>
-  cli('token', 'plugin', '--email', email, '--cluster', PROD, '--installation', installation);
-
-/** An HTTP request from Node, to any host name (a *.localhost one goes to 127.0.0.1 with its Host). */
-function nodeRequest(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
-  const u = new URL(url);
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const req = http.request(
-      {
-        hostname: u.hostname.endsWith('.localhost') ? '127.0.0.1' : u.hostname,
-        port: u.port,
-        path: `${u.pathname}${u.search}`,
-        method: init.method ?? 'GET',
-        headers: { host: u.host, ...init.headers },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
-
-function pluginFrame(page: Page, file: string): Frame {
-  const frame = page.frames().find((f) => f.url().includes(`/console/${file}`));
-  if (!frame) throw new Error(`no frame for ${file}: ${page.frames().map((f) => f.url()).join(', ')}`);
-  return frame;
-}
-
-async function frameReady(page: Page) {
-  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
-}
 
 /**
  * Waits until the hostile list page has run every attack, or the console has left the page
@@ -285,7 +237,7 @@ test.describe('a hostile plugin page', () => {
     const src = (await page.locator('[data-plugin-frame] iframe').getAttribute('src')) ?? '';
     expect(src).toContain('?fundament-ticket=');
     expect(src.startsWith(`${HOSTILE_ORIGIN}/clusters/${PROD}/plugins/${INSTALLATION}/`)).toBe(true);
-    const replayed = await nodeRequest(src);
+    const replayed = await send(src);
     expect.soft(replayed.status, 'the ticket replayed over HTTP').toBe(404);
     expect.soft(replayed.headers['set-cookie'], 'no frame cookie for a replayed ticket').toBeUndefined();
     const fresh = await page.context().browser()!.newContext();
@@ -397,7 +349,7 @@ test.describe('a hostile plugin page', () => {
     const route = `${CONSOLE}/kube/clusters/${PROD}/api/v1/namespaces`;
     const own = { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' };
     const cookie = { cookie: `__Host-fundament_auth=${alice}` };
-    expect((await nodeRequest(route, { headers: { ...cookie, ...own } })).status, "the control: the console's own fetch").toBe(200);
+    expect((await send(route, { headers: { ...cookie, ...own } })).status, "the control: the console's own fetch").toBe(200);
     for (const [what, headers] of [
       ['from a plugin origin (cross-site)', { ...own, 'sec-fetch-site': 'cross-site' }],
       ['from a sibling (same-site)', { ...own, 'sec-fetch-site': 'same-site' }],
@@ -405,9 +357,9 @@ test.describe('a hostile plugin page', () => {
       ['as a frame', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }],
       ['without fetch metadata', {}],
     ] as const) {
-      expect.soft((await nodeRequest(route, { headers: { ...cookie, ...headers } })).status, `the /kube route ${what}`).toBe(403);
+      expect.soft((await send(route, { headers: { ...cookie, ...headers } })).status, `the /kube route ${what}`).toBe(403);
     }
-    const proxied = await nodeRequest(`${CONSOLE}/kube/clusters/${PROD}${STEAL}`, { headers: { ...cookie, ...own } });
+    const proxied = await send(`${CONSOLE}/kube/clusters/${PROD}${STEAL}`, { headers: { ...cookie, ...own } });
     expect.soft(proxied.status, "the /kube route to a service proxy, even as the console's own fetch").toBe(403);
     expect.soft(proxied.body).not.toContain('steal.js');
 
@@ -453,35 +405,78 @@ test.describe('a hostile plugin page', () => {
     // ticket-other-installation: the hostile installation's ticket on cert-manager's origin and path,
     // or on its own origin with cert-manager's path, opens nothing (and is not spent by it).
     for (const where of [`${certOrigin}${withTicket(certPage)}`, `${HOSTILE_ORIGIN}${withTicket(certPage)}`, `${certOrigin}${withTicket(hostilePage)}`]) {
-      const r = await nodeRequest(where);
+      const r = await send(where);
       expect.soft(r.status, `ticket at ${where.replace(ticket, '<ticket>')}`).toBe(404);
       expect.soft(r.headers['set-cookie'], where.replace(ticket, '<ticket>')).toBeUndefined();
     }
     // The control: on its own origin and path it is exchanged for the frame cookie, once.
-    const exchanged = await nodeRequest(`${HOSTILE_ORIGIN}${withTicket(hostilePage)}`);
+    const exchanged = await send(`${HOSTILE_ORIGIN}${withTicket(hostilePage)}`);
     expect(exchanged.status).toBe(303);
     expect(exchanged.headers.location).toBe(hostilePage);
     const setCookie = String(exchanged.headers['set-cookie'] ?? '');
     expect(setCookie).toMatch(/^__Host-fundament_frame=[^;]+;/);
     for (const attribute of ['Path=/', 'Secure', 'HttpOnly', 'SameSite=None', 'Partitioned']) expect(setCookie).toContain(attribute);
     expect(setCookie).not.toMatch(/domain=/i);
-    expect((await nodeRequest(`${HOSTILE_ORIGIN}${withTicket(hostilePage)}`)).status, 'the ticket a second time').toBe(404);
+    expect((await send(`${HOSTILE_ORIGIN}${withTicket(hostilePage)}`)).status, 'the ticket a second time').toBe(404);
 
     // frame-cookie-other-installation: the hostile frame's cookie is a key to its own pages only.
     const cookie = { cookie: setCookie.split(';')[0] };
-    expect((await nodeRequest(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: cookie })).status, 'the control: its own page').toBe(200);
+    expect((await send(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: cookie })).status, 'the control: its own page').toBe(200);
     // The control for the other side: cert-manager's own ticket and cookie open cert-manager's page.
-    const certExchange = await nodeRequest(`${certOrigin}${certPage}?fundament-ticket=${encodeURIComponent(certTicket)}`);
+    const certExchange = await send(`${certOrigin}${certPage}?fundament-ticket=${encodeURIComponent(certTicket)}`);
     expect(certExchange.status, "the control: cert-manager's ticket").toBe(303);
     const certCookie = { cookie: String(certExchange.headers['set-cookie']).split(';')[0] };
-    expect((await nodeRequest(`${certOrigin}${certPage}`, { headers: certCookie })).status, "the control: cert-manager's page").toBe(200);
-    expect.soft((await nodeRequest(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: certCookie })).status, "cert-manager's cookie on the hostile page").toBe(404);
+    expect((await send(`${certOrigin}${certPage}`, { headers: certCookie })).status, "the control: cert-manager's page").toBe(200);
+    expect.soft((await send(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: certCookie })).status, "cert-manager's cookie on the hostile page").toBe(404);
     for (const where of [`${certOrigin}${certPage}`, `${HOSTILE_ORIGIN}${certPage}`, `${certOrigin}${hostilePage}`, `http://localhost:8082${hostilePage}`]) {
-      expect.soft((await nodeRequest(where, { headers: cookie })).status, `the hostile frame cookie at ${where}`).toBe(404);
+      expect.soft((await send(where, { headers: cookie })).status, `the hostile frame cookie at ${where}`).toBe(404);
     }
     // Two frame cookies (one planted next to the real one) are refused, not resolved to one.
     const doubled = { cookie: `${cookie.cookie}; __Host-fundament_frame=planted` };
-    expect.soft((await nodeRequest(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: doubled })).status, 'two frame cookies').toBe(404);
+    expect.soft((await send(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: doubled })).status, 'two frame cookies').toBe(404);
+  });
+
+  test("in a regular browser profile, where frames have storage, a plugin never sees another plugin's", async ({ browserType }, testInfo) => {
+    // Playwright's contexts are incognito-like: Chromium denies third-party frames all storage
+    // there, which would refuse the attack before per-installation origins are tested. A
+    // persistent (regular) profile gives frames their storage, partitioned by the console's site.
+    const launch = testInfo.project.use.launchOptions ?? {};
+    const context = await browserType.launchPersistentContext(testInfo.outputPath('profile'), {
+      executablePath: launch.executablePath,
+      args: launch.args,
+      baseURL: CONSOLE,
+    });
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      await signIn(page, 'alice@acme-corp.com', CERTS);
+      await frameReady(page);
+      const stored = await pluginFrame(page, 'certificates-list.html').evaluate(async () => {
+        localStorage.setItem('secret', 'cert-manager');
+        await new Promise((resolve, reject) => {
+          const open = indexedDB.open('cert-manager-db');
+          open.onsuccess = () => { open.result.close(); resolve(null); };
+          open.onerror = () => reject(open.error);
+        });
+        await (await caches.open('cert-manager-cache')).put('/secret', new Response('cert-manager'));
+        return localStorage.getItem('secret');
+      });
+      expect(stored, 'the control: a frame keeps its own storage in this profile').toBe('cert-manager');
+      await page.goto(LOOTS);
+      await frameReady(page);
+      const seen = await pluginFrame(page, 'loots-list.html').evaluate(async () => ({
+        localStorage: localStorage.getItem('secret'),
+        keys: Object.keys(localStorage),
+        databases: (await indexedDB.databases()).map((d) => d.name),
+        caches: await caches.keys(),
+      }));
+      expect(seen).toEqual({ localStorage: null, keys: [], databases: [], caches: [] });
+      // And cert-manager's storage is still there for cert-manager.
+      await page.goto(CERTS);
+      await frameReady(page);
+      expect(await pluginFrame(page, 'certificates-list.html').evaluate(() => localStorage.getItem('secret'))).toBe('cert-manager');
+    } finally {
+      await context.close();
+    }
   });
 
   test('sign-in never sends alice off the console, and nothing may frame the console', async ({ page }) => {

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hydrated, signIn } from './fixtures';
+import { frameReady, hydrated, pluginFrame, signIn } from './fixtures';
 
 const root = path.resolve(__dirname, '../..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
@@ -33,15 +33,6 @@ async function recordMessages(page: Page) {
 type Message = { type: string; origin: string; at: number; [k: string]: unknown };
 const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);
 
-function pluginFrame(page: Page, file: string): Frame {
-  const frame = page.frames().find((f) => f.url().includes(`/console/${file}`));
-  if (!frame) throw new Error(`no frame for ${file}: ${page.frames().map((f) => f.url()).join(', ')}`);
-  return frame;
-}
-
-async function frameReady(page: Page) {
-  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
-}
 
 function kubectl(...args: string[]): string {
   const kubeconfig = path.join(os.tmpdir(), `fundament-e2e-kubeconfig-${process.pid}`);

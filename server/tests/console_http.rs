@@ -20,6 +20,20 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// Runs a test's future as a task of the shared runtime, the way the server runs a request,
+/// and waits for it. (Polled on the test's own thread with `block_on`, the sign-in flow now and
+/// then never woke up again when several tests ran at once.)
+fn run<F>(test: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match runtime().block_on(runtime().spawn(test)) {
+        Ok(output) => output,
+        Err(error) => std::panic::resume_unwind(error.into_panic()),
+    }
+}
+
 /// A real authn on a loopback port (mock mode, seed users), started once.
 fn sessions() -> Arc<server::console_auth::AuthnSessions> {
     static SESSIONS: OnceLock<Arc<server::console_auth::AuthnSessions>> = OnceLock::new();
@@ -62,15 +76,23 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
         .clone()
 }
 
+/// The console's router, built once as the server builds it at start-up: building it renders
+/// the app to list its routes, which must not happen while requests are being rendered (done
+/// per request, it now and then left a concurrent render waiting forever).
 fn console() -> Router {
-    let settings = resolve(&[]).expect("defaults resolve");
-    let state = server::console::console_state(&settings, sessions()).expect("console state");
-    server::console::router(
-        server::console::leptos_options(&settings),
-        state,
-        &settings.urls.console,
-        &settings.cluster.plugin_sdk_dir,
-    )
+    static CONSOLE: OnceLock<Router> = OnceLock::new();
+    CONSOLE
+        .get_or_init(|| {
+            let settings = resolve(&[]).expect("defaults resolve");
+            let state = server::console::console_state(&settings, sessions()).expect("console state");
+            server::console::router(
+                server::console::leptos_options(&settings),
+                state,
+                &settings.urls.console,
+                &settings.cluster.plugin_sdk_dir,
+            )
+        })
+        .clone()
 }
 
 async fn send(request: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
@@ -116,7 +138,7 @@ fn signed_in_as(body: &str, name: &str) -> bool {
 
 #[test]
 fn a_session_cookie_planted_beside_the_real_one_is_refused_not_resolved() {
-    runtime().block_on(async {
+    run(async {
         let alice = session_cookie("alice@acme-corp.com").await;
         let bob = session_cookie("bob@acme-corp.com").await;
         // A second session cookie, as a page on a more specific path would plant it (first in
@@ -137,7 +159,7 @@ fn a_session_cookie_planted_beside_the_real_one_is_refused_not_resolved() {
 
 #[test]
 fn sign_out_revokes_the_session_on_the_server() {
-    runtime().block_on(async {
+    run(async {
         let cookie = session_cookie("alice@acme-corp.com").await;
         let (_, _, body) = send(get("/clusters", Some(&cookie))).await;
         assert!(signed_in_as(&body, "Alice"));
@@ -158,7 +180,7 @@ fn sign_out_revokes_the_session_on_the_server() {
 
 #[test]
 fn next_after_sign_in_never_leaves_the_console() {
-    runtime().block_on(async {
+    run(async {
         for (next, location) in [
             ("%2F%09%2Fexample.org", "/"),
             ("%2F%0A%2Fexample.org", "/"),
@@ -183,7 +205,7 @@ fn next_after_sign_in_never_leaves_the_console() {
 
 #[test]
 fn the_cluster_route_serves_the_consoles_own_fetches_only() {
-    runtime().block_on(async {
+    run(async {
         let cookie = session_cookie("alice@acme-corp.com").await;
         let path = "/kube/clusters/019b4000-2000-7000-8000-000000000001/apis/plugins.fundament.io/v1/plugininstallations";
         let request = |path: &str, headers: &[(&str, &str)]| {
@@ -227,7 +249,7 @@ fn the_cluster_route_serves_the_consoles_own_fetches_only() {
 
 #[test]
 fn signed_out_home_is_the_server_rendered_sign_in_page() {
-    runtime().block_on(async {
+    run(async {
         let (status, headers, body) = send(get("/", None)).await;
         assert_eq!(status, StatusCode::OK);
         assert!(body.contains("Sign in to Fundament"), "{body}");
@@ -245,7 +267,7 @@ fn signed_out_home_is_the_server_rendered_sign_in_page() {
 
 #[test]
 fn signing_in_renders_the_shell_for_that_user() {
-    runtime().block_on(async {
+    run(async {
         let cookie = session_cookie("alice@acme-corp.com").await;
         let (status, _, body) = send(get("/clusters", Some(&cookie))).await;
         assert_eq!(status, StatusCode::OK);
@@ -257,7 +279,7 @@ fn signing_in_renders_the_shell_for_that_user() {
 
 #[test]
 fn unknown_users_cannot_sign_in_and_are_told_why() {
-    runtime().block_on(async {
+    run(async {
         let (status, headers, _) = send(sign_in_form("mallory@acme-corp.com", "http://localhost:3000")).await;
         assert_eq!(status, StatusCode::FOUND);
         assert!(headers.get(header::SET_COOKIE).is_none());
@@ -271,7 +293,7 @@ fn unknown_users_cannot_sign_in_and_are_told_why() {
 
 #[test]
 fn a_forged_or_foreign_session_is_ignored() {
-    runtime().block_on(async {
+    run(async {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let other_key = Signer::generate().sign_user("alice", "alice@acme-corp.com", "Alice", now, 3600);
         for cookie in [
@@ -287,7 +309,7 @@ fn a_forged_or_foreign_session_is_ignored() {
 
 #[test]
 fn sign_in_from_another_origin_is_refused() {
-    runtime().block_on(async {
+    run(async {
         let (status, headers, _) = send(sign_in_form("alice@acme-corp.com", "http://localhost:8082")).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert!(headers.get(header::SET_COOKIE).is_none());
@@ -296,7 +318,7 @@ fn sign_in_from_another_origin_is_refused() {
 
 #[test]
 fn the_theme_cookie_sets_data_theme_before_any_script() {
-    runtime().block_on(async {
+    run(async {
         let (_, _, body) = send(get("/", Some("fundament_theme=dark"))).await;
         assert!(body.contains(r#"data-theme="dark""#));
         let (_, _, body) = send(get("/", Some("fundament_theme=%22%3E%3Cscript%3E"))).await;
@@ -306,7 +328,7 @@ fn the_theme_cookie_sets_data_theme_before_any_script() {
 
 #[test]
 fn unknown_paths_are_404_pages() {
-    runtime().block_on(async {
+    run(async {
         let (status, _, body) = send(get("/no/such/page", None)).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(body.contains("Not found"));
@@ -315,7 +337,7 @@ fn unknown_paths_are_404_pages() {
 
 #[test]
 fn concurrent_renders_all_complete() {
-    runtime().block_on(async {
+    run(async {
         let cookie = session_cookie("bob@acme-corp.com").await;
         let renders = (0..256).map(|i| {
             let cookie = cookie.clone();
@@ -344,7 +366,7 @@ async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHand
 
 #[test]
 fn an_unknown_project_is_a_404_inside_the_shell() {
-    runtime().block_on(async {
+    run(async {
         let cookie = session_cookie("alice@acme-corp.com").await;
         let (status, _, body) = send(get("/projects/nope", Some(&cookie))).await;
         assert_eq!(status, StatusCode::NOT_FOUND);

@@ -131,11 +131,16 @@ pub(crate) mod ssr {
         crate::generated::api::ssr::namespaces(&state, &token, cluster_id, project).await
     }
 
-    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
-        use super::TicketReply;
+    /// Tokens and tickets must not be cached anywhere on the way.
+    fn no_store() {
         if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
             response.insert_header(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
         }
+    }
+
+    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
+        use super::TicketReply;
+        no_store();
         check_cluster(cluster_id)?;
         let Ok((state, token)) = user() else {
             return Ok(TicketReply::Failed(AuthFailure::Unauthorized));
@@ -147,10 +152,7 @@ pub(crate) mod ssr {
     }
 
     pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {
-        // Tokens must not be cached anywhere on the way.
-        if let Some(response) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
-            response.insert_header(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
-        }
+        no_store();
         check_cluster(cluster_id)?;
         let Ok((state, token)) = user() else {
             return Ok(MintReply::Failed(AuthFailure::Unauthorized));

@@ -251,39 +251,13 @@ impl Backend {
         cluster_id: &str,
         installation_id: &str,
     ) -> Result<String, AuthFailure> {
-        const SERVICE: &str = "authn";
-        let url = format!("{}/authn.v1.TokenService/MintFrameTicket", self.authn);
-        let body = json!({"clusterId": cluster_id, "installationId": installation_id});
-        match self.call(SERVICE, url, Some(user_token), Some(body)).await {
-            Ok((200, value)) => match value.get("ticket").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                Some(ticket) => Ok(ticket.to_owned()),
-                None => {
-                    tracing::error!("authn answered MintFrameTicket without a ticket");
-                    Err(AuthFailure::MintFailed)
-                }
-            },
-            Ok((status, body)) => {
-                let error = Self::status_error(SERVICE, status, &body);
-                tracing::info!(%error, cluster_id, installation_id, "frame ticket refused");
-                Err(match status {
-                    401 => AuthFailure::Unauthorized,
-                    403 | 404 => AuthFailure::Revoked,
-                    _ => AuthFailure::MintFailed,
-                })
-            }
-            Err(error) => {
-                tracing::warn!(%error, cluster_id, installation_id, "frame ticket not minted");
+        let value = self.for_installation("MintFrameTicket", user_token, cluster_id, installation_id).await?;
+        match value.get("ticket").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            Some(ticket) => Ok(ticket.to_owned()),
+            None => {
+                tracing::error!("authn answered MintFrameTicket without a ticket");
                 Err(AuthFailure::MintFailed)
             }
-        }
-    }
-
-    /// Ends a session at authn (`SignOut`).
-    pub async fn sign_out(&self, user_token: &str) -> Result<(), BackendError> {
-        let url = format!("{}/authn.v1.AuthnService/SignOut", self.authn);
-        match self.call("authn", url, Some(user_token), Some(json!({}))).await? {
-            (200, _) => Ok(()),
-            (status, body) => Err(Self::status_error("authn", status, &body)),
         }
     }
 
@@ -294,27 +268,38 @@ impl Backend {
         cluster_id: &str,
         installation_id: &str,
     ) -> Result<Minted, AuthFailure> {
-        const SERVICE: &str = "authn";
-        let url = format!("{}/authn.v1.TokenService/MintPluginToken", self.authn);
-        let body = json!({"clusterId": cluster_id, "installationId": installation_id});
         let started = unix_now();
-        match self.call(SERVICE, url, Some(user_token), Some(body)).await {
-            Ok((200, value)) => {
-                let token = value.get("accessToken").and_then(Value::as_str).filter(|t| !t.is_empty());
-                let expires_in = value.get("expiresIn").and_then(|v| match v {
-                    Value::String(s) => s.parse::<i64>().ok(),
-                    other => other.as_i64(),
-                });
-                match (token, expires_in) {
-                    (Some(token), Some(expires_in)) if expires_in > 0 => {
-                        Ok(Minted { token: token.to_owned(), expires_at: started + expires_in })
-                    }
-                    _ => {
-                        tracing::error!("authn answered MintPluginToken without a token or lifetime");
-                        Err(AuthFailure::MintFailed)
-                    }
-                }
+        let value = self.for_installation("MintPluginToken", user_token, cluster_id, installation_id).await?;
+        let token = value.get("accessToken").and_then(Value::as_str).filter(|t| !t.is_empty());
+        let expires_in = value.get("expiresIn").and_then(|v| match v {
+            Value::String(s) => s.parse::<i64>().ok(),
+            other => other.as_i64(),
+        });
+        match (token, expires_in) {
+            (Some(token), Some(expires_in)) if expires_in > 0 => {
+                Ok(Minted { token: token.to_owned(), expires_at: started + expires_in })
             }
+            _ => {
+                tracing::error!("authn answered MintPluginToken without a token or lifetime");
+                Err(AuthFailure::MintFailed)
+            }
+        }
+    }
+
+    /// One of authn's `TokenService` procedures for an installation, as the user: the answer,
+    /// or why there is none (401: the session ended; 403/404: no access; else a passing failure).
+    async fn for_installation(
+        &self,
+        procedure: &'static str,
+        user_token: &str,
+        cluster_id: &str,
+        installation_id: &str,
+    ) -> Result<Value, AuthFailure> {
+        const SERVICE: &str = "authn";
+        let url = format!("{}/authn.v1.TokenService/{procedure}", self.authn);
+        let body = json!({"clusterId": cluster_id, "installationId": installation_id});
+        match self.call(SERVICE, url, Some(user_token), Some(body)).await {
+            Ok((200, value)) => Ok(value),
             Ok((status, body)) => {
                 let error = Self::status_error(SERVICE, status, &body);
                 let failure = match status {
@@ -323,14 +308,14 @@ impl Backend {
                     _ => AuthFailure::MintFailed,
                 };
                 if failure == AuthFailure::MintFailed {
-                    tracing::warn!(%error, cluster_id, installation_id, "plugin token not minted");
+                    tracing::warn!(%error, procedure, cluster_id, installation_id, "authn failed");
                 } else {
-                    tracing::info!(%error, cluster_id, installation_id, "plugin token refused");
+                    tracing::info!(%error, procedure, cluster_id, installation_id, "authn refused");
                 }
                 Err(failure)
             }
             Err(error) => {
-                tracing::warn!(%error, cluster_id, installation_id, "plugin token not minted");
+                tracing::warn!(%error, procedure, cluster_id, installation_id, "authn unreachable");
                 Err(AuthFailure::MintFailed)
             }
         }

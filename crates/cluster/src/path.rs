@@ -159,29 +159,9 @@ fn resource_path(
     Ok(Target::Resource(p))
 }
 
+/// One segment, decoded by the rules every reader of a request shares (kube-core).
 fn decode_segment(segment: &str) -> Result<String, PathError> {
-    if segment.is_empty() {
-        return Err(PathError::BadSegment);
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or(PathError::BadSegment)?;
-            let text = std::str::from_utf8(hex).map_err(|_| PathError::BadSegment)?;
-            out.push(u8::from_str_radix(text, 16).map_err(|_| PathError::BadSegment)?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let s = String::from_utf8(out).map_err(|_| PathError::BadSegment)?;
-    if s == "." || s == ".." || s.contains('/') || s.chars().any(char::is_control) {
-        return Err(PathError::BadSegment);
-    }
-    Ok(s)
+    fundament_kube_core::request::decode_segment(segment).map_err(|_| PathError::BadSegment)
 }
 
 /// The verb a request means, as RBAC sees it.
