@@ -6,7 +6,7 @@
 // this spec checks that every one was refused, brings what the page cannot get
 // by itself (bob's and cert-manager's tokens), and checks from outside what the
 // page cannot see: side effects on the server, the console's URL and session.
-import { test, expect, request as playwrightRequest, type Page, type Frame, type APIRequestContext } from '@playwright/test';
+import { test, expect, chromium, request as playwrightRequest, type Page, type Frame, type APIRequestContext } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { frameReady, hydrated, pluginFrame, signIn, userMenu } from './fixtures';
@@ -436,14 +436,15 @@ test.describe('a hostile plugin page', () => {
     expect.soft((await send(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: doubled })).status, 'two frame cookies').toBe(404);
   });
 
-  test("in a regular browser profile, where frames have storage, a plugin never sees another plugin's", async ({ browserType }, testInfo) => {
-    // Playwright's contexts are incognito-like: Chromium denies third-party frames all storage
-    // there, which would refuse the attack before per-installation origins are tested. A
-    // persistent (regular) profile gives frames their storage, partitioned by the console's site.
+  test("in a regular browser profile, where frames have storage, a plugin never sees another plugin's", async ({}, testInfo) => {
+    // Chromium 156 phases third-party cookies out by default and then denies third-party frames
+    // all storage, which refuses the attack before per-installation origins are even tested. A
+    // regular profile with third-party cookies allowed (as many users' browsers are) gives
+    // frames their storage, partitioned by the console's site: the case origins must decide.
     const launch = testInfo.project.use.launchOptions ?? {};
-    const context = await browserType.launchPersistentContext(testInfo.outputPath('profile'), {
+    const context = await chromium.launchPersistentContext(testInfo.outputPath('profile'), {
       executablePath: launch.executablePath,
-      args: launch.args,
+      args: [...(launch.args ?? []), '--disable-features=TrackingProtection3pcd'],
       baseURL: CONSOLE,
     });
     try {

@@ -215,14 +215,50 @@ fn the_cluster_route_serves_the_consoles_own_fetches_only() {
             }
             b.body(Body::empty()).unwrap()
         };
-        let fetch = [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")];
+        let fetch =
+            [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")];
         for (headers, code) in [
             (vec![], 403),
-            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document")], 403),
-            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "iframe")], 403),
-            (vec![("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "no-cors"), ("sec-fetch-dest", "image")], 403),
-            (vec![("sec-fetch-site", "same-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")], 403),
-            (vec![("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")], 403),
+            (
+                vec![
+                    ("sec-fetch-site", "same-origin"),
+                    ("sec-fetch-mode", "navigate"),
+                    ("sec-fetch-dest", "document"),
+                ],
+                403,
+            ),
+            (
+                vec![
+                    ("sec-fetch-site", "same-origin"),
+                    ("sec-fetch-mode", "navigate"),
+                    ("sec-fetch-dest", "iframe"),
+                ],
+                403,
+            ),
+            (
+                vec![
+                    ("sec-fetch-site", "same-origin"),
+                    ("sec-fetch-mode", "no-cors"),
+                    ("sec-fetch-dest", "image"),
+                ],
+                403,
+            ),
+            (
+                vec![
+                    ("sec-fetch-site", "same-site"),
+                    ("sec-fetch-mode", "cors"),
+                    ("sec-fetch-dest", "empty"),
+                ],
+                403,
+            ),
+            (
+                vec![
+                    ("sec-fetch-site", "cross-site"),
+                    ("sec-fetch-mode", "cors"),
+                    ("sec-fetch-dest", "empty"),
+                ],
+                403,
+            ),
         ] {
             let (status, headers_out, body) = send(request(path, &headers)).await;
             assert_eq!(status.as_u16(), code, "{headers:?}: {body}");
@@ -242,7 +278,11 @@ fn the_cluster_route_serves_the_consoles_own_fetches_only() {
             .body(Body::empty())
             .unwrap();
         assert_eq!(send(anonymous).await.0, StatusCode::UNAUTHORIZED);
-        let post = Request::post(path).header(header::COOKIE, &cookie).header(header::ORIGIN, "http://localhost:3000").body(Body::empty()).unwrap();
+        let post = Request::post(path)
+            .header(header::COOKIE, &cookie)
+            .header(header::ORIGIN, "http://localhost:3000")
+            .body(Body::empty())
+            .unwrap();
         assert_eq!(send(post).await.0, StatusCode::METHOD_NOT_ALLOWED);
     });
 }
