@@ -2,6 +2,7 @@
 // Two projects: "hydrated" (JavaScript on) and "no-js" (the server-rendered
 // page alone). Run through scripts/test, which builds the stack first.
 import { defineConfig } from '@playwright/test';
+import { chromiumArgs, executablePath } from './chromium';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -23,18 +24,7 @@ export default defineConfig({
   use: {
     baseURL,
     trace: 'retain-on-failure',
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    },
+    launchOptions: { executablePath, args: chromiumArgs },
   },
   projects: [
     { name: 'hydrated', testIgnore: /\.(nojs|faults)\.spec\.ts$/ },

@@ -8,6 +8,7 @@
 import { defineConfig } from '@playwright/test';
 import os from 'node:os';
 import path from 'node:path';
+import { chromiumArgs, executablePath } from './chromium';
 import { certFile, certificate, keyFile } from './production/tls';
 
 const root = path.resolve(__dirname, '..');
@@ -46,10 +47,9 @@ export default defineConfig({
     baseURL: `https://console.example.test:${PORTS.tls}`,
     trace: 'retain-on-failure',
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      executablePath,
       args: [
-        '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run',
+        ...chromiumArgs,
         '--host-resolver-rules=MAP *.example.test 127.0.0.1, MAP example.test 127.0.0.1',
         `--ignore-certificate-errors-spki-list=${spki}`,
       ],
