@@ -1,4 +1,4 @@
-// How the end-to-end suites start Debian's Chromium (Playwright cannot download
+// How the Playwright suites (end2end/ and plugin-sdk/) start Debian's Chromium (Playwright cannot download
 // its own here): the binary, and the flags every suite shares.
 export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

@@ -2,6 +2,7 @@
 // plugin origin, fake kube-api-proxy) are started by the tests themselves: see tests/harness.ts.
 // Run from the repository root: npx playwright test -c plugin-sdk/playwright.config.ts
 import { defineConfig } from '@playwright/test';
+import { chromiumArgs, executablePath } from '../end2end/chromium';
 
 export default defineConfig({
   testDir: './tests',
@@ -15,17 +16,6 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     trace: 'off',
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    },
+    launchOptions: { executablePath, args: chromiumArgs },
   },
 });
