@@ -261,7 +261,13 @@ export const test = base.extend<{ h: Harness }, { servers: Servers }>({
           frame,
           received: (type) => page.evaluate((t) => (t ? window.host.of(t) : window.host.received), type),
           send: (msg, target) => page.evaluate(([m, t]) => window.host.send(m, t), [msg, target] as const),
-          init: (extra) => page.evaluate((x) => window.host.init(x), extra),
+          // postMessage is delivered in a later task: wait until the page has seen the init, so the
+          // next evaluate observes its effect instead of racing it.
+          init: async (extra) => {
+            const before = await frame.evaluate(() => window.seen.length);
+            await page.evaluate((x) => window.host.init(x), extra);
+            await expect.poll(() => frame.evaluate(() => window.seen.length)).toBeGreaterThan(before);
+          },
           setHost: (cfg) => page.evaluate((c) => Object.assign(window.host.cfg, c), cfg),
           synthetic: (data, origin) =>
             frame.evaluate(([d, o]) => void window.dispatchEvent(new MessageEvent('message', { data: d, origin: o, source: window.parent })), [data, origin] as const),
