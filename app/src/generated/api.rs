@@ -24,7 +24,7 @@ pub(crate) mod ssr {
     use crate::error::AppError;
     use crate::generated::table::{Cell, CellType, Column, ListQuery, Row, TablePage, page_of};
     use crate::plugins::api::ssr::{check_cluster, user, user_error};
-    use crate::plugins::model::{KindInfo, encode_segment, is_crd_name, is_dns_label, kind_info};
+    use crate::plugins::model::{KindInfo, encode_segment, is_crd_name, is_dns1123_label, kind_info};
     use crate::state::ConsoleState;
 
     /// A CRD as the generated views use it.
@@ -80,7 +80,7 @@ pub(crate) mod ssr {
         project: Option<&str>,
     ) -> Result<Vec<String>, AppError> {
         let path = match project {
-            Some(p) if is_dns_label(p) => {
+            Some(p) if is_dns1123_label(p) => {
                 format!(
                     "/api/v1/namespaces?labelSelector={}",
                     encode_segment(&format!("fundament.io/project={p}"))
@@ -236,12 +236,12 @@ pub(crate) mod ssr {
     }
 
     fn object_path(def: &Definition, name: &str, namespace: Option<&str>) -> Result<String, AppError> {
-        use crate::plugins::model::is_object_name;
-        if !is_object_name(name) {
+        use crate::plugins::model::is_dns1123_subdomain;
+        if !is_dns1123_subdomain(name) {
             return Err(AppError::NotFound(format!("The object {name:?}")));
         }
         let namespace = match namespace {
-            Some(ns) if def.info.namespaced && is_dns_label(ns) => Some(ns),
+            Some(ns) if def.info.namespaced && is_dns1123_label(ns) => Some(ns),
             Some(ns) if def.info.namespaced => {
                 return Err(AppError::Invalid(format!("{ns:?} is not a namespace name.")));
             }

@@ -900,11 +900,11 @@ fn check_name(field: &Field, values: &FormValues, errors: &mut Vec<FieldError>) 
         REQUIRED.to_string()
     } else if value.chars().count() > max {
         format!("must be no more than {max} characters")
-    } else if path == "metadata.namespace" && !crate::plugins::model::is_dns_label(value) {
+    } else if path == "metadata.namespace" && !crate::plugins::model::is_dns1123_label(value) {
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start \
          and end with an alphanumeric character"
             .to_string()
-    } else if path == "metadata.name" && !crate::plugins::model::is_object_name(value) {
+    } else if path == "metadata.name" && !crate::plugins::model::is_dns1123_subdomain(value) {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and \
          must start and end with an alphanumeric character"
             .to_string()

@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Names as the API server checks them: a namespace is a label, most object names subdomains.
+pub use fundament_kube_core::validation::{is_dns1123_label, is_dns1123_subdomain};
+
 /// One sidebar entry a definition's `menu` asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MenuEntry {
@@ -401,33 +404,9 @@ pub fn encode_segment(text: &str) -> String {
     out
 }
 
-/// A DNS-1123 subdomain as Kubernetes checks it (`IsDNS1123Subdomain`): at
-/// most 253 characters of dot-separated parts, each lowercase alphanumerics
-/// and `-`, starting and ending alphanumeric (no limit per part).
-pub fn is_object_name(name: &str) -> bool {
-    let part = |p: &str| {
-        let b = p.as_bytes();
-        !b.is_empty()
-            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-            && b[0] != b'-'
-            && b[b.len() - 1] != b'-'
-    };
-    name.len() <= 253 && name.split('.').all(part)
-}
-
-/// A DNS-1123 label: a namespace name.
-pub fn is_dns_label(label: &str) -> bool {
-    let bytes = label.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
-
 /// `<plural>.<group>`: a CRD's name.
 pub fn is_crd_name(name: &str) -> bool {
-    name.contains('.') && is_object_name(name)
+    name.contains('.') && is_dns1123_subdomain(name)
 }
 
 /// A cluster id: a hyphenated UUID.
@@ -667,12 +646,12 @@ mod tests {
 
     #[test]
     fn names_and_ids() {
-        assert!(is_object_name("web-tls.example"));
-        assert!(!is_object_name("Web"));
-        assert!(!is_object_name(&"a".repeat(254)));
-        assert!(is_dns_label("prod"));
-        assert!(!is_dns_label("-prod"));
-        assert!(!is_dns_label(&"a".repeat(64)));
+        assert!(is_dns1123_subdomain("web-tls.example"));
+        assert!(!is_dns1123_subdomain("Web"));
+        assert!(!is_dns1123_subdomain(&"a".repeat(254)));
+        assert!(is_dns1123_label("prod"));
+        assert!(!is_dns1123_label("-prod"));
+        assert!(!is_dns1123_label(&"a".repeat(64)));
         assert!(is_crd_name("certificates.cert-manager.io"));
         assert!(!is_crd_name("certificates"));
         assert!(is_cluster_id("019b4000-2000-7000-8000-000000000001"));

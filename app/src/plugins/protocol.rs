@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model::{is_dns_label, is_object_name};
+use super::model::{is_dns1123_label, is_dns1123_subdomain};
 
 /// The frame is never shorter than this (px), so a page that reports 0 stays visible.
 pub const MIN_FRAME_HEIGHT: u32 = 80;
@@ -53,7 +53,7 @@ pub fn parse(data: &Value) -> Result<PluginMessage, Refusal> {
         "plugin:request-token-refresh" => Ok(PluginMessage::RequestTokenRefresh),
         "plugin:navigate" => {
             let name = data.get("name").and_then(Value::as_str).unwrap_or_default();
-            if !is_object_name(name) {
+            if !is_dns1123_subdomain(name) {
                 return Err(Refusal::Invalid(format!(
                     "plugin:navigate: {name:?} is not a valid object name"
                 )));
@@ -61,7 +61,7 @@ pub fn parse(data: &Value) -> Result<PluginMessage, Refusal> {
             let namespace = match data.get("namespace") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(ns)) if ns.is_empty() => None,
-                Some(Value::String(ns)) if is_dns_label(ns) => Some(ns.clone()),
+                Some(Value::String(ns)) if is_dns1123_label(ns) => Some(ns.clone()),
                 Some(other) => {
                     return Err(Refusal::Invalid(format!(
                         "plugin:navigate: {other} is not a valid namespace name"

@@ -23,8 +23,8 @@ use crate::{
         api::{namespaces, resource_kind},
         frame::{FrameSpec, PluginFrame},
         model::{
-            KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page, is_dns_label,
-            is_object_name, paths,
+            KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page,
+            is_dns1123_label, is_dns1123_subdomain, paths,
         },
         protocol::ResourceRef,
         registry::PluginRegistry,
@@ -95,8 +95,8 @@ fn PluginResourcePage(view: ResourceView) -> impl IntoView {
 fn Resolved(session: Session, target: Target) -> impl IntoView {
     let registry = expect_context::<PluginRegistry>();
     if let Some(object) = &target.object {
-        let bad_ns = object.namespace.as_deref().is_some_and(|ns| !is_dns_label(ns));
-        if !is_object_name(&object.name) || bad_ns {
+        let bad_ns = object.namespace.as_deref().is_some_and(|ns| !is_dns1123_label(ns));
+        if !is_dns1123_subdomain(&object.name) || bad_ns {
             return view! { <NotFoundContent what=format!("The object {:?}", object.name) /> }.into_any();
         }
     }

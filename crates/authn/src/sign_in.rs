@@ -1,5 +1,6 @@
 //! `authn.v1.AuthnService/DevSignIn`: mock mode's sign-in, a user picker without passwords.
 
+use fundament_kube_core::validation::is_dns1123_label;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -38,7 +39,7 @@ pub(crate) async fn dev_sign_in(
         .iter()
         .find(|user| user.email.eq_ignore_ascii_case(email))
         .ok_or_else(|| ConnectError::new(Code::NotFound, "unknown user"))?;
-    if !is_dns_label(&user.id) {
+    if !is_dns1123_label(&user.id) {
         // Verifiers would refuse the token; better to say so here, once, than to sign it.
         return Err(ConnectError::internal("configured user id is not a DNS-1123 label", &user.id));
     }
@@ -48,25 +49,16 @@ pub(crate) async fn dev_sign_in(
     Ok(private_json(TokenResponse::bearer(token, USER_TOKEN_TTL_SECS)))
 }
 
-/// The rule fundament-tokens applies to `sub`: lower-case alphanumerics and `-`, at most 63.
-fn is_dns_label(id: &str) -> bool {
-    let ok_edge = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    id.len() <= 63
-        && ok_edge(id.bytes().next())
-        && ok_edge(id.bytes().last())
-        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn user_ids_are_dns_labels() {
-        assert!(is_dns_label("alice"));
-        assert!(is_dns_label("user-2"));
+        assert!(is_dns1123_label("alice"));
+        assert!(is_dns1123_label("user-2"));
         for bad in ["", "Alice", "alice@acme-corp.com", "-a", "a-", &"a".repeat(64)] {
-            assert!(!is_dns_label(bad), "{bad}");
+            assert!(!is_dns1123_label(bad), "{bad}");
         }
     }
 }

@@ -32,25 +32,11 @@ pub fn resource_version(obj: &Value) -> &str {
     obj["metadata"]["resourceVersion"].as_str().unwrap_or_default()
 }
 
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-fn is_label_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-}
-
-pub fn is_dns1123_label(s: &str) -> bool {
-    is_label_part(s)
-}
-
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_label_part)
-}
+use fundament_kube_core::validation;
+pub use fundament_kube_core::validation::{
+    DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN_MSG, is_dns1123_label, is_dns1123_subdomain, is_label_value,
+    is_qualified_name,
+};
 
 /// What a kind's names must look like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,65 +77,18 @@ pub fn check_name(name: &str, rule: NameRule) -> Vec<Cause> {
         }
         return causes;
     }
-    if rule == NameRule::Label {
-        if name.len() > 63 {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.name",
-                format!("Invalid value: \"{name}\": must be no more than 63 characters"),
-            ));
-        }
-        if !is_dns1123_label(name) {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.name",
-                format!("Invalid value: \"{name}\": {DNS1123_LABEL_MSG}"),
-            ));
-        }
-    } else {
-        if name.len() > 253 {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.name",
-                format!("Invalid value: \"{name}\": must be no more than 253 characters"),
-            ));
-        }
-        if !is_dns1123_subdomain(name) {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.name",
-                format!("Invalid value: \"{name}\": {DNS1123_SUBDOMAIN_MSG}"),
-            ));
-        }
+    let errors = match rule {
+        NameRule::Label => validation::dns1123_label_errors(name),
+        _ => validation::dns1123_subdomain_errors(name),
+    };
+    for e in errors {
+        causes.push(Cause::new(
+            "FieldValueInvalid",
+            "metadata.name",
+            format!("Invalid value: \"{name}\": {e}"),
+        ));
     }
     causes
-}
-
-fn is_qualified_name(key: &str) -> bool {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix
-        && (p.is_empty() || !is_dns1123_subdomain(p))
-    {
-        return false;
-    }
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-pub fn is_label_value(v: &str) -> bool {
-    let b = v.as_bytes();
-    b.is_empty()
-        || (b.len() <= 63
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
 }
 
 /// Labels and annotations: keys are qualified names, label values ≤ 63
@@ -172,8 +111,8 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
         let mut total = 0;
         for (k, val) in map {
             let path = format!("metadata.{field}");
-            if !is_qualified_name(k) {
-                causes.push(Cause::new("FieldValueInvalid", &path, format!("Invalid value: \"{k}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")));
+            for e in validation::qualified_name_errors(k) {
+                causes.push(Cause::new("FieldValueInvalid", &path, format!("Invalid value: \"{k}\": {e}")));
             }
             let Some(s) = val.as_str() else {
                 causes.push(Cause::new(
@@ -184,8 +123,14 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
                 continue;
             };
             total += k.len() + s.len();
-            if is_labels && !is_label_value(s) {
-                causes.push(Cause::new("FieldValueInvalid", &path, format!("Invalid value: \"{s}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")));
+            if is_labels {
+                for e in validation::label_value_errors(s) {
+                    causes.push(Cause::new(
+                        "FieldValueInvalid",
+                        &path,
+                        format!("Invalid value: \"{s}\": {e}"),
+                    ));
+                }
             }
         }
         if !is_labels && total > 256 * 1024 {

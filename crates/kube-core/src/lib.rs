@@ -8,11 +8,14 @@
 //!   values, `watch`'s boolean rule), and its canonical re-encoding;
 //! - [`request::RequestInfo`]: method + path + query → verb, API group and
 //!   version, namespace, resource, name and subresource, as the API server's
-//!   `RequestInfoFactory` computes them.
+//!   `RequestInfoFactory` computes them;
+//! - [`validation`]: DNS-1123 labels and subdomains, qualified names and
+//!   label values, with the API server's messages.
 #![forbid(unsafe_code)]
 
 pub mod query;
 pub mod request;
+pub mod validation;
 
 pub use query::Query;
 pub use request::{RequestInfo, RequestInfoError};

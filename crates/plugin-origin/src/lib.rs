@@ -14,6 +14,8 @@
 //! dot would make one installation's origin a parent domain of another's.
 #![forbid(unsafe_code)]
 
+use fundament_kube_core::validation::is_dns1123_label;
+
 /// The query parameter that carries a frame ticket on a plugin frame's first navigation; the
 /// console adds it, plugin-proxy takes it away (it answers with a redirect to the clean URL).
 pub const FRAME_TICKET_PARAM: &str = "fundament-ticket";
@@ -73,7 +75,7 @@ impl PluginOrigins {
 
     /// The origin of an installation's pages, or `None` when its name is not a DNS label.
     pub fn of(&self, installation: &str) -> Option<String> {
-        is_dns_label(installation)
+        is_dns1123_label(installation)
             .then(|| format!("{}://{installation}.{}{}", self.scheme, self.host, self.port))
     }
 
@@ -105,18 +107,8 @@ impl PluginOrigins {
 
     fn label_under(&self, host: &str) -> Option<String> {
         let label = host.strip_suffix(self.host.as_str())?.strip_suffix('.')?;
-        is_dns_label(label).then(|| label.to_string())
+        is_dns1123_label(label).then(|| label.to_string())
     }
-}
-
-/// An RFC 1123 label as Kubernetes checks it: lower-case alphanumerics and
-/// `-`, starting and ending alphanumeric, at most 63 characters.
-pub fn is_dns_label(s: &str) -> bool {
-    let edge = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    s.len() <= 63
-        && edge(s.bytes().next())
-        && edge(s.bytes().last())
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 #[cfg(test)]

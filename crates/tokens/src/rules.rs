@@ -1,6 +1,7 @@
 //! Claim rules shared by both token kinds. Kept apart from the JWT mechanics so each rule reads
 //! on its own and is tested on its own.
 
+pub(crate) use fundament_kube_core::validation::{is_dns1123_label, is_dns1123_subdomain};
 use serde_json::{Map, Value};
 
 use crate::{ISSUER, TokenError};
@@ -35,7 +36,7 @@ pub(crate) fn check_registered(
         return Err(TokenError::WrongAudience);
     }
     match claims.get("sub").and_then(Value::as_str) {
-        Some(sub) if is_dns_label(sub) => Ok(()),
+        Some(sub) if is_dns1123_label(sub) => Ok(()),
         _ => Err(TokenError::BadSubject),
     }
 }
@@ -55,24 +56,6 @@ pub(crate) fn audiences(claims: &Map<String, Value>) -> Vec<&str> {
         Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
     }
-}
-
-/// A DNS-1123 label: lower-case alphanumerics and `-`, alphanumeric at both ends, at most 63.
-/// User ids become part of ServiceAccount names, so nothing else may pass.
-pub(crate) fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let edge_ok = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-    bytes.len() <= 63
-        && edge_ok(bytes.first())
-        && edge_ok(bytes.last())
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-}
-
-/// A DNS-1123 subdomain (dot-separated labels, at most 253): what Kubernetes allows as an
-/// object name. Installation names end up in namespace names and URL paths, so this is checked
-/// even though authn only signs names it read from the cluster.
-pub(crate) fn is_dns_subdomain(text: &str) -> bool {
-    text.len() <= 253 && text.split('.').all(is_dns_label)
 }
 
 /// A UUID in its hyphenated 8-4-4-4-12 form, any case (the simple, braced and URN forms that
@@ -165,10 +148,10 @@ mod tests {
 
     #[test]
     fn subdomains() {
-        assert!(is_dns_subdomain("acme-corp--cert-manager"));
-        assert!(is_dns_subdomain("a.b-c"));
+        assert!(is_dns1123_subdomain("acme-corp--cert-manager"));
+        assert!(is_dns1123_subdomain("a.b-c"));
         for bad in ["", "A", "a..b", ".a", "a/b", "../x", &"a".repeat(254)] {
-            assert!(!is_dns_subdomain(bad), "{bad}");
+            assert!(!is_dns1123_subdomain(bad), "{bad}");
         }
     }
 

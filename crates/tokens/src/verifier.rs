@@ -15,7 +15,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::rules::{self, audiences, is_dns_subdomain, is_hyphenated_uuid};
+use crate::rules::{self, audiences, is_dns1123_subdomain, is_hyphenated_uuid};
 use crate::{
     FRAME_AUDIENCE, FrameTicketClaims, KeyError, PLUGIN_AUDIENCE, PluginClaims, TokenError, USER_AUDIENCE,
     UserClaims, b64,
@@ -86,7 +86,7 @@ impl Verifier {
         let claims: FrameTicketClaims = typed(claims)?;
         let well_formed = is_hyphenated_uuid(&claims.cluster_id)
             && is_hyphenated_uuid(&claims.installation_id)
-            && is_dns_subdomain(&claims.installation_name)
+            && is_dns1123_subdomain(&claims.installation_name)
             && !claims.jti.is_empty()
             && !claims.sid.is_empty();
         if !well_formed {
@@ -101,7 +101,7 @@ impl Verifier {
         let claims: PluginClaims = typed(self.verify(token, PLUGIN_AUDIENCE, now)?)?;
         let well_formed = is_hyphenated_uuid(&claims.cluster_id)
             && is_hyphenated_uuid(&claims.installation_id)
-            && is_dns_subdomain(&claims.installation_name);
+            && is_dns1123_subdomain(&claims.installation_name);
         if !well_formed {
             return Err(TokenError::Malformed);
         }

@@ -1,6 +1,7 @@
 //! The files a definition refers to: `crds/<name>.yaml` for every entry of
 //! `spec.crds`, `console/<file>` for every page of `spec.customComponents`.
 
+use fundament_kube_core::validation::is_dns1123_label;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -93,7 +94,7 @@ fn crd_kind(dir: &Path, name: &str, at: &str) -> Result<String, Finding> {
 /// `<plural>.<group>`: lower-case DNS labels, at least two.
 fn is_crd_name(name: &str) -> bool {
     let labels: Vec<&str> = name.split('.').collect();
-    labels.len() >= 2 && labels.iter().all(|l| super::metadata::is_dns_label(l))
+    labels.len() >= 2 && labels.iter().all(|l| is_dns1123_label(l))
 }
 
 const VIEWS: [&str; 3] = ["list", "detail", "create"];

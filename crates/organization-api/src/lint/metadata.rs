@@ -1,5 +1,6 @@
 //! `metadata`: the name and version end up in resource names and URLs.
 
+use fundament_kube_core::validation::is_dns1123_label;
 use serde_json::Value;
 
 use super::Finding;
@@ -9,7 +10,7 @@ use super::Finding;
 /// a path segment of every plugin page URL.
 pub(super) fn check(metadata: &Value, out: &mut Vec<Finding>) {
     if let Some(name) = metadata["name"].as_str().filter(|n| !n.is_empty())
-        && !is_dns_label(name)
+        && !is_dns1123_label(name)
     {
         out.push(Finding::error(
             "metadata.name",
@@ -30,14 +31,6 @@ pub(super) fn check(metadata: &Value, out: &mut Vec<Finding>) {
             ),
         ));
     }
-}
-
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    s.len() <= 63
-        && s.starts_with(ok_char)
-        && s.ends_with(ok_char)
-        && s.chars().all(|c| ok_char(c) || c == '-')
 }
 
 fn is_url_safe_version(s: &str) -> bool {
