@@ -16,7 +16,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use fundament_kube_core::{Query, RequestInfo};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, header};
 
 use crate::state::ConsoleState;
 
@@ -32,12 +32,7 @@ const API_MEDIA_TYPES: &[&str] = &[
 ];
 
 fn status(code: u16, reason: &str, message: &str) -> Response {
-    let body = serde_json::json!({
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": message, "reason": reason, "code": code,
-    });
-    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (code, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    fundament_kube_core::Status::failure(code, reason, message).into_response()
 }
 
 /// Whether the request is a `fetch` of the console's own scripts.

@@ -21,8 +21,8 @@ use crate::audit::{AuditLine, AuditSink};
 use crate::cors::{self, Caller, Origins};
 use crate::kubereq::KubeRequest;
 use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
-use crate::status::Refusal;
 use crate::upstream::Upstream;
+use fundament_kube_core::Status;
 
 /// The namespace of the per-user ServiceAccounts `fundament-<user-id>`.
 pub const USER_SA_NAMESPACE: &str = "fundament-system";
@@ -91,7 +91,7 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
             && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
         {
             let Some(cors) = gw.origins.preflight(&caller) else {
-                let mut refused = Refusal::forbidden(ORIGIN_REFUSED).into_response();
+                let mut refused = Status::forbidden_because_of(ORIGIN_REFUSED).into_response();
                 cors::harden(refused.headers_mut());
                 return refused;
             };
@@ -130,9 +130,9 @@ struct Judged {
 }
 
 /// `/clusters/<uuid>/<rest>` → (canonical id, raw `/<rest>`).
-fn split_path(path: &str) -> Result<(String, &str), Refusal> {
+fn split_path(path: &str) -> Result<(String, &str), Status> {
     let rest = path.strip_prefix("/clusters/").ok_or_else(|| {
-        Refusal::not_found(
+        Status::not_found_because(
             "not found: kube-api-proxy serves /clusters/<cluster-id>/{api,apis,openapi,version}/…",
         )
     })?;
@@ -141,7 +141,7 @@ fn split_path(path: &str) -> Result<(String, &str), Refusal> {
         None => (rest, ""),
     };
     let id = uuid::Uuid::parse_str(id)
-        .map_err(|_| Refusal::bad_request(format!("invalid cluster ID {id:?}: not a UUID")))?
+        .map_err(|_| Status::bad_request(format!("invalid cluster ID {id:?}: not a UUID")))?
         .hyphenated()
         .to_string();
     Ok((id, tail))
@@ -149,19 +149,19 @@ fn split_path(path: &str) -> Result<(String, &str), Refusal> {
 
 /// Reads the request once, as the API server will: decoded segments and query keys, the first
 /// of repeated parameters; refuses what no API server serves.
-fn judge(req: &Request) -> Result<Judged, Refusal> {
+fn judge(req: &Request) -> Result<Judged, Status> {
     let (cluster_id, tail) = split_path(req.uri().path())?;
     let mut query = Query::parse(req.uri().query().unwrap_or_default());
     let info = RequestInfo::parse(req.method(), if tail.is_empty() { "/" } else { tail }, &query)
-        .map_err(|e| Refusal::bad_request(e.to_string()))?;
+        .map_err(|e| Status::bad_request(e.to_string()))?;
     let first = info.segments.first().map(String::as_str).unwrap_or_default();
     if !ROOTS.contains(&first) {
-        return Err(Refusal::not_found(format!(
+        return Err(Status::not_found_because(format!(
             "not found: /clusters/{cluster_id}/{first} is not a Kubernetes API path"
         )));
     }
     if !info.method_allowed(req.method()) {
-        return Err(Refusal::new(
+        return Err(Status::failure(
             405,
             "MethodNotAllowed",
             "the server does not allow this method on the requested resource",
@@ -181,14 +181,14 @@ fn judge(req: &Request) -> Result<Judged, Refusal> {
     Ok(Judged { cluster_id, info, target })
 }
 
-async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, Refusal> {
+async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, Status> {
     let judged = judge(&req)?;
     if *caller == Caller::Other {
-        return Err(Refusal::forbidden(ORIGIN_REFUSED));
+        return Err(Status::forbidden_because_of(ORIGIN_REFUSED));
     }
     let Some(token) = bearer(req.headers()) else {
         let cookie = req.headers().contains_key(header::COOKIE);
-        return Err(Refusal::unauthorized(if cookie {
+        return Err(Status::unauthorized_because(if cookie {
             "no credentials: kube-api-proxy takes bearer tokens only, never a cookie"
         } else {
             "no credentials: send a bearer token"
@@ -198,16 +198,16 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
         return plugin_path(gw, req, judged, token, caller).await;
     }
     if let Caller::Plugin { installation, .. } = caller {
-        return Err(Refusal::forbidden(format!(
+        return Err(Status::forbidden_because_of(format!(
             "a user token is not accepted from a plugin page (the origin of installation {installation}): plugin pages send their PluginToken"
         )));
     }
     user_path(gw, req, judged, token).await
 }
 
-fn upstream<'a>(gw: &'a Gateway, cluster_id: &str) -> Result<&'a Arc<Upstream>, Refusal> {
+fn upstream<'a>(gw: &'a Gateway, cluster_id: &str) -> Result<&'a Arc<Upstream>, Status> {
     gw.clusters.get(cluster_id).ok_or_else(|| {
-        Refusal::unavailable(format!("cluster {cluster_id} is not reachable from kube-api-proxy"))
+        Status::service_unavailable(format!("cluster {cluster_id} is not reachable from kube-api-proxy"))
     })
 }
 
@@ -229,12 +229,12 @@ async fn forward(
     ns: &str,
     sa: &str,
     token: &str,
-) -> Result<Response, Refusal> {
+) -> Result<Response, Status> {
     let target = &judged.target;
     let (parts, body) = req.into_parts();
     let failed = |e: crate::upstream::UpstreamError| {
         tracing::warn!(error = %e, "forwarding failed");
-        Refusal::bad_gateway("failed to contact the Kubernetes API")
+        Status::bad_gateway("failed to contact the Kubernetes API")
     };
     let response = up
         .forward(parts.method.clone(), target, &parts.headers, Body::new(body), token)
@@ -258,16 +258,16 @@ async fn forward(
     }
 }
 
-fn invalid(kind: &str, e: &CredentialError) -> Refusal {
-    Refusal::unauthorized(format!("invalid {kind} token: {e}"))
+fn invalid(kind: &str, e: &CredentialError) -> Status {
+    Status::unauthorized_because(format!("invalid {kind} token: {e}"))
 }
 
-async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Refusal> {
+async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     let cluster_id = &judged.cluster_id;
-    let allowed = gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Refusal::internal(&e))?;
+    let allowed = gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Status::internal(&e))?;
     if !allowed {
-        return Err(Refusal::forbidden(format!(
+        return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
             claims.sub
         )));
@@ -279,8 +279,8 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
         .await
-        .map_err(|e| Refusal::internal(&e))?
-        .ok_or_else(|| Refusal::unavailable("service account sync pending, try again shortly"))?;
+        .map_err(|e| Status::internal(&e))?
+        .ok_or_else(|| Status::service_unavailable("service account sync pending, try again shortly"))?;
     let response = forward(up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
     Ok(hold(response, permit))
 }
@@ -298,7 +298,7 @@ impl PluginCall {
         gw.audit.record(&self.line);
     }
 
-    fn refuse(self, gw: &Gateway, decision: &str, refusal: Refusal) -> Result<Response, Refusal> {
+    fn refuse(self, gw: &Gateway, decision: &str, refusal: Status) -> Result<Response, Status> {
         self.finish(gw, decision, refusal.code);
         Err(refusal)
     }
@@ -330,7 +330,7 @@ async fn plugin_path(
     judged: Judged,
     token: String,
     caller: &Caller,
-) -> Result<Response, Refusal> {
+) -> Result<Response, Status> {
     let cluster_id = judged.cluster_id.clone();
     let mut call = PluginCall {
         line: AuditLine { audit: "plugin_request", cluster_id: cluster_id.clone(), ..Default::default() },
@@ -349,7 +349,7 @@ async fn plugin_path(
         return call.refuse(
             gw,
             "denied:origin",
-            Refusal::forbidden(format!(
+            Status::forbidden_because_of(format!(
                 "origin mismatch: the plugin token of installation {} was sent from the origin of installation {installation}",
                 claims.installation_name
             )),
@@ -362,7 +362,7 @@ async fn plugin_path(
         return call.refuse(
             gw,
             "denied:cluster-mismatch",
-            Refusal::forbidden(format!(
+            Status::forbidden_because_of(format!(
                 "cluster_id mismatch: the plugin token was minted for cluster {}, not {cluster_id}",
                 claims.cluster_id
             )),
@@ -375,20 +375,20 @@ async fn plugin_path(
             return call.refuse(
                 gw,
                 "denied:can-view",
-                Refusal::forbidden(format!(
+                Status::forbidden_because_of(format!(
                     "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
                     claims.sub
                 )),
             );
         }
-        Err(e) => return call.refuse(gw, "error:can-view", Refusal::internal(&e)),
+        Err(e) => return call.refuse(gw, "error:can-view", Status::internal(&e)),
     }
     // 4. What is asked (read once, in `judge`).
     let Some(kube) = KubeRequest::from_info(&judged.info) else {
         return call.refuse(
             gw,
             "error:unparseable-request",
-            Refusal::bad_request(format!(
+            Status::bad_request(format!(
                 "not a request on a Kubernetes resource: {}; plugins may only call resource paths",
                 judged.info.canonical_path()
             )),
@@ -406,13 +406,16 @@ async fn plugin_path(
             return call.refuse(
                 gw,
                 "denied:installation",
-                Refusal::forbidden(format!("plugin installation {} not found", claims.installation_name)),
+                Status::forbidden_because_of(format!(
+                    "plugin installation {} not found",
+                    claims.installation_name
+                )),
             );
         }
-        Err(e) => return call.refuse(gw, "error:plugin-sa", Refusal::internal(&e)),
+        Err(e) => return call.refuse(gw, "error:plugin-sa", Status::internal(&e)),
     };
     if installation["metadata"]["uid"].as_str() != Some(claims.installation_id.as_str()) {
-        return call.refuse(gw, "denied:installation", Refusal::forbidden(format!(
+        return call.refuse(gw, "denied:installation", Status::forbidden_because_of(format!(
             "plugin installation {} was replaced since the token was minted (uid does not match installation_id)",
             claims.installation_name
         )));
@@ -426,14 +429,14 @@ async fn plugin_path(
         return call.refuse(
             gw,
             "denied:allowed-resources",
-            Refusal::forbidden(format!(
+            Status::forbidden_because_of(format!(
                 "allowedResources: the definition {name}@{version} of installation {} is not published",
                 claims.installation_name
             )),
         );
     };
     if !call.line.pinned_definition_hash.is_empty() && definition.hash != call.line.pinned_definition_hash {
-        return call.refuse(gw, "denied:allowed-resources", Refusal::forbidden(format!(
+        return call.refuse(gw, "denied:allowed-resources", Status::forbidden_because_of(format!(
             "allowedResources: the published definition {name}@{version} does not match the installation's pinned hash"
         )));
     }
@@ -446,7 +449,7 @@ async fn plugin_path(
         return call.refuse(
             gw,
             "denied:allowed-resources",
-            Refusal::forbidden(format!(
+            Status::forbidden_because_of(format!(
                 "allowedResources: plugin {name} may not {} {what}{}",
                 kube.verb,
                 if kube.subresource.is_empty() { String::new() } else { format!("/{}", kube.subresource) }
@@ -466,13 +469,13 @@ async fn plugin_path(
             return call.refuse(
                 gw,
                 "denied:user-sar",
-                Refusal::forbidden(format!(
+                Status::forbidden_because_of(format!(
                     "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa})",
                     claims.sub, kube.verb, kube.resource
                 )),
             );
         }
-        Err(e) => return call.refuse(gw, "error:user-sar", Refusal::internal(&e)),
+        Err(e) => return call.refuse(gw, "error:user-sar", Status::internal(&e)),
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
     let permit = if kube.verb == "watch" {
@@ -490,10 +493,12 @@ async fn plugin_path(
             return call.refuse(
                 gw,
                 "error:plugin-sa",
-                Refusal::unavailable("service unavailable: the plugin's service account does not exist yet"),
+                Status::service_unavailable(
+                    "service unavailable: the plugin's service account does not exist yet",
+                ),
             );
         }
-        Err(e) => return call.refuse(gw, "error:plugin-sa", Refusal::internal(&e)),
+        Err(e) => return call.refuse(gw, "error:plugin-sa", Status::internal(&e)),
     };
     let response = forward(&up, req, &judged, &ns, "plugin", &sa_token.token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
@@ -505,7 +510,7 @@ async fn plugin_path(
 mod tests {
     use super::*;
 
-    fn judged(method: Method, uri: &str) -> Result<Judged, Refusal> {
+    fn judged(method: Method, uri: &str) -> Result<Judged, Status> {
         judge(&http::Request::builder().method(method).uri(uri).body(Body::empty()).unwrap())
     }
 
@@ -557,7 +562,7 @@ mod tests {
     #[test]
     fn a_post_to_a_named_object_is_405() {
         let r = judged(Method::POST, &format!("{C}/api/v1/namespaces/n/configmaps/a")).err().unwrap();
-        assert_eq!((r.code, r.reason), (405, "MethodNotAllowed"));
+        assert_eq!((r.code, r.reason.as_str()), (405, "MethodNotAllowed"));
         assert!(judged(Method::POST, &format!("{C}/api/v1/namespaces/n/configmaps")).is_ok());
         assert!(judged(Method::POST, &format!("{C}/api/v1/namespaces/n/serviceaccounts/a/token")).is_ok());
     }

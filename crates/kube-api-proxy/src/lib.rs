@@ -20,7 +20,6 @@ pub mod cors;
 pub mod gateway;
 pub mod kubereq;
 pub mod limits;
-pub mod status;
 pub mod upstream;
 
 use std::sync::Arc;

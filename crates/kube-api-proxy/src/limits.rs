@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::status::Refusal;
+use fundament_kube_core::Status;
 
 /// Concurrent watches one user may hold through the gateway (the console's tabs and every
 /// plugin page together).
@@ -43,7 +43,7 @@ impl Drop for WatchPermit {
 
 impl WatchLimits {
     /// Takes a slot for `user` (and for the PluginToken `token_id`, if any), or refuses.
-    pub fn acquire(self: &Arc<Self>, user: &str, token_id: Option<&str>) -> Result<WatchPermit, Refusal> {
+    pub fn acquire(self: &Arc<Self>, user: &str, token_id: Option<&str>) -> Result<WatchPermit, Status> {
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let user_key = format!("user:{user}");
         if counts.get(&user_key).copied().unwrap_or(0) >= WATCHES_PER_USER {
@@ -73,8 +73,8 @@ impl WatchLimits {
     }
 }
 
-fn too_many(message: String) -> Refusal {
-    Refusal::new(429, "TooManyRequests", message)
+fn too_many(message: String) -> Status {
+    Status::too_many_requests(message)
 }
 
 #[cfg(test)]
@@ -87,7 +87,7 @@ mod tests {
         let mut held: Vec<WatchPermit> =
             (0..WATCHES_PER_PLUGIN_TOKEN).map(|_| limits.acquire("alice", Some("t1")).unwrap()).collect();
         let refused = limits.acquire("alice", Some("t1")).unwrap_err();
-        assert_eq!((refused.code, refused.reason), (429, "TooManyRequests"));
+        assert_eq!((refused.code, refused.reason.as_str()), (429, "TooManyRequests"));
         assert!(limits.acquire("alice", Some("t2")).is_ok(), "another token of the same user");
         held.pop();
         assert!(limits.acquire("alice", Some("t1")).is_ok());

@@ -10,12 +10,16 @@
 //!   version, namespace, resource, name and subresource, as the API server's
 //!   `RequestInfoFactory` computes them;
 //! - [`validation`]: DNS-1123 labels and subdomains, qualified names and
-//!   label values, with the API server's messages.
+//!   label values, with the API server's messages;
+//! - [`status::Status`]: `metav1.Status` and its builders, worded as the API
+//!   server words its refusals.
 #![forbid(unsafe_code)]
 
 pub mod query;
 pub mod request;
+pub mod status;
 pub mod validation;
 
 pub use query::Query;
 pub use request::{RequestInfo, RequestInfoError};
+pub use status::{Status, StatusCause, StatusDetails};
