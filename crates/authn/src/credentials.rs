@@ -6,8 +6,8 @@ use axum::http::{HeaderMap, header};
 use fundament_tokens::{UserClaims, Verifier};
 
 use crate::clock;
-use crate::connect::{Code, ConnectError};
 use crate::state::AuthnState;
+use fundament_connect::{Code, ConnectError};
 
 /// The same answer for a missing, broken, expired, revoked or wrong-kind token: which one it
 /// was is logged at debug level, never told to the caller.

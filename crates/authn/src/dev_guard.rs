@@ -15,8 +15,8 @@ use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::connect::{Code, ConnectError};
 use crate::state::AuthnState;
+use fundament_connect::{Code, ConnectError};
 
 /// Names authn answers development requests on besides its configured host.
 const LOOPBACK: &[&str] = &["localhost", "127.0.0.1", "[::1]"];

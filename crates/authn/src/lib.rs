@@ -24,7 +24,6 @@
 #![forbid(unsafe_code)]
 
 mod clock;
-mod connect;
 mod credentials;
 mod dev_guard;
 mod faults;

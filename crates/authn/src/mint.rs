@@ -11,11 +11,11 @@ use axum::response::Response;
 use fundament_tokens::{FRAME_TICKET_TTL_SECS, PLUGIN_TOKEN_TTL_SECS, Signer, UserClaims};
 use serde::{Deserialize, Serialize};
 
-use crate::connect::{Code, ConnectError, ConnectJson};
 use crate::credentials::authenticate;
 use crate::state::{AuthnState, Installation, LookupError};
 use crate::wire::{TokenResponse, private_json};
 use crate::{clock, faults};
+use fundament_connect::{Code, ConnectError, ConnectJson};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -6,9 +6,9 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
 
-use crate::connect::ConnectError;
 use crate::state::AuthnState;
 use crate::{dev_guard, faults, mint, public, revocation_stream, sign_in, sign_out, user_info};
+use fundament_connect::ConnectError;
 
 /// The authn service. Procedures are routed for every method so that the Connect checks
 /// (POST, JSON, size) answer in Connect's error format rather than axum's plain 405.
@@ -34,6 +34,8 @@ pub fn router(state: Arc<AuthnState>) -> Router {
         .route("/sessions/revocations", get(revocation_stream::revocations))
         .route("/.well-known/jwks.json", get(public::jwks))
         .route("/livez", get(public::livez))
-        .fallback(|| async { ConnectError::unknown_procedure() })
+        .fallback(|uri: http::Uri| async move {
+            ConnectError::unknown_procedure(uri.path().trim_start_matches('/'))
+        })
         .with_state(state)
 }

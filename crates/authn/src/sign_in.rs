@@ -9,9 +9,9 @@ use fundament_tokens::USER_TOKEN_TTL_SECS;
 use serde::Deserialize;
 
 use crate::clock;
-use crate::connect::{Code, ConnectError, ConnectJson};
 use crate::state::AuthnState;
 use crate::wire::{TokenResponse, private_json};
+use fundament_connect::{Code, ConnectError, ConnectJson};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct DevSignInRequest {
@@ -27,7 +27,7 @@ pub(crate) async fn dev_sign_in(
     ConnectJson(request): ConnectJson<DevSignInRequest>,
 ) -> Result<Response, ConnectError> {
     if !state.config.mock {
-        return Err(ConnectError::unknown_procedure());
+        return Err(ConnectError::unknown_procedure("authn.v1.AuthnService/DevSignIn"));
     }
     let email = request.email.trim();
     if email.is_empty() {

@@ -10,10 +10,10 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use crate::clock;
-use crate::connect::{ConnectError, ConnectJson};
 use crate::credentials::verify_signature_and_claims;
 use crate::state::AuthnState;
 use crate::wire::private_json;
+use fundament_connect::{ConnectError, ConnectJson};
 
 /// No fields.
 #[derive(Debug, Deserialize)]

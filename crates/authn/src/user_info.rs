@@ -7,10 +7,10 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
-use crate::connect::{ConnectError, ConnectJson};
 use crate::credentials::authenticate;
 use crate::state::AuthnState;
 use crate::wire::private_json;
+use fundament_connect::{ConnectError, ConnectJson};
 
 /// The request has no fields; unknown ones are ignored like everywhere in Connect JSON.
 #[derive(Debug, Deserialize)]

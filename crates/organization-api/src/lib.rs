@@ -10,7 +10,6 @@
 #![forbid(unsafe_code)]
 
 mod catalog;
-mod connect;
 mod definition;
 mod error;
 mod path;

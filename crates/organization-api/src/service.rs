@@ -3,20 +3,18 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::body::Body;
+use axum::extract::{FromRequest, Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use http::{HeaderMap, Method, Request, header};
+use http::Request;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Catalog;
-use crate::connect::{Code, ConnectError};
+use fundament_connect::{Code, ConnectError, ConnectJson, ok_json};
 
 const SERVICE: &str = "organization.v1.PluginService";
-/// Requests are three short strings; anything near this is not a request.
-const MAX_REQUEST_BYTES: usize = 64 * 1024;
 
 /// The routes of organization-api: `POST /organization.v1.PluginService/<method>`.
 ///
@@ -65,35 +63,14 @@ async fn dispatch(catalog: &Catalog, method: &str, request: Request<Body>) -> Re
     if method != "GetPluginDefinition" {
         return Err(ConnectError::unknown_procedure(&format!("{SERVICE}/{method}")));
     }
-    if request.method() != Method::POST {
-        return Err(ConnectError::method_not_allowed(request.method()));
-    }
-    check_content_type(request.headers())?;
-    let body = axum::body::to_bytes(request.into_body(), MAX_REQUEST_BYTES).await.map_err(|e| {
-        ConnectError::new(Code::InvalidArgument, format!("cannot read the request body: {e}"))
-    })?;
-    get_plugin_definition(catalog, &body)
+    let ConnectJson(request) = ConnectJson::<GetPluginDefinitionRequest>::from_request(request, &()).await?;
+    get_plugin_definition(catalog, request)
 }
 
-/// `application/json`, with or without parameters (`; charset=utf-8`).
-fn check_content_type(headers: &HeaderMap) -> Result<(), ConnectError> {
-    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    let media_type = value.split(';').next().unwrap_or_default().trim();
-    if media_type.eq_ignore_ascii_case("application/json") {
-        Ok(())
-    } else {
-        Err(ConnectError::unsupported_media_type(value))
-    }
-}
-
-fn get_plugin_definition(catalog: &Catalog, body: &Bytes) -> Result<Response, ConnectError> {
-    // An empty body is the empty message, as in protobuf.
-    let request: GetPluginDefinitionRequest = if body.is_empty() {
-        GetPluginDefinitionRequest::default()
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ConnectError::new(Code::InvalidArgument, format!("invalid request body: {e}")))?
-    };
+fn get_plugin_definition(
+    catalog: &Catalog,
+    request: GetPluginDefinitionRequest,
+) -> Result<Response, ConnectError> {
     let name = request.plugin_name.unwrap_or_default();
     let version = request.plugin_version.unwrap_or_default();
     if name.is_empty() || version.is_empty() {
@@ -114,7 +91,5 @@ fn get_plugin_definition(catalog: &Catalog, body: &Bytes) -> Result<Response, Co
     );
     let response =
         GetPluginDefinitionResponse { manifest: &def.manifest, hash: &def.hash, definition: &def.definition };
-    let json = serde_json::to_vec(&response)
-        .map_err(|e| ConnectError::new(Code::Internal, format!("encoding the response: {e}")))?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+    Ok(ok_json(&response))
 }

@@ -142,7 +142,7 @@ async fn only_json_is_accepted() {
         let (status, headers, body) = send(post(PATH, content_type, "{}")).await;
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
         assert_eq!(headers["accept-post"], "application/json");
-        assert_eq!(body["code"], "unimplemented");
+        assert_eq!(body["code"], "invalid_argument");
         assert_eq!(
             body["message"],
             format!("content type {content_type:?} is not supported; use application/json")

@@ -22,7 +22,6 @@
 
 mod asset_path;
 mod assets;
-mod connect;
 mod console;
 mod health;
 mod metadata;
