@@ -112,6 +112,14 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
         .fallback(file_and_error_handler_with_context(context, shell))
         .with_state(options)
+        // A handler that panics answers a plain 500 (the detail is in the log); the console
+        // serves on, and the layers below still add their security headers.
+        .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+            (
+                "text/plain; charset=utf-8",
+                "Something went wrong in the console. The error is in its log.".to_string(),
+            )
+        })))
         .layer(from_fn_with_state(ConsoleOrigin(origin_of(console_url)), same_origin_writes))
         .layer(CompressionLayer::new().br(true).gzip(true))
         .layer(SetResponseHeaderLayer::if_not_present(

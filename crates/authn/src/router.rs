@@ -38,4 +38,7 @@ pub fn router(state: Arc<AuthnState>) -> Router {
             ConnectError::unknown_procedure(uri.path().trim_start_matches('/'))
         })
         .with_state(state)
+        .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+            ("application/json", ConnectError::internal_body())
+        })))
 }

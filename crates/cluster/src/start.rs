@@ -11,6 +11,7 @@ use crate::api::{self, Api};
 use crate::cluster::Cluster;
 use crate::controller::{self, Definitions};
 use crate::proxy::ServiceBackends;
+use crate::status::ApiError;
 use crate::tls::CertificateAuthority;
 use crate::tokens::{self, TokenIssuer};
 use crate::{fixtures, kubeconfig, snapshot};
@@ -165,7 +166,11 @@ pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
         backends: backends.clone(),
         server_address: format!("localhost:{}", addr.port()),
     });
-    let app = api::router(api);
+    // A handler that panics answers the API server's 500 Status; the server serves on.
+    let app =
+        api::router(api).layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+            ("application/json", ApiError::internal_error().body())
+        })));
     let mut tasks = vec![controller::spawn(Arc::clone(&cluster), definitions.clone())];
     if let Some(path) = &config.state_file {
         // Save once now, so a fresh state file exists from the first start.

@@ -26,6 +26,8 @@ use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+const INTERNAL_MESSAGE: &str = "internal error";
+
 /// The default request body limit: every call of these services is a few hundred bytes.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 
@@ -110,7 +112,13 @@ impl ConnectError {
     /// Logs `detail` once, here, and answers only "internal error".
     pub fn internal(context: &str, detail: impl Display) -> Self {
         tracing::error!(error = %detail, "{context}");
-        ConnectError::new(Code::Internal, "internal error")
+        ConnectError::new(Code::Internal, INTERNAL_MESSAGE)
+    }
+
+    /// The body of an internal error, for callers that logged already (a handler that panicked).
+    pub fn internal_body() -> String {
+        serde_json::to_string(&ErrorBody { code: Code::Internal.as_str(), message: INTERNAL_MESSAGE })
+            .unwrap_or_default()
     }
 
     /// No such procedure: 404, as Connect servers (an HTTP mux underneath) answer.

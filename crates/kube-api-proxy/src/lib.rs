@@ -33,4 +33,10 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
         .route("/readyz", axum::routing::get(|| async { "ready" }))
         .fallback(gateway::handle)
         .with_state(gateway)
+        .layer(fundament_telemetry::catch_panics(PANIC_ANSWER))
 }
+
+/// A handler that panics answers the API server's 500 Status.
+const PANIC_ANSWER: fundament_telemetry::PanicAnswer = fundament_telemetry::PanicAnswer(|| {
+    ("application/json", fundament_kube_core::Status::internal_error().body())
+});

@@ -288,6 +288,12 @@ impl Status {
     /// Something broke inside: the detail goes to the log once, never to the client.
     pub fn internal(detail: &dyn std::fmt::Display) -> Self {
         tracing::error!(error = %detail, "internal error");
+        Self::internal_error()
+    }
+
+    /// The client's side of [`Status::internal`], for callers that logged already (a handler
+    /// that panicked).
+    pub fn internal_error() -> Self {
         Self::failure(500, "InternalError", "an internal error occurred; see the server log")
     }
 

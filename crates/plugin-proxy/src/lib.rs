@@ -103,4 +103,8 @@ pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
         .route("/installations/{*rest}", axum::routing::any(installation::handle))
         .fallback(handler::asset)
         .with_state(proxy)
+        // A handler that panics answers a plain 500; plugin-proxy serves on.
+        .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+            ("text/plain; charset=utf-8", "internal error; see the plugin-proxy log".to_string())
+        })))
 }

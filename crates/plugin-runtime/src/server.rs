@@ -27,6 +27,9 @@ pub(crate) fn router(runtime: Runtime) -> Router {
         .route(&format!("{}{{*path}}", console::PREFIX), get(console::serve))
         .fallback(|| async { console::not_found() })
         .with_state(runtime)
+        .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+            ("application/json", fundament_connect::ConnectError::internal_body())
+        })))
 }
 
 /// Serves `runtime` on `listener` until `shutdown` resolves, then lets in-flight requests finish

@@ -7,10 +7,11 @@
 //! line giving status and latency.
 #![forbid(unsafe_code)]
 
-use std::{io::IsTerminal, time::Duration};
+use std::{any::Any, io::IsTerminal, time::Duration};
 
 use http::{Request, Response};
 use tower_http::{
+    catch_panic::{CatchPanicLayer, ResponseForPanic},
     classify::{ServerErrorsAsFailures, SharedClassifier},
     trace::{
         DefaultOnBodyChunk, DefaultOnEos, DefaultOnFailure, DefaultOnRequest, MakeSpan, OnResponse,
@@ -113,6 +114,39 @@ pub fn http_layer() -> HttpTraceLayer {
         .on_response(ResponseLine)
 }
 
+/// What a service answers when one of its handlers panics: the content type and body of a
+/// 500 in the service's protocol (a Kubernetes `Status`, a Connect error, a page).
+#[derive(Debug, Clone, Copy)]
+pub struct PanicAnswer(pub fn() -> (&'static str, String));
+
+impl ResponseForPanic for PanicAnswer {
+    type ResponseBody = String;
+
+    fn response_for_panic(&mut self, panic: Box<dyn Any + Send + 'static>) -> Response<String> {
+        // Logged once, here; the client reads only the fixed answer.
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(not a string)".to_string());
+        tracing::error!(panic = %what, "handler panicked; answered 500");
+        let (content_type, body) = (self.0)();
+        let mut response = Response::new(body);
+        *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+        let headers = response.headers_mut();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
+        headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, http::HeaderValue::from_static("nosniff"));
+        response
+    }
+}
+
+/// The last-resort layer: a panicking handler becomes a 500 with `answer`, logged once, and
+/// the connection and the server live on. Put it innermost of the service's own layers, so
+/// its headers (CSP, CORS hardening) still apply to the answer.
+pub fn catch_panics(answer: PanicAnswer) -> CatchPanicLayer<PanicAnswer> {
+    CatchPanicLayer::custom(answer)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
@@ -173,5 +207,30 @@ mod tests {
             assert!(!line.contains("secret-value"), "leaked a token: {line}");
         }
         assert!(lines[1].contains("\"status\":200"), "{}", lines[1]);
+    }
+
+    async fn boom() -> &'static str {
+        panic!("index out of bounds: secret detail")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_the_service_error_and_the_router_keeps_serving() {
+        let buffer = Buffer::default();
+        let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
+        let _guard = tracing::subscriber::set_default(sub);
+        let answer = PanicAnswer(|| ("application/json", r#"{"code":"internal"}"#.to_string()));
+        let app = Router::new()
+            .route("/boom", get(boom))
+            .route("/fine", get(|| async { "ok" }))
+            .layer(catch_panics(answer));
+        let response = app.clone().oneshot(Request::get("/boom").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), 500);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
+        assert_eq!(&body[..], br#"{"code":"internal"}"#);
+        let response = app.oneshot(Request::get("/fine").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("handler panicked") && text.contains("secret detail"), "{text}");
     }
 }
