@@ -2,8 +2,11 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Args, Parser, Subcommand};
-use fundament_settings::{Key, Layer, Settings, SettingsError, Source, load_file, resolve};
+use crate::stack::Service;
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgMatches, Args, FromArgMatches, Parser, Subcommand};
+use fundament_settings::{Key, Layer, Settings, SettingsError, Source, load_file, resolve, table};
 
 /// Fundament: a Kubernetes console with sandboxed plugins.
 ///
@@ -109,158 +112,85 @@ enum ClusterAction {
     Kubeconfig(SettingsArgs),
 }
 
-/// The stack's settings as flags. Each also reads an environment variable and
-/// a key of Leptos.toml.
-#[derive(Debug, Args, Default)]
+/// The stack's settings as flags, made from the one settings table
+/// (`fundament_settings::table::SPECS`): each also reads an environment variable
+/// and a key of Leptos.toml.
+#[derive(Debug, Clone)]
 pub struct SettingsArgs {
-    /// Settings file [env: FUNDAMENT_CONFIG] [default: ./Leptos.toml when present]
-    #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
-    /// mock, sandbox or real [env: FUNDAMENT_MODE] [file: stack.mode] [default: mock]
-    #[arg(long, value_name = "MODE")]
-    mode: Option<String>,
-    /// Address the console listens on [env: FUNDAMENT_CONSOLE_LISTEN] [file: console.listen]
-    /// [default: 127.0.0.1:3000]
-    #[arg(long, value_name = "IP:PORT")]
-    console_listen: Option<String>,
-    /// The console's URL as browsers reach it [env: FUNDAMENT_CONSOLE_URL] [file: console.url]
-    /// [default: http://localhost:<listen port>]
-    #[arg(long, value_name = "URL")]
-    console_url: Option<String>,
-    /// The built site: wasm, JS, CSS, assets [env: FUNDAMENT_SITE_ROOT] [file: console.site-root]
-    /// [default: target/site]
-    #[arg(long, value_name = "DIR")]
-    site_root: Option<String>,
-    /// kube-api-proxy's URL [env: FUNDAMENT_KUBE_API_PROXY_URL] [file: kube-api-proxy.url]
-    /// [default: http://localhost:8081]
-    #[arg(long, value_name = "URL")]
-    kube_api_proxy_url: Option<String>,
-    /// kube-api-proxy's URL for the console's server, where it differs from the browsers' one
-    /// (inside a cluster) [env: FUNDAMENT_KUBE_API_PROXY_INTERNAL_URL] [file: kube-api-proxy.internal-url]
-    /// [default: --kube-api-proxy-url]
-    #[arg(long, value_name = "URL")]
-    kube_api_proxy_internal_url: Option<String>,
-    /// plugin-proxy's URL: the plugins host; each installation's pages are served from
-    /// <scheme>://<installation>.<its host> [env: FUNDAMENT_PLUGIN_PROXY_URL] [file: plugin-proxy.url]
-    /// [default: http://localhost:8082]
-    #[arg(long, value_name = "URL")]
-    plugin_proxy_url: Option<String>,
-    /// authn's URL [env: FUNDAMENT_AUTHN_URL] [file: authn.url] [default: http://localhost:8083]
-    #[arg(long, value_name = "URL")]
-    authn_url: Option<String>,
-    /// organization-api's URL [env: FUNDAMENT_ORGANIZATION_API_URL] [file: organization-api.url]
-    /// [default: http://localhost:8084]
-    #[arg(long, value_name = "URL")]
-    organization_api_url: Option<String>,
-    /// The embedded cluster's API server [env: FUNDAMENT_CLUSTER_URL] [file: cluster.url]
-    /// [default: https://localhost:8090]
-    #[arg(long, value_name = "URL")]
-    cluster_url: Option<String>,
-    /// Address the embedded cluster listens on [env: FUNDAMENT_CLUSTER_LISTEN] [file: cluster.listen]
-    /// [default: 127.0.0.1:8090]
-    #[arg(long, value_name = "IP:PORT")]
-    cluster_listen: Option<String>,
-    /// Keys kept across restarts: the cluster's CA, token signing key and admin token (cluster/),
-    /// authn's signing keys (authn/) [env: FUNDAMENT_STATE_DIR] [file: stack.state-dir] [default:
-    /// $XDG_STATE_HOME/fundament or ~/.local/state/fundament]
-    #[arg(long, value_name = "DIR")]
-    state_dir: Option<String>,
-    /// Keep the embedded cluster's objects in this file across restarts [env: FUNDAMENT_STATE_FILE]
-    /// [file: cluster.state-file] [default: memory only]
-    #[arg(long, value_name = "PATH")]
-    state_file: Option<String>,
-    /// A fixed admin bearer token for the embedded cluster; prefer the environment variable
-    /// [env: FUNDAMENT_CLUSTER_ADMIN_TOKEN] [file: cluster.admin-token] [default: generated once,
-    /// kept in the state directory]
-    #[arg(long, value_name = "TOKEN")]
-    cluster_admin_token: Option<String>,
-    /// Cluster-wide fixtures (YAML) [env: FUNDAMENT_FIXTURES_DIR] [file: cluster.fixtures-dir]
-    /// [default: fixtures/cluster]
-    #[arg(long, value_name = "DIR")]
-    fixtures_dir: Option<String>,
-    /// Plugin folders: definition.yaml, crds/, fixtures/ [env: FUNDAMENT_PLUGINS_DIR]
-    /// [file: stack.plugins-dir] [default: plugins]
-    #[arg(long, value_name = "DIR")]
-    plugins_dir: Option<String>,
-    /// Address kube-api-proxy listens on [env: FUNDAMENT_KUBE_API_PROXY_LISTEN]
-    /// [file: kube-api-proxy.listen] [default: 127.0.0.1:8081]
-    #[arg(long, value_name = "IP:PORT")]
-    kube_api_proxy_listen: Option<String>,
-    /// Address authn listens on [env: FUNDAMENT_AUTHN_LISTEN] [file: authn.listen] [default: 127.0.0.1:8083]
-    #[arg(long, value_name = "IP:PORT")]
-    authn_listen: Option<String>,
-    /// Address organization-api listens on [env: FUNDAMENT_ORGANIZATION_API_LISTEN]
-    /// [file: organization-api.listen] [default: 127.0.0.1:8084]
-    #[arg(long, value_name = "IP:PORT")]
-    organization_api_listen: Option<String>,
-    /// A real OpenFGA server for can_view [env: FUNDAMENT_OPENFGA_URL] [file: fga.openfga-url]
-    /// [default: none, the embedded tuple store]
-    #[arg(long, value_name = "URL")]
-    openfga_url: Option<String>,
-    /// The OpenFGA store id [env: FUNDAMENT_OPENFGA_STORE] [file: fga.openfga-store] [default: none]
-    #[arg(long, value_name = "ID")]
-    openfga_store: Option<String>,
-    /// The OpenFGA authorization model id [env: FUNDAMENT_OPENFGA_MODEL] [file: fga.openfga-model]
-    /// [default: the store's latest]
-    #[arg(long, value_name = "ID")]
-    openfga_model: Option<String>,
-    /// The embedded tuple store (YAML) [env: FUNDAMENT_FGA_TUPLES] [file: fga.tuples]
-    /// [default: fixtures/fga/tuples.yaml]
-    #[arg(long, value_name = "PATH")]
-    fga_tuples: Option<String>,
-    /// Address plugin-proxy listens on [env: FUNDAMENT_PLUGIN_PROXY_LISTEN] [file: plugin-proxy.listen]
-    /// [default: 127.0.0.1:8082]
-    #[arg(long, value_name = "IP:PORT")]
-    plugin_proxy_listen: Option<String>,
-    /// The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at
-    /// /plugin-ui/ [env: FUNDAMENT_PLUGIN_SDK_DIR] [file: plugin-proxy.sdk-dir] [default: plugin-sdk]
-    #[arg(long, value_name = "DIR")]
-    plugin_sdk_dir: Option<String>,
-    /// Also append kube-api-proxy's plugin-path audit lines to this file, one JSON object per line;
-    /// its directory must exist [env: FUNDAMENT_AUDIT_LOG] [file: kube-api-proxy.audit-log]
-    /// [default: none, the log only]
-    #[arg(long, value_name = "PATH")]
-    audit_log: Option<String>,
+    /// The values given as flags (not those clap found in the environment: the environment
+    /// layer reads those, below the flags).
+    flags: Layer,
+}
+
+impl Default for SettingsArgs {
+    fn default() -> Self {
+        Self { config: None, flags: Layer::new(Source::Flag) }
+    }
+}
+
+impl Args for SettingsArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let config = Arg::new(table::CONFIG_FLAG)
+            .long(table::CONFIG_FLAG)
+            .value_name("PATH")
+            .value_parser(clap::value_parser!(PathBuf))
+            .env(table::CONFIG_ENV)
+            .hide_env_values(true)
+            .help(format!("{} [default: {}]", table::CONFIG_HELP, table::CONFIG_DEFAULT.replace('`', "")));
+        table::SPECS.iter().fold(cmd.arg(config), |cmd, spec| {
+            cmd.arg(
+                Arg::new(spec.flag)
+                    .long(spec.flag)
+                    .value_name(spec.value_name)
+                    .env(spec.env)
+                    // Values never show in --help: one may be the cluster's admin token.
+                    .hide_env_values(true)
+                    .help(table::help_line(spec)),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for SettingsArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let from_flag = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+        let config = if from_flag(table::CONFIG_FLAG) {
+            matches.get_one::<PathBuf>(table::CONFIG_FLAG).cloned()
+        } else {
+            None
+        };
+        let mut flags = Layer::new(Source::Flag);
+        for key in Key::all() {
+            if from_flag(key.flag()) {
+                flags.set_opt(key, matches.get_one::<String>(key.flag()).cloned());
+            }
+        }
+        Ok(Self { config, flags })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
 impl SettingsArgs {
-    fn flag_layer(&self) -> Layer {
-        let mut layer = Layer::new(Source::Flag);
-        layer.set_opt(Key::Mode, self.mode.clone());
-        layer.set_opt(Key::ConsoleListen, self.console_listen.clone());
-        layer.set_opt(Key::ConsoleUrl, self.console_url.clone());
-        layer.set_opt(Key::SiteRoot, self.site_root.clone());
-        layer.set_opt(Key::KubeApiProxyUrl, self.kube_api_proxy_url.clone());
-        layer.set_opt(Key::KubeApiProxyInternalUrl, self.kube_api_proxy_internal_url.clone());
-        layer.set_opt(Key::PluginProxyUrl, self.plugin_proxy_url.clone());
-        layer.set_opt(Key::AuthnUrl, self.authn_url.clone());
-        layer.set_opt(Key::OrganizationApiUrl, self.organization_api_url.clone());
-        layer.set_opt(Key::ClusterUrl, self.cluster_url.clone());
-        layer.set_opt(Key::ClusterListen, self.cluster_listen.clone());
-        layer.set_opt(Key::StateDir, self.state_dir.clone());
-        layer.set_opt(Key::StateFile, self.state_file.clone());
-        layer.set_opt(Key::ClusterAdminToken, self.cluster_admin_token.clone());
-        layer.set_opt(Key::FixturesDir, self.fixtures_dir.clone());
-        layer.set_opt(Key::PluginsDir, self.plugins_dir.clone());
-        layer.set_opt(Key::KubeApiProxyListen, self.kube_api_proxy_listen.clone());
-        layer.set_opt(Key::AuthnListen, self.authn_listen.clone());
-        layer.set_opt(Key::OrganizationApiListen, self.organization_api_listen.clone());
-        layer.set_opt(Key::OpenFgaUrl, self.openfga_url.clone());
-        layer.set_opt(Key::OpenFgaStore, self.openfga_store.clone());
-        layer.set_opt(Key::OpenFgaModel, self.openfga_model.clone());
-        layer.set_opt(Key::FgaTuples, self.fga_tuples.clone());
-        layer.set_opt(Key::PluginProxyListen, self.plugin_proxy_listen.clone());
-        layer.set_opt(Key::PluginSdkDir, self.plugin_sdk_dir.clone());
-        layer.set_opt(Key::AuditLog, self.audit_log.clone());
-        layer
+    #[cfg(test)]
+    fn with_flag(mut self, key: Key, value: &str) -> Self {
+        self.flags.set(key, value);
+        self
     }
 
-    /// Resolves the settings; `env` looks up environment variables.
     pub fn resolve(&self, env: impl Fn(&str) -> Option<String>) -> Result<(Settings, Source), SettingsError> {
         let config = self
             .config
             .clone()
-            .or_else(|| env("FUNDAMENT_CONFIG").filter(|v| !v.is_empty()).map(PathBuf::from));
+            .or_else(|| env(table::CONFIG_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
         let file = match config {
             Some(path) => Some(load_file(&path)?),
             None => {
@@ -268,9 +198,8 @@ impl SettingsArgs {
                 default.is_file().then(|| load_file(&default)).transpose()?
             }
         };
-        let flags = self.flag_layer();
         let env_layer = Layer::from_env(&env);
-        let mut layers = vec![&flags, &env_layer];
+        let mut layers = vec![&self.flags, &env_layer];
         if let Some(file) = &file {
             layers.push(file);
         }
@@ -293,24 +222,25 @@ pub fn main() -> ExitCode {
                 print_kubeconfig(&settings)
             }
         },
-        Command::Authn(args) => run_service(&args, "authn"),
-        Command::OrganizationApi(args) => run_service(&args, "organization-api"),
-        Command::KubeApiProxy(args) => run_service(&args, "kube-api-proxy"),
-        Command::PluginProxy(args) => run_service(&args, "plugin-proxy"),
+        Command::Authn(args) => run_service(&args, Service::Authn),
+        Command::OrganizationApi(args) => run_service(&args, Service::OrganizationApi),
+        Command::KubeApiProxy(args) => run_service(&args, Service::KubeApiProxy),
+        Command::PluginProxy(args) => run_service(&args, Service::PluginProxy),
         Command::Token(TokenCommand::User { email, ttl, settings }) => with_settings(&settings, |s| {
             crate::commands::user_token(&s, &email, ttl.as_deref()).map(print_line)
         }),
         Command::Token(TokenCommand::Plugin { email, cluster, installation, ttl, settings }) => {
             with_settings(&settings, |s| {
-                let Some(rt) = runtime() else { return Ok(()) };
-                rt.block_on(crate::commands::plugin_token(
-                    &s,
-                    &email,
-                    &cluster,
-                    &installation,
-                    ttl.as_deref(),
-                ))
-                .map(print_line)
+                runtime()?
+                    .block_on(crate::commands::plugin_token(
+                        &s,
+                        &email,
+                        &cluster,
+                        &installation,
+                        ttl.as_deref(),
+                    ))
+                    .map(print_line)
+                    .map_err(|e| e.to_string())
             })
         }
         Command::Plugin(PluginCommand::Lint { dir }) => {
@@ -340,21 +270,18 @@ fn with_settings<E: std::fmt::Display>(
     }
 }
 
-fn run_service(args: &SettingsArgs, service: &'static str) -> ExitCode {
+fn run_service(args: &SettingsArgs, service: Service) -> ExitCode {
     with_settings(args, |settings| {
-        let Some(rt) = runtime() else { return Ok(()) };
-        rt.block_on(crate::stack::run_one(settings, service))
+        runtime()?.block_on(crate::stack::run_one(settings, service)).map_err(|e| e.to_string())
     })
 }
 
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => Some(runtime),
-        Err(error) => {
-            tracing::error!(%error, "cannot start the async runtime");
-            None
-        }
-    }
+/// The async runtime; a machine that cannot start one ends the command with a failure.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the async runtime: {error}"))
 }
 
 fn run_cluster(args: &SettingsArgs) -> ExitCode {
@@ -362,7 +289,10 @@ fn run_cluster(args: &SettingsArgs) -> ExitCode {
         Ok((settings, _)) => settings,
         Err(error) => return usage_error(&error),
     };
-    let Some(runtime) = runtime() else { return ExitCode::FAILURE };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&error),
+    };
     match runtime.block_on(crate::cluster::run(settings)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => usage_error(&error),
@@ -398,11 +328,20 @@ fn run_dev(args: &SettingsArgs, plugins: &[PathBuf]) -> ExitCode {
         }
     }
     settings.cluster.development_plugins = plugins.to_vec();
-    let Some(runtime) = runtime() else { return ExitCode::FAILURE };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(error) => return failure(&error),
+    };
     match runtime.block_on(crate::dev::run(settings)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => usage_error(&error),
     }
+}
+
+/// Something outside the settings stopped the command: one line on stderr, exit code 1.
+fn failure(error: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("fundament: {error}");
+    ExitCode::FAILURE
 }
 
 /// Bad settings: one line on stderr, exit code 2.
@@ -426,7 +365,7 @@ mod tests {
     fn help_lists_every_setting_with_flag_env_and_file_key() {
         // Wrapping depends on the terminal width: compare with whitespace collapsed.
         let help = dev_help().split_whitespace().collect::<Vec<_>>().join(" ");
-        for key in Key::ALL {
+        for key in Key::all() {
             assert!(help.contains(&format!("--{}", key.flag())), "no --{} in help", key.flag());
             assert!(help.contains(key.env()), "no {} in help", key.env());
             assert!(help.contains(&format!("[file: {}]", key.file_key())), "no {} in help", key.file_key());
@@ -436,10 +375,10 @@ mod tests {
     #[test]
     fn flags_beat_environment() {
         let args = SettingsArgs {
-            console_listen: Some("127.0.0.1:4100".into()),
             config: Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../Leptos.toml"))),
             ..Default::default()
-        };
+        }
+        .with_flag(Key::ConsoleListen, "127.0.0.1:4100");
         let env = |name: &str| match name {
             "FUNDAMENT_CONSOLE_LISTEN" => Some("127.0.0.1:4200".to_owned()),
             "FUNDAMENT_AUTHN_URL" => Some("http://auth.test:9000".to_owned()),
@@ -454,7 +393,7 @@ mod tests {
 
     #[test]
     fn dev_refuses_other_modes_naming_the_source() {
-        let args = SettingsArgs { mode: Some("real".into()), ..Default::default() };
+        let args = SettingsArgs::default().with_flag(Key::Mode, "real");
         let (settings, source) = args.resolve(|_| None).unwrap();
         let err = crate::dev::check_mode(&settings, source).unwrap_err().to_string();
         assert_eq!(

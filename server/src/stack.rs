@@ -103,16 +103,37 @@ pub async fn plugin_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Res
 }
 
 /// `fundament authn|organization-api|kube-api-proxy|plugin-proxy`: one service until SIGINT or SIGTERM.
-pub async fn run_one(settings: Settings, service: &'static str) -> Result<(), StackError> {
+/// A service that runs alone (`fundament <service>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    Authn,
+    OrganizationApi,
+    KubeApiProxy,
+    PluginProxy,
+}
+
+impl Service {
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Authn => "authn",
+            Service::OrganizationApi => "organization-api",
+            Service::KubeApiProxy => "kube-api-proxy",
+            Service::PluginProxy => "plugin-proxy",
+        }
+    }
+}
+
+pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackError> {
     let bound = match service {
-        "organization-api" => organization_api(&settings).await?,
-        "plugin-proxy" => plugin_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
-        "authn" => {
+        Service::OrganizationApi => organization_api(&settings).await?,
+        Service::PluginProxy => plugin_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
+        Service::Authn => {
             let signer = Arc::new(RwLock::new(services::signer(&settings)?));
             authn(&settings, &services::cluster_upstream(&settings)?, signer).await?
         }
-        _ => kube_api_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
+        Service::KubeApiProxy => kube_api_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
     };
+    let service = service.name();
     tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");
     bound.serve(crate::dev::shutdown_signal()).await;
     Ok(())

@@ -25,8 +25,7 @@ pub(crate) fn parse_file(text: &str, path: &Path) -> Result<Layer, SettingsError
         };
         for (name, value) in body {
             let dotted = format!("{section}.{name}");
-            let key = Key::ALL
-                .into_iter()
+            let key = Key::all()
                 .find(|k| k.file_key() == dotted)
                 .ok_or_else(|| malformed(format!("unknown setting `{dotted}`")))?;
             let toml::Value::String(value) = value else {

@@ -1,7 +1,7 @@
 use std::fmt;
 
-/// A setting of the stack. Its flag, environment variable and file key are
-/// derived from one table so that the three spellings never drift apart.
+/// A setting of the stack. Its flag, environment variable, file key and documentation come
+/// from one table, [`crate::table::SPECS`], so that they never drift apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Key {
     /// `mock`, `sandbox` or `real`.
@@ -60,129 +60,28 @@ pub enum Key {
 
 impl Key {
     /// Every key, in the order `--help` and the docs list them.
-    pub const ALL: [Key; 26] = [
-        Key::Mode,
-        Key::ConsoleListen,
-        Key::ConsoleUrl,
-        Key::SiteRoot,
-        Key::KubeApiProxyUrl,
-        Key::KubeApiProxyInternalUrl,
-        Key::PluginProxyUrl,
-        Key::AuthnUrl,
-        Key::OrganizationApiUrl,
-        Key::ClusterUrl,
-        Key::ClusterListen,
-        Key::StateDir,
-        Key::StateFile,
-        Key::ClusterAdminToken,
-        Key::FixturesDir,
-        Key::PluginsDir,
-        Key::KubeApiProxyListen,
-        Key::AuthnListen,
-        Key::OrganizationApiListen,
-        Key::OpenFgaUrl,
-        Key::OpenFgaStore,
-        Key::OpenFgaModel,
-        Key::FgaTuples,
-        Key::PluginProxyListen,
-        Key::PluginSdkDir,
-        Key::AuditLog,
-    ];
+    pub fn all() -> impl Iterator<Item = Key> {
+        crate::table::SPECS.iter().map(|s| s.key)
+    }
+
+    /// What the settings table says of this key.
+    pub fn spec(self) -> &'static crate::table::Spec {
+        &crate::table::SPECS[self as usize]
+    }
 
     /// The command-line flag, without the leading dashes.
     pub fn flag(self) -> &'static str {
-        match self {
-            Key::Mode => "mode",
-            Key::ConsoleListen => "console-listen",
-            Key::ConsoleUrl => "console-url",
-            Key::SiteRoot => "site-root",
-            Key::KubeApiProxyUrl => "kube-api-proxy-url",
-            Key::KubeApiProxyInternalUrl => "kube-api-proxy-internal-url",
-            Key::PluginProxyUrl => "plugin-proxy-url",
-            Key::AuthnUrl => "authn-url",
-            Key::OrganizationApiUrl => "organization-api-url",
-            Key::ClusterUrl => "cluster-url",
-            Key::ClusterListen => "cluster-listen",
-            Key::StateDir => "state-dir",
-            Key::StateFile => "state-file",
-            Key::ClusterAdminToken => "cluster-admin-token",
-            Key::FixturesDir => "fixtures-dir",
-            Key::PluginsDir => "plugins-dir",
-            Key::KubeApiProxyListen => "kube-api-proxy-listen",
-            Key::AuthnListen => "authn-listen",
-            Key::OrganizationApiListen => "organization-api-listen",
-            Key::OpenFgaUrl => "openfga-url",
-            Key::OpenFgaStore => "openfga-store",
-            Key::OpenFgaModel => "openfga-model",
-            Key::FgaTuples => "fga-tuples",
-            Key::PluginProxyListen => "plugin-proxy-listen",
-            Key::PluginSdkDir => "plugin-sdk-dir",
-            Key::AuditLog => "audit-log",
-        }
+        self.spec().flag
     }
 
     /// The environment variable.
     pub fn env(self) -> &'static str {
-        match self {
-            Key::Mode => "FUNDAMENT_MODE",
-            Key::ConsoleListen => "FUNDAMENT_CONSOLE_LISTEN",
-            Key::ConsoleUrl => "FUNDAMENT_CONSOLE_URL",
-            Key::SiteRoot => "FUNDAMENT_SITE_ROOT",
-            Key::KubeApiProxyUrl => "FUNDAMENT_KUBE_API_PROXY_URL",
-            Key::KubeApiProxyInternalUrl => "FUNDAMENT_KUBE_API_PROXY_INTERNAL_URL",
-            Key::PluginProxyUrl => "FUNDAMENT_PLUGIN_PROXY_URL",
-            Key::AuthnUrl => "FUNDAMENT_AUTHN_URL",
-            Key::OrganizationApiUrl => "FUNDAMENT_ORGANIZATION_API_URL",
-            Key::ClusterUrl => "FUNDAMENT_CLUSTER_URL",
-            Key::ClusterListen => "FUNDAMENT_CLUSTER_LISTEN",
-            Key::StateDir => "FUNDAMENT_STATE_DIR",
-            Key::StateFile => "FUNDAMENT_STATE_FILE",
-            Key::ClusterAdminToken => "FUNDAMENT_CLUSTER_ADMIN_TOKEN",
-            Key::FixturesDir => "FUNDAMENT_FIXTURES_DIR",
-            Key::PluginsDir => "FUNDAMENT_PLUGINS_DIR",
-            Key::KubeApiProxyListen => "FUNDAMENT_KUBE_API_PROXY_LISTEN",
-            Key::AuthnListen => "FUNDAMENT_AUTHN_LISTEN",
-            Key::OrganizationApiListen => "FUNDAMENT_ORGANIZATION_API_LISTEN",
-            Key::OpenFgaUrl => "FUNDAMENT_OPENFGA_URL",
-            Key::OpenFgaStore => "FUNDAMENT_OPENFGA_STORE",
-            Key::OpenFgaModel => "FUNDAMENT_OPENFGA_MODEL",
-            Key::FgaTuples => "FUNDAMENT_FGA_TUPLES",
-            Key::PluginProxyListen => "FUNDAMENT_PLUGIN_PROXY_LISTEN",
-            Key::PluginSdkDir => "FUNDAMENT_PLUGIN_SDK_DIR",
-            Key::AuditLog => "FUNDAMENT_AUDIT_LOG",
-        }
+        self.spec().env
     }
 
     /// The key in `Leptos.toml`, as `table.key`.
     pub fn file_key(self) -> &'static str {
-        match self {
-            Key::Mode => "stack.mode",
-            Key::ConsoleListen => "console.listen",
-            Key::ConsoleUrl => "console.url",
-            Key::SiteRoot => "console.site-root",
-            Key::KubeApiProxyUrl => "kube-api-proxy.url",
-            Key::KubeApiProxyInternalUrl => "kube-api-proxy.internal-url",
-            Key::PluginProxyUrl => "plugin-proxy.url",
-            Key::AuthnUrl => "authn.url",
-            Key::OrganizationApiUrl => "organization-api.url",
-            Key::ClusterUrl => "cluster.url",
-            Key::ClusterListen => "cluster.listen",
-            Key::StateDir => "stack.state-dir",
-            Key::StateFile => "cluster.state-file",
-            Key::ClusterAdminToken => "cluster.admin-token",
-            Key::FixturesDir => "cluster.fixtures-dir",
-            Key::PluginsDir => "stack.plugins-dir",
-            Key::KubeApiProxyListen => "kube-api-proxy.listen",
-            Key::AuthnListen => "authn.listen",
-            Key::OrganizationApiListen => "organization-api.listen",
-            Key::OpenFgaUrl => "fga.openfga-url",
-            Key::OpenFgaStore => "fga.openfga-store",
-            Key::OpenFgaModel => "fga.openfga-model",
-            Key::FgaTuples => "fga.tuples",
-            Key::PluginProxyListen => "plugin-proxy.listen",
-            Key::PluginSdkDir => "plugin-proxy.sdk-dir",
-            Key::AuditLog => "kube-api-proxy.audit-log",
-        }
+        self.spec().file_key
     }
 
     /// How error messages name the setting.
@@ -244,7 +143,7 @@ impl Layer {
     /// not touch the process environment.
     pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Self {
         let mut layer = Self::new(Source::Env);
-        for key in Key::ALL {
+        for key in Key::all() {
             if let Some(value) = lookup(key.env()).filter(|v| !v.is_empty()) {
                 layer.set(key, value);
             }

@@ -11,6 +11,7 @@ mod error;
 mod file;
 mod layer;
 mod resolve;
+pub mod table;
 
 pub use error::SettingsError;
 pub use file::load_file;
