@@ -1,4 +1,4 @@
-// The handshake and the SDK's inbound acceptance rules (seed: "The postMessage protocol", "Origin pinning").
+// The handshake and the SDK's inbound acceptance rules (plugin-sdk/README.md: "The protocol").
 import { test, expect, waitFor } from './harness';
 
 const pending = `Promise.race([fundament.init.then(() => 'resolved'), new Promise((r) => setTimeout(() => r('pending'), 100))])`;

@@ -1,4 +1,4 @@
-// The request lifecycle (seed: "Request lifecycle") and the token messages: token wait, request timeout,
+// The request lifecycle (plugin-sdk/README.md: "Request lifecycle") and the token messages: token wait, request timeout,
 // 401 → refresh → retry, 403, other HTTP errors, transport errors, fundament:auth-failed.
 import { test, expect, waitFor, sendJson, sendStatus, type Settled } from './harness';
 

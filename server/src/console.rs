@@ -29,8 +29,8 @@ pub const OUTPUT_NAME: &str = match option_env!("LEPTOS_OUTPUT_NAME") {
 /// The site is not built where the settings say.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "site root {root} has no pkg/{OUTPUT_NAME}.js: build the site first (`cargo leptos build --release`, \
-     or scripts/run) or set --site-root / FUNDAMENT_SITE_ROOT"
+    "site root {root} has no pkg/{OUTPUT_NAME}.js: build the site first (`scripts/build`, \
+     or `scripts/dev`, which builds and runs) or set --site-root / FUNDAMENT_SITE_ROOT"
 )]
 pub struct SiteMissing {
     root: String,

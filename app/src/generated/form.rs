@@ -1,5 +1,5 @@
 //! The generated create and edit form: one input per schema field, named by
-//! its JSON path (DESIGN §4a), checked by the API server's dry run, with the
+//! its JSON path (docs/architecture.md, "Schema-driven views"), checked by the API server's dry run, with the
 //! server's messages shown at the fields they name. Where the user may not
 //! create or edit, the page says why instead of showing a form.
 

@@ -6,7 +6,7 @@
 //!
 //! # Paths
 //!
-//! Every input is named by its JSON path (DESIGN: generated forms), and the
+//! Every input is named by its JSON path (docs/architecture.md, "Schema-driven views"), and the
 //! same path keys [`FormValues`] and [`FieldError`]:
 //!
 //! - object properties join with `.`: `metadata.name`, `spec.cluster.name`;

@@ -451,7 +451,7 @@ pub fn kind_info(crd: &Value) -> Option<KindInfo> {
     (!info.kind.is_empty() && !info.plural.is_empty() && !info.version.is_empty()).then_some(info)
 }
 
-/// Console paths of plugin pages (DESIGN §4a).
+/// Console paths of plugin pages (docs/architecture.md, "A plugin page, end to end").
 pub mod paths {
     use super::encode_segment;
 

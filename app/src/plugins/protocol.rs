@@ -1,5 +1,5 @@
 //! The postMessage protocol, host side (seed "The postMessage protocol",
-//! DESIGN §4a): flat `{type, ...fields}` objects. Everything a plugin page
+//! docs/architecture.md): flat `{type, ...fields}` objects. Everything a plugin page
 //! sends is parsed into [`PluginMessage`] or dropped; nothing else is trusted.
 
 use serde::Serialize;

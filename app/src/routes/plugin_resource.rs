@@ -252,21 +252,21 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             };
             view! { <GeneratedForm context /> }.into_any()
         }
-        (None, ResourceView::Detail) => match &target.object {
-            Some(object) => {
-                let context = DetailContext {
-                    cluster_id: session.cluster_of(target.project.as_deref()),
-                    project: target.project.clone(),
-                    installation: entry.installation_name.clone(),
-                    crd: target.crd.clone(),
-                    kind: kind.clone(),
-                    name: object.name.clone(),
-                    namespace: object.namespace.clone().filter(|_| kind.namespaced),
-                };
-                view! { <GeneratedDetail context /> }.into_any()
-            }
-            None => generated_placeholder(&kind, ResourceView::Detail),
-        },
+        (None, ResourceView::Detail) => {
+            // The detail route always has a name (`:id`); an empty one reads as not found.
+            let object =
+                target.object.clone().unwrap_or_else(|| ResourceRef { name: String::new(), namespace: None });
+            let context = DetailContext {
+                cluster_id: session.cluster_of(target.project.as_deref()),
+                project: target.project.clone(),
+                installation: entry.installation_name.clone(),
+                crd: target.crd.clone(),
+                kind: kind.clone(),
+                name: object.name,
+                namespace: object.namespace.filter(|_| kind.namespaced),
+            };
+            view! { <GeneratedDetail context /> }.into_any()
+        }
     };
     view! {
         <Title text=title />
@@ -316,22 +316,6 @@ impl Breadcrumbs {
             </nav>
         }
     }
-}
-
-/// Until generated views exist: says what is missing instead of a blank page.
-fn generated_placeholder(kind: &KindInfo, view: ResourceView) -> AnyView {
-    view! {
-        <div class="card max-w-2xl" data-generated-view=view.as_str()>
-            <p class="font-medium">{format!("{} has no custom {} page.", kind.kind, view.as_str())}</p>
-            <p class="mt-1 text-sm text-muted">
-                {format!(
-                    "The console renders {} {} from the CRD schema ({}/{}) once generated views are part of this build.",
-                    kind.plural, view.as_str(), kind.group, kind.version
-                )}
-            </p>
-        </div>
-    }
-    .into_any()
 }
 
 /// The plugin's page in its frame. Create pages in a project get the

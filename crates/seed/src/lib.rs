@@ -1,4 +1,4 @@
-//! The seed data of the dev stack (DESIGN §3), so docs, demos and tests share
+//! The seed data of the dev stack (docs/architecture.md, "Seed data"), so docs, demos and tests share
 //! names. Pure data and look-ups; no I/O. Builds for the browser too.
 #![forbid(unsafe_code)]
 
