@@ -14,6 +14,7 @@ mod allowed;
 mod definition;
 mod guide;
 mod installation;
+pub mod protocol;
 mod serde_util;
 
 pub use allowed::{AllowedResource, ResourceRequest};
