@@ -5,7 +5,8 @@
 //! ["definitionRef"]["pluginName"]`), each with its own idea of a missing
 //! field. Here the shapes are written down with serde, and the few rules that
 //! travel with the data (the definition hash, what an `allowedResources`
-//! entry admits, what a condition reason means) live next to them. No IO and
+//! entry admits, what a condition reason means) live next to them, as do the
+//! messages of the console's postMessage protocol ([`protocol`]). No IO and
 //! no heavy dependencies, so the browser build of the console uses it too.
 
 #![forbid(unsafe_code)]
