@@ -10,8 +10,8 @@ pub mod api;
 pub mod cluster_route;
 pub mod components;
 pub mod error;
-pub mod generated;
 pub mod plugins;
+pub mod resource_views;
 pub mod routes;
 #[cfg(feature = "ssr")]
 pub mod state;

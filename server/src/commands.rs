@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use fundament_plugin_types::PluginInstallation;
 use fundament_settings::{Mode, Settings};
 use fundament_tokens::Signer;
 
@@ -21,6 +22,9 @@ pub enum CommandError {
     NotEmbedded(String, String),
     #[error("no plugin installation {0:?} on the cluster")]
     NoInstallation(String),
+    /// A token for an installation that pins no definition would be refused everywhere.
+    #[error("plugin installation {0:?} cannot be used: {1}")]
+    BadInstallation(String, fundament_plugin_types::InstallationError),
     #[error(transparent)]
     Service(#[from] ServiceError),
 }
@@ -87,16 +91,17 @@ pub async fn plugin_token(
         .await
         .map_err(ServiceError::Upstream)?
         .ok_or_else(|| CommandError::NoInstallation(installation.to_string()))?;
-    let r = &obj["spec"]["definitionRef"];
-    let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let obj = PluginInstallation::from_value(&obj)
+        .map_err(|e| CommandError::BadInstallation(installation.to_string(), e))?;
+    let r = obj.definition_ref();
     let claims = Signer::plugin_claims(
         u.id,
         &cluster,
-        &s(&obj["metadata"]["uid"]),
+        &obj.metadata.uid,
         installation,
-        &s(&r["pluginName"]),
-        &s(&r["pluginVersion"]),
-        &s(&r["definitionHash"]),
+        &r.plugin_name,
+        &r.plugin_version,
+        &r.definition_hash,
         // Not minted in a console session: a session id of its own, which nothing revokes.
         &format!("cli-{:032x}", rand::random::<u128>()),
         now(),

@@ -11,8 +11,9 @@ use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
-use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_organization_api::Catalog;
+use fundament_plugin_types::PluginInstallation;
 use fundament_settings::{Mode, Settings};
 use fundament_tokens::Signer;
 use futures::future::BoxFuture;
@@ -118,19 +119,7 @@ pub struct CatalogDefinitions(pub Arc<Catalog>);
 impl DefinitionSource for CatalogDefinitions {
     fn definition(&self, plugin_name: &str, plugin_version: &str) -> Option<PublishedDefinition> {
         let d = self.0.get(plugin_name, plugin_version)?;
-        Some(PublishedDefinition {
-            hash: d.hash.clone(),
-            allowed: d
-                .allowed_resources()
-                .into_iter()
-                .map(|a| AllowedResource {
-                    group: a.group,
-                    version: a.version,
-                    resource: a.resource,
-                    verbs: a.verbs,
-                })
-                .collect(),
-        })
+        Some(PublishedDefinition { hash: d.hash.clone(), allowed: d.allowed_resources().to_vec() })
     }
 }
 
@@ -147,17 +136,12 @@ impl InstallationLookup for ClusterInstallations {
             let up =
                 self.0.get(cluster_id).ok_or_else(|| LookupError::UnknownCluster(cluster_id.to_string()))?;
             let items = up.installations().await.map_err(|e| LookupError::Other(e.to_string()))?;
-            Ok(items.into_iter().find(|i| i["metadata"]["uid"].as_str() == Some(installation_id)).map(|i| {
-                let r = &i["spec"]["definitionRef"];
-                let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-                Installation {
-                    name: s(&i["metadata"]["name"]),
-                    uid: s(&i["metadata"]["uid"]),
-                    plugin_name: s(&r["pluginName"]),
-                    plugin_version: s(&r["pluginVersion"]),
-                    definition_hash: s(&r["definitionHash"]),
-                }
-            }))
+            // An object that is not a PluginInstallation (no definitionRef) cannot be minted for: skipped.
+            Ok(items
+                .iter()
+                .filter_map(|i| PluginInstallation::from_value(i).ok())
+                .find(|i| i.metadata.uid == installation_id)
+                .map(Installation::from))
         })
     }
 }

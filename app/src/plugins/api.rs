@@ -110,9 +110,11 @@ pub(crate) mod ssr {
         let lookups = installations.iter().filter(|i| i.is_running()).map(|i| {
             let backend = &state.backend;
             async move {
-                let answer =
-                    backend.definition(fundament_seed::ORGANIZATION, &i.plugin_name, &i.version).await;
-                (i.name.clone(), answer)
+                let pinned = i.definition_ref();
+                let answer = backend
+                    .definition(fundament_seed::ORGANIZATION, &pinned.plugin_name, &pinned.plugin_version)
+                    .await;
+                (i.metadata.name.clone(), answer)
             }
         });
         let answers: BTreeMap<_, _> = futures::future::join_all(lookups).await.into_iter().collect();
@@ -122,13 +124,13 @@ pub(crate) mod ssr {
     pub async fn kind(cluster_id: &str, crd: &str) -> Result<KindInfo, AppError> {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
-        Ok(crate::generated::api::ssr::definition(&state, &token, cluster_id, crd).await?.info)
+        Ok(crate::resource_views::api::ssr::definition(&state, &token, cluster_id, crd).await?.info)
     }
 
     pub async fn namespaces(cluster_id: &str, project: Option<&str>) -> Result<Vec<String>, AppError> {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
-        crate::generated::api::ssr::namespaces(&state, &token, cluster_id, project).await
+        crate::resource_views::api::ssr::namespaces(&state, &token, cluster_id, project).await
     }
 
     /// Tokens and tickets must not be cached anywhere on the way.

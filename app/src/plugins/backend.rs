@@ -218,7 +218,19 @@ impl Backend {
                 let hash = value.get("hash").and_then(Value::as_str).unwrap_or_default().to_owned();
                 match value.get_mut("definition").map(Value::take) {
                     Some(definition) if definition.is_object() && !hash.is_empty() => {
-                        DefinitionAnswer::Found { hash, definition }
+                        match fundament_plugin_types::PluginDefinition::from_value(&definition) {
+                            Ok(definition) => {
+                                DefinitionAnswer::Found { hash, definition: Box::new(definition) }
+                            }
+                            // organization-api checked it against the schema these types follow, so
+                            // this is a version skew between the two: say so rather than guess.
+                            Err(error) => {
+                                tracing::error!(plugin, version, %error, "organization-api answered a definition the console cannot read");
+                                DefinitionAnswer::Missing(format!(
+                                    "Its definition {plugin}@{version} cannot be read by the console: {error}."
+                                ))
+                            }
+                        }
                     }
                     _ => {
                         tracing::error!(

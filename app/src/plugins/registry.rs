@@ -60,7 +60,7 @@ impl PluginRegistry {
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
 
-            use crate::generated::watch::{WatchEnd, watch};
+            use crate::resource_views::watch::{WatchEnd, watch};
 
             let refresh = move || {
                 let cluster = self.cluster_id.get_untracked();

@@ -14,11 +14,6 @@ use crate::{
     api::session::Session,
     components::status::{ErrorView, Loading},
     error::AppError,
-    generated::{
-        detail::{DetailContext, GeneratedDetail},
-        form::{FormContext, GeneratedForm},
-        list::{GeneratedList, ListContext},
-    },
     plugins::{
         api::{namespaces, resource_kind},
         frame::{FrameSpec, PluginFrame},
@@ -28,6 +23,11 @@ use crate::{
         },
         protocol::ResourceRef,
         registry::PluginRegistry,
+    },
+    resource_views::{
+        detail::{DetailContext, GeneratedDetail},
+        form::{FormContext, GeneratedForm},
+        list::{GeneratedList, ListContext},
     },
     routes::{not_found::NotFoundContent, with_session},
 };
@@ -225,6 +225,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                 installation: entry.installation_name.clone(),
                 crd: target.crd.clone(),
                 kind: kind.clone(),
+                guide: entry.guide(&kind.kind),
             };
             view! { <GeneratedList context /> }.into_any()
         }
@@ -238,6 +239,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                 crd: target.crd.clone(),
                 kind: kind.clone(),
                 existing: Some((object.name, object.namespace.filter(|_| kind.namespaced))),
+                guide: entry.guide(&kind.kind),
             };
             view! { <GeneratedForm context /> }.into_any()
         }
@@ -249,6 +251,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                 crd: target.crd.clone(),
                 kind: kind.clone(),
                 existing: None,
+                guide: entry.guide(&kind.kind),
             };
             view! { <GeneratedForm context /> }.into_any()
         }
@@ -264,6 +267,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
                 kind: kind.clone(),
                 name: object.name,
                 namespace: object.namespace.filter(|_| kind.namespaced),
+                guide: entry.guide(&kind.kind),
             };
             view! { <GeneratedDetail context /> }.into_any()
         }

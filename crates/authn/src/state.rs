@@ -39,6 +39,19 @@ pub struct Installation {
     pub definition_hash: String,
 }
 
+impl From<fundament_plugin_types::PluginInstallation> for Installation {
+    fn from(i: fundament_plugin_types::PluginInstallation) -> Installation {
+        let r = i.spec.definition_ref;
+        Installation {
+            name: i.metadata.name,
+            uid: i.metadata.uid,
+            plugin_name: r.plugin_name,
+            plugin_version: r.plugin_version,
+            definition_hash: r.definition_hash,
+        }
+    }
+}
+
 /// Why an installation could not be looked up.
 #[derive(Debug, thiserror::Error)]
 pub enum LookupError {

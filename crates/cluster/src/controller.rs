@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fundament_plugin_types::{DefinitionRef, InstallationSpec, PluginInstallation, RbacRule, hash_manifest};
 use serde_json::{Value, json};
-use sha2::Digest;
 
 use crate::authn::User;
 use crate::cluster::{Cluster, WriteOptions, now_rfc3339};
@@ -19,7 +19,7 @@ pub const INSTALLATION_GROUP: &str = "plugins.fundament.io";
 
 /// Marks installations of development plugin folders: plugin-proxy serves their
 /// pages without long-lived caching, so edits show on reload.
-pub const DEVELOPMENT_LABEL: &str = "fundament.io/development";
+pub use fundament_plugin_types::DEVELOPMENT_LABEL;
 
 /// A plugin definition read from a plugin folder.
 #[derive(Debug, Clone)]
@@ -28,7 +28,8 @@ pub struct PluginDefinition {
     pub version: String,
     /// `sha256:<hex>` of the definition.yaml bytes.
     pub hash: String,
-    pub rules: Vec<Value>,
+    /// `spec.permissions.rbac`: the rules of the installation's ClusterRole.
+    pub rules: Vec<RbacRule>,
     pub dir: PathBuf,
     /// Loaded with `fundament dev --plugin`: its pages change while it runs.
     pub development: bool,
@@ -47,18 +48,21 @@ pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> 
     let bytes = std::fs::read(&path).map_err(|source| DefinitionError::Io { path: path.clone(), source })?;
     let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
     let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
-    let name = doc["metadata"]["name"].as_str().ok_or_else(|| invalid("metadata.name is missing".into()))?;
-    let version =
-        doc["metadata"]["version"].as_str().ok_or_else(|| invalid("metadata.version is missing".into()))?;
-    let hash = format!(
-        "sha256:{}",
-        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
-    );
+    let definition =
+        fundament_plugin_types::PluginDefinition::from_value(&doc).map_err(|e| invalid(e.to_string()))?;
+    let metadata = definition.metadata;
+    if metadata.name.is_empty() {
+        return Err(invalid("metadata.name is missing".into()));
+    }
+    if metadata.version.is_empty() {
+        return Err(invalid("metadata.version is missing".into()));
+    }
     Ok(PluginDefinition {
-        name: name.to_string(),
-        version: version.to_string(),
-        hash,
-        rules: doc["spec"]["permissions"]["rbac"].as_array().cloned().unwrap_or_default(),
+        name: metadata.name,
+        version: metadata.version,
+        // The same bytes organization-api hashes, so the pin of an installation made here is the catalog's.
+        hash: hash_manifest(&bytes),
+        rules: definition.spec.permissions.rbac,
         dir: dir.to_path_buf(),
         development: false,
     })
@@ -173,7 +177,11 @@ pub fn install(cluster: &Cluster, organization: &str, def: &PluginDefinition) ->
             } else {
                 json!({"plugins.fundament.io/plugin": def.name})
             }},
-               "spec": {"definitionRef": {"pluginName": def.name, "pluginVersion": def.version, "definitionHash": def.hash}},
+               "spec": InstallationSpec { definition_ref: DefinitionRef {
+                   plugin_name: def.name.clone(),
+                   plugin_version: def.version.clone(),
+                   definition_hash: def.hash.clone(),
+               }},
                "status": running_status(1)}),
     )?;
     Ok(name)
@@ -223,11 +231,6 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
     if matches!(phase, Some("Running" | "Failed")) || obj["metadata"]["deletionTimestamp"].is_string() {
         return Ok(());
     }
-    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-    let r = &obj["spec"]["definitionRef"];
-    let (plugin, version) =
-        (r["pluginName"].as_str().unwrap_or_default(), r["pluginVersion"].as_str().unwrap_or_default());
-    let pinned = r["definitionHash"].as_str().unwrap_or_default();
     let rt = cluster
         .registry()
         .by_kind(&format!("{INSTALLATION_GROUP}/v1"), "PluginInstallation")
@@ -235,18 +238,34 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
         .ok_or_else(ApiError::no_route)?;
     let mut updated = obj.clone();
     // Nothing is created for an unknown plugin or a bad pin, as the real controller fetches the definition first.
-    updated["status"] = match definitions.find(plugin, version) {
-        None => failed("DefinitionNotFound", format!("plugin definition {plugin}@{version} not found")),
-        Some(def) if !pinned.is_empty() && pinned != def.hash => failed(
-            "MaterialisationFailed",
-            format!("pinned definition hash {pinned} does not match the definition's {}", def.hash),
+    let (name, status) = match PluginInstallation::from_value(obj) {
+        // Without a definitionRef there is no definition to find; the name is read on its own for the update.
+        Err(e) => (
+            obj["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+            failed("DefinitionNotFound", format!("plugin definition not found: {e}")),
         ),
-        Some(def) => {
-            materialize(cluster, name, def)?;
-            running_status(obj["metadata"]["generation"].as_i64().unwrap_or(1))
+        Ok(installation) => {
+            let r = installation.definition_ref();
+            let (plugin, version, pinned) = (&r.plugin_name, &r.plugin_version, &r.definition_hash);
+            let name = installation.metadata.name.clone();
+            let status = match definitions.find(plugin, version) {
+                None => {
+                    failed("DefinitionNotFound", format!("plugin definition {plugin}@{version} not found"))
+                }
+                Some(def) if !pinned.is_empty() && *pinned != def.hash => failed(
+                    "MaterialisationFailed",
+                    format!("pinned definition hash {pinned} does not match the definition's {}", def.hash),
+                ),
+                Some(def) => {
+                    materialize(cluster, &name, def)?;
+                    running_status(installation.metadata.generation.unwrap_or(1))
+                }
+            };
+            (name, status)
         }
     };
-    cluster.update(&User::system(), &rt, "", name, updated, true, WriteOptions::SYSTEM).map(|_| ())
+    updated["status"] = status;
+    cluster.update(&User::system(), &rt, "", &name, updated, true, WriteOptions::SYSTEM).map(|_| ())
 }
 
 fn teardown(cluster: &Cluster, installation: &str) -> Result<(), ApiError> {

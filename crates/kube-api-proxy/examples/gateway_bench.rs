@@ -19,7 +19,7 @@ use fundament_tokens::{Signer, Verifier};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const PROD: &str = "019b4000-2000-7000-8000-000000000001";
 
@@ -100,18 +100,18 @@ async fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("no CRD"))?;
     let inst =
         cluster.cluster.get(rt, "", "acme-corp--cert-manager").map_err(|e| anyhow::anyhow!(e.message))?;
-    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let hash = s(&inst["spec"]["definitionRef"]["definitionHash"]);
+    let inst = fundament_plugin_types::PluginInstallation::from_value(&inst)?;
+    let pinned = inst.definition_ref();
     let signer = Signer::generate();
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let token = signer.sign_plugin(&Signer::plugin_claims(
         "alice",
         PROD,
-        &s(&inst["metadata"]["uid"]),
+        &inst.metadata.uid,
         "acme-corp--cert-manager",
         "cert-manager",
-        &s(&inst["spec"]["definitionRef"]["pluginVersion"]),
-        &hash,
+        &pinned.plugin_version,
+        &pinned.definition_hash,
         "bench",
         now,
         3600,
@@ -125,7 +125,7 @@ async fn main() -> anyhow::Result<()> {
         watches: Default::default(),
         fga: Arc::new(fundament_fga::TupleStore::from_yaml_file(&repo.join("fixtures/fga/tuples.yaml"))?),
         clusters: HashMap::from([(PROD.to_string(), Arc::new(Upstream::new(&upstream_config)?))]),
-        definitions: Arc::new(CertManagerOnly(hash)),
+        definitions: Arc::new(CertManagerOnly(pinned.definition_hash.clone())),
         audit: Arc::new(MemoryAudit::default()),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use fundament_authn_client::{CredentialError, Credentials};
 use fundament_fga::CanView;
 use fundament_kube_core::{Query, RequestInfo};
+use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
 use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
@@ -27,31 +28,9 @@ use fundament_kube_core::Status;
 /// The namespace of the per-user ServiceAccounts `fundament-<user-id>`.
 pub const USER_SA_NAMESPACE: &str = "fundament-system";
 
-/// One entry of a definition's `allowedResources`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedResource {
-    pub group: String,
-    pub version: String,
-    pub resource: String,
-    pub verbs: Vec<String>,
-}
-
-impl AllowedResource {
-    /// Whether this entry admits `r`. A subresource needs an entry of its own
-    /// (`certificates/status`): a plugin allowed to read certificates is not
-    /// thereby allowed to write their status.
-    pub fn admits(&self, r: &KubeRequest) -> bool {
-        let resource = if r.subresource.is_empty() {
-            r.resource.clone()
-        } else {
-            format!("{}/{}", r.resource, r.subresource)
-        };
-        self.group == r.group
-            && (self.version.is_empty() || self.version == "*" || self.version == r.version)
-            && (self.resource == resource || self.resource == "*")
-            && self.verbs.iter().any(|v| v == &r.verb || v == "*")
-    }
-}
+/// One entry of a definition's `allowedResources`: the shared type, so the
+/// gateway judges entries exactly as organization-api reads them.
+pub use fundament_plugin_types::AllowedResource;
 
 /// A published definition as the gateway needs it.
 #[derive(Debug, Clone)]
@@ -414,17 +393,31 @@ async fn plugin_path(
         }
         Err(e) => return call.refuse(gw, "error:plugin-sa", Status::internal(&e)),
     };
-    if installation["metadata"]["uid"].as_str() != Some(claims.installation_id.as_str()) {
+    // The CRD requires spec.definitionRef: an object without it pins no definition, so
+    // allowedResources has nothing to admit with (refused as an unpublished definition was).
+    let installation = match PluginInstallation::from_value(&installation) {
+        Ok(i) => i,
+        Err(e) => {
+            return call.refuse(
+                gw,
+                "denied:allowed-resources",
+                Status::forbidden_because_of(format!(
+                    "allowedResources: installation {} names no definition ({e})",
+                    claims.installation_name
+                )),
+            );
+        }
+    };
+    if installation.metadata.uid != claims.installation_id {
         return call.refuse(gw, "denied:installation", Status::forbidden_because_of(format!(
             "plugin installation {} was replaced since the token was minted (uid does not match installation_id)",
             claims.installation_name
         )));
     }
-    let pinned = &installation["spec"]["definitionRef"];
-    call.line.pinned_definition_hash = pinned["definitionHash"].as_str().unwrap_or_default().to_string();
+    let pinned = installation.definition_ref();
+    call.line.pinned_definition_hash = pinned.definition_hash.clone();
     // 6. allowedResources of the installation's pinned definition.
-    let name = pinned["pluginName"].as_str().unwrap_or_default();
-    let version = pinned["pluginVersion"].as_str().unwrap_or_default();
+    let (name, version) = (pinned.plugin_name.as_str(), pinned.plugin_version.as_str());
     let Some(definition) = gw.definitions.definition(name, version) else {
         return call.refuse(
             gw,
@@ -440,7 +433,7 @@ async fn plugin_path(
             "allowedResources: the published definition {name}@{version} does not match the installation's pinned hash"
         )));
     }
-    if !definition.allowed.iter().any(|a| a.admits(&kube)) {
+    if !definition.allowed.iter().any(|a| a.admits(&kube.as_resource_request())) {
         let what = if kube.group.is_empty() {
             kube.resource.clone()
         } else {
@@ -583,17 +576,17 @@ mod tests {
             verb: verb.into(),
             ..Default::default()
         };
-        assert!(a.admits(&r("list", "certificates", "")));
-        assert!(!a.admits(&r("create", "certificates", "")));
-        assert!(!a.admits(&r("get", "certificates", "status")));
-        assert!(!a.admits(&r("get", "issuers", "")));
+        assert!(a.admits(&r("list", "certificates", "").as_resource_request()));
+        assert!(!a.admits(&r("create", "certificates", "").as_resource_request()));
+        assert!(!a.admits(&r("get", "certificates", "status").as_resource_request()));
+        assert!(!a.admits(&r("get", "issuers", "").as_resource_request()));
         let core = KubeRequest {
             resource: "certificates".into(),
             verb: "get".into(),
             version: "v1".into(),
             ..Default::default()
         };
-        assert!(!a.admits(&core));
+        assert!(!a.admits(&core.as_resource_request()));
     }
 
     #[test]

@@ -17,6 +17,17 @@ pub struct KubeRequest {
 }
 
 impl KubeRequest {
+    /// The parts `allowedResources` entries are matched on.
+    pub fn as_resource_request(&self) -> fundament_plugin_types::ResourceRequest<'_> {
+        fundament_plugin_types::ResourceRequest {
+            group: &self.group,
+            version: &self.version,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            verb: &self.verb,
+        }
+    }
+
     /// The resource request `info` describes; `None` for discovery, `/version`,
     /// `/openapi` and other non-resource paths.
     pub fn from_info(info: &RequestInfo) -> Option<KubeRequest> {

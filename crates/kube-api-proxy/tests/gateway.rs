@@ -10,7 +10,7 @@ use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
-use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
+use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};
@@ -43,23 +43,8 @@ impl PluginFolders {
         for dir in fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap() {
             let def = fundament_cluster::controller::read_definition(&dir).unwrap();
             let doc: Value = serde_yaml_from(&dir.join("definition.yaml"));
-            let allowed = doc["spec"]["allowedResources"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .iter()
-                .map(|a| AllowedResource {
-                    group: a["group"].as_str().unwrap_or_default().into(),
-                    version: a["version"].as_str().unwrap_or_default().into(),
-                    resource: a["resource"].as_str().unwrap_or_default().into(),
-                    verbs: a["verbs"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|v| v.as_str().unwrap().to_string())
-                        .collect(),
-                })
-                .collect();
+            let allowed =
+                fundament_plugin_types::PluginDefinition::from_value(&doc).unwrap().spec.allowed_resources;
             map.insert(
                 (def.name.clone(), def.version.clone()),
                 PublishedDefinition { hash: def.hash, allowed },
@@ -132,13 +117,9 @@ impl Stack {
         let registry = self.cluster.cluster.registry();
         let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
         let obj = self.cluster.cluster.get(rt, "", name).unwrap();
-        let r = &obj["spec"]["definitionRef"];
-        (
-            obj["metadata"]["uid"].as_str().unwrap().to_string(),
-            r["pluginName"].as_str().unwrap().to_string(),
-            r["pluginVersion"].as_str().unwrap().to_string(),
-            r["definitionHash"].as_str().unwrap().to_string(),
-        )
+        let obj = fundament_plugin_types::PluginInstallation::from_value(&obj).unwrap();
+        let r = obj.definition_ref();
+        (obj.metadata.uid.clone(), r.plugin_name.clone(), r.plugin_version.clone(), r.definition_hash.clone())
     }
 
     fn plugin_token(&self, user: &str, cluster: &str, installation: &str, ttl: i64) -> String {

@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
+use fundament_plugin_types::PluginDefinition;
+pub use fundament_plugin_types::{AllowedResource, hash_manifest};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::CatalogError;
 use crate::lint::Severity;
@@ -20,24 +21,13 @@ pub struct Definition {
     pub manifest: String,
     /// `sha256:` + hex of the manifest bytes; installations pin it.
     pub hash: String,
-    /// The YAML as JSON, keys as written (`metadata`, `spec.menu`, …).
+    /// The YAML as JSON, keys as written (`metadata`, `spec.menu`, …): what
+    /// `GetPluginDefinition` answers.
     pub definition: Value,
+    /// The same document, typed: what the services read.
+    pub document: PluginDefinition,
     /// The plugin folder it was read from (`console/`, `crds/` live there).
     pub dir: PathBuf,
-}
-
-/// One entry of `spec.allowedResources`: what the plugin's pages may ask the
-/// gateway for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedResource {
-    /// The API group; empty for the core group.
-    pub group: String,
-    /// The API version, e.g. `v1`.
-    pub version: String,
-    /// The plural resource name, e.g. `certificates`.
-    pub resource: String,
-    /// The request verbs (`get`, `list`, `watch`, `create`, …).
-    pub verbs: Vec<String>,
 }
 
 impl Definition {
@@ -51,40 +41,27 @@ impl Definition {
         if let Some(problem) = schema::check(&doc).into_iter().find(|f| f.severity == Severity::Error) {
             return Err(CatalogError::Invalid { path, field: problem.path, message: problem.message });
         }
-        // The schema check guarantees both are non-empty strings.
-        let text = |field: &str| doc["metadata"][field].as_str().unwrap_or_default().to_string();
+        // The schema admits only what the types describe, so this fails only if the two disagree.
+        let document = PluginDefinition::from_value(&doc).map_err(|e| CatalogError::Invalid {
+            path: path.clone(),
+            field: String::new(),
+            message: e.to_string(),
+        })?;
         Ok(Definition {
-            name: text("name"),
-            version: text("version"),
+            name: document.metadata.name.clone(),
+            version: document.metadata.version.clone(),
             hash: hash_manifest(manifest.as_bytes()),
             manifest,
             definition: doc,
+            document,
             dir: dir.to_path_buf(),
         })
     }
 
-    /// The parsed `spec.allowedResources`. Missing parts are empty strings,
-    /// which match no request: the gateway fails closed on a sloppy entry.
-    pub fn allowed_resources(&self) -> Vec<AllowedResource> {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        self.definition["spec"]["allowedResources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|entry| entry.is_object())
-            .map(|entry| AllowedResource {
-                group: text(&entry["group"]),
-                version: text(&entry["version"]),
-                resource: text(&entry["resource"]),
-                verbs: entry["verbs"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect(),
-            })
-            .collect()
+    /// The parsed `spec.allowedResources`. Missing parts are empty strings;
+    /// the linter reports them.
+    pub fn allowed_resources(&self) -> &[AllowedResource] {
+        &self.document.spec.allowed_resources
     }
 }
 
@@ -95,18 +72,6 @@ pub fn read_definition(dir: &Path) -> Result<Definition, CatalogError> {
     let manifest = String::from_utf8(bytes)
         .map_err(|_| CatalogError::Syntax { path, reason: "definition.yaml is not UTF-8".to_string() })?;
     Definition::from_manifest(manifest, dir)
-}
-
-/// `sha256:` + lower-case hex of the bytes, as upstream's `HashManifest`.
-pub fn hash_manifest(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut hash = String::with_capacity(7 + 64);
-    hash.push_str("sha256:");
-    for byte in digest {
-        hash.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
-        hash.push(char::from_digit(u32::from(byte & 0xf), 16).unwrap_or('0'));
-    }
-    hash
 }
 
 /// The manifest text and the document, or why the bytes are not YAML.
@@ -130,11 +95,6 @@ mod tests {
 
     #[test]
     fn hash_is_sha256_of_the_bytes() {
-        // The SHA-256 test vector of "abc".
-        assert_eq!(
-            hash_manifest(b"abc"),
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
         assert_eq!(hash_manifest(MANIFEST.as_bytes()), hash_manifest(MANIFEST.as_bytes()));
         assert_ne!(hash_manifest(MANIFEST.as_bytes()), hash_manifest(format!("{MANIFEST}\n").as_bytes()));
     }
@@ -149,7 +109,7 @@ mod tests {
         assert_eq!(def.dir, Path::new("/plugins/demo"));
         assert_eq!(
             def.allowed_resources(),
-            vec![
+            [
                 AllowedResource {
                     group: String::new(),
                     version: "v1".into(),

@@ -52,6 +52,21 @@ const UI_HINT: Shape = Shape::Object(&[
         Shape::Object(&[("jsonPath", Shape::Str), ("values", Shape::Map(&BADGE)), ("default", BADGE)]),
     ),
 ]);
+/// `spec.guides.<Kind>`: what the console says about objects of a kind.
+const GUIDE: Shape = Shape::Object(&[
+    ("labels", Shape::List(&Shape::Object(&[("key", Shape::Str), ("description", Shape::Str)]))),
+    (
+        "conditions",
+        Shape::List(&Shape::Object(&[
+            ("type", Shape::Str),
+            ("reason", Shape::Str),
+            ("meaning", Shape::Str),
+            ("whatToDo", Shape::Str),
+        ])),
+    ),
+    ("summaries", Shape::List(&Shape::Object(&[("type", Shape::Str), ("of", STR_LIST)]))),
+    ("refusals", Shape::List(&Shape::Object(&[("contains", STR_LIST), ("whatToDo", Shape::Str)]))),
+]);
 const METADATA: Shape = Shape::Object(&[
     ("name", Shape::Str),
     ("displayName", Shape::Str),
@@ -89,6 +104,7 @@ const SPEC: Shape = Shape::Object(&[
             ("verbs", STR_LIST),
         ])),
     ),
+    ("guides", Shape::Map(&GUIDE)),
 ]);
 const DEFINITION: Shape = Shape::Object(&[
     ("apiVersion", Shape::Str),
@@ -389,6 +405,33 @@ mod tests {
         assert_eq!(
             one_error(&doc).0,
             "spec.uiHints[\"certificates.cert-manager.io\"].statusMapping.values.True.badge"
+        );
+    }
+
+    #[test]
+    fn guides_are_checked_with_paths() {
+        let guide = json!({"Grant": {
+            "labels": [{"key": "x.io/a", "description": "A."}],
+            "conditions": [{"type": "Applied", "reason": "Healthy", "meaning": "M.", "whatToDo": "Nothing."}],
+            "summaries": [{"type": "Ready", "of": ["Applied"]}],
+            "refusals": [{"contains": ["is immutable"], "whatToDo": "Delete it."}]
+        }});
+        let doc = with(minimal(), "/spec/guides", guide.clone());
+        assert_eq!(errors(&doc), vec![]);
+        let mut typo = guide.clone();
+        typo["Grant"]["conditions"][0]["what_to_do"] = json!("x");
+        assert_eq!(
+            one_error(&with(minimal(), "/spec/guides", typo)),
+            (
+                "spec.guides.Grant.conditions[0].what_to_do".into(),
+                "unknown field \"what_to_do\"; expected one of: type, reason, meaning, whatToDo".into()
+            )
+        );
+        let mut pieces = guide;
+        pieces["Grant"]["refusals"][0]["contains"] = json!("is immutable");
+        assert_eq!(
+            one_error(&with(minimal(), "/spec/guides", pieces)),
+            ("spec.guides.Grant.refusals[0].contains".into(), "expected a list, found a string".into())
         );
     }
 

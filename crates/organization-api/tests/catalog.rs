@@ -120,3 +120,35 @@ fn folders_without_a_definition_are_skipped() {
     assert_eq!(catalog.all().len(), 1);
     assert!(Catalog::load(&root.path().join("missing")).is_err());
 }
+
+/// Removes what reads as absent (null, "", [], {}), so a document and its
+/// typed form can be compared regardless of which defaults are written out.
+fn pruned(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, pruned(v)))
+                .filter(|(_, v)| {
+                    !matches!(v, Value::Null)
+                        && v != ""
+                        && v != &serde_json::json!([])
+                        && v != &serde_json::json!({})
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(pruned).collect()),
+        other => other,
+    }
+}
+
+/// The types hold every field the schema admits: an example definition read
+/// typed and written back says what the file says, so no reader loses a field.
+#[test]
+fn the_typed_definition_keeps_every_field_of_the_examples() {
+    let catalog = Catalog::load(&common::plugins_dir()).unwrap();
+    for d in catalog.all() {
+        let typed = serde_json::to_value(&d.document).unwrap();
+        assert_eq!(pruned(typed), pruned(d.definition.clone()), "{}", d.name);
+    }
+}

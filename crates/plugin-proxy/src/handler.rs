@@ -9,6 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use fundament_kube_core::Query;
 use fundament_plugin_origin::PluginHost;
+use fundament_plugin_types::PluginInstallation;
 
 use crate::asset_path::{self, AssetPath};
 use crate::frame_cookie::{self, FrameSession};
@@ -161,16 +162,17 @@ async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath)
             return Err(plain(StatusCode::BAD_GATEWAY, "plugin unavailable"));
         }
     };
-    let same = installation["metadata"]["uid"]
-        .as_str()
-        .is_some_and(|u| u.eq_ignore_ascii_case(&session.installation_id));
+    // An object that is not a PluginInstallation pins no version, so none of its URLs is served.
+    let Ok(installation) = PluginInstallation::from_value(&installation) else {
+        return Err(not_found());
+    };
+    let same = installation.metadata.uid.eq_ignore_ascii_case(&session.installation_id);
     // A versioned URL is content-stable only if the version is the pinned one.
-    let pinned =
-        installation["spec"]["definitionRef"]["pluginVersion"].as_str() == Some(path.version.as_str());
+    let pinned = installation.definition_ref().plugin_version == path.version;
     if !same || !pinned {
         return Err(not_found());
     }
-    Ok(installation["metadata"]["labels"]["fundament.io/development"].as_str() == Some("true"))
+    Ok(installation.is_development())
 }
 
 async fn serve(

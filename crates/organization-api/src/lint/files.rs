@@ -5,6 +5,7 @@ use fundament_kube_core::validation::is_dns1123_label;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use fundament_plugin_types::CustomComponents;
 use serde_json::Value;
 
 use super::{Finding, strings};
@@ -97,20 +98,19 @@ fn is_crd_name(name: &str) -> bool {
     labels.len() >= 2 && labels.iter().all(|l| is_dns1123_label(l))
 }
 
-const VIEWS: [&str; 3] = ["list", "detail", "create"];
-
+/// Every page of `spec.customComponents` names a file under `console/`, for a kind the plugin has.
 pub(super) fn check_custom_components(dir: &Path, components: &Value, crds: &Crds, out: &mut Vec<Finding>) {
     let Some(components) = components.as_object() else { return };
     for (kind, views) in components {
         let at = path::field("spec.customComponents", kind);
-        if !views.is_object() {
-            continue;
-        }
-        if VIEWS.iter().all(|v| views[v].is_null()) {
+        // Pages of the wrong shape were reported by the schema check.
+        let Ok(views) = serde_json::from_value::<CustomComponents>(views.clone()) else { continue };
+        let pages = [("list", &views.list), ("detail", &views.detail), ("create", &views.create)];
+        if pages.iter().all(|(_, file)| file.is_none()) {
             out.push(Finding::warning(&at, "defines no page (list, detail or create)"));
         }
-        for view in VIEWS {
-            let Some(file) = views[view].as_str() else { continue };
+        for (view, file) in pages {
+            let Some(file) = file else { continue };
             let view_at = path::field(&at, view);
             if !is_relative_file(file) {
                 out.push(Finding::error(

@@ -1,5 +1,6 @@
 //! `spec.menu`: every sidebar entry lists a CRD the console loads.
 
+use fundament_plugin_types::MenuItem;
 use serde_json::Value;
 
 use super::Finding;
@@ -9,20 +10,22 @@ pub(super) fn check(menu: &Value, crds: &[String], out: &mut Vec<Finding>) {
     for scope in ["organization", "project"] {
         let scope_at = path::field("spec.menu", scope);
         for (i, entry) in menu[scope].as_array().into_iter().flatten().enumerate() {
-            if !entry.is_object() {
-                continue;
-            }
+            // An entry of the wrong shape was reported by the schema check.
+            let Ok(entry) = serde_json::from_value::<MenuItem>(entry.clone()) else { continue };
             let at = path::field(&path::index(&scope_at, i), "crd");
-            match &entry["crd"] {
-                Value::Null => out.push(Finding::error(
+            if entry.crd.is_empty() {
+                out.push(Finding::error(
                     at,
                     "crd is required: the <plural>.<group> of the CRD this entry lists",
-                )),
-                Value::String(crd) if !crds.iter().any(|c| c == crd) => out.push(Finding::error(
+                ));
+            } else if !crds.contains(&entry.crd) {
+                out.push(Finding::error(
                     at,
-                    format!("crd {crd:?} is not listed in spec.crds, so the console has no schema for it"),
-                )),
-                _ => {}
+                    format!(
+                        "crd {:?} is not listed in spec.crds, so the console has no schema for it",
+                        entry.crd
+                    ),
+                ));
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `metadata`: the name and version end up in resource names and URLs.
 
 use fundament_kube_core::validation::is_dns1123_label;
+use fundament_plugin_types::DefinitionMetadata;
 use serde_json::Value;
 
 use super::Finding;
@@ -9,9 +10,11 @@ use super::Finding;
 /// namespace `plugin-<installation>`, so it must be a DNS label; the version is
 /// a path segment of every plugin page URL.
 pub(super) fn check(metadata: &Value, out: &mut Vec<Finding>) {
-    if let Some(name) = metadata["name"].as_str().filter(|n| !n.is_empty())
-        && !is_dns1123_label(name)
-    {
+    // Metadata of the wrong shape was reported by the schema check; missing
+    // fields (empty here) are its business too.
+    let Ok(metadata) = serde_json::from_value::<DefinitionMetadata>(metadata.clone()) else { return };
+    let (name, version) = (metadata.name.as_str(), metadata.version.as_str());
+    if !name.is_empty() && !is_dns1123_label(name) {
         out.push(Finding::error(
             "metadata.name",
             format!(
@@ -20,9 +23,7 @@ pub(super) fn check(metadata: &Value, out: &mut Vec<Finding>) {
             ),
         ));
     }
-    if let Some(version) = metadata["version"].as_str().filter(|v| !v.is_empty())
-        && !is_url_safe_version(version)
-    {
+    if !version.is_empty() && !is_url_safe_version(version) {
         out.push(Finding::error(
             "metadata.version",
             format!(

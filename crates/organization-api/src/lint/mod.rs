@@ -15,6 +15,7 @@ use crate::schema;
 
 mod allowed;
 mod files;
+mod guides;
 mod menu;
 mod metadata;
 mod rbac;
@@ -106,6 +107,7 @@ fn lint_document(dir: &Path, doc: &Value) -> Vec<Finding> {
     menu::check(&spec["menu"], &crds.names, &mut out);
     files::check_custom_components(dir, &spec["customComponents"], &crds, &mut out);
     allowed::check(&spec["allowedResources"], &mut out);
+    guides::check(&spec["guides"], crds.kinds.as_ref(), &mut out);
     out
 }
 

@@ -2,9 +2,10 @@
 //! controller turns these rules into a ClusterRole, so a malformed rule fails
 //! the installation, and a too-broad one hands the plugin the cluster.
 
+use fundament_plugin_types::RbacRule;
 use serde_json::Value;
 
-use super::{Finding, strings};
+use super::Finding;
 use crate::path;
 
 /// The verbs the API server checks for resource requests.
@@ -23,18 +24,19 @@ const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 pub(super) fn check(rules: &Value, out: &mut Vec<Finding>) {
     for (i, rule) in rules.as_array().into_iter().flatten().enumerate() {
-        if rule.is_object() {
-            check_rule(&path::index("spec.permissions.rbac", i), rule, out);
+        // A rule of the wrong shape was reported by the schema check.
+        if let Ok(rule) = serde_json::from_value::<RbacRule>(rule.clone()) {
+            check_rule(&path::index("spec.permissions.rbac", i), &rule, out);
         }
     }
 }
 
-fn check_rule(at: &str, rule: &Value, out: &mut Vec<Finding>) {
-    let groups = required_list(at, rule, "apiGroups", " (use \"\" for the core group)", out);
-    let resources = required_list(at, rule, "resources", "", out);
-    let verbs = required_list(at, rule, "verbs", "", out);
+fn check_rule(at: &str, rule: &RbacRule, out: &mut Vec<Finding>) {
+    let groups = required_list(at, &rule.api_groups, "apiGroups", " (use \"\" for the core group)", out);
+    let resources = required_list(at, &rule.resources, "resources", "", out);
+    let verbs = required_list(at, &rule.verbs, "verbs", "", out);
 
-    for (j, resource) in strings(&rule["resources"]) {
+    for (j, resource) in resources.iter().enumerate() {
         if resource.is_empty() || resource.chars().any(|c| c.is_whitespace() || c.is_ascii_uppercase()) {
             out.push(Finding::error(
                 path::index(&path::field(at, "resources"), j),
@@ -44,8 +46,8 @@ fn check_rule(at: &str, rule: &Value, out: &mut Vec<Finding>) {
             ));
         }
     }
-    for (j, verb) in strings(&rule["verbs"]) {
-        let known = STANDARD_VERBS.contains(&verb) || SPECIAL_VERBS.contains(&verb);
+    for (j, verb) in verbs.iter().enumerate() {
+        let known = STANDARD_VERBS.contains(verb) || SPECIAL_VERBS.contains(verb);
         let custom = !verb.is_empty() && verb.chars().all(|c| c.is_ascii_lowercase());
         if !known && !custom {
             out.push(Finding::error(
@@ -61,31 +63,30 @@ fn check_rule(at: &str, rule: &Value, out: &mut Vec<Finding>) {
     check_escalation(at, &groups, &resources, &verbs, out);
 }
 
-/// The strings of `rule[key]`; an error if the list is absent or empty, which
-/// Kubernetes rejects (or, for apiGroups, silently reads as "core only").
+/// The strings of a list of the rule; an error if the list is absent or empty,
+/// which Kubernetes rejects (or, for apiGroups, silently reads as "core only").
 fn required_list<'a>(
     at: &str,
-    rule: &'a Value,
+    list: &'a [String],
     key: &str,
     hint: &str,
     out: &mut Vec<Finding>,
 ) -> Vec<&'a str> {
-    let values: Vec<&str> = strings(&rule[key]).map(|(_, s)| s).collect();
-    if rule[key].as_array().is_none_or(|a| a.is_empty()) {
+    if list.is_empty() {
         out.push(Finding::error(
             path::field(at, key),
             format!("{key} is required and must not be empty{hint}"),
         ));
     }
-    values
+    list.iter().map(String::as_str).collect()
 }
 
-fn check_resource_names(at: &str, rule: &Value, verbs: &[&str], out: &mut Vec<Finding>) {
-    if rule["resourceNames"].as_array().is_none_or(|a| a.is_empty()) {
+fn check_resource_names(at: &str, rule: &RbacRule, verbs: &[&str], out: &mut Vec<Finding>) {
+    if rule.resource_names.is_empty() {
         return;
     }
     let names_at = path::field(at, "resourceNames");
-    for (j, name) in strings(&rule["resourceNames"]) {
+    for (j, name) in rule.resource_names.iter().enumerate() {
         if name.is_empty() {
             out.push(Finding::error(path::index(&names_at, j), "resource names must not be empty"));
         }

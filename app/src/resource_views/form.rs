@@ -14,6 +14,7 @@ use crate::{
     components::status::{ErrorView, Loading},
     plugins::model::{KindInfo, paths},
 };
+use fundament_plugin_types::KindGuide;
 
 /// What the form creates or edits.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,8 @@ pub struct FormContext {
     pub kind: KindInfo,
     /// Edit: the object's name and namespace.
     pub existing: Existing,
+    /// What the plugin says about the kind's labels and refused writes.
+    pub guide: KindGuide,
 }
 
 /// The signals every input of one form shares.
@@ -35,6 +38,7 @@ struct FormState {
     errors: RwSignal<Vec<FieldError>>,
     editing: bool,
     namespaces: StoredValue<Vec<String>>,
+    guide: StoredValue<KindGuide>,
 }
 
 /// The generated form.
@@ -75,6 +79,7 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
         errors: RwSignal::new(Vec::new()),
         editing: context.existing.is_some(),
         namespaces: StoredValue::new(namespaces),
+        guide: StoredValue::new(context.guide.clone()),
     };
     let labels = RwSignal::new(labels);
     let general = RwSignal::new(Vec::<String>::new());
@@ -134,7 +139,10 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                 let messages = general.get();
                 (!messages.is_empty()).then(|| view! {
                     <div role="alert" class="rounded-lg border border-danger/40 bg-danger/10 p-3 text-sm">
-                        <ul>{messages.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
+                        <ul>{messages.into_iter().map(|m| {
+                            let hint = what_to_do(state, &m);
+                            view! { <li>{m}{hint}</li> }
+                        }).collect_view()}</ul>
                     </div>
                 })
             }}
@@ -147,6 +155,7 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                 <textarea id="f-metadata-labels" name="metadata.labels" class="input font-mono" rows="3"
                     placeholder="key=value, one per line"
                     prop:value=move || labels.get() on:input=move |ev| labels.set(event_target_value(&ev))></textarea>
+                {label_help(&ctx.with_value(|c| c.guide.clone()))}
             </div>
             <div class="flex gap-2">
                 <button type="submit" class="button inline-flex" disabled=move || busy.get()>{action}</button>
@@ -155,6 +164,18 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
             </div>
         </form>
     }
+}
+
+/// The labels the guide describes, under the labels input.
+fn label_help(guide: &KindGuide) -> Option<impl IntoView + use<>> {
+    (!guide.labels.is_empty()).then(|| {
+        let items = guide
+            .labels
+            .iter()
+            .map(|l| view! { <li><span class="font-mono">{l.key.clone()}</span>": "{l.description.clone()}</li> })
+            .collect_view();
+        view! { <ul class="text-xs text-muted" aria-label="Labels of this kind">{items}</ul> }
+    })
 }
 
 fn input_id(path: &str) -> String {
@@ -168,11 +189,22 @@ fn field_errors(state: FormState, path: String) -> impl IntoView {
         let messages: Vec<String> =
             state.errors.with(|e| e.iter().filter(|e| e.path == path).map(|e| e.message.clone()).collect());
         (!messages.is_empty()).then(|| {
+            // One hint for the field: the first message the guide knows.
+            let hint = messages.iter().find_map(|m| what_to_do(state, m));
             view! {
-                <p class="text-sm text-danger" role="alert">{messages.join("; ")}</p>
+                <p class="text-sm text-danger" role="alert">{messages.join("; ")}{hint}</p>
             }
         })
     }
+}
+
+/// The guide's "What to do" for a refusal message, inside the message's own
+/// alert so the field keeps one.
+fn what_to_do(state: FormState, message: &str) -> Option<impl IntoView + use<>> {
+    let hint = state.guide.with_value(|g| g.refusal_hint(message).map(str::to_owned))?;
+    Some(view! {
+        <span class="mt-1 block text-xs"><span class="font-medium">"What to do: "</span>{hint}</span>
+    })
 }
 
 /// One field at a concrete path.

@@ -22,9 +22,9 @@ pub(crate) mod ssr {
     use serde_json::Value;
 
     use crate::error::AppError;
-    use crate::generated::table::{Cell, CellType, Column, ListQuery, Row, TablePage, page_of};
     use crate::plugins::api::ssr::{check_cluster, user, user_error};
     use crate::plugins::model::{KindInfo, encode_segment, is_crd_name, is_dns1123_label, kind_info};
+    use crate::resource_views::table::{Cell, CellType, Column, ListQuery, Row, TablePage, page_of};
     use crate::state::ConsoleState;
 
     /// A CRD as the generated views use it.
@@ -295,7 +295,7 @@ pub(crate) mod ssr {
         crd: &str,
         name: &str,
         namespace: Option<&str>,
-    ) -> Result<crate::generated::api::ObjectDetail, AppError> {
+    ) -> Result<crate::resource_views::api::ObjectDetail, AppError> {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
@@ -316,7 +316,7 @@ pub(crate) mod ssr {
             may(&state, &token, cluster_id, &def, "update", name, ns),
         )
         .await;
-        Ok(crate::generated::api::ObjectDetail {
+        Ok(crate::resource_views::api::ObjectDetail {
             object,
             yaml,
             spec_schema: part("spec"),
@@ -335,7 +335,7 @@ pub(crate) mod ssr {
         kind: &str,
         name: &str,
         namespace: Option<&str>,
-    ) -> Vec<crate::generated::api::EventRow> {
+    ) -> Vec<crate::resource_views::api::EventRow> {
         let mut selector = format!("involvedObject.name={name},involvedObject.kind={kind}");
         if let Some(ns) = namespace {
             selector.push_str(&format!(",involvedObject.namespace={ns}"));
@@ -350,8 +350,8 @@ pub(crate) mod ssr {
                 return Vec::new();
             }
         };
-        let mut rows: Vec<crate::generated::api::EventRow> = items(&list)
-            .map(|e| crate::generated::api::EventRow {
+        let mut rows: Vec<crate::resource_views::api::EventRow> = items(&list)
+            .map(|e| crate::resource_views::api::EventRow {
                 kind: text(e, "/type").unwrap_or_default(),
                 reason: text(e, "/reason").unwrap_or_default(),
                 message: text(e, "/message").unwrap_or_default(),
@@ -432,7 +432,8 @@ pub(crate) mod ssr {
             };
             pairs.push((k.trim().to_owned(), v.trim().to_owned()));
         }
-        crate::generated::grant::label_selector_for(&pairs).map_err(|e| format!("Labels: {e}"))?;
+        crate::resource_views::label_selector::label_selector_for(&pairs)
+            .map_err(|e| format!("Labels: {e}"))?;
         Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
     }
 
@@ -440,9 +441,9 @@ pub(crate) mod ssr {
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
-        existing: crate::generated::api::Existing,
-    ) -> Result<crate::generated::api::FormSetup, AppError> {
-        use crate::generated::schema_form::{FormValues, form_for};
+        existing: crate::resource_views::api::Existing,
+    ) -> Result<crate::resource_views::api::FormSetup, AppError> {
+        use crate::resource_views::schema_form::{FormValues, form_for};
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
@@ -488,7 +489,7 @@ pub(crate) mod ssr {
                 def.info.plural
             ))
         };
-        Ok(crate::generated::api::FormSetup { spec, values, labels, namespaces, refusal })
+        Ok(crate::resource_views::api::FormSetup { spec, values, labels, namespaces, refusal })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -496,13 +497,13 @@ pub(crate) mod ssr {
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
-        existing: crate::generated::api::Existing,
-        values: &crate::generated::schema_form::FormValues,
+        existing: crate::resource_views::api::Existing,
+        values: &crate::resource_views::schema_form::FormValues,
         labels: &str,
         dry_run: bool,
-    ) -> Result<crate::generated::api::SubmitOutcome, AppError> {
-        use crate::generated::api::SubmitOutcome;
-        use crate::generated::schema_form::{
+    ) -> Result<crate::resource_views::api::SubmitOutcome, AppError> {
+        use crate::resource_views::api::SubmitOutcome;
+        use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
         };
         check_cluster(cluster_id)?;

@@ -12,6 +12,7 @@ use crate::{
     components::status::{ErrorView, Loading},
     plugins::model::{KindInfo, paths},
 };
+use fundament_plugin_types::KindGuide;
 
 /// Where the object is.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,8 @@ pub struct DetailContext {
     pub kind: KindInfo,
     pub name: String,
     pub namespace: Option<String>,
+    /// What the plugin says about the kind's conditions and labels.
+    pub guide: KindGuide,
 }
 
 /// Deeper than this, values are shown as JSON.
@@ -116,13 +119,13 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
             {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
         </div>
         <div class="grid gap-4">
-            <Metadata object=object.clone() kind=context.kind.clone()
+            <Metadata object=object.clone() kind=context.kind.clone() guide=context.guide.clone()
                 list=paths::list(context.project.as_deref(), &context.installation, &context.crd) />
             <section class="card" aria-labelledby="spec-heading">
                 <h2 id="spec-heading" class="card-title">"Spec"</h2>
                 {fields(&spec_schema, &spec, 0)}
             </section>
-            {(!status.is_null()).then(|| view! { <Status schema=status_schema status /> })}
+            {(!status.is_null()).then(|| view! { <Status schema=status_schema status guide=context.guide.clone() /> })}
             <Events events />
             <section class="card" aria-labelledby="yaml-heading">
                 <details>
@@ -135,7 +138,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
 }
 
 #[component]
-fn Metadata(object: Value, kind: KindInfo, list: String) -> impl IntoView {
+fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> impl IntoView {
     let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
     let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     let created = text("creationTimestamp");
@@ -175,8 +178,8 @@ fn Metadata(object: Value, kind: KindInfo, list: String) -> impl IntoView {
                 {(!text("namespace").is_empty()).then(|| row("Namespace", view! { {text("namespace")} }.into_any()))}
                 {row("Created", view! { <time datetime=created.clone() title=created.clone()>{created.clone()}</time> }.into_any())}
                 {row("UID", view! { <span class="font-mono text-xs">{text("uid")}</span> }.into_any())}
-                {row("Labels", badges(labels, Some(list)))}
-                {row("Annotations", badges(annotations, None))}
+                {row("Labels", badges(labels, Some(list), &guide))}
+                {row("Annotations", badges(annotations, None, &KindGuide::default()))}
                 {(!owners.is_empty()).then(|| row("Owners", view! { {owners.join(", ")} }.into_any()))}
             </dl>
         </section>
@@ -184,7 +187,8 @@ fn Metadata(object: Value, kind: KindInfo, list: String) -> impl IntoView {
 }
 
 /// `key=value` badges; with `list`, each links to the list filtered by it.
-fn badges(pairs: Vec<(String, String)>, list: Option<String>) -> AnyView {
+/// A label the guide describes carries its description as the tooltip.
+fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide) -> AnyView {
     if pairs.is_empty() {
         return view! { <span class="text-muted">"—"</span> }.into_any();
     }
@@ -192,10 +196,11 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>) -> AnyView {
         .into_iter()
         .map(|(k, v)| {
             let text = format!("{k}={v}");
+            let described = guide.label_description(&k).map(|d| format!("{d} "));
             match &list {
                 Some(list) => {
                     let href = format!("{list}?labels={}", crate::plugins::model::encode_segment(&text));
-                    let title = format!("Show all with {text}");
+                    let title = format!("{}Show all with {text}", described.unwrap_or_default());
                     view! {
                         <li class="badge font-mono">
                             <leptos_router::components::A href=href attr:title=title attr:class="hover:underline">{text}</leptos_router::components::A>
@@ -203,7 +208,7 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>) -> AnyView {
                     }
                     .into_any()
                 }
-                None => view! { <li class="badge font-mono">{text}</li> }.into_any(),
+                None => view! { <li class="badge font-mono" title=described>{text}</li> }.into_any(),
             }
         })
         .collect_view();
@@ -277,7 +282,7 @@ fn value_view(schema: &Value, value: &Value, depth: usize) -> AnyView {
 }
 
 #[component]
-fn Status(schema: Value, status: Value) -> impl IntoView {
+fn Status(schema: Value, status: Value, guide: KindGuide) -> impl IntoView {
     let conditions = status.get("conditions").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut rest = status.clone();
     if let Some(o) = rest.as_object_mut() {
@@ -287,14 +292,14 @@ fn Status(schema: Value, status: Value) -> impl IntoView {
     view! {
         <section class="card" aria-labelledby="status-heading">
             <h2 id="status-heading" class="card-title">"Status"</h2>
-            {(!conditions.is_empty()).then(|| view! { <Conditions conditions /> })}
+            {(!conditions.is_empty()).then(|| view! { <Conditions conditions guide /> })}
             {has_rest.then(|| fields(&schema, &rest, 0))}
         </section>
     }
 }
 
 #[component]
-fn Conditions(conditions: Vec<Value>) -> impl IntoView {
+fn Conditions(conditions: Vec<Value>, guide: KindGuide) -> impl IntoView {
     let text = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     view! {
         <div class="mb-3 overflow-x-auto">
@@ -306,7 +311,10 @@ fn Conditions(conditions: Vec<Value>) -> impl IntoView {
                 <tbody>
                     {conditions.iter().map(|c| {
                         let (kind, status, reason) = (text(c, "type"), text(c, "status"), text(c, "reason"));
-                        let advice = super::grant::advice(&kind, &reason).filter(|_| status != "True");
+                        let advice = guide
+                            .advice(&kind, &reason)
+                            .filter(|_| status != "True")
+                            .map(|a| a.what_to_do.clone());
                         let when = text(c, "lastTransitionTime");
                         view! {
                             <tr data-condition=kind.clone()>
@@ -315,7 +323,7 @@ fn Conditions(conditions: Vec<Value>) -> impl IntoView {
                                 <td>{reason.clone()}</td>
                                 <td>
                                     {text(c, "message")}
-                                    {advice.map(|a| view! { <p class="mt-1 text-xs"><span class="font-medium">"What to do: "</span>{a.what_to_do}</p> })}
+                                    {advice.map(|a| view! { <p class="mt-1 text-xs"><span class="font-medium">"What to do: "</span>{a}</p> })}
                                 </td>
                                 <td><time datetime=when.clone() title=when.clone()>{when.clone()}</time></td>
                             </tr>

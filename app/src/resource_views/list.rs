@@ -25,6 +25,8 @@ pub struct ListContext {
     pub installation: String,
     pub crd: String,
     pub kind: KindInfo,
+    /// The labels the plugin describes are offered as filters.
+    pub guide: fundament_plugin_types::KindGuide,
 }
 
 fn query_of(q: &ParamsMap) -> ListQuery {
@@ -74,7 +76,7 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     keep_current(&context, table, query, changes);
     let ctx = StoredValue::new(context);
     view! {
-        <Filters query wide table />
+        <Filters query wide table labels=ctx.with_value(|c| c.guide.labels.clone()) />
         <Transition fallback=|| view! { <Loading label="Loading…" /> }>
             {move || table.get().map(|answer| match answer {
                 Ok(page) => view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
@@ -151,6 +153,7 @@ fn Filters(
     query: Memo<ListQuery>,
     wide: Memo<bool>,
     table: Resource<Result<TablePage, crate::error::AppError>>,
+    labels: Vec<fundament_plugin_types::LabelGuide>,
 ) -> impl IntoView {
     let location = use_location();
     let query_map = use_query_map();
@@ -199,7 +202,13 @@ fn Filters(
             }}</Transition>
             <label class="field">
                 <span class="field-label">"Label selector"</span>
-                <input name="labels" class="input font-mono" placeholder="app=web,tier!=db" prop:value=move || q().labels />
+                <input name="labels" class="input font-mono" placeholder="app=web,tier!=db" list="label-keys" prop:value=move || q().labels />
+                // The CRD has no schema for labels: the guide's are offered as `key=`, with their descriptions.
+                <datalist id="label-keys">
+                    {labels.into_iter().map(|l| view! {
+                        <option value=format!("{}=", l.key)>{l.description}</option>
+                    }).collect_view()}
+                </datalist>
             </label>
             <label class="field min-w-48 flex-1">
                 <span class="field-label">"Search"</span>
@@ -337,7 +346,7 @@ mod tests {
     use leptos_router::params::ParamsMap;
 
     use super::{href_with, query_of};
-    use crate::generated::table::Sort;
+    use crate::resource_views::table::Sort;
 
     fn params(pairs: &[(&'static str, &str)]) -> ParamsMap {
         let mut map = ParamsMap::new();

@@ -1,0 +1,14 @@
+//! The views of kinds without a plugin page: list, detail, create and edit,
+//! built at run time from the CRD schema (seed "Generated fallback UI"), with
+//! what the plugin's guide of the kind says about conditions, labels and
+//! refused writes.
+
+pub mod api;
+pub mod detail;
+pub mod form;
+pub mod label_selector;
+pub mod list;
+pub mod schema_form;
+pub mod table;
+#[cfg(feature = "hydrate")]
+pub(crate) mod watch;

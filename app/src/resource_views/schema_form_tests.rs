@@ -1,0 +1,1650 @@
+//! Tests of the schema-driven form model (`schema_form.rs`), against the
+//! CRDs of the example plugins.
+
+use serde_json::json;
+
+use super::*;
+
+const GRANT_YAML: &str = include_str!("../../../plugins/camunda/crds/grants.plugins.camunda.io.yaml");
+const REGISTRATION_YAML: &str =
+    include_str!("../../../plugins/camunda/crds/pluginregistrations.plugins.camunda.io.yaml");
+const REQUEST_YAML: &str =
+    include_str!("../../../plugins/camunda/crds/pluginrequests.plugins.camunda.io.yaml");
+const DEMO_YAML: &str = include_str!("../../../plugins/demo/crds/demoitems.demo.fundament.io.yaml");
+const BACKUP_YAML: &str =
+    include_str!("../../../plugins/cloudnative-pg/crds/backups.postgresql.cnpg.io.yaml");
+const DATABASE_YAML: &str =
+    include_str!("../../../plugins/cloudnative-pg/crds/databases.postgresql.cnpg.io.yaml");
+const SUBSCRIPTION_YAML: &str =
+    include_str!("../../../plugins/cloudnative-pg/crds/subscriptions.postgresql.cnpg.io.yaml");
+const FSC_YAML: &str =
+    include_str!("../../../plugins/openfsc/crds/fscinstallations.openfsc.fundament.io.yaml");
+const CERTIFICATE_YAML: &str =
+    include_str!("../../../plugins/cert-manager/crds/certificates.cert-manager.io.yaml");
+
+// The schemas below are copied from the CRD files above (the app has no YAML
+// parser); `schemas_match_their_crd_files` keeps them faithful.
+
+fn grant_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {
+                "type": "object",
+                "properties": {
+                    "name": {
+                        "description": "The name of the grant, conventionally <request>-<template>; at most 63 characters.",
+                        "type": "string"
+                    }
+                }
+            },
+            "spec": {
+                "description": "The permission that the grant asks for, and for which cluster.",
+                "type": "object",
+                "required": ["cluster", "template", "format", "fragment"],
+                "properties": {
+                    "cluster": {
+                        "description": "The CamundaCluster whose cloud identity gets the permission. Immutable: to move a permission to another cluster, delete the grant and create a new one.",
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"description": "The name of the CamundaCluster.", "type": "string", "minLength": 1}
+                        },
+                        "x-kubernetes-validations": [{
+                            "rule": "self == oldSelf",
+                            "message": "cluster is immutable: delete the grant and create a new one"
+                        }]
+                    },
+                    "template": {
+                        "description": "The name of the grant template, in the PluginRegistration named by the label plugins.camunda.io/registration, that the fragment was written from. Immutable.",
+                        "type": "string",
+                        "minLength": 1,
+                        "x-kubernetes-validations": [{
+                            "rule": "self == oldSelf",
+                            "message": "template is immutable: delete the grant and create a new one"
+                        }]
+                    },
+                    "format": {
+                        "description": "The format of spec.fragment. The only format today is aws-iam-statement: one AWS IAM policy statement, as a JSON object. Immutable.",
+                        "type": "string",
+                        "enum": ["aws-iam-statement"],
+                        "x-kubernetes-validations": [{
+                            "rule": "self == oldSelf",
+                            "message": "format is immutable: delete the grant and create a new one"
+                        }]
+                    },
+                    "fragment": {
+                        "description": "The permission itself, in the format of spec.format; for aws-iam-statement one IAM policy statement with Effect, Action and Resource.",
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true
+                    }
+                }
+            },
+            "status": {
+                "description": "The state of the grant, as the identity extension of the cluster observed it.",
+                "type": "object",
+                "properties": {
+                    "conditions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["type", "status"],
+                            "properties": {
+                                "type": {"type": "string"},
+                                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                                "lastTransitionTime": {"type": "string", "format": "date-time"}
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "x-kubernetes-validations": [{
+            "rule": "size(self.metadata.name) <= 63",
+            "message": "metadata.name must be at most 63 characters, because it is used as a label value",
+            "fieldPath": ".metadata.name"
+        }]
+    })
+}
+
+fn registration_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "What the plugin offers and which permissions it needs.",
+                "type": "object",
+                "required": ["displayName", "grantTemplates"],
+                "properties": {
+                    "displayName": {
+                        "description": "The name of the plugin as users see it, for example \"S3 backup bucket\".",
+                        "type": "string",
+                        "minLength": 1
+                    },
+                    "description": {"description": "What the plugin does for a cluster that requests it.", "type": "string"},
+                    "grantTemplates": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "description": "A grant template.",
+                            "type": "object",
+                            "required": ["name", "format", "fragment"],
+                            "properties": {
+                                "name": {
+                                    "description": "The name of the template, unique in the registration; Grants name it in spec.template.",
+                                    "type": "string",
+                                    "minLength": 1
+                                },
+                                "format": {
+                                    "description": "The format of the fragment. The only format today is aws-iam-statement.",
+                                    "type": "string",
+                                    "enum": ["aws-iam-statement"]
+                                },
+                                "fragment": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                            }
+                        }
+                    },
+                    "outputs": {
+                        "description": "The values that the plugin reports in status.outputs of each PluginRequest.",
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {
+                                "name": {"description": "The key of the output in status.outputs.", "type": "string"},
+                                "description": {"description": "What the output holds.", "type": "string"}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// The spec of a PluginRequest, with `status.outputs` (the repository's
+/// only `additionalProperties`) moved into it as `spec.outputs` to stand
+/// for a map in a spec.
+fn request_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "The plugin, the cluster it is for, and its parameters.",
+                "type": "object",
+                "required": ["registration", "cluster"],
+                "properties": {
+                    "registration": {
+                        "description": "The name of the PluginRegistration of the plugin. Immutable.",
+                        "type": "string",
+                        "minLength": 1,
+                        "x-kubernetes-validations": [{
+                            "rule": "self == oldSelf",
+                            "message": "registration is immutable: delete the request and create a new one"
+                        }]
+                    },
+                    "cluster": {
+                        "description": "The CamundaCluster that the plugin is for. Immutable.",
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"description": "The name of the CamundaCluster.", "type": "string", "minLength": 1}
+                        }
+                    },
+                    "parameters": {
+                        "description": "Plugin-specific parameters, as the plugin documents them.",
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true
+                    },
+                    "outputs": {
+                        "description": "The values the plugin provisioned for the cluster, for example a bucket name. They stay usable while a grant is rejected or pending.",
+                        "type": "object",
+                        "additionalProperties": {"type": "string"}
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn demo_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "The content of the demo item.",
+                "type": "object",
+                "properties": {
+                    "message": {
+                        "description": "A short message to show, for example \"Hello, world!\".",
+                        "type": "string"
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn backup_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "Specification of the desired behavior of the backup.",
+                "type": "object",
+                "required": ["cluster"],
+                "properties": {
+                    "cluster": {
+                        "description": "The cluster to backup.",
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {
+                                "description": "Name of the referent (the Cluster resource, in the same namespace).",
+                                "type": "string"
+                            }
+                        }
+                    },
+                    "method": {
+                        "description": "The backup method to be used, possible options are barmanObjectStore, volumeSnapshot or plugin. Defaults to barmanObjectStore.",
+                        "type": "string",
+                        "default": "barmanObjectStore",
+                        "enum": ["barmanObjectStore", "volumeSnapshot", "plugin"]
+                    },
+                    "online": {
+                        "description": "Whether the default type of backup with volume snapshots is online/hot (true, the default) or offline/cold (false). Overrides the cluster's default.",
+                        "type": "boolean"
+                    }
+                }
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "phase": {"type": "string"},
+                    "startedAt": {"type": "string", "format": "date-time"}
+                }
+            }
+        }
+    })
+}
+
+fn database_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "Specification of the desired Database.",
+                "type": "object",
+                "required": ["cluster", "name", "owner"],
+                "properties": {
+                    "name": {
+                        "description": "The name of the database to create inside PostgreSQL (the PG Name). This setting cannot be changed.",
+                        "type": "string",
+                        "x-kubernetes-validations": [
+                            {"rule": "self == oldSelf", "message": "name is immutable"},
+                            {"rule": "self != 'postgres'", "message": "the name postgres is reserved"},
+                            {"rule": "self != 'template0'", "message": "the name template0 is reserved"},
+                            {"rule": "self != 'template1'", "message": "the name template1 is reserved"}
+                        ]
+                    },
+                    "cluster": {
+                        "description": "The name of the PostgreSQL Cluster, in the same namespace, that hosts the database.",
+                        "type": "object",
+                        "properties": {
+                            "name": {"description": "Name of the referent (the Cluster resource).", "type": "string"}
+                        }
+                    },
+                    "owner": {
+                        "description": "The role name of the user who owns the database inside PostgreSQL.",
+                        "type": "string"
+                    },
+                    "encoding": {
+                        "description": "Maps to the ENCODING parameter of CREATE DATABASE, for example UTF8. This setting cannot be changed. Character set encoding to use in the database.",
+                        "type": "string",
+                        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "encoding is immutable"}]
+                    },
+                    "allowConnections": {
+                        "description": "Maps to the ALLOW_CONNECTIONS parameter of CREATE DATABASE and ALTER DATABASE. If false then no one can connect to this database.",
+                        "type": "boolean"
+                    },
+                    "connectionLimit": {
+                        "description": "Maps to the CONNECTION LIMIT clause of CREATE DATABASE and ALTER DATABASE. How many concurrent connections can be made to this database. -1 (the default) means no limit.",
+                        "type": "integer"
+                    },
+                    "ensure": {
+                        "description": "Ensure the PostgreSQL database is present or absent - defaults to \"present\".",
+                        "type": "string",
+                        "default": "present",
+                        "enum": ["present", "absent"]
+                    },
+                    "databaseReclaimPolicy": {
+                        "description": "The policy for end-of-life maintenance of this database: retain (the default) keeps the database in PostgreSQL when this resource is deleted, delete drops it.",
+                        "type": "string",
+                        "default": "retain",
+                        "enum": ["delete", "retain"]
+                    }
+                }
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "applied": {"type": "boolean"},
+                    "observedGeneration": {"type": "integer", "format": "int64"}
+                }
+            }
+        }
+    })
+}
+
+fn subscription_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "The desired state of the subscription.",
+                "type": "object",
+                "required": ["cluster", "dbname", "externalClusterName", "name", "publicationName"],
+                "properties": {
+                    "name": {
+                        "description": "The name of the subscription inside PostgreSQL. This setting cannot be changed.",
+                        "type": "string",
+                        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "name is immutable"}]
+                    },
+                    "cluster": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}}
+                    },
+                    "dbname": {
+                        "description": "The name of the database where the subscription will be installed in the subscriber cluster.",
+                        "type": "string"
+                    },
+                    "externalClusterName": {
+                        "description": "The name of the external cluster with the publication (\"publisher\"), as listed in the externalClusters of the subscriber Cluster.",
+                        "type": "string"
+                    },
+                    "publicationName": {
+                        "description": "The name of the publication inside the PostgreSQL database of the external cluster.",
+                        "type": "string"
+                    },
+                    "subscriptionReclaimPolicy": {
+                        "type": "string",
+                        "default": "retain",
+                        "enum": ["delete", "retain"]
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn fsc_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "The desired FSC installation.",
+                "type": "object",
+                "required": ["groupID", "peerID", "directory", "postgres"],
+                "properties": {
+                    "groupID": {"type": "string", "minLength": 1},
+                    "peerID": {"type": "string", "minLength": 1},
+                    "directory": {
+                        "description": "Which directory the installation registers with and looks services up in.",
+                        "type": "object",
+                        "required": ["mode"],
+                        "properties": {
+                            "mode": {"type": "string", "enum": ["Self", "External"]},
+                            "external": {
+                                "description": "The external directory. Required when mode is External.",
+                                "type": "object",
+                                "required": ["address", "peerID", "trustAnchor"],
+                                "properties": {
+                                    "address": {"type": "string"},
+                                    "peerID": {"description": "The peer ID of the directory peer.", "type": "string"},
+                                    "trustAnchor": {
+                                        "type": "object",
+                                        "required": ["name"],
+                                        "properties": {
+                                            "name": {"type": "string"},
+                                            "key": {
+                                                "description": "The key in the Secret that holds the PEM-encoded CA certificate.",
+                                                "type": "string",
+                                                "default": "ca.crt"
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        },
+                        "x-kubernetes-validations": [{
+                            "rule": "self.mode != 'External' || has(self.external)",
+                            "message": "directory.external is required when directory.mode is External"
+                        }]
+                    },
+                    "certificate": {
+                        "type": "object",
+                        "required": ["existingSecret"],
+                        "properties": {"existingSecret": {"type": "string"}}
+                    },
+                    "managerAddress": {"type": "string"},
+                    "controllerURL": {"description": "The public URL of the controller UI of this installation.", "type": "string"},
+                    "postgres": {
+                        "description": "The PostgreSQL database of the installation.",
+                        "type": "object",
+                        "required": ["storageClass"],
+                        "properties": {
+                            "instances": {
+                                "description": "The number of PostgreSQL instances (1 primary plus replicas).",
+                                "type": "integer",
+                                "default": 1,
+                                "minimum": 1
+                            },
+                            "storageClass": {"description": "The StorageClass of the database volumes.", "type": "string"},
+                            "storageSize": {"type": "string", "default": "1Gi"},
+                            "image": {"type": "string"}
+                        }
+                    },
+                    "autoSignGrants": {"type": "array", "items": {"type": "string"}},
+                    "inways": {
+                        "description": "The inways through which this peer offers services to the group.",
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {
+                                "name": {"description": "The name of the inway, unique in the installation.", "type": "string"},
+                                "selfAddress": {"type": "string"}
+                            }
+                        }
+                    },
+                    "outways": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}}
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn certificate_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object"},
+            "spec": {
+                "description": "Specification of the desired state of the Certificate resource.",
+                "type": "object",
+                "required": ["secretName", "issuerRef"],
+                "properties": {
+                    "secretName": {"type": "string", "minLength": 1},
+                    "commonName": {"type": "string", "maxLength": 64},
+                    "dnsNames": {
+                        "description": "Requested DNS subject alternative names.",
+                        "type": "array",
+                        "items": {"type": "string"}
+                    },
+                    "ipAddresses": {"type": "array", "items": {"type": "string"}},
+                    "duration": {"type": "string"},
+                    "issuerRef": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"description": "Name of the issuer being referred to.", "type": "string", "minLength": 1},
+                            "kind": {"type": "string"},
+                            "group": {"type": "string"}
+                        }
+                    },
+                    "privateKey": {
+                        "type": "object",
+                        "properties": {
+                            "algorithm": {"type": "string", "enum": ["RSA", "ECDSA", "Ed25519"]},
+                            "size": {"type": "integer"},
+                            "encoding": {"type": "string", "enum": ["PKCS1", "PKCS8"]},
+                            "rotationPolicy": {"type": "string", "enum": ["Never", "Always"]}
+                        }
+                    },
+                    "isCA": {"type": "boolean"}
+                }
+            }
+        }
+    })
+}
+
+/// Every description, message, rule, enum value, default and property name
+/// of a copied schema appears in its CRD file (whitespace folded, as YAML
+/// folds `>-` text).
+#[test]
+fn schemas_match_their_crd_files() {
+    fn check(value: &Value, yaml: &str, file: &str) {
+        let Value::Object(map) = value else { return };
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                ("description" | "message" | "rule", Value::String(text)) => {
+                    assert!(yaml.contains(text.as_str()), "{file}: {key} {text:?}")
+                }
+                ("enum", Value::Array(values)) => {
+                    for v in values {
+                        let v = v.as_str().unwrap();
+                        assert!(
+                            yaml.contains(&format!("- {v} ")) || yaml.contains(&format!("- \"{v}\"")),
+                            "{file}: enum {v}"
+                        );
+                    }
+                }
+                ("default", v) => {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    assert!(yaml.contains(&format!("default: {v} ")), "{file}: default {v}");
+                }
+                ("type" | "format", Value::String(v)) => {
+                    assert!(yaml.contains(&format!("{key}: {v} ")), "{file}: {key} {v}")
+                }
+                ("minLength" | "maxLength" | "minimum", v) => {
+                    assert!(yaml.contains(&format!("{key}: {v} ")), "{file}: {key} {v}")
+                }
+                ("properties", Value::Object(properties)) => {
+                    for (name, schema) in properties {
+                        assert!(yaml.contains(&format!(" {name}: ")), "{file}: property {name}");
+                        check(schema, yaml, file);
+                    }
+                }
+                _ => check(value, yaml, file),
+            }
+        }
+    }
+    let fold = |yaml: &str| yaml.split_whitespace().collect::<Vec<_>>().join(" ") + " ";
+    for (schema, yaml, file) in [
+        (grant_schema(), GRANT_YAML, "grants"),
+        (registration_schema(), REGISTRATION_YAML, "pluginregistrations"),
+        (demo_schema(), DEMO_YAML, "demoitems"),
+        (backup_schema(), BACKUP_YAML, "backups"),
+        (database_schema(), DATABASE_YAML, "databases"),
+        (subscription_schema(), SUBSCRIPTION_YAML, "subscriptions"),
+        (fsc_schema(), FSC_YAML, "fscinstallations"),
+        (certificate_schema(), CERTIFICATE_YAML, "certificates"),
+    ] {
+        check(&schema, &fold(yaml), file);
+    }
+    // The request's spec part; its `outputs` map comes from the status.
+    check(&request_schema(), &fold(REQUEST_YAML), "pluginrequests");
+}
+
+fn field<'a>(spec: &'a FormSpec, path: &str) -> &'a Field {
+    spec.field(path).unwrap_or_else(|| panic!("no field {path}"))
+}
+
+fn children(field: &Field) -> Vec<&str> {
+    match &field.kind {
+        Kind::Object(children) => children.iter().map(|c| c.name.as_str()).collect(),
+        other => panic!("{} is {other:?}", field.path),
+    }
+}
+
+fn count_fields(fields: &[Field]) -> usize {
+    fields
+        .iter()
+        .map(|f| {
+            1 + match &f.kind {
+                Kind::Object(children) => count_fields(children),
+                Kind::Array(inner) | Kind::Map(inner) => count_fields(std::slice::from_ref(inner)),
+                _ => 0,
+            }
+        })
+        .sum()
+}
+
+fn errors(result: Result<Value, Vec<FieldError>>) -> Vec<(String, String)> {
+    result.expect_err("should be refused").into_iter().map(|e| (e.path, e.message)).collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(p, m)| (p.to_string(), m.to_string())).collect()
+}
+
+/// The smallest grant of seed 003, as the console sends it.
+fn smallest_grant() -> Value {
+    json!({
+        "apiVersion": "plugins.camunda.io/v1alpha1",
+        "kind": "Grant",
+        "metadata": {"name": "orders-backup-storage-bucket-access", "namespace": "my-cluster-ns"},
+        "spec": {
+            "cluster": {"name": "orders"},
+            "template": "bucket-access",
+            "format": "aws-iam-statement",
+            "fragment": {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:PutObject"],
+                "Resource": ["arn:aws:s3:::orders-backup-storage/*"]
+            }
+        }
+    })
+}
+
+#[test]
+fn labels_split_words_and_keep_acronyms() {
+    for (name, label) in [
+        ("secretName", "Secret name"),
+        ("awsIAMRole", "AWS IAM role"),
+        ("name", "Name"),
+        ("externalClusterName", "External cluster name"),
+        ("databaseReclaimPolicy", "Database reclaim policy"),
+        ("dnsNames", "DNS names"),
+        ("ipAddresses", "IP addresses"),
+        ("isCA", "Is CA"),
+        ("controllerURL", "Controller URL"),
+        ("groupID", "Group ID"),
+        ("peerID", "Peer ID"),
+        ("s3Bucket", "S3 bucket"),
+        ("x-kubernetes-thing", "X kubernetes thing"),
+        ("max_surge", "Max surge"),
+        ("dbname", "Dbname"),
+        ("TLSConfig", "TLS config"),
+        ("apiVersion", "API version"),
+        ("", ""),
+    ] {
+        assert_eq!(label_for(name), label, "{name}");
+    }
+}
+
+#[test]
+fn grant_form_has_name_namespace_and_spec() {
+    let spec = form_for(&grant_schema(), true);
+    let top: Vec<&str> = spec.fields.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(top, ["metadata.name", "metadata.namespace", "spec"]);
+
+    let name = field(&spec, "metadata.name");
+    assert!(name.required && name.immutable);
+    assert_eq!(name.label, "Name");
+    assert_eq!(
+        name.description.as_deref(),
+        Some("The name of the grant, conventionally <request>-<template>; at most 63 characters.")
+    );
+    assert_eq!(name.constraints.max_length, Some(253));
+    assert!(field(&spec, "metadata.namespace").required);
+
+    let root = field(&spec, "spec");
+    assert!(root.required);
+    assert_eq!(children(root), ["cluster", "format", "fragment", "template"]);
+
+    let cluster = field(&spec, "spec.cluster");
+    assert!(cluster.required && cluster.immutable);
+    assert_eq!(cluster.label, "Cluster");
+    let cluster_name = field(&spec, "spec.cluster.name");
+    assert!(cluster_name.required && !cluster_name.immutable);
+    assert_eq!(cluster_name.kind, Kind::Text);
+    assert_eq!(cluster_name.constraints.min_length, Some(1));
+    assert_eq!(cluster_name.description.as_deref(), Some("The name of the CamundaCluster."));
+
+    assert_eq!(field(&spec, "spec.format").kind, Kind::Enum(vec!["aws-iam-statement".to_string()]));
+    assert!(field(&spec, "spec.template").immutable);
+    let fragment = field(&spec, "spec.fragment");
+    assert_eq!(fragment.kind, Kind::Raw);
+    assert_eq!(fragment.constraints.raw_type.as_deref(), Some("object"));
+
+    for skipped in ["status", "status.conditions", "apiVersion", "kind", "metadata"] {
+        assert!(spec.field(skipped).is_none(), "{skipped}");
+    }
+}
+
+#[test]
+fn cluster_scoped_kinds_have_no_namespace_and_a_generic_name_hint() {
+    let spec = form_for(&registration_schema(), false);
+    let top: Vec<&str> = spec.fields.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(top, ["metadata.name", "spec"]);
+    let hint = field(&spec, "metadata.name").description.clone().unwrap();
+    assert!(hint.contains("Unique in the cluster") && hint.contains("lowercase"), "{hint}");
+}
+
+#[test]
+fn required_fields_come_first_then_by_name() {
+    let spec = form_for(&database_schema(), true);
+    assert_eq!(
+        children(field(&spec, "spec")),
+        [
+            "cluster",
+            "name",
+            "owner",
+            "allowConnections",
+            "connectionLimit",
+            "databaseReclaimPolicy",
+            "encoding",
+            "ensure"
+        ]
+    );
+    let subscription = form_for(&subscription_schema(), true);
+    let required: Vec<bool> = match &field(&subscription, "spec").kind {
+        Kind::Object(children) => children.iter().map(|c| c.required).collect(),
+        _ => unreachable!(),
+    };
+    assert_eq!(required, [true, true, true, true, true, false]);
+}
+
+#[test]
+fn scalar_kinds_enums_and_defaults() {
+    let spec = form_for(&database_schema(), true);
+    assert_eq!(field(&spec, "spec.connectionLimit").kind, Kind::Integer);
+    assert_eq!(field(&spec, "spec.allowConnections").kind, Kind::Boolean);
+    assert_eq!(field(&spec, "spec.owner").kind, Kind::Text);
+    let ensure = field(&spec, "spec.ensure");
+    assert_eq!(ensure.kind, Kind::Enum(vec!["present".into(), "absent".into()]));
+    assert_eq!(ensure.default, Some(json!("present")));
+    assert!(field(&spec, "spec.name").immutable, "self == oldSelf among other rules");
+    assert!(field(&spec, "spec.encoding").immutable);
+    assert!(!field(&spec, "spec.owner").immutable);
+
+    let fsc = form_for(&fsc_schema(), true);
+    let instances = field(&fsc, "spec.postgres.instances");
+    assert_eq!(instances.default, Some(json!(1)));
+    assert_eq!(instances.constraints.minimum, Some(1.0));
+    assert_eq!(field(&fsc, "spec.controllerURL").label, "Controller URL");
+}
+
+#[test]
+fn defaults_fill_defaults_and_preselect_only_defaulted_enums() {
+    let backup = form_for(&backup_schema(), true);
+    let values = FormValues::defaults(&backup);
+    assert_eq!(values.get("spec.method"), "barmanObjectStore");
+    assert_eq!(values.get("spec.online"), "", "a boolean without default stays unset");
+    assert_eq!(values.get("metadata.name"), "");
+
+    let grant = form_for(&grant_schema(), true);
+    let values = FormValues::defaults(&grant);
+    assert_eq!(values.get("spec.format"), "", "an enum without default is not preselected");
+
+    let database = form_for(&database_schema(), true);
+    let values = FormValues::defaults(&database);
+    assert_eq!(values.get("spec.ensure"), "present");
+    assert_eq!(values.get("spec.databaseReclaimPolicy"), "retain");
+
+    let fsc = form_for(&fsc_schema(), true);
+    let values = FormValues::defaults(&fsc);
+    assert_eq!(values.get("spec.postgres.instances"), "1");
+    assert_eq!(values.get("spec.postgres.storageSize"), "1Gi");
+    assert_eq!(values.get("spec.directory.external.trustAnchor.key"), "ca.crt");
+}
+
+#[test]
+fn the_seeds_smallest_grant_assembles_exactly() {
+    let spec = form_for(&grant_schema(), true);
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "orders-backup-storage-bucket-access");
+    values.set("metadata.namespace", "my-cluster-ns");
+    values.set("spec.cluster.name", "orders");
+    values.set("spec.template", "bucket-access");
+    values.set("spec.format", "aws-iam-statement");
+    values.set(
+        "spec.fragment",
+        r#"{"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+            "Resource": ["arn:aws:s3:::orders-backup-storage/*"]}"#,
+    );
+    let object = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant").unwrap();
+    assert_eq!(object, smallest_grant());
+}
+
+#[test]
+fn an_empty_grant_form_says_what_is_required() {
+    let spec = form_for(&grant_schema(), true);
+    let values = FormValues::defaults(&spec);
+    assert_eq!(
+        errors(assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant")),
+        pairs(&[
+            ("metadata.name", REQUIRED),
+            ("metadata.namespace", REQUIRED),
+            ("spec.cluster.name", REQUIRED),
+            ("spec.format", REQUIRED),
+            ("spec.fragment", REQUIRED),
+            ("spec.template", REQUIRED),
+        ])
+    );
+}
+
+#[test]
+fn names_are_checked_like_the_api_server_does() {
+    let spec = form_for(&grant_schema(), true);
+    let mut values = FormValues::from_object(&spec, &smallest_grant());
+    values.set("metadata.name", "Orders_Access");
+    values.set("metadata.namespace", "-ns");
+    let found = errors(assemble(&spec, &values, "v", "Grant"));
+    assert_eq!(found.len(), 2);
+    assert!(found[0].1.starts_with("a lowercase RFC 1123 subdomain must consist of"), "{found:?}");
+    assert!(found[1].1.starts_with("a lowercase RFC 1123 label must consist of"), "{found:?}");
+
+    values.set("metadata.name", "a".repeat(254));
+    values.set("metadata.namespace", "n".repeat(64));
+    assert_eq!(
+        errors(assemble(&spec, &values, "v", "Grant")),
+        pairs(&[
+            ("metadata.name", "must be no more than 253 characters"),
+            ("metadata.namespace", "must be no more than 63 characters"),
+        ])
+    );
+    values.set("metadata.name", "orders.backup-1");
+    values.set("metadata.namespace", "my-cluster-ns");
+    assert!(assemble(&spec, &values, "v", "Grant").is_ok());
+}
+
+#[test]
+fn numbers_that_do_not_parse_are_errors_at_their_path() {
+    let spec = form_for(&database_schema(), true);
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "orders-app");
+    values.set("metadata.namespace", "orders");
+    values.set("spec.cluster.name", "orders-db");
+    values.set("spec.name", "app");
+    values.set("spec.owner", "app");
+    for bad in ["ten", "1.5", "1e3", "9223372036854775808"] {
+        values.set("spec.connectionLimit", bad);
+        assert_eq!(
+            errors(assemble(&spec, &values, "postgresql.cnpg.io/v1", "Database")),
+            pairs(&[("spec.connectionLimit", "must be a whole number")]),
+            "{bad}"
+        );
+    }
+    values.set("spec.connectionLimit", " -1 ");
+    values.set("spec.allowConnections", "maybe");
+    assert_eq!(
+        errors(assemble(&spec, &values, "postgresql.cnpg.io/v1", "Database")),
+        pairs(&[("spec.allowConnections", "must be true or false")])
+    );
+    values.set("spec.allowConnections", "on");
+    let object = assemble(&spec, &values, "postgresql.cnpg.io/v1", "Database").unwrap();
+    assert_eq!(object["spec"]["connectionLimit"], json!(-1));
+    assert_eq!(object["spec"]["allowConnections"], json!(true));
+}
+
+#[test]
+fn bounds_lengths_enums_and_formats_are_checked_on_the_client() {
+    let schema = json!({"properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 5},
+        "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": true},
+        "port": {"type": "integer", "format": "int32"},
+        "commonName": {"type": "string", "maxLength": 4},
+        "secretName": {"type": "string", "minLength": 2},
+        "algorithm": {"type": "string", "enum": ["RSA", "ECDSA"]},
+        "notAfter": {"type": "string", "format": "date-time"},
+        "maxUnavailable": {"x-kubernetes-int-or-string": true}
+    }}}});
+    let spec = form_for(&schema, false);
+    assert_eq!(field(&spec, "spec.notAfter").kind, Kind::DateTime);
+    assert_eq!(field(&spec, "spec.maxUnavailable").kind, Kind::Text);
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "x");
+    for (path, text) in [
+        ("spec.replicas", "0"),
+        ("spec.ratio", "0"),
+        ("spec.port", "3000000000"),
+        ("spec.commonName", "abcde"),
+        ("spec.secretName", "a"),
+        ("spec.algorithm", "DSA"),
+        ("spec.notAfter", "2026-02-30 10:00"),
+    ] {
+        values.set(path, text);
+    }
+    assert_eq!(
+        errors(assemble(&spec, &values, "v1", "K")),
+        pairs(&[
+            ("spec.algorithm", "must be one of: RSA, ECDSA"),
+            ("spec.commonName", "must be no more than 4 characters"),
+            ("spec.notAfter", "must be a date and time like 2026-03-01T09:50:00Z"),
+            ("spec.port", "must be between -2147483648 and 2147483647"),
+            ("spec.ratio", "must be greater than 0"),
+            ("spec.replicas", "must be at least 1"),
+            ("spec.secretName", "must be at least 2 characters"),
+        ])
+    );
+    values.set("spec.replicas", "6");
+    values.set("spec.ratio", "0.25");
+    values.set("spec.port", "8443");
+    values.set("spec.commonName", "abcd");
+    values.set("spec.secretName", "ab");
+    values.set("spec.algorithm", "RSA");
+    values.set("spec.notAfter", "2026-03-01T09:50:00.123+01:00");
+    values.set("spec.maxUnavailable", "25%");
+    assert_eq!(errors(assemble(&spec, &values, "v1", "K")), pairs(&[("spec.replicas", "must be at most 5")]));
+    values.set("spec.replicas", "5");
+    let object = assemble(&spec, &values, "v1", "K").unwrap();
+    assert_eq!(object["spec"]["ratio"], json!(0.25));
+    assert_eq!(object["spec"]["maxUnavailable"], json!("25%"));
+    values.set("spec.maxUnavailable", "1");
+    let object = assemble(&spec, &values, "v1", "K").unwrap();
+    assert_eq!(object["spec"]["maxUnavailable"], json!(1), "int-or-string sends numbers as numbers");
+}
+
+#[test]
+fn date_times() {
+    for good in ["2026-03-01T09:50:00Z", "2026-03-01t09:50:00.5z", "2026-12-31T23:59:60-11:30"] {
+        assert!(is_rfc3339(good), "{good}");
+    }
+    for bad in ["2026-03-01", "2026-03-01T09:50:00", "2026-13-01T09:50:00Z", "2026-03-01T09:50:00.Z", "x"] {
+        assert!(!is_rfc3339(bad), "{bad}");
+    }
+}
+
+#[test]
+fn assemble_omits_empty_optional_fields_and_objects() {
+    let demo = form_for(&demo_schema(), true);
+    let mut values = FormValues::defaults(&demo);
+    values.set("metadata.name", "hello");
+    values.set("metadata.namespace", "demo");
+    assert_eq!(
+        assemble(&demo, &values, "demo.fundament.io/v1", "DemoItem").unwrap(),
+        json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem",
+               "metadata": {"name": "hello", "namespace": "demo"}})
+    );
+    values.set("spec.message", "Hello, world!");
+    assert_eq!(
+        assemble(&demo, &values, "demo.fundament.io/v1", "DemoItem").unwrap()["spec"],
+        json!({"message": "Hello, world!"})
+    );
+
+    let certificate = form_for(&certificate_schema(), true);
+    let mut values = FormValues::defaults(&certificate);
+    values.set("metadata.name", "web");
+    values.set("metadata.namespace", "shop");
+    values.set("spec.secretName", "web-tls");
+    values.set("spec.issuerRef.name", "letsencrypt");
+    values.set("spec.commonName", "");
+    let object = assemble(&certificate, &values, "cert-manager.io/v1", "Certificate").unwrap();
+    assert_eq!(
+        object["spec"],
+        json!({"secretName": "web-tls", "issuerRef": {"name": "letsencrypt"}}),
+        "no empty commonName, no empty privateKey, no empty dnsNames"
+    );
+    values.set("spec.privateKey.algorithm", "ECDSA");
+    let object = assemble(&certificate, &values, "cert-manager.io/v1", "Certificate").unwrap();
+    assert_eq!(object["spec"]["privateKey"], json!({"algorithm": "ECDSA"}));
+}
+
+#[test]
+fn an_untouched_optional_section_is_left_out_with_its_defaults() {
+    let spec = form_for(&fsc_schema(), true);
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "peer-a");
+    values.set("metadata.namespace", "fsc");
+    values.set("spec.groupID", "fsc-demo");
+    values.set("spec.peerID", "01234567890123456789");
+    values.set("spec.directory.mode", "Self");
+    values.set("spec.postgres.storageClass", "standard");
+    let object = assemble(&spec, &values, "openfsc.fundament.io/v1", "FSCInstallation").unwrap();
+    assert_eq!(
+        object["spec"],
+        json!({
+            "groupID": "fsc-demo",
+            "peerID": "01234567890123456789",
+            "directory": {"mode": "Self"},
+            "postgres": {"instances": 1, "storageClass": "standard", "storageSize": "1Gi"}
+        }),
+        "directory.external holds only its default key: not sent, its required fields not asked for"
+    );
+
+    // Touching the optional section makes its required fields required.
+    values.set("spec.directory.mode", "External");
+    values.set("spec.directory.external.address", "https://directory.example.org:8443");
+    assert_eq!(
+        errors(assemble(&spec, &values, "openfsc.fundament.io/v1", "FSCInstallation")),
+        pairs(&[
+            ("spec.directory.external.peerID", REQUIRED),
+            ("spec.directory.external.trustAnchor.name", REQUIRED),
+        ])
+    );
+    values.set("spec.directory.external.peerID", "00000000000000000001");
+    values.set("spec.directory.external.trustAnchor.name", "fsc-ca");
+    let object = assemble(&spec, &values, "openfsc.fundament.io/v1", "FSCInstallation").unwrap();
+    assert_eq!(
+        object["spec"]["directory"],
+        json!({"mode": "External", "external": {
+            "address": "https://directory.example.org:8443",
+            "peerID": "00000000000000000001",
+            "trustAnchor": {"name": "fsc-ca", "key": "ca.crt"}
+        }})
+    );
+
+    // A changed default counts as a touch too.
+    let mut values = FormValues::defaults(&spec);
+    values.set("spec.directory.external.trustAnchor.key", "tls.crt");
+    let found = errors(assemble(&spec, &values, "v", "K"));
+    assert!(found.contains(&("spec.directory.external.address".into(), REQUIRED.into())), "{found:?}");
+}
+
+#[test]
+fn arrays_add_fill_defaults_and_remove_renumbers() {
+    let spec = form_for(&registration_schema(), false);
+    let templates = field(&spec, "spec.grantTemplates");
+    let Kind::Array(item) = &templates.kind else { panic!("{:?}", templates.kind) };
+    assert_eq!(item.path, "spec.grantTemplates[*]");
+    assert_eq!(item.label, "Grant templates");
+    assert_eq!(field(&spec, "spec.grantTemplates[3].name").path, "spec.grantTemplates[*].name");
+    assert_eq!(field(&spec, "spec.grantTemplates[0].fragment").kind, Kind::Raw);
+
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "s3-backup-bucket");
+    values.set("spec.displayName", "S3 backup bucket");
+    for (i, name) in ["bucket-access", "kms-access", "logs-access"].into_iter().enumerate() {
+        assert_eq!(values.add_item(&spec, "spec.grantTemplates"), i);
+        values.set(format!("spec.grantTemplates[{i}].name"), name);
+        values.set(format!("spec.grantTemplates[{i}].format"), "aws-iam-statement");
+        values.set(format!("spec.grantTemplates[{i}].fragment"), format!(r#"{{"Sid": "{i}"}}"#));
+    }
+    assert_eq!(values.len("spec.grantTemplates"), 3);
+    values.add_item(&spec, "spec.outputs");
+    values.set("spec.outputs[0].name", "bucket");
+
+    values.remove_item("spec.grantTemplates", 0);
+    assert_eq!(values.len("spec.grantTemplates"), 2);
+    assert_eq!(values.get("spec.grantTemplates[0].name"), "kms-access");
+    assert_eq!(values.get("spec.grantTemplates[1].name"), "logs-access");
+    assert_eq!(values.get("spec.grantTemplates[2].name"), "");
+    assert_eq!(values.get("spec.outputs[0].name"), "bucket", "other arrays stay");
+
+    let object = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "PluginRegistration").unwrap();
+    assert_eq!(
+        object["spec"],
+        json!({
+            "displayName": "S3 backup bucket",
+            "grantTemplates": [
+                {"name": "kms-access", "format": "aws-iam-statement", "fragment": {"Sid": "1"}},
+                {"name": "logs-access", "format": "aws-iam-statement", "fragment": {"Sid": "2"}}
+            ],
+            "outputs": [{"name": "bucket"}]
+        })
+    );
+
+    // An added item left empty is reported, not dropped (which would shift
+    // the indices the server reports back).
+    values.add_item(&spec, "spec.grantTemplates");
+    assert_eq!(
+        errors(assemble(&spec, &values, "v", "K")),
+        pairs(&[
+            ("spec.grantTemplates[2].format", REQUIRED),
+            ("spec.grantTemplates[2].fragment", REQUIRED),
+            ("spec.grantTemplates[2].name", REQUIRED),
+        ])
+    );
+    values.remove_item("spec.grantTemplates", 5);
+    assert_eq!(values.len("spec.grantTemplates"), 3, "an index past the end does nothing");
+}
+
+#[test]
+fn removing_an_item_moves_nested_arrays_maps_and_indices_past_ten() {
+    let schema = json!({"properties": {"spec": {"type": "object", "properties": {
+        "rules": {"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "hosts": {"type": "array", "items": {"type": "string"}},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}}
+        }}}
+    }}}});
+    let spec = form_for(&schema, false);
+    let mut values = FormValues::default();
+    values.set("metadata.name", "routes");
+    for i in 0..12 {
+        values.add_item(&spec, "spec.rules");
+        values.set(format!("spec.rules[{i}].name"), format!("rule-{i}"));
+        let hosts = format!("spec.rules[{i}].hosts");
+        for h in 0..=i % 3 {
+            values.add_item(&spec, &hosts);
+            values.set(item_path(&hosts, h), format!("h{i}-{h}"));
+        }
+    }
+    values.add_item(&spec, "spec.rules[11].headers");
+    values.set("spec.rules[11].headers[0].key", "X-Rule");
+    values.set("spec.rules[11].headers[0].value", "eleven");
+
+    values.remove_item("spec.rules", 1);
+    assert_eq!(values.len("spec.rules"), 11);
+    assert_eq!(values.get("spec.rules[0].name"), "rule-0");
+    assert_eq!(values.get("spec.rules[1].name"), "rule-2");
+    assert_eq!(values.len("spec.rules[1].hosts"), 3);
+    assert_eq!(values.get("spec.rules[1].hosts[2]"), "h2-2");
+    assert_eq!(values.get("spec.rules[9].name"), "rule-10");
+    assert_eq!(values.get("spec.rules[10].name"), "rule-11");
+    assert_eq!(values.get("spec.rules[10].headers[0].key"), "X-Rule");
+    assert_eq!(values.len("spec.rules[10].headers"), 1);
+    assert_eq!(values.get("spec.rules[11].name"), "");
+    assert_eq!(values.len("spec.rules[11].hosts"), 0);
+
+    values.remove_item("spec.rules[1].hosts", 0);
+    assert_eq!(values.get("spec.rules[1].hosts[0]"), "h2-1");
+    assert_eq!(values.get("spec.rules[2].hosts[0]"), "h3-0", "a sibling's array is untouched");
+
+    let object = assemble(&spec, &values, "v1", "K").unwrap();
+    assert_eq!(object["spec"]["rules"][1], json!({"name": "rule-2", "hosts": ["h2-1", "h2-2"]}));
+    assert_eq!(
+        object["spec"]["rules"][10],
+        json!({"name": "rule-11", "hosts": ["h11-0", "h11-1", "h11-2"], "headers": {"X-Rule": "eleven"}})
+    );
+}
+
+#[test]
+fn maps_are_key_value_lists() {
+    let spec = form_for(&request_schema(), true);
+    let outputs = field(&spec, "spec.outputs");
+    let Kind::Map(value) = &outputs.kind else { panic!("{:?}", outputs.kind) };
+    assert_eq!(value.path, "spec.outputs[*].value");
+    assert_eq!(value.label, "Value");
+    assert_eq!(value.kind, Kind::Text);
+    assert_eq!(field(&spec, "spec.parameters").kind, Kind::Raw);
+
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "orders-backup-storage");
+    values.set("metadata.namespace", "my-cluster-ns");
+    values.set("spec.registration", "s3-backup-bucket");
+    values.set("spec.cluster.name", "orders");
+    for (key, value) in [("bucket", "orders-backup-storage"), ("", ""), ("region", "")] {
+        let i = values.add_item(&spec, "spec.outputs");
+        values.set(entry_key_path("spec.outputs", i), key);
+        values.set(entry_value_path("spec.outputs", i), value);
+    }
+    let object = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "PluginRequest").unwrap();
+    assert_eq!(
+        object["spec"]["outputs"],
+        json!({"bucket": "orders-backup-storage", "region": ""}),
+        "a blank row is skipped; an empty string value is kept"
+    );
+
+    values.set("spec.outputs[1].value", "eu-west-1");
+    values.set("spec.outputs[2].key", "bucket");
+    assert_eq!(
+        errors(assemble(&spec, &values, "v", "K")),
+        pairs(&[
+            ("spec.outputs[1].key", REQUIRED),
+            ("spec.outputs[2].key", "is already a key of an entry above"),
+        ])
+    );
+    values.remove_item("spec.outputs", 1);
+    values.set("spec.outputs[1].key", "region");
+    let object = assemble(&spec, &values, "v", "K").unwrap();
+    assert_eq!(object["spec"]["outputs"], json!({"bucket": "orders-backup-storage", "region": ""}));
+}
+
+#[test]
+fn raw_fields_take_json_and_name_their_path_in_errors() {
+    let spec = form_for(&request_schema(), true);
+    let mut values = FormValues::defaults(&spec);
+    values.set("metadata.name", "r");
+    values.set("metadata.namespace", "ns");
+    values.set("spec.registration", "s3-backup-bucket");
+    values.set("spec.cluster.name", "orders");
+    values.set("spec.parameters", "{retention: 30");
+    let found = errors(assemble(&spec, &values, "v", "K"));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0, "spec.parameters");
+    assert!(found[0].1.starts_with("must be valid JSON: "), "{}", found[0].1);
+
+    values.set("spec.parameters", "[1, 2]");
+    assert_eq!(
+        errors(assemble(&spec, &values, "v", "K")),
+        pairs(&[("spec.parameters", "must be a JSON object, in { }")])
+    );
+    values.set("spec.parameters", r#"{"retentionDays": 30, "versioning": true}"#);
+    let object = assemble(&spec, &values, "v", "K").unwrap();
+    assert_eq!(object["spec"]["parameters"], json!({"retentionDays": 30, "versioning": true}));
+
+    let edit = FormValues::from_object(&spec, &object);
+    assert_eq!(edit.get("spec.parameters"), "{\n  \"retentionDays\": 30,\n  \"versioning\": true\n}");
+}
+
+#[test]
+fn unknown_missing_or_broken_types_become_raw_without_panicking() {
+    let schema = json!({"properties": {"spec": {"type": "object", "required": "nope", "properties": {
+        "noType": {"description": "anything"},
+        "weird": {"type": "widget"},
+        "typeNotText": {"type": 7},
+        "notASchema": true,
+        "null": null,
+        "emptyObject": {"type": "object"},
+        "mapOfAnything": {"type": "object", "additionalProperties": true},
+        "arrayWithoutItems": {"type": "array"},
+        "tupleArray": {"type": "array", "items": [{"type": "string"}]},
+        "enumOfNumbers": {"type": "integer", "enum": [1, 2]},
+        "embedded": {"type": "object", "x-kubernetes-embedded-resource": true,
+                      "x-kubernetes-preserve-unknown-fields": true},
+        "propertiesNotAMap": {"type": "object", "properties": ["a"]}
+    }}}});
+    let spec = form_for(&schema, true);
+    for path in [
+        "spec.noType",
+        "spec.weird",
+        "spec.typeNotText",
+        "spec.notASchema",
+        "spec.null",
+        "spec.emptyObject",
+        "spec.mapOfAnything",
+        "spec.arrayWithoutItems",
+        "spec.tupleArray",
+        "spec.embedded",
+        "spec.propertiesNotAMap",
+    ] {
+        assert_eq!(field(&spec, path).kind, Kind::Raw, "{path}");
+        assert!(!field(&spec, path).required);
+    }
+    assert_eq!(field(&spec, "spec.enumOfNumbers").kind, Kind::Integer);
+
+    for broken in [json!(null), json!("schema"), json!([]), json!({"properties": {"spec": 3}})] {
+        let spec = form_for(&broken, false);
+        assert_eq!(spec.fields[0].path, "metadata.name");
+        let values = FormValues::from_object(&spec, &json!({"spec": {"a": 1}}));
+        let _ = assemble(&spec, &values, "v", "K");
+    }
+}
+
+#[test]
+fn hostile_depth_becomes_raw() {
+    let mut schema = json!({"type": "string"});
+    for level in (0..200).rev() {
+        schema = json!({"type": "object", "properties": {format!("level{level}"): schema}});
+    }
+    let spec = form_for(&json!({"properties": {"spec": schema}}), true);
+    let mut path = "spec".to_string();
+    let mut depth = 1;
+    loop {
+        let f = field(&spec, &path);
+        match &f.kind {
+            Kind::Object(children) => {
+                path = child_path(&path, &children[0].name);
+                depth += 1;
+            }
+            Kind::Raw => break,
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    assert_eq!(depth, MAX_DEPTH);
+
+    // The same through arrays and maps.
+    let mut schema = json!({"type": "string"});
+    for level in 0..100 {
+        schema = if level % 2 == 0 {
+            json!({"type": "array", "items": schema})
+        } else {
+            json!({"type": "object", "additionalProperties": schema})
+        };
+    }
+    let spec =
+        form_for(&json!({"properties": {"spec": {"type": "object", "properties": {"deep": schema}}}}), true);
+    assert!(count_fields(&spec.fields) <= MAX_DEPTH + 2);
+
+    let mut values = FormValues::default();
+    values.set("metadata.name", "deep");
+    values.set("metadata.namespace", "ns");
+    assert!(assemble(&spec, &values, "v", "K").is_ok());
+}
+
+#[test]
+fn hostile_width_is_bounded() {
+    let wide: Map<String, Value> = (0..5000).map(|i| (format!("f{i}"), json!({"type": "string"}))).collect();
+    let spec = form_for(&json!({"properties": {"spec": {"type": "object", "properties": wide}}}), true);
+    assert_eq!(field(&spec, "spec").kind, Kind::Raw);
+
+    // Many medium objects: the first ones get fields, the rest become raw.
+    let medium: Map<String, Value> = (0..100)
+        .map(|i| {
+            let inner: Map<String, Value> =
+                (0..40).map(|j| (format!("g{j}"), json!({"type": "integer"}))).collect();
+            (format!("o{i:03}"), json!({"type": "object", "properties": inner}))
+        })
+        .collect();
+    let spec = form_for(&json!({"properties": {"spec": {"type": "object", "properties": medium}}}), true);
+    let total = count_fields(&spec.fields);
+    assert!(total <= MAX_FIELDS + 2, "{total}");
+    assert!(matches!(field(&spec, "spec.o000").kind, Kind::Object(_)));
+    assert_eq!(field(&spec, "spec.o099").kind, Kind::Raw);
+}
+
+#[test]
+fn from_object_round_trips_the_spec() {
+    let cases = [
+        (grant_schema(), smallest_grant()),
+        (
+            database_schema(),
+            json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Database",
+                   "metadata": {"name": "orders-app", "namespace": "orders", "resourceVersion": "42"},
+                   "spec": {"cluster": {"name": "orders-db"}, "name": "app", "owner": "app",
+                            "allowConnections": false, "connectionLimit": -1,
+                            "ensure": "present", "databaseReclaimPolicy": "retain"},
+                   "status": {"applied": true}}),
+        ),
+        (
+            fsc_schema(),
+            json!({"metadata": {"name": "peer-a", "namespace": "fsc"},
+                   "spec": {"groupID": "fsc-demo", "peerID": "01234567890123456789",
+                            "directory": {"mode": "External", "external": {
+                                "address": "https://directory.example.org:8443",
+                                "peerID": "00000000000000000001",
+                                "trustAnchor": {"name": "fsc-ca", "key": "ca.crt"}}},
+                            "certificate": {"existingSecret": "peer-a-tls"},
+                            "postgres": {"instances": 3, "storageClass": "fast", "storageSize": "10Gi"},
+                            "autoSignGrants": ["ServiceConnection"],
+                            "inways": [{"name": "main", "selfAddress": "https://inway.example.org:443"},
+                                       {"name": "second"}],
+                            "outways": []}}),
+        ),
+        (
+            registration_schema(),
+            json!({"metadata": {"name": "s3-backup-bucket"},
+                   "spec": {"displayName": "S3 backup bucket",
+                            "grantTemplates": [{"name": "bucket-access", "format": "aws-iam-statement",
+                                                "fragment": {"Effect": "Allow",
+                                                             "Resource": ["arn:aws:s3:::{{request}}/*"]}}]}}),
+        ),
+        (
+            request_schema(),
+            json!({"metadata": {"name": "orders-backup-storage", "namespace": "my-cluster-ns"},
+                   "spec": {"registration": "s3-backup-bucket", "cluster": {"name": "orders"},
+                            "parameters": {}, "outputs": {"bucket": "orders-backup-storage", "empty": ""}}}),
+        ),
+        (
+            backup_schema(),
+            json!({"metadata": {"name": "b", "namespace": "n"},
+                   "spec": {"cluster": {"name": "orders-db"}, "method": "volumeSnapshot", "online": true}}),
+        ),
+        (
+            certificate_schema(),
+            json!({"metadata": {"name": "web", "namespace": "shop"},
+                   "spec": {"secretName": "web-tls", "issuerRef": {"name": "le", "kind": "ClusterIssuer"},
+                            "dnsNames": ["shop.example.org", "www.shop.example.org"], "privateKey": {},
+                            "isCA": false}}),
+        ),
+    ];
+    for (schema, object) in cases {
+        let spec = form_for(&schema, object["metadata"].get("namespace").is_some());
+        let values = FormValues::from_object(&spec, &object);
+        let assembled = assemble(&spec, &values, "v", "K").unwrap_or_else(|e| panic!("{object}: {e:?}"));
+        assert_eq!(assembled["spec"], object["spec"]);
+        assert_eq!(assembled["metadata"]["name"], object["metadata"]["name"]);
+        assert_eq!(assembled["metadata"]["namespace"], object["metadata"]["namespace"]);
+        // And through the wire, as the UI sends them.
+        let wire: FormValues = serde_json::from_str(&serde_json::to_string(&values).unwrap()).unwrap();
+        assert_eq!(wire, values);
+    }
+}
+
+#[test]
+fn edit_forms_can_clear_optional_sections() {
+    let spec = form_for(&fsc_schema(), true);
+    let object = json!({"metadata": {"name": "peer-a", "namespace": "fsc"},
+        "spec": {"groupID": "g", "peerID": "p", "directory": {"mode": "Self"},
+                 "certificate": {"existingSecret": "peer-a-tls"},
+                 "postgres": {"storageClass": "standard"}, "inways": [{"name": "main"}]}});
+    let mut values = FormValues::from_object(&spec, &object);
+    values.set("spec.certificate.existingSecret", "");
+    values.remove_item("spec.inways", 0);
+    let assembled = assemble(&spec, &values, "v", "K").unwrap();
+    assert_eq!(
+        assembled["spec"],
+        json!({"groupID": "g", "peerID": "p", "directory": {"mode": "Self"},
+               "postgres": {"storageClass": "standard"}, "inways": []})
+    );
+}
+
+#[test]
+fn merge_update_keeps_what_the_form_does_not_show() {
+    let mut original = smallest_grant();
+    original["metadata"]["labels"] = json!({"plugins.camunda.io/registration": "s3-backup-bucket"});
+    original["metadata"]["resourceVersion"] = json!("7");
+    original["status"] = json!({"conditions": []});
+    let spec = form_for(&grant_schema(), true);
+    let mut values = FormValues::from_object(&spec, &original);
+    values.set("spec.fragment", r#"{"Effect": "Deny"}"#);
+    let assembled = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant").unwrap();
+    let updated = merge_update(&original, &assembled);
+    assert_eq!(updated["spec"]["fragment"], json!({"Effect": "Deny"}));
+    assert_eq!(updated["metadata"]["labels"], original["metadata"]["labels"]);
+    assert_eq!(updated["metadata"]["resourceVersion"], json!("7"));
+    assert_eq!(updated["status"], json!({"conditions": []}));
+}
+
+/// What the API server answers when an edit moves a grant to another
+/// cluster and its name is too long for the label it feeds.
+fn invalid_grant_status() -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Grant.plugins.camunda.io \"orders-backup-storage-bucket-access\" is invalid: [spec.cluster: Invalid value: \"object\": cluster is immutable: delete the grant and create a new one, metadata.name: Invalid value: \"orders-backup-storage-bucket-access-with-a-much-longer-suffix-x\": must be no more than 63 characters]",
+        "reason": "Invalid",
+        "details": {
+            "name": "orders-backup-storage-bucket-access",
+            "group": "plugins.camunda.io",
+            "kind": "Grant",
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: \"object\": cluster is immutable: delete the grant and create a new one",
+                    "field": "spec.cluster"
+                },
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: \"orders-backup-storage-bucket-access-with-a-much-longer-suffix-x\": must be no more than 63 characters",
+                    "field": "metadata.name"
+                }
+            ]
+        },
+        "code": 422
+    })
+}
+
+#[test]
+fn a_422_puts_its_causes_on_fields() {
+    let (fields, general) = errors_from_status(&invalid_grant_status());
+    assert_eq!(
+        fields,
+        vec![
+            FieldError::new("spec.cluster", "cluster is immutable: delete the grant and create a new one"),
+            FieldError::new("metadata.name", "must be no more than 63 characters"),
+        ]
+    );
+    assert_eq!(general, None);
+}
+
+#[test]
+fn cause_fields_and_messages_are_normalised() {
+    let status = json!({"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+    "message": "Grant.plugins.camunda.io \"x\" is invalid: ...",
+    "details": {"causes": [
+        {"reason": "FieldValueInvalid", "field": ".metadata.name",
+         "message": "Invalid value: \"string\": metadata.name must be at most 63 characters, because it is used as a label value"},
+        {"reason": "FieldValueNotSupported", "field": "spec.format",
+         "message": "Unsupported value: \"aws-iam-policy\": supported values: \"aws-iam-statement\""},
+        {"reason": "FieldValueRequired", "field": "spec.template", "message": "Required value"},
+        {"reason": "FieldValueInvalid", "field": "spec.cluster.name",
+         "message": "Invalid value: \"\": spec.cluster.name in body should be at least 1 chars long"},
+        {"reason": "FieldValueInvalid", "field": "spec['grantTemplates'][0].name",
+         "message": "Invalid value: \"a \\\"quoted\\\": name\": must be unique"},
+        {"reason": "FieldValueInvalid", "field": "spec.postgres.instances",
+         "message": "Invalid value: 0: spec.postgres.instances in body should be greater than or equal to 1"},
+        {"reason": "FieldValueForbidden", "field": "spec.labels[app.kubernetes.io/name]",
+         "message": "Forbidden: may not be set"},
+        {"reason": "FieldValueInvalid", "field": "", "message": "the object as a whole is wrong"}
+    ]}});
+    let (fields, general) = errors_from_status(&status);
+    assert_eq!(
+        fields,
+        vec![
+            FieldError::new(
+                "metadata.name",
+                "metadata.name must be at most 63 characters, because it is used as a label value"
+            ),
+            FieldError::new(
+                "spec.format",
+                "Unsupported value: \"aws-iam-policy\": supported values: \"aws-iam-statement\""
+            ),
+            FieldError::new("spec.template", REQUIRED),
+            FieldError::new("spec.cluster.name", "should be at least 1 chars long"),
+            FieldError::new("spec.grantTemplates[0].name", "must be unique"),
+            FieldError::new("spec.postgres.instances", "should be greater than or equal to 1"),
+            FieldError::new("spec.labels[\"app.kubernetes.io/name\"]", "may not be set"),
+        ]
+    );
+    assert_eq!(general.as_deref(), Some("the object as a whole is wrong"));
+}
+
+#[test]
+fn other_statuses_give_a_general_message() {
+    // Seed 003: the admission policy refuses a requester without serve.
+    let forbidden = json!({"kind": "Status", "status": "Failure", "reason": "Forbidden", "code": 403,
+        "message": "grants.plugins.camunda.io \"orders-backup-storage-bucket-access\" is forbidden: ValidatingAdmissionPolicy 'camunda-operator-plugins.camunda.io-grant-author' with binding 'camunda-operator-plugins.camunda.io-grant-author-binding' denied request: the requester system:serviceaccount:camunda-plugins:stranger does not have the verb serve on the PluginRegistration s3-backup-bucket, so it cannot write a Grant for it",
+        "details": {"name": "orders-backup-storage-bucket-access", "group": "plugins.camunda.io", "kind": "grants"}});
+    let (fields, general) = errors_from_status(&forbidden);
+    assert!(fields.is_empty());
+    assert!(general.unwrap().ends_with("so it cannot write a Grant for it"));
+
+    let conflict = json!({"kind": "Status", "status": "Failure", "reason": "Conflict", "code": 409,
+        "message": "Operation cannot be fulfilled on grants.plugins.camunda.io \"x\": the object has been modified; please apply your changes to the latest version and try again"});
+    let (fields, general) = errors_from_status(&conflict);
+    assert!(fields.is_empty());
+    assert!(general.unwrap().contains("the object has been modified"));
+
+    let exists = json!({"kind": "Status", "status": "Failure", "reason": "AlreadyExists", "code": 409,
+        "message": "grants.plugins.camunda.io \"orders-backup-storage-bucket-access\" already exists",
+        "details": {"name": "orders-backup-storage-bucket-access", "group": "plugins.camunda.io", "kind": "grants"}});
+    assert_eq!(
+        errors_from_status(&exists),
+        (
+            vec![FieldError::new(
+                "metadata.name",
+                "grants.plugins.camunda.io \"orders-backup-storage-bucket-access\" already exists"
+            )],
+            None
+        )
+    );
+
+    assert_eq!(
+        errors_from_status(&json!({"code": 500})).1.as_deref(),
+        Some("The request failed (HTTP 500).")
+    );
+    assert_eq!(errors_from_status(&json!(null)).1.as_deref(), Some("The request failed."));
+    assert_eq!(errors_from_status(&json!("upstream timeout")).1.as_deref(), Some("upstream timeout"));
+    let bare_invalid = json!({"code": 422, "reason": "Invalid", "message": "Grant \"x\" is invalid"});
+    assert_eq!(errors_from_status(&bare_invalid).1.as_deref(), Some("Grant \"x\" is invalid"));
+}
+
+#[test]
+fn server_paths_land_on_the_nearest_input() {
+    let spec = form_for(&request_schema(), true);
+    let mut values = FormValues::defaults(&spec);
+    for (key, value) in [("bucket", "b"), ("region", "r")] {
+        let i = values.add_item(&spec, "spec.outputs");
+        values.set(entry_key_path("spec.outputs", i), key);
+        values.set(entry_value_path("spec.outputs", i), value);
+    }
+    let at = |path: &str| spec.locate(path, &values);
+    let hit = |p: &str, rest: &str| Some((p.to_string(), rest.to_string()));
+    assert_eq!(at("spec.cluster"), hit("spec.cluster", ""));
+    assert_eq!(at(".spec.cluster.name"), hit("spec.cluster.name", ""));
+    assert_eq!(at("spec.parameters.retention.days"), hit("spec.parameters", "retention.days"));
+    assert_eq!(at("spec.outputs[region]"), hit("spec.outputs[1].value", ""));
+    assert_eq!(at("spec.outputs.bucket"), hit("spec.outputs[0].value", ""));
+    assert_eq!(at("spec.outputs[zone]"), hit("spec.outputs", "zone"));
+    assert_eq!(at("spec.unknownField"), hit("spec", "unknownField"));
+    assert_eq!(at("metadata.name"), hit("metadata.name", ""));
+    assert_eq!(at("metadata.labels[plugins.camunda.io/registration]"), None);
+    assert_eq!(at("status.phase"), None);
+    assert_eq!(at("spec[unclosed"), None);
+
+    let registration = form_for(&registration_schema(), false);
+    let mut values = FormValues::defaults(&registration);
+    values.add_item(&registration, "spec.grantTemplates");
+    values.add_item(&registration, "spec.grantTemplates");
+    assert_eq!(
+        registration.locate("spec.grantTemplates[1].fragment.Effect", &values),
+        hit("spec.grantTemplates[1].fragment", "Effect")
+    );
+    assert_eq!(
+        registration.locate("spec.grantTemplates[7].name", &values),
+        hit("spec.grantTemplates", "[7].name")
+    );
+
+    let grant = form_for(&grant_schema(), true);
+    let values = FormValues::from_object(&grant, &smallest_grant());
+    let (mut fields, general) = errors_from_status(&invalid_grant_status());
+    fields.push(FieldError::new("spec.fragment.Effect", "Unsupported value: \"Maybe\""));
+    fields.push(FieldError::new(
+        "metadata.labels",
+        "a Grant must carry the label plugins.camunda.io/registration",
+    ));
+    assert_eq!(general, None);
+    let (placed, unplaced) = grant.place(fields, &values);
+    assert_eq!(
+        placed,
+        vec![
+            FieldError::new("spec.cluster", "cluster is immutable: delete the grant and create a new one"),
+            FieldError::new("metadata.name", "must be no more than 63 characters"),
+            FieldError::new("spec.fragment", "Effect: Unsupported value: \"Maybe\""),
+        ]
+    );
+    assert_eq!(unplaced, ["metadata.labels: a Grant must carry the label plugins.camunda.io/registration"]);
+}
+
+#[test]
+fn paths_parse_and_render() {
+    assert_eq!(child_path("spec", "cluster"), "spec.cluster");
+    assert_eq!(child_path("spec", "a.b"), "spec[\"a.b\"]");
+    assert_eq!(item_path("spec.rules", 3), "spec.rules[3]");
+    assert_eq!(entry_key_path("spec.labels", 0), "spec.labels[0].key");
+    assert_eq!(entry_value_path("spec.labels", 0), "spec.labels[0].value");
+    assert_eq!(template_of("spec.rules[10].hosts[2]"), "spec.rules[*].hosts[*]");
+    assert_eq!(template_of("spec[\"a[1]\"]"), "spec[\"a[*]\"]", "only used on our own paths");
+    for (raw, normal) in [
+        (".spec.cluster", "spec.cluster"),
+        ("spec['cluster'].name", "spec.cluster.name"),
+        ("spec[\"a.b\"][0]", "spec[\"a.b\"][0]"),
+        ("[spec].rules[0].name", "spec.rules[0].name"),
+        ("spec.rules[00]", "spec.rules[0]"),
+    ] {
+        assert_eq!(render_path(&parse_path(raw).unwrap()), normal, "{raw}");
+    }
+    assert_eq!(parse_path("spec['open"), None);
+}
+
+#[test]
+fn a_form_posted_without_javascript_reads_back() {
+    let spec = form_for(&registration_schema(), false);
+    let values = FormValues::from_pairs([
+        ("metadata.name", "s3-backup-bucket"),
+        ("spec.displayName", "S3 backup bucket"),
+        ("spec.grantTemplates[1].name", "kms-access"),
+        ("spec.grantTemplates[1].format", "aws-iam-statement"),
+        ("spec.grantTemplates[1].fragment", "{}"),
+        ("spec.grantTemplates[0].name", "bucket-access"),
+        ("spec.grantTemplates[0].format", "aws-iam-statement"),
+        ("spec.grantTemplates[0].fragment", "{\"Effect\": \"Allow\"}"),
+    ]);
+    assert_eq!(values.len("spec.grantTemplates"), 2);
+    let object = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "PluginRegistration").unwrap();
+    assert_eq!(object["spec"]["grantTemplates"][0]["fragment"], json!({"Effect": "Allow"}));
+    assert_eq!(object["spec"]["grantTemplates"][1]["name"], json!("kms-access"));
+}
+
+#[test]
+fn everything_crosses_the_wire() {
+    let spec = form_for(&fsc_schema(), true);
+    let back: FormSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+    assert_eq!(back, spec);
+    let error = FieldError::new("spec.rules[0].name", REQUIRED);
+    let back: FieldError = serde_json::from_str(&serde_json::to_string(&error).unwrap()).unwrap();
+    assert_eq!(back, error);
+}

@@ -1,0 +1,30 @@
+//! The plugin data that kube-api-proxy, plugin-proxy, authn, organization-api,
+//! the embedded cluster and the console all read, typed once.
+//!
+//! Every reader used to index `serde_json::Value` on its own (`["spec"]
+//! ["definitionRef"]["pluginName"]`), each with its own idea of a missing
+//! field. Here the shapes are written down with serde, and the few rules that
+//! travel with the data (the definition hash, what an `allowedResources`
+//! entry admits, what a condition reason means) live next to them, as do the
+//! messages of the console's postMessage protocol ([`protocol`]). No IO and
+//! no heavy dependencies, so the browser build of the console uses it too.
+
+#![forbid(unsafe_code)]
+
+mod allowed;
+mod definition;
+mod guide;
+mod installation;
+pub mod protocol;
+mod serde_util;
+
+pub use allowed::{AllowedResource, ResourceRequest};
+pub use definition::{
+    Badge, CustomComponents, DefinitionMetadata, DefinitionSpec, FormGroup, Menu, MenuItem, Permissions,
+    PluginDefinition, RbacRule, StatusMapping, UiHint, Urls, hash_manifest,
+};
+pub use guide::{ConditionAdvice, KindGuide, LabelGuide, Refusal, Summary};
+pub use installation::{
+    DEVELOPMENT_LABEL, DefinitionRef, InstallationError, InstallationMetadata, InstallationSpec,
+    InstallationStatus, PluginInstallation,
+};
