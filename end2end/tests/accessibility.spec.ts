@@ -13,6 +13,9 @@ async function audit(page: Page) {
 
 for (const colorScheme of ['light', 'dark'] as const) {
   test(`pages pass the axe audit in the ${colorScheme} theme`, async ({ page }) => {
+    // Eleven full axe audits, each one to three seconds on a busy 2-core machine: the 30 s
+    // default is the time of one page load, not of this walk.
+    test.setTimeout(120_000);
     await page.emulateMedia({ colorScheme });
     await page.goto('/sign-in?error=unknown-user');
     await hydrated(page);
