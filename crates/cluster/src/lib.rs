@@ -2,7 +2,7 @@
 //! process, for mock mode. Real HTTP over TLS with a CA it keeps, discovery
 //! and OpenAPI, CRUD, patch and watch, Table output, CRD schema validation
 //! with CEL, RBAC with impersonation, TokenRequest, access reviews, the Grant
-//! admission policy, the service proxy, and YAML fixtures.
+//! admission with ValidatingAdmissionPolicies, the service proxy, and YAML fixtures.
 #![forbid(unsafe_code)]
 
 pub mod admission;

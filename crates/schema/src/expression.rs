@@ -137,6 +137,12 @@ impl<'a> Activation<'a> {
         let value = expression.evaluate_static(self);
         self.variables.0.insert(name.to_owned(), value);
     }
+
+    /// Binds `variables.<name>` to an error, for a variable whose expression does not
+    /// compile: reading it fails with `error`.
+    pub fn define_failed(&mut self, name: &str, error: &str) {
+        self.variables.0.insert(name.to_owned(), Err(error.to_owned()));
+    }
 }
 
 impl VariableResolver for Activation<'_> {
