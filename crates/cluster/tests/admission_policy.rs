@@ -420,3 +420,56 @@ subjects:
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bindings_pass_their_params_to_the_policy() {
+    with_kubectl(|k| {
+        let policy = "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: banned-messages
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [demo.fundament.io]
+      apiVersions: ['*']
+      operations: ['*']
+      resources: [demoitems]
+  validations:
+  - expression: object.spec.message != params.data.banned
+    messageExpression: \"'the message ' + params.data.banned + ' is banned by ' + params.metadata.name\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: banned-messages-binding
+spec:
+  policyName: banned-messages
+  validationActions: [Deny]
+  paramRef:
+    name: banned
+    namespace: default
+    parameterNotFoundAction: Deny
+";
+        k.applied(policy);
+        let bindings = k.ok(&["get", "validatingadmissionpolicybindings", "banned-messages-binding"]);
+        assert!(bindings.contains("default/banned"), "{bindings}");
+        let policies = k.ok(&["get", "validatingadmissionpolicies", "banned-messages"]);
+        assert!(policies.contains("v1/ConfigMap"), "{policies}");
+        // The param is missing and the binding says Deny.
+        let (ok, _, err) = k.apply(&demo_item("p1", "fine"), &[]);
+        assert!(!ok, "{err}");
+        assert!(err.contains("ValidatingAdmissionPolicy 'banned-messages' with binding 'banned-messages-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"), "{err}");
+        k.applied("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: banned\n  namespace: default\ndata:\n  banned: spam\n");
+        k.applied(&demo_item("p1", "fine"));
+        let (ok, _, err) = k.apply(&demo_item("p2", "spam"), &[]);
+        assert!(!ok && err.contains("denied request: the message spam is banned by banned"), "{err}");
+        // A change of the param takes effect at once.
+        k.ok(&["patch", "configmap", "banned", "-n", "default", "-p", r#"{"data":{"banned":"fine"}}"#]);
+        k.applied(&demo_item("p2", "spam"));
+        let (ok, _, err) = k.apply(&demo_item("p3", "fine"), &[]);
+        assert!(!ok && err.contains("the message fine is banned"), "{err}");
+    })
+    .await;
+}

@@ -92,3 +92,94 @@ fn rules_match(rules: &[Rule], m: &MatchResources, a: &Attributes<'_>, registry:
         .filter(|t| t.group == a.rt.group && t.plural == a.rt.plural && t.version != a.rt.version)
         .any(|t| rules.iter().any(|r| rule_matches(r, a, &t.version)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::Operation;
+    use crate::authn::User;
+    use crate::resource::{ResourceType, builtins, from_crd};
+    use serde_json::json;
+
+    fn grants() -> (Registry, std::sync::Arc<ResourceType>) {
+        let crd = json!({"metadata": {"name": "grants.plugins.camunda.io"}, "spec": {"group": "plugins.camunda.io",
+            "scope": "Namespaced", "names": {"plural": "grants", "kind": "Grant"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true, "subresources": {"status": {}}},
+                         {"name": "v1beta1", "served": true, "storage": false}]}});
+        let mut types = builtins();
+        types.extend(from_crd(&crd).unwrap());
+        let registry = Registry::new(types);
+        let rt = registry.get("plugins.camunda.io", "v1alpha1", "grants").unwrap().clone();
+        (registry, rt)
+    }
+
+    fn rules(yaml: &str) -> MatchResources {
+        serde_json::from_value(serde_yaml::from_str::<Value>(yaml).unwrap()).unwrap()
+    }
+
+    fn attrs<'a>(
+        rt: &'a ResourceType,
+        op: Operation,
+        sub: &'a str,
+        obj: &'a Value,
+        user: &'a User,
+    ) -> Attributes<'a> {
+        Attributes {
+            operation: op,
+            rt,
+            subresource: sub,
+            namespace: "ns",
+            name: "g",
+            object: Some(obj),
+            old_object: None,
+            user,
+            dry_run: false,
+        }
+    }
+
+    #[test]
+    fn rules_match_resources_subresources_operations_and_scope() {
+        let (registry, rt) = grants();
+        let user = User::system();
+        let obj = json!({"metadata": {"name": "g", "namespace": "ns", "labels": {"team": "blue"}}});
+        let m = |yaml: &str, op: Operation, sub: &str| {
+            matches(&rules(yaml), &attrs(&rt, op, sub, &obj, &user), None, &registry)
+        };
+        let grants = "resourceRules: [{apiGroups: [plugins.camunda.io], apiVersions: [v1alpha1], operations: [CREATE], resources: [grants]}]";
+        assert!(m(grants, Operation::Create, ""));
+        assert!(!m(grants, Operation::Update, ""), "operation not listed");
+        assert!(!m(grants, Operation::Create, "status"), "a rule for grants does not cover grants/status");
+        let status = "resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: [grants/status]}]";
+        assert!(m(status, Operation::Update, "status") && !m(status, Operation::Update, ""));
+        let all =
+            "resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}]";
+        assert!(
+            m(all, Operation::Delete, "") && !m(all, Operation::Update, "status"),
+            "* is resources, not subresources"
+        );
+        let all_sub =
+            "resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*/*']}]";
+        assert!(m(all_sub, Operation::Update, "status"));
+        let cluster = "resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*'], scope: Cluster}]";
+        assert!(!m(cluster, Operation::Create, ""), "grants are namespaced");
+        let named = "resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*'], resourceNames: [other]}]";
+        assert!(!m(named, Operation::Create, ""));
+        let excluded = format!(
+            "{all}\nexcludeResourceRules: [{{apiGroups: ['*'], apiVersions: ['*'], operations: [CREATE], resources: [grants]}}]"
+        );
+        assert!(!m(&excluded, Operation::Create, "") && m(&excluded, Operation::Update, ""));
+        // Equivalent (the default) matches the same objects served at another version.
+        let beta = "resourceRules: [{apiGroups: ['*'], apiVersions: [v1beta1], operations: ['*'], resources: [grants]}]";
+        assert!(m(beta, Operation::Create, ""));
+        assert!(!m(&format!("{beta}\nmatchPolicy: Exact"), Operation::Create, ""));
+        // Object selectors look at the labels.
+        assert!(m(&format!("{all}\nobjectSelector: {{matchLabels: {{team: blue}}}}"), Operation::Create, ""));
+        assert!(!m(&format!("{all}\nobjectSelector: {{matchLabels: {{team: red}}}}"), Operation::Create, ""));
+        // A namespace selector needs the namespace, here absent.
+        assert!(!m(
+            &format!("{all}\nnamespaceSelector: {{matchLabels: {{env: prod}}}}"),
+            Operation::Create,
+            ""
+        ));
+    }
+}
