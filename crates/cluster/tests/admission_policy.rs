@@ -295,7 +295,9 @@ subjects:
     expression: \"authorizer.group('demo.fundament.io').resource('demoitems').namespace(object.metadata.namespace).name(object.metadata.name).check('publish')\"",
             "  - expression: \"variables.publish.allowed()\"
     reason: Forbidden
-    messageExpression: \"request.userInfo.username + ' may not publish ' + object.metadata.name\"",
+    messageExpression: \"request.userInfo.username + ' may not publish ' + object.metadata.name\"
+  - expression: \"authorizer.requestResource.check('publish').allowed()\"
+    message: the request's own resource is checked too",
         );
         k.applied(&policy);
         let publisher = "apiVersion: rbac.authorization.k8s.io/v1

@@ -1,11 +1,13 @@
 //! The Kubernetes `authorizer` CEL library of admission policies:
 //! `authorizer.group('g').resource('r').namespace('ns').name('n').check('verb').allowed()`,
 //! `authorizer.path('/healthz').check('get')`, `authorizer.serviceAccount(ns, name)`, and
-//! the decision's `allowed()`, `reason()`, `errored()` and `error()`.
+//! `authorizer.requestResource` (the request's own resource), and the decision's
+//! `allowed()`, `reason()`, `errored()` and `error()`.
 //!
 //! The values carry the [`Authorizer`] the embedding server gives, so the functions (plain
 //! `fn`s, as the `cel` crate requires) reach the cluster's RBAC through their receiver.
 
+use cel::common::traits::Indexer;
 use cel::common::types::{CelBool, CelString, STRING_TYPE, Type};
 use cel::common::value::{CowVal, StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
@@ -57,11 +59,23 @@ static GROUP_CHECK_TYPE: Type = Type::new_unspecified_type("kubernetes.authoriza
 static RESOURCE_CHECK_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.ResourceCheck");
 static DECISION_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.Decision");
 
-/// `authorizer`: who checks, and with what.
+/// `authorizer`: who checks, and with what; `requestResource` is the check of the
+/// request's own resource, when the server says what it is.
 #[derive(Debug, Clone)]
 pub(crate) struct AuthorizerVal {
     pub(crate) authorizer: Arc<dyn Authorizer>,
     pub(crate) user: Arc<AuthzUser>,
+    pub(crate) request_resource: Option<Arc<RequestResource>>,
+}
+
+/// The resource of the request under admission, for `authorizer.requestResource`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestResource {
+    pub group: String,
+    pub resource: String,
+    pub subresource: String,
+    pub namespace: String,
+    pub name: String,
 }
 
 #[derive(Debug, Clone)]
@@ -114,7 +128,58 @@ macro_rules! library_val {
     };
 }
 
-library_val!(AuthorizerVal, AUTHORIZER_TYPE, |a: &AuthorizerVal, b: &AuthorizerVal| a.user == b.user);
+impl Val for AuthorizerVal {
+    fn get_type(&self) -> &Type {
+        <Self as Val>::cel_type()
+    }
+    fn cel_type() -> &'static Type {
+        &AUTHORIZER_TYPE
+    }
+    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
+    fn equals(&self, other: &dyn Val) -> bool {
+        other.downcast_ref::<Self>().is_some_and(|o| o.user == self.user)
+    }
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
+    }
+}
+impl StaticVal for AuthorizerVal {}
+
+/// `authorizer.requestResource`, the one field of an authorizer.
+impl Indexer for AuthorizerVal {
+    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        let field = idx.downcast_ref::<CelString>().map(|s| s.inner().to_owned()).unwrap_or_default();
+        match (&self.request_resource, field.as_str()) {
+            (Some(r), "requestResource") => Ok(CowVal::owned(ResourceCheck {
+                on: self.clone(),
+                group: r.group.clone(),
+                resource: r.resource.clone(),
+                subresource: r.subresource.clone(),
+                namespace: r.namespace.clone(),
+                name: r.name.clone(),
+            })),
+            _ => Err(ExecutionError::NoSuchKey(Arc::new(field))),
+        }
+    }
+
+    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        self.get(idx).map(CowVal::into_owned)
+    }
+}
 library_val!(PathCheck, PATH_CHECK_TYPE, |a: &PathCheck, b: &PathCheck| a.path == b.path);
 library_val!(GroupCheck, GROUP_CHECK_TYPE, |a: &GroupCheck, b: &GroupCheck| a.group == b.group);
 library_val!(ResourceCheck, RESOURCE_CHECK_TYPE, |a: &ResourceCheck, b: &ResourceCheck| {
@@ -228,7 +293,11 @@ fn service_account<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {
         name: format!("system:serviceaccount:{namespace}:{name}"),
         groups: vec!["system:serviceaccounts".into(), format!("system:serviceaccounts:{namespace}")],
     };
-    Ok(CowVal::owned(AuthorizerVal { authorizer: Arc::clone(&on.authorizer), user: Arc::new(user) }))
+    Ok(CowVal::owned(AuthorizerVal {
+        authorizer: Arc::clone(&on.authorizer),
+        user: Arc::new(user),
+        request_resource: on.request_resource.clone(),
+    }))
 }
 
 fn resource<'b, 'v>(args: Args<'b, 'v>) -> Out<'b, 'v> {

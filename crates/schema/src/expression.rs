@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use crate::authz::{Authorizer, AuthzDecision, AuthzRequest, AuthzUser};
+pub use crate::authz::{Authorizer, AuthzDecision, AuthzRequest, AuthzUser, RequestResource};
 
 /// A compiled expression.
 pub struct Expression {
@@ -124,9 +124,16 @@ impl<'a> Activation<'a> {
         self.values.insert(name.to_owned(), celval::to_val(&crate::CEL, value, None, false));
     }
 
-    /// Binds `authorizer` to `authorizer`, checking as `user`.
-    pub fn bind_authorizer(&mut self, authorizer: Arc<dyn Authorizer>, user: AuthzUser) {
-        self.authorizer = Some(AuthorizerVal { authorizer, user: Arc::new(user) });
+    /// Binds `authorizer` to `authorizer`, checking as `user`; `request` is what
+    /// `authorizer.requestResource` checks.
+    pub fn bind_authorizer(
+        &mut self,
+        authorizer: Arc<dyn Authorizer>,
+        user: AuthzUser,
+        request: Option<RequestResource>,
+    ) {
+        self.authorizer =
+            Some(AuthorizerVal { authorizer, user: Arc::new(user), request_resource: request.map(Arc::new) });
     }
 
     /// Evaluates `expression` with what is bound so far and binds its value, or its
@@ -270,7 +277,16 @@ mod tests {
     #[test]
     fn the_authorizer_asks_the_server() {
         let mut a = Activation::new();
-        a.bind_authorizer(Arc::new(OnlyAlice), AuthzUser { name: "alice".into(), groups: vec![] });
+        let request = RequestResource {
+            resource: "pluginregistrations".into(),
+            name: "a".into(),
+            ..Default::default()
+        };
+        a.bind_authorizer(
+            Arc::new(OnlyAlice),
+            AuthzUser { name: "alice".into(), groups: vec![] },
+            Some(request),
+        );
         let check = |name: &str| {
             format!(
                 "authorizer.group('plugins.camunda.io').resource('pluginregistrations').name('{name}').check('serve')"
@@ -287,5 +303,10 @@ mod tests {
             Ok(Outcome::Bool(true))
         );
         assert_eq!(run("authorizer.path('/healthz').check('get').allowed()", &a), Ok(Outcome::Bool(false)));
+        assert_eq!(run("authorizer.requestResource.check('serve').allowed()", &a), Ok(Outcome::Bool(true)));
+        assert_eq!(
+            run("authorizer.requestResource.name('b').check('serve').allowed()", &a),
+            Ok(Outcome::Bool(false))
+        );
     }
 }

@@ -16,7 +16,7 @@ pub mod policy;
 use std::sync::Arc;
 
 use fundament_schema::expression::{
-    Activation, Authorizer, AuthzDecision, AuthzRequest, AuthzUser, Expression, Outcome,
+    Activation, Authorizer, AuthzDecision, AuthzRequest, AuthzUser, Expression, Outcome, RequestResource,
 };
 use serde_json::{Value, json};
 
@@ -377,6 +377,13 @@ fn evaluate(
     activation.bind_authorizer(
         Arc::new(Rbac(Arc::clone(&state.policy))),
         AuthzUser { name: a.user.name.clone(), groups: a.user.groups.clone() },
+        Some(RequestResource {
+            group: a.rt.group.clone(),
+            resource: a.rt.plural.clone(),
+            subresource: a.subresource.to_string(),
+            namespace: a.namespace.to_string(),
+            name: a.name.to_string(),
+        }),
     );
     // Any false condition skips the policy; otherwise an error is a failure.
     let mut errors = Vec::new();
