@@ -167,6 +167,12 @@ async fn a_policy_applied_at_runtime_is_enforced_until_its_binding_is_deleted() 
         assert!(err.contains("The demoitems \"tmp-scratch\" is invalid"), "{err}");
         k.applied(&demo_item("kept", "hi"));
 
+        // A change of the policy (kubectl apply's patch) applies to the next request.
+        let (ok, out, err) = k.apply(&policy.replace("is reserved for scratch objects", "is not allowed"), &[]);
+        assert!(ok && out.contains("validatingadmissionpolicy.admissionregistration.k8s.io/no-tmp-demoitems configured"), "{out}{err}");
+        let (ok, _, err) = k.apply(&demo_item("tmp-scratch", "hi"), &[]);
+        assert!(!ok && err.contains("denied request: the name tmp-scratch is not allowed"), "{err}");
+
         // No binding, no policy.
         k.ok(&["delete", "validatingadmissionpolicybinding", "no-tmp-demoitems-binding"]);
         let (ok, out, err) = k.apply(&demo_item("tmp-scratch", "hi"), &[]);

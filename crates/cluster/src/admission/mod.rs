@@ -170,7 +170,7 @@ impl Authorizer for Rbac {
 /// One refusal: which policy and binding, why, and the Status reason it asks for.
 struct Denial {
     policy: String,
-    binding: Option<String>,
+    binding: String,
     message: String,
     reason: Option<String>,
 }
@@ -228,7 +228,7 @@ pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
                     if fail {
                         denials.push(Denial {
                             policy: name.to_string(),
-                            binding: Some(binding_name.to_string()),
+                            binding: binding_name.to_string(),
                             message: format!("failed to configure binding: {e}"),
                             reason: None,
                         });
@@ -243,7 +243,7 @@ pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
                         match action.as_str() {
                             "Deny" => denials.push(Denial {
                                 policy: name.to_string(),
-                                binding: Some(binding_name.to_string()),
+                                binding: binding_name.to_string(),
                                 message: message.clone(),
                                 reason: reason.clone(),
                             }),
@@ -273,13 +273,10 @@ pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
 /// The Status of a refusal: a Forbidden built as `admission.NewForbidden` builds it,
 /// whose reason and code the validation's `reason` replaces (Invalid when unset).
 fn refusal(a: &Attributes<'_>, d: Denial) -> ApiError {
-    let message = match &d.binding {
-        Some(b) => format!(
-            "ValidatingAdmissionPolicy '{}' with binding '{b}' denied request: {}",
-            d.policy, d.message
-        ),
-        None => format!("ValidatingAdmissionPolicy '{}' denied request: {}", d.policy, d.message),
-    };
+    let message = format!(
+        "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
+        d.policy, d.binding, d.message
+    );
     let mut err = ApiError::forbidden_because(&a.rt.group, &a.rt.plural, a.name, &message);
     let (reason, code) = match d.reason.as_deref() {
         Some("Forbidden") => ("Forbidden", 403),

@@ -123,12 +123,12 @@ fn supported(values: &[&str]) -> String {
 }
 
 fn parse<T: for<'de> Deserialize<'de> + Default>(obj: &Value, causes: &mut Vec<Cause>) -> T {
+    if obj["spec"].is_null() {
+        // Then every required field of the spec is reported missing.
+        return T::default();
+    }
     match T::deserialize(&obj["spec"]) {
         Ok(spec) => spec,
-        Err(e) if obj["spec"].is_null() => {
-            let _ = e;
-            T::default()
-        }
         Err(e) => {
             causes.push(Cause::new("FieldValueInvalid", "spec", format!("Invalid value: {e}")));
             T::default()
