@@ -481,3 +481,25 @@ spec:
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_deny_bindings_refuse() {
+    with_kubectl(|k| {
+        let refuse_all = "  - expression: \"false\"\n    message: nothing passes";
+        // Warn and Audit report a failure but admit the request.
+        k.applied(&demo_policy("warned", "CREATE", "", refuse_all).replace("[Deny]", "[Warn, Audit]"));
+        k.applied(&demo_item("warned-item", "x"));
+        // A policy without a binding does nothing; a binding to a missing policy neither.
+        k.ok(&["delete", "validatingadmissionpolicybinding", "warned-binding"]);
+        let orphan = demo_policy("orphan", "CREATE", "", refuse_all);
+        let binding_only = &orphan[orphan.find("---").unwrap()..];
+        k.applied(binding_only);
+        k.applied(&demo_item("orphaned-item", "x"));
+        // Binding the policy makes it refuse.
+        let policy_only = &orphan[..orphan.find("---").unwrap()];
+        k.applied(policy_only);
+        let (ok, _, err) = k.apply(&demo_item("refused-item", "x"), &[]);
+        assert!(!ok && err.contains("ValidatingAdmissionPolicy 'orphan' with binding 'orphan-binding' denied request: nothing passes"), "{err}");
+    })
+    .await;
+}
