@@ -121,6 +121,10 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
                 ));
             }
         }
+        Builtin::ValidatingAdmissionPolicy => causes.extend(crate::admission::policy::validate_policy(obj)),
+        Builtin::ValidatingAdmissionPolicyBinding => {
+            causes.extend(crate::admission::policy::validate_binding(obj))
+        }
         _ => {}
     }
     causes

@@ -193,7 +193,7 @@ impl Cluster {
         if state.store.get(&rt.storage_key(), object::namespace(&obj), &name).is_some() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
-        self.check_new(&state, rt, &mut obj, None, user, opts)?;
+        self.check_new(&state, rt, &mut obj, None, "", user, opts)?;
         if opts.origin == Origin::Api || obj["metadata"]["creationTimestamp"].as_str().is_none() {
             obj["metadata"]["creationTimestamp"] = Value::String(now_rfc3339());
         }
@@ -321,7 +321,7 @@ impl Cluster {
             return Err(ApiError::no_route());
         }
         let old_at = at_version(old, rt);
-        self.check_new(state, rt, &mut obj, Some(&old_at), user, opts)?;
+        self.check_new(state, rt, &mut obj, Some(&old_at), if status { "status" } else { "" }, user, opts)?;
         if rt.crd.is_some() && spec_changed(old, &obj) {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
             obj["metadata"]["generation"] = json!(generation);
@@ -349,12 +349,14 @@ impl Cluster {
     }
 
     /// Validation and admission of a new or changed object.
+    #[allow(clippy::too_many_arguments)]
     fn check_new(
         &self,
         state: &State,
         rt: &ResourceType,
         obj: &mut Value,
         old: Option<&Value>,
+        subresource: &str,
         user: &User,
         opts: WriteOptions,
     ) -> Result<(), ApiError> {
@@ -400,7 +402,10 @@ impl Cluster {
             })?;
         }
         if opts.origin == Origin::Api {
-            admission::admit(&state.policy, rt, obj, old, user)?;
+            admission::admit(
+                state,
+                &admission::Attributes::write(rt, obj, old, subresource, user, opts.dry_run),
+            )?;
         }
         Ok(())
     }
@@ -451,7 +456,6 @@ impl Cluster {
         preconditions: &Value,
         opts: WriteOptions,
     ) -> Result<Value, ApiError> {
-        let _ = user;
         let mut state = self.write();
         let key = rt.storage_key();
         let old = state
@@ -468,6 +472,9 @@ impl Cluster {
             && rv != object::resource_version(&old)
         {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        if opts.origin == Origin::Api {
+            admission::admit(&state, &admission::Attributes::delete(rt, &old, user, opts.dry_run))?;
         }
         if opts.dry_run {
             return Ok(at_version(&old, rt));

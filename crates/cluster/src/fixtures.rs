@@ -1,5 +1,6 @@
 //! Seed objects from YAML files: `fixtures/cluster/crds`, `fixtures/cluster`,
-//! then each plugin folder's `crds/` and `fixtures/`. Every object goes
+//! then each plugin folder's `crds/`, `admission/` (its admission policies and
+//! bindings) and `fixtures/`. Every object goes
 //! through the same validation as an API write, so a broken fixture stops
 //! start-up with the file and the reason instead of serving half a cluster.
 
@@ -100,10 +101,10 @@ pub fn load_all(
     Ok(count)
 }
 
-/// A plugin folder's `crds/` then `fixtures/`.
+/// A plugin folder's `crds/`, `admission/`, then `fixtures/`.
 pub fn load_plugin_objects(cluster: &Cluster, dir: &Path) -> Result<usize, FixtureError> {
     let mut count = 0;
-    for sub in ["crds", "fixtures"] {
+    for sub in ["crds", "admission", "fixtures"] {
         for f in yaml_files(&dir.join(sub))? {
             count += load_file(cluster, &f)?;
         }

@@ -1,8 +1,9 @@
 //! The embedded cluster: a small, kubectl-compatible Kubernetes API server in
 //! process, for mock mode. Real HTTP over TLS with a CA it keeps, discovery
 //! and OpenAPI, CRUD, patch and watch, Table output, CRD schema validation
-//! with CEL, RBAC with impersonation, TokenRequest, access reviews, the Grant
-//! admission policy, the service proxy, and YAML fixtures.
+//! with CEL, RBAC with impersonation, TokenRequest, access reviews,
+//! ValidatingAdmissionPolicies (the Grant author policy among them), the
+//! service proxy, and YAML fixtures.
 #![forbid(unsafe_code)]
 
 pub mod admission;

@@ -26,6 +26,8 @@ pub enum Builtin {
     SelfSubjectAccessReview,
     SelfSubjectRulesReview,
     SelfSubjectReview,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
 }
 
 impl Builtin {
@@ -117,7 +119,10 @@ impl ResourceType {
             verbs,
             status_subresource: matches!(
                 builtin,
-                Builtin::Namespace | Builtin::Service | Builtin::CustomResourceDefinition
+                Builtin::Namespace
+                    | Builtin::Service
+                    | Builtin::CustomResourceDefinition
+                    | Builtin::ValidatingAdmissionPolicy
             ),
             builtin: Some(builtin),
             crd: None,
@@ -215,9 +220,30 @@ pub fn builtins() -> Vec<ResourceType> {
             &[],
             SelfSubjectReview,
         ),
+        ResourceType::builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            false,
+            &[],
+            ValidatingAdmissionPolicy,
+        ),
+        ResourceType::builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            false,
+            &[],
+            ValidatingAdmissionPolicyBinding,
+        ),
     ];
     for rt in &mut list {
-        if rt.builtin == Some(CustomResourceDefinition) {
+        if matches!(
+            rt.builtin,
+            Some(CustomResourceDefinition | ValidatingAdmissionPolicy | ValidatingAdmissionPolicyBinding)
+        ) {
             rt.categories = vec!["api-extensions".into()];
         }
     }

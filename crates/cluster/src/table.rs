@@ -144,6 +144,42 @@ pub fn columns(rt: &ResourceType) -> Vec<Value> {
             col("Groups", "string", "", "Groups in the binding", 1),
             col("ServiceAccounts", "string", "", "ServiceAccounts in the binding", 1),
         ],
+        Some(Builtin::ValidatingAdmissionPolicy) => vec![
+            name_col(),
+            col(
+                "Validations",
+                "integer",
+                "",
+                "Validations contain CEL expressions which is used to apply the validation.",
+                0,
+            ),
+            col(
+                "ParamKind",
+                "string",
+                "",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+                0,
+            ),
+            age_col(),
+        ],
+        Some(Builtin::ValidatingAdmissionPolicyBinding) => vec![
+            name_col(),
+            col(
+                "PolicyName",
+                "string",
+                "",
+                "PolicyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to.",
+                0,
+            ),
+            col(
+                "ParamRef",
+                "string",
+                "",
+                "ParamRef specifies the parameter resource used to configure the admission control policy.",
+                0,
+            ),
+            age_col(),
+        ],
         _ => vec![name_col(), created()],
     }
 }
@@ -254,6 +290,37 @@ pub fn cells(rt: &ResourceType, obj: &Value, now: OffsetDateTime) -> Vec<Value> 
                 json!(of("Group")),
                 json!(of("ServiceAccount")),
             ]
+        }
+        Some(Builtin::ValidatingAdmissionPolicy) => {
+            let kind = &obj["spec"]["paramKind"];
+            let param_kind = if kind.is_object() {
+                format!(
+                    "{}/{}",
+                    kind["apiVersion"].as_str().unwrap_or_default(),
+                    kind["kind"].as_str().unwrap_or_default()
+                )
+            } else {
+                "<unset>".to_string()
+            };
+            vec![
+                name,
+                json!(obj["spec"]["validations"].as_array().map_or(0, Vec::len)),
+                json!(param_kind),
+                age(),
+            ]
+        }
+        Some(Builtin::ValidatingAdmissionPolicyBinding) => {
+            // As kubectl's printer: a name without a namespace may be cluster-scoped,
+            // which the binding alone cannot tell, so it shows `*/`.
+            let r = &obj["spec"]["paramRef"];
+            let param_ref = match (r["name"].as_str(), r["namespace"].as_str()) {
+                _ if !r.is_object() => "<unset>".to_string(),
+                (Some(n), Some(ns)) if !n.is_empty() && !ns.is_empty() => format!("{ns}/{n}"),
+                (Some(n), _) if !n.is_empty() => format!("*/{n}"),
+                _ if r["selector"].is_object() => crate::admission::selector_string(&r["selector"]),
+                _ => "<invalid>".to_string(),
+            };
+            vec![name, json!(obj["spec"]["policyName"].as_str().unwrap_or_default()), json!(param_ref), age()]
         }
         _ => vec![name, obj["metadata"]["creationTimestamp"].clone()],
     }

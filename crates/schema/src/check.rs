@@ -30,6 +30,8 @@ struct Checker<'n, 's> {
     program: &'s Program,
     this: Ty<'n>,
     old_self: Ty<'n>,
+    /// Variables of another environment (admission policies), all of unknown type.
+    declared: &'s [&'s str],
     errors: Vec<(u32, String)>,
 }
 
@@ -43,24 +45,36 @@ pub(crate) fn check(
     optional_old_self: bool,
 ) -> String {
     let this = Ty::Node(node, resource_root || node.embedded);
-    let mut checker = Checker {
+    let checker = Checker {
         program,
         this,
         old_self: if optional_old_self { Ty::Dyn } else { this },
+        declared: &[],
         errors: Vec::new(),
     };
-    let mut scope = Vec::new();
-    checker.expr(program.expression(), &mut scope);
-    checker.errors.sort_by_key(|(offset, _)| *offset);
-    checker
-        .errors
-        .iter()
-        .map(|(offset, msg)| display_error(source, *offset as usize, msg))
-        .collect::<Vec<_>>()
-        .join("\n")
+    checker.run(source)
+}
+
+/// Checks `program` (compiled from `source`) in an environment whose variables are
+/// `declared` and of unknown type: only unknown identifiers and constant regexes are
+/// errors. The errors as [`check`] formats them.
+pub(crate) fn check_declared(program: &Program, source: &str, declared: &[&str]) -> String {
+    let checker = Checker { program, this: Ty::Dyn, old_self: Ty::Dyn, declared, errors: Vec::new() };
+    checker.run(source)
 }
 
 impl<'n> Checker<'n, '_> {
+    fn run(mut self, source: &str) -> String {
+        let mut scope = Vec::new();
+        self.expr(self.program.expression(), &mut scope);
+        self.errors.sort_by_key(|(offset, _)| *offset);
+        self.errors
+            .iter()
+            .map(|(offset, msg)| display_error(source, *offset as usize, msg))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     fn error(&mut self, e: &IdedExpr, msg: String) {
         let offset = self.program.source_info().offset_for(e.id).map_or(0, |(start, _)| start);
         self.errors.push((offset, msg));
@@ -73,8 +87,9 @@ impl<'n> Checker<'n, '_> {
                     return *ty;
                 }
                 match name.as_str() {
-                    "self" => self.this,
-                    "oldSelf" => self.old_self,
+                    n if self.declared.contains(&n) => Ty::Dyn,
+                    "self" if self.declared.is_empty() => self.this,
+                    "oldSelf" if self.declared.is_empty() => self.old_self,
                     n if n.starts_with('@') || GLOBALS.contains(&n) => Ty::Dyn,
                     n => {
                         self.error(e, format!("undeclared reference to '{n}' (in container '')"));
@@ -92,6 +107,7 @@ impl<'n> Checker<'n, '_> {
                     call.target.as_deref(),
                     Some(IdedExpr { expr: Expr::Ident(ns), .. })
                         if !scope.iter().any(|(n, _)| n == ns) && ns != "self" && ns != "oldSelf"
+                            && !self.declared.contains(&ns.as_str())
                 );
                 let target = match &call.target {
                     Some(t) if !namespaced => Some(self.expr(t, scope)),

@@ -29,6 +29,8 @@ impl CelEnv {
         let _ = env.add_extension(cel::extensions::strings);
         let _ = env.add_extension(cel::extensions::lists);
         let _ = env.add_extension(extensions::kubernetes);
+        // Admission policies' `authorizer`; CRD rules have no value to call it on.
+        let _ = env.add_extension(crate::authz::library);
         let timestamp = env.compile("timestamp(s)").expect("static CEL program");
         let duration = env.compile("duration(s)").expect("static CEL program");
         CelEnv { env: Arc::new(env), timestamp, duration }

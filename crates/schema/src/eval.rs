@@ -117,7 +117,7 @@ fn message_expression(program: &Program, ctx: &Context<'_, '_>) -> Option<String
 }
 
 /// A runtime error worded as cel-go words it.
-fn runtime_error(e: &ExecutionError) -> String {
+pub(crate) fn runtime_error(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
         ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),

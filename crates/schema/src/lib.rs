@@ -9,6 +9,7 @@
 //! users compare them with what a real cluster says.
 #![forbid(unsafe_code)]
 
+mod authz;
 mod celpass;
 mod celval;
 mod check;
@@ -19,6 +20,7 @@ mod embedded;
 mod env;
 mod error;
 mod eval;
+pub mod expression;
 mod extensions;
 mod format;
 mod gofmt;
