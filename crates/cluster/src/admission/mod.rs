@@ -284,10 +284,10 @@ fn refusal(a: &Attributes<'_>, d: Denial) -> ApiError {
         Some("RequestEntityTooLarge") => ("RequestEntityTooLarge", 413),
         _ => ("Invalid", 422),
     };
-    err.reason = reason;
+    err.reason = reason.to_string();
     err.code = code;
     if let Some(details) = err.details.as_mut() {
-        details["causes"] = json!([{"message": message}]);
+        details.causes = vec![crate::status::Cause::new("", "", message)];
     }
     err
 }
