@@ -8,6 +8,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::authn::{self, User};
 use crate::cluster::{Cluster, Origin, WriteOptions, now_rfc3339};
@@ -46,18 +47,22 @@ async fn handle(State(api): State<Arc<Api>>, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let span = tracing::info_span!("kube_api", %method, path = %path, user = tracing::field::Empty, status = tracing::field::Empty);
-    let _enter = span.enter();
-    let response = match dispatch(&api, req, &span).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
+    // Instrumented, not entered: a guard held across `.await` would leave the span
+    // entered on whatever task the worker thread polls next.
+    let served = async {
+        let response = match dispatch(&api, req, &span).await {
+            Ok(r) => r,
+            Err(e) => e.into_response(),
+        };
+        span.record("status", response.status().as_u16());
+        if response.status().is_server_error() {
+            tracing::warn!("request failed");
+        } else {
+            tracing::debug!("request served");
+        }
+        response
     };
-    span.record("status", response.status().as_u16());
-    if response.status().is_server_error() {
-        tracing::warn!("request failed");
-    } else {
-        tracing::debug!("request served");
-    }
-    response
+    served.instrument(span.clone()).await
 }
 
 fn json_response(code: StatusCode, v: &Value) -> Response {
