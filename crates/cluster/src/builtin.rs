@@ -4,6 +4,7 @@
 use base64::Engine;
 use serde_json::Value;
 
+use crate::fields;
 use crate::resource::{Builtin, ResourceType};
 use crate::status::Cause;
 
@@ -33,13 +34,31 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
             }
         }
         Builtin::Secret => {
+            let types = fields::expect_all(
+                obj,
+                &[(&["data"], "object"), (&["stringData"], "object"), (&["type"], "string")],
+            );
+            if !types.is_empty() {
+                return types;
+            }
             // stringData is write-only: it lands in data, base64-encoded.
-            if let Some(string_data) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-                && let Some(map) = string_data.as_object()
+            if let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
             {
-                for (k, v) in map {
-                    let text = v.as_str().unwrap_or_default();
-                    obj["data"][k] = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
+                match fields::object_at(obj, &["data"]) {
+                    Ok(data) => {
+                        for (k, v) in string_data {
+                            match v.as_str() {
+                                Some(text) => {
+                                    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                                    data.insert(k, Value::String(encoded));
+                                }
+                                None => {
+                                    causes.push(fields::wrong_type(&format!("stringData[{k}]"), &v, "string"))
+                                }
+                            }
+                        }
+                    }
+                    Err(cause) => causes.push(cause),
                 }
             }
             if let Some(map) = obj["data"].as_object() {
@@ -56,8 +75,10 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
                     }
                 }
             }
-            if obj["type"].is_null() {
-                obj["type"] = Value::String("Opaque".into());
+            if obj["type"].is_null()
+                && let Err(cause) = fields::set(obj, &["type"], Value::String("Opaque".into()))
+            {
+                causes.push(cause);
             }
             if let Some(old) = old
                 && old["type"] != obj["type"]
@@ -66,6 +87,11 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
             }
         }
         Builtin::Service => {
+            let mut types = fields::expect_all(obj, &[(&["spec"], "object"), (&["spec", "ports"], "array")]);
+            types.extend(fields::expect_elements(obj, &["spec", "ports"], "object"));
+            if !types.is_empty() {
+                return types;
+            }
             if let Some(ports) = obj["spec"]["ports"].as_array() {
                 for (i, p) in ports.iter().enumerate() {
                     let port = p["port"].as_i64().unwrap_or(0);
@@ -78,11 +104,21 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
                     }
                 }
             }
-            if obj["spec"]["type"].is_null() {
-                obj["spec"]["type"] = Value::String("ClusterIP".into());
+            match fields::object_at(obj, &["spec"]) {
+                Ok(spec) if spec.get("type").is_none_or(Value::is_null) => {
+                    spec.insert("type".into(), Value::String("ClusterIP".into()));
+                }
+                Ok(_) => {}
+                Err(cause) => causes.push(cause),
             }
         }
         Builtin::Role | Builtin::ClusterRole => {
+            let mut types =
+                fields::expect_all(obj, &[(&["rules"], "array"), (&["aggregationRule"], "object")]);
+            types.extend(fields::expect_elements(obj, &["rules"], "object"));
+            if !types.is_empty() {
+                return types;
+            }
             if let Some(rules) = obj["rules"].as_array() {
                 for (i, r) in rules.iter().enumerate() {
                     if r["verbs"].as_array().is_none_or(Vec::is_empty) {
@@ -96,6 +132,11 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
             }
         }
         Builtin::RoleBinding | Builtin::ClusterRoleBinding => {
+            let mut types = fields::expect_all(obj, &[(&["roleRef"], "object"), (&["subjects"], "array")]);
+            types.extend(fields::expect_elements(obj, &["subjects"], "object"));
+            if !types.is_empty() {
+                return types;
+            }
             let role_ref = &obj["roleRef"];
             if role_ref["name"].as_str().is_none_or(str::is_empty) {
                 causes.push(Cause::new("FieldValueRequired", "roleRef.name", "Required value"));
@@ -120,6 +161,26 @@ pub fn validate(rt: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Vec<
                     "Invalid value: cannot change roleRef",
                 ));
             }
+        }
+        Builtin::Namespace => {
+            causes.extend(fields::expect_all(obj, &[(&["spec"], "object"), (&["status"], "object")]));
+        }
+        Builtin::ServiceAccount => {
+            causes.extend(fields::expect_all(
+                obj,
+                &[(&["secrets"], "array"), (&["imagePullSecrets"], "array")],
+            ));
+        }
+        Builtin::Event => {
+            causes
+                .extend(fields::expect_all(obj, &[(&["involvedObject"], "object"), (&["source"], "object")]));
+        }
+        Builtin::CustomResourceDefinition => {
+            causes.extend(fields::expect_all(
+                obj,
+                &[(&["spec"], "object"), (&["spec", "names"], "object"), (&["spec", "versions"], "array")],
+            ));
+            causes.extend(fields::expect_elements(obj, &["spec", "versions"], "object"));
         }
         _ => {}
     }

@@ -9,6 +9,7 @@ use tokio::sync::broadcast;
 
 use crate::admission;
 use crate::authn::User;
+use crate::fields;
 use crate::object;
 use crate::query::ListQuery;
 use crate::resource::{self, Builtin, Registry, ResourceType, StorageKey};
@@ -589,6 +590,20 @@ pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
     v
 }
 
+/// The types of the metadata fields every kind reads.
+const METADATA_TYPES: &[(&[&str], &str)] = &[
+    (&["metadata"], "object"),
+    (&["metadata", "name"], "string"),
+    (&["metadata", "generateName"], "string"),
+    (&["metadata", "namespace"], "string"),
+    (&["metadata", "resourceVersion"], "string"),
+    (&["metadata", "uid"], "string"),
+    (&["metadata", "labels"], "object"),
+    (&["metadata", "annotations"], "object"),
+    (&["metadata", "finalizers"], "array"),
+    (&["metadata", "ownerReferences"], "array"),
+];
+
 /// Checks apiVersion/kind/namespace of a body against the endpoint and fills them in.
 fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Result<Value, ApiError> {
     let Value::Object(_) = body else {
@@ -613,17 +628,17 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
         }
         _ => obj["kind"] = Value::String(rt.kind.clone()),
     }
-    if obj.get("metadata").is_none_or(Value::is_null) {
-        obj["metadata"] = json!({});
+    // Every later step reads and writes metadata by these types: a body that breaks
+    // them is refused here, before anything is touched.
+    let mut causes = fields::expect_all(&obj, METADATA_TYPES);
+    causes.extend(fields::expect_elements(&obj, &["metadata", "finalizers"], "string"));
+    causes.extend(fields::expect_elements(&obj, &["metadata", "ownerReferences"], "object"));
+    if !causes.is_empty() {
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
     }
-    if !obj["metadata"].is_object() {
-        return Err(ApiError::bad_request("metadata must be an object"));
-    }
-    for field in ["name", "generateName", "namespace", "resourceVersion", "uid"] {
-        if !obj["metadata"][field].is_null() && !obj["metadata"][field].is_string() {
-            return Err(ApiError::bad_request(format!("metadata.{field} must be a string")));
-        }
-    }
+    fields::object_at(&mut obj, &["metadata"])
+        .map_err(|c| ApiError::invalid(&rt.kind, &rt.group, "", vec![c]))?;
     if rt.namespaced {
         match obj["metadata"]["namespace"].as_str() {
             Some(n) if !n.is_empty() && n != ns => {

@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod cluster;
 pub mod controller;
 pub mod discovery;
+pub mod fields;
 pub mod fixtures;
 pub mod kubeconfig;
 pub mod object;
