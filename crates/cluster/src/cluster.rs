@@ -337,12 +337,9 @@ impl Cluster {
         let finished = obj["metadata"]["deletionTimestamp"].is_string()
             && obj["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
         if finished {
-            let rv = state.store.next_rv();
+            // The last finalizer went: the object goes as a delete would take it.
             let ns = object::namespace(old).to_string();
-            if let Some(change) = state.store.remove(&rt.storage_key(), &ns, &name, rv) {
-                let _ = self.changes.send(change);
-                self.changed.send_modify(|n| *n += 1);
-            }
+            self.remove(state, &rt.storage_key(), &ns, &name);
             return Ok(at_version(&obj, rt));
         }
         let committed = self.commit(state, rt, obj)?;
@@ -433,13 +430,9 @@ impl Cluster {
     }
 
     fn after_change(&self, state: &mut State, rt: &ResourceType) {
-        match rt.builtin {
-            Some(Builtin::CustomResourceDefinition) => {
-                state.registry = Arc::new(rebuild_registry(&state.store))
-            }
-            Some(b) if b.is_rbac() => state.policy = Arc::new(rebuild_policy(&state.store)),
-            _ => {}
-        }
+        let mut derived = Derived::default();
+        derived.touch(&rt.storage_key());
+        self.settle(state, derived);
     }
 
     /// Deletes an object (or marks it, while finalizers remain).
@@ -484,54 +477,73 @@ impl Cluster {
             let committed = self.commit(&mut state, rt, marked)?;
             return Ok(at_version(&committed, rt));
         }
-        let rv = state.store.next_rv();
-        let change = state
-            .store
-            .remove(&key, ns, name, rv)
+        let gone = self
+            .remove(&mut state, &key, ns, name)
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-        let gone = Arc::clone(&change.object);
-        let _ = self.changes.send(change);
-        match rt.builtin {
-            Some(Builtin::Namespace) => self.delete_namespace_contents(&mut state, name),
-            Some(Builtin::CustomResourceDefinition) => self.delete_crd_objects(&mut state, &old),
-            _ => {}
-        }
-        self.after_change(&mut state, rt);
-        self.changed.send_modify(|n| *n += 1);
         Ok(at_version(&gone, rt))
     }
 
-    fn remove_all(&self, state: &mut State, key: &StorageKey, ns: &str) {
-        let keys: Vec<(String, String)> = state.store.iter(key, ns).map(|(k, _)| k.clone()).collect();
-        for (o_ns, o_name) in keys {
-            let rv = state.store.next_rv();
-            if let Some(change) = state.store.remove(key, &o_ns, &o_name, rv) {
-                let _ = self.changes.send(change);
-            }
-        }
+    /// The one way an object leaves the store, whatever removed it (a delete,
+    /// its last finalizer going, a namespace's or CRD's deletion): announced,
+    /// its cascade run (a Namespace's contents, a CRD's objects), and derived
+    /// state (served kinds, RBAC policy) rebuilt once at the end.
+    fn remove(&self, state: &mut State, key: &StorageKey, ns: &str, name: &str) -> Option<Arc<Value>> {
+        let mut derived = Derived::default();
+        let gone = self.remove_one(state, key, ns, name, &mut derived)?;
+        self.settle(state, derived);
+        self.changed.send_modify(|n| *n += 1);
+        Some(gone)
     }
 
-    fn delete_namespace_contents(&self, state: &mut State, ns: &str) {
-        let namespaced: Vec<StorageKey> =
-            state.registry.all().iter().filter(|t| t.namespaced).map(|t| t.storage_key()).collect();
-        let mut rbac_touched = false;
-        for key in namespaced {
-            if state.store.iter(&key, ns).next().is_some() {
-                rbac_touched |= key.group == "rbac.authorization.k8s.io";
-                self.remove_all(state, &key, ns);
-            }
+    fn remove_one(
+        &self,
+        state: &mut State,
+        key: &StorageKey,
+        ns: &str,
+        name: &str,
+        derived: &mut Derived,
+    ) -> Option<Arc<Value>> {
+        let rv = state.store.next_rv();
+        let change = state.store.remove(key, ns, name, rv)?;
+        let gone = Arc::clone(&change.object);
+        let _ = self.changes.send(change);
+        derived.touch(key);
+        let cascade: Vec<(StorageKey, String, String)> = if *key == namespaces_key() {
+            let namespaced: Vec<StorageKey> =
+                state.registry.all().iter().filter(|t| t.namespaced).map(|t| t.storage_key()).collect();
+            namespaced
+                .into_iter()
+                .flat_map(|k| {
+                    let names: Vec<_> =
+                        state.store.iter(&k, name).map(|((n, o), _)| (n.clone(), o.clone())).collect();
+                    names.into_iter().map(move |(n, o)| (k.clone(), n, o))
+                })
+                .collect()
+        } else if *key == crds_key() {
+            let objects = StorageKey {
+                group: gone["spec"]["group"].as_str().unwrap_or_default().into(),
+                resource: gone["spec"]["names"]["plural"].as_str().unwrap_or_default().into(),
+            };
+            let names: Vec<_> =
+                state.store.iter(&objects, "").map(|((n, o), _)| (n.clone(), o.clone())).collect();
+            names.into_iter().map(|(n, o)| (objects.clone(), n, o)).collect()
+        } else {
+            Vec::new()
+        };
+        for (k, n, o) in cascade {
+            self.remove_one(state, &k, &n, &o, derived);
         }
-        if rbac_touched {
+        Some(gone)
+    }
+
+    /// Rebuilds what the changed kinds feed.
+    fn settle(&self, state: &mut State, derived: Derived) {
+        if derived.registry {
+            state.registry = Arc::new(rebuild_registry(&state.store));
+        }
+        if derived.policy {
             state.policy = Arc::new(rebuild_policy(&state.store));
         }
-    }
-
-    fn delete_crd_objects(&self, state: &mut State, crd: &Value) {
-        let key = StorageKey {
-            group: crd["spec"]["group"].as_str().unwrap_or_default().into(),
-            resource: crd["spec"]["names"]["plural"].as_str().unwrap_or_default().into(),
-        };
-        self.remove_all(state, &key, "");
     }
 
     /// Deletes every matching object; answers the list of what was deleted.
@@ -578,6 +590,26 @@ pub struct ListPage {
 
 fn namespaces_key() -> StorageKey {
     StorageKey { group: String::new(), resource: "namespaces".into() }
+}
+
+fn crds_key() -> StorageKey {
+    StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() }
+}
+
+/// Derived state a change makes stale.
+#[derive(Default)]
+struct Derived {
+    /// Served kinds: a CRD changed.
+    registry: bool,
+    /// The RBAC policy: a role or binding changed.
+    policy: bool,
+}
+
+impl Derived {
+    fn touch(&mut self, key: &StorageKey) {
+        self.registry |= *key == crds_key();
+        self.policy |= key.group == "rbac.authorization.k8s.io";
+    }
 }
 
 /// The object as read at `rt`'s version (CRD versions convert by renaming only).
@@ -726,9 +758,7 @@ fn crd_status(crd: &Value) -> Value {
 /// Built-in kinds plus every version of every stored CRD.
 pub fn rebuild_registry(store: &Store) -> Registry {
     let mut types = resource::builtins();
-    let crds =
-        StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() };
-    for (_, crd) in store.iter(&crds, "") {
+    for (_, crd) in store.iter(&crds_key(), "") {
         match resource::from_crd(crd) {
             Ok(list) => types.extend(list),
             Err(errors) => tracing::warn!(crd = object::name(crd), ?errors, "stored CRD cannot be served"),
