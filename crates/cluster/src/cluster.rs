@@ -12,9 +12,10 @@ use crate::authn::User;
 use crate::fields;
 use crate::object;
 use crate::query::ListQuery;
-use crate::resource::{self, Builtin, Registry, ResourceType, StorageKey};
+use crate::resource::{self, Registry, ResourceType, StorageKey};
 use crate::status::{ApiError, Cause};
 use crate::store::{Change, EventType, Store};
+use crate::strategy::{self, Derived};
 
 /// Where a write comes from: the API (checked) or the server itself (fixtures,
 /// snapshots, the mock controller), which may set status and timestamps.
@@ -175,9 +176,7 @@ impl Cluster {
                     "resourceVersion should not be set on objects to be created",
                 ));
             }
-            if rt.status_subresource && rt.crd.is_some() {
-                obj.as_object_mut().map(|m| m.remove("status"));
-            }
+            strategy::for_type(rt).prepare_for_create(rt, &mut obj);
         }
         let mut state = self.write();
         if obj["metadata"]["name"].as_str().unwrap_or_default().is_empty()
@@ -202,7 +201,7 @@ impl Cluster {
             .as_object_mut()
             .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
         meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-        if rt.crd.is_some() {
+        if strategy::for_type(rt).tracks_generation() {
             meta.insert("generation".into(), json!(1));
         }
         if opts.dry_run {
@@ -299,31 +298,13 @@ impl Cluster {
                 }
             }
         }
-        if rt.status_subresource && opts.origin == Origin::Api {
-            if status {
-                // A status write changes the status only.
-                let new_status = obj.get("status").cloned();
-                obj = (**old).clone();
-                match new_status {
-                    Some(s) => obj["status"] = s,
-                    None => {
-                        obj.as_object_mut().map(|m| m.remove("status"));
-                    }
-                }
-            } else {
-                match old.get("status") {
-                    Some(s) => obj["status"] = s.clone(),
-                    None => {
-                        obj.as_object_mut().map(|m| m.remove("status"));
-                    }
-                }
-            }
-        } else if status && opts.origin == Origin::Api {
-            return Err(ApiError::no_route());
+        let strategy = strategy::for_type(rt);
+        if opts.origin == Origin::Api {
+            strategy.prepare_for_update(rt, &mut obj, old, status)?;
         }
         let old_at = at_version(old, rt);
         self.check_new(state, rt, &mut obj, Some(&old_at), user, opts)?;
-        if rt.crd.is_some() && spec_changed(old, &obj) {
+        if strategy.tracks_generation() && spec_changed(old, &obj) {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
             obj["metadata"]["generation"] = json!(generation);
         }
@@ -357,45 +338,17 @@ impl Cluster {
         opts: WriteOptions,
     ) -> Result<(), ApiError> {
         let name = object::name(obj).to_string();
-        let rule = match rt.builtin {
-            Some(Builtin::Namespace | Builtin::Service) => object::NameRule::Label,
-            Some(b) if b.is_rbac() => object::NameRule::PathSegment,
-            _ => object::NameRule::Subdomain,
-        };
-        let mut causes = object::check_name(&name, rule);
-        if old.is_some() {
-            causes.clear();
-        }
+        let strategy = strategy::for_type(rt);
+        // A name is checked when it is chosen; an update cannot change it.
+        let mut causes =
+            if old.is_some() { Vec::new() } else { object::check_name(&name, strategy.name_rule()) };
         causes.extend(object::check_labels_and_annotations(&obj["metadata"]));
-        if let Some(crd) = &rt.crd
-            && let Some(validator) = &crd.validator
-        {
-            let pruned = validator.prune(obj);
-            if opts.strict && !pruned.is_empty() {
-                let fields: Vec<String> = pruned.iter().map(|f| format!("unknown field \"{f}\"")).collect();
-                return Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))));
-            }
-            validator.apply_defaults(obj);
-            for e in validator.validate(obj, old) {
-                causes.push(Cause::new(e.reason(), &e.field, e.message_without_field()));
-            }
+        causes.extend(strategy.validate(rt, obj, old, opts.strict)?);
+        if causes.is_empty() {
+            causes = strategy.validate_servable(obj);
         }
-        causes.extend(crate::builtin::validate(rt, obj, old));
         if !causes.is_empty() {
             return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
-        }
-        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
-            resource::from_crd(obj).map_err(|errors| {
-                ApiError::invalid(
-                    &rt.kind,
-                    &rt.group,
-                    &name,
-                    errors
-                        .into_iter()
-                        .map(|e| Cause::new("FieldValueInvalid", &e.field, e.message))
-                        .collect(),
-                )
-            })?;
         }
         if opts.origin == Origin::Api {
             admission::admit(&state.policy, rt, obj, old, user)?;
@@ -407,32 +360,17 @@ impl Cluster {
     /// (served kinds, RBAC policy) in step.
     fn commit(&self, state: &mut State, rt: &ResourceType, mut obj: Value) -> Result<Arc<Value>, ApiError> {
         let key = rt.storage_key();
-        if let Some(storage) = state.registry.storage_type(&key)
-            && rt.crd.is_some()
-        {
-            obj["apiVersion"] = Value::String(storage.api_version());
-        }
-        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
-            obj["status"] = crd_status(&obj);
-        }
-        if rt.builtin == Some(Builtin::Namespace) && obj["status"]["phase"].is_null() {
-            obj["status"] = json!({"phase": "Active"});
-        }
+        let strategy = strategy::for_type(rt);
+        strategy.canonicalize(rt, &state.registry, &mut obj);
         let rv = state.store.next_rv();
         obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
         obj["metadata"].as_object_mut().map(|m| m.remove("managedFields"));
         let change = state.store.put(&key, rv, obj);
         let stored = Arc::clone(&change.object);
         let _ = self.changes.send(change);
-        self.after_change(state, rt);
+        self.settle(state, strategy.after_change());
         self.changed.send_modify(|n| *n += 1);
         Ok(stored)
-    }
-
-    fn after_change(&self, state: &mut State, rt: &ResourceType) {
-        let mut derived = Derived::default();
-        derived.touch(&rt.storage_key());
-        self.settle(state, derived);
     }
 
     /// Deletes an object (or marks it, while finalizers remain).
@@ -507,29 +445,9 @@ impl Cluster {
         let change = state.store.remove(key, ns, name, rv)?;
         let gone = Arc::clone(&change.object);
         let _ = self.changes.send(change);
-        derived.touch(key);
-        let cascade: Vec<(StorageKey, String, String)> = if *key == namespaces_key() {
-            let namespaced: Vec<StorageKey> =
-                state.registry.all().iter().filter(|t| t.namespaced).map(|t| t.storage_key()).collect();
-            namespaced
-                .into_iter()
-                .flat_map(|k| {
-                    let names: Vec<_> =
-                        state.store.iter(&k, name).map(|((n, o), _)| (n.clone(), o.clone())).collect();
-                    names.into_iter().map(move |(n, o)| (k.clone(), n, o))
-                })
-                .collect()
-        } else if *key == crds_key() {
-            let objects = StorageKey {
-                group: gone["spec"]["group"].as_str().unwrap_or_default().into(),
-                resource: gone["spec"]["names"]["plural"].as_str().unwrap_or_default().into(),
-            };
-            let names: Vec<_> =
-                state.store.iter(&objects, "").map(|((n, o), _)| (n.clone(), o.clone())).collect();
-            names.into_iter().map(|(n, o)| (objects.clone(), n, o)).collect()
-        } else {
-            Vec::new()
-        };
+        let strategy = strategy::for_key(key);
+        derived.merge(strategy.after_change());
+        let cascade = strategy.dependents(&state.store, &state.registry, &gone);
         for (k, n, o) in cascade {
             self.remove_one(state, &k, &n, &o, derived);
         }
@@ -594,22 +512,6 @@ fn namespaces_key() -> StorageKey {
 
 fn crds_key() -> StorageKey {
     StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() }
-}
-
-/// Derived state a change makes stale.
-#[derive(Default)]
-struct Derived {
-    /// Served kinds: a CRD changed.
-    registry: bool,
-    /// The RBAC policy: a role or binding changed.
-    policy: bool,
-}
-
-impl Derived {
-    fn touch(&mut self, key: &StorageKey) {
-        self.registry |= *key == crds_key();
-        self.policy |= key.group == "rbac.authorization.k8s.io";
-    }
 }
 
 /// The object as read at `rt`'s version (CRD versions convert by renaming only).
@@ -738,21 +640,6 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
         v
     };
     strip(old) != strip(new)
-}
-
-fn crd_status(crd: &Value) -> Value {
-    let now = now_rfc3339();
-    json!({
-        "acceptedNames": crd["spec"]["names"],
-        "storedVersions": crd["spec"]["versions"].as_array().map(|vs| vs.iter()
-            .filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect::<Vec<_>>()),
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-             "message": "no conflicts found", "lastTransitionTime": now},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted", "lastTransitionTime": now},
-        ],
-    })
 }
 
 /// Built-in kinds plus every version of every stored CRD.

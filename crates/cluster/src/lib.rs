@@ -8,7 +8,6 @@
 pub mod admission;
 pub mod api;
 pub mod authn;
-pub mod builtin;
 pub mod cluster;
 pub mod controller;
 pub mod discovery;
@@ -28,6 +27,7 @@ pub mod serve;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod strategy;
 pub mod table;
 pub mod tls;
 pub mod tokens;
