@@ -182,9 +182,8 @@ impl Cluster {
         if obj["metadata"]["name"].as_str().unwrap_or_default().is_empty()
             && let Some(prefix) = obj["metadata"]["generateName"].as_str().map(String::from)
         {
-            obj["metadata"]["name"] = Value::String(generate_name(&prefix, |n| {
-                state.store.get(&rt.storage_key(), ns, n).is_some()
-            }));
+            let generated = generate_name(&prefix, |n| state.store.get(&rt.storage_key(), ns, n).is_some());
+            metadata_mut(rt, &mut obj)?.insert("name".into(), Value::String(generated));
         }
         let name = object::name(&obj).to_string();
         if rt.namespaced && state.store.get(&namespaces_key(), "", ns).is_none() {
@@ -195,17 +194,16 @@ impl Cluster {
         }
         self.check_new(&state, rt, &mut obj, None, user, opts)?;
         if opts.origin == Origin::Api || obj["metadata"]["creationTimestamp"].as_str().is_none() {
-            obj["metadata"]["creationTimestamp"] = Value::String(now_rfc3339());
+            metadata_mut(rt, &mut obj)?.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
         }
-        let meta = obj["metadata"]
-            .as_object_mut()
-            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        let meta = metadata_mut(rt, &mut obj)?;
         meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
         if strategy::for_type(rt).tracks_generation() {
             meta.insert("generation".into(), json!(1));
         }
         if opts.dry_run {
-            obj["metadata"]["resourceVersion"] = Value::String(state.store.resource_version().to_string());
+            let rv = Value::String(state.store.resource_version().to_string());
+            metadata_mut(rt, &mut obj)?.insert("resourceVersion".into(), rv);
             return Ok(at_version(&obj, rt));
         }
         let committed = self.commit(&mut state, rt, obj)?;
@@ -290,13 +288,12 @@ impl Cluster {
             return Err(ApiError::conflict(&rt.group, &rt.plural, &name));
         }
         // The server owns these: whatever the body says, they stay.
+        let meta = metadata_mut(rt, &mut obj)?;
         for owned in ["uid", "creationTimestamp", "generation", "deletionTimestamp", "namespace"] {
             match old["metadata"].get(owned) {
-                Some(v) => obj["metadata"][owned] = v.clone(),
-                None => {
-                    obj["metadata"].as_object_mut().map(|m| m.remove(owned));
-                }
-            }
+                Some(v) => meta.insert(owned.into(), v.clone()),
+                None => meta.remove(owned),
+            };
         }
         let strategy = strategy::for_type(rt);
         if opts.origin == Origin::Api {
@@ -306,7 +303,7 @@ impl Cluster {
         self.check_new(state, rt, &mut obj, Some(&old_at), user, opts)?;
         if strategy.tracks_generation() && spec_changed(old, &obj) {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
-            obj["metadata"]["generation"] = json!(generation);
+            metadata_mut(rt, &mut obj)?.insert("generation".into(), json!(generation));
         }
         if strip_volatile(&obj) == strip_volatile(old) {
             // Nothing changed: no new resourceVersion, no event (as the apiserver).
@@ -363,8 +360,9 @@ impl Cluster {
         let strategy = strategy::for_type(rt);
         strategy.canonicalize(rt, &state.registry, &mut obj);
         let rv = state.store.next_rv();
-        obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
-        obj["metadata"].as_object_mut().map(|m| m.remove("managedFields"));
+        let meta = metadata_mut(rt, &mut obj)?;
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        meta.remove("managedFields");
         let change = state.store.put(&key, rv, obj);
         let stored = Arc::clone(&change.object);
         let _ = self.changes.send(change);
@@ -410,8 +408,9 @@ impl Cluster {
                 return Ok(at_version(&old, rt));
             }
             let mut marked = (*old).clone();
-            marked["metadata"]["deletionTimestamp"] = Value::String(now_rfc3339());
-            marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let meta = metadata_mut(rt, &mut marked)?;
+            meta.insert("deletionTimestamp".into(), Value::String(now_rfc3339()));
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
             let committed = self.commit(&mut state, rt, marked)?;
             return Ok(at_version(&committed, rt));
         }
@@ -524,6 +523,13 @@ pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
     v
 }
 
+/// An object's metadata, for writing. A body's was checked by [`prepare_body`];
+/// a stored one may come from a snapshot that was never validated.
+fn metadata_mut<'a>(rt: &ResourceType, obj: &'a mut Value) -> Result<&'a mut fields::Object, ApiError> {
+    let name = object::name(obj).to_string();
+    fields::object_at(obj, &["metadata"]).map_err(|c| ApiError::invalid(&rt.kind, &rt.group, &name, vec![c]))
+}
+
 /// The types of the metadata fields every kind reads.
 const METADATA_TYPES: &[(&[&str], &str)] = &[
     (&["metadata"], "object"),
@@ -571,19 +577,18 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
         let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
         return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
     }
-    fields::object_at(&mut obj, &["metadata"])
-        .map_err(|c| ApiError::invalid(&rt.kind, &rt.group, "", vec![c]))?;
+    let meta = metadata_mut(rt, &mut obj)?;
     if rt.namespaced {
-        match obj["metadata"]["namespace"].as_str() {
+        match meta.get("namespace").and_then(Value::as_str) {
             Some(n) if !n.is_empty() && n != ns => {
                 return Err(ApiError::bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request",
                 ));
             }
-            _ => obj["metadata"]["namespace"] = Value::String(ns.to_string()),
-        }
+            _ => meta.insert("namespace".into(), Value::String(ns.to_string())),
+        };
     } else {
-        obj["metadata"].as_object_mut().map(|m| m.remove("namespace"));
+        meta.remove("namespace");
     }
     if creating
         && object::name(&obj).is_empty()
