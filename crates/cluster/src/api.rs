@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use crate::authn::{self, User};
 use crate::cluster::{Cluster, Origin, WriteOptions, now_rfc3339};
-use crate::path::{self, NonResource, ResourcePath, Target};
+use crate::path::{self, NonResource, ResourcePath, Route};
 use crate::proxy::ServiceBackends;
 use crate::query::ListQuery;
 use crate::resource::{Builtin, ResourceType};
@@ -20,6 +20,7 @@ use crate::status::{self, ApiError};
 use crate::table::{self, IncludeObject};
 use crate::tokens::TokenIssuer;
 use crate::{discovery, openapi, patch, reviews, watch};
+use fundament_kube_core::RequestInfo;
 
 /// Bodies larger than this are refused (as kube-apiserver's 3 MiB limit).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -102,45 +103,48 @@ async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Respo
     let user = authn::authenticate(&api.cluster, &api.issuer, &api.admin_token, &parts.headers, now_unix())?;
     let user = authn::impersonate(&api.cluster, user, &parts.headers)?;
     span.record("user", user.name.as_str());
-    let target = path::parse(parts.uri.path()).map_err(|e| match e {
-        path::PathError::NotFound => ApiError::no_route(),
-        path::PathError::BadSegment => {
-            ApiError::bad_request("invalid path: empty, '.' or '..' segments and encoded '/' are not allowed")
-        }
-    })?;
     let query = fundament_kube_core::Query::parse(parts.uri.query().unwrap_or_default());
-    match target {
-        Target::NonResource(nr) => non_resource(api, &user, &parts.method, parts.uri.path(), nr),
-        Target::Resource(p) => {
-            let rt = resolve(api, &p, &parts.method)?;
+    let route = path::route(&parts.method, parts.uri.path(), &query).map_err(|e| match e {
+        path::RouteError::NotFound => ApiError::no_route(),
+        path::RouteError::BadSegment => ApiError::bad_request(e.to_string()),
+    })?;
+    match route {
+        Route::NonResource(nr) => non_resource(api, &user, &parts.method, parts.uri.path(), nr),
+        Route::Resource(r) => {
+            if r.verb().is_empty() {
+                return Err(ApiError::method_not_allowed());
+            }
+            let rt = resolve(api, &r.path, &parts.method)?;
             let q = ListQuery::parse(&query)?;
-            let verb = path::verb(&parts.method, &p, q.watch);
-            authorize(api, &user, verb, &p)?;
+            authorize(api, &user, &r.info)?;
             let body = read_body(body, &parts.method).await?;
-            resource(api, &user, &rt, &p, verb, &q, &query, &parts.headers, body, parts.method).await
+            resource(api, &user, &rt, &r.path, r.verb(), &q, &query, &parts.headers, body, parts.method).await
         }
     }
 }
 
-fn authorize(api: &Api, user: &User, verb: &str, p: &ResourcePath) -> Result<(), ApiError> {
-    // A request on a namespace itself is in that namespace, for RoleBindings there.
-    let namespace = if p.resource == "namespaces" && p.group.is_empty() && p.namespace.is_empty() {
-        p.name.as_str()
-    } else {
-        p.namespace.as_str()
-    };
+/// RBAC on the request as kube-apiserver reads it ([`RequestInfo`]).
+fn authorize(api: &Api, user: &User, info: &RequestInfo) -> Result<(), ApiError> {
     let attrs = fundament_rbac::Attributes::Resource {
-        verb,
-        api_group: &p.group,
-        resource: &p.resource,
-        subresource: &p.subresource,
-        name: &p.name,
-        namespace,
+        verb: &info.verb,
+        api_group: &info.group,
+        resource: &info.resource,
+        subresource: &info.subresource,
+        name: &info.name,
+        namespace: &info.namespace,
     };
     if reviews::decide(&api.cluster.policy(), user, &attrs).allowed {
         return Ok(());
     }
-    Err(ApiError::forbidden(&user.name, verb, &p.group, &p.resource, &p.subresource, &p.name, &p.namespace))
+    Err(ApiError::forbidden(
+        &user.name,
+        &info.verb,
+        &info.group,
+        &info.resource,
+        &info.subresource,
+        &info.name,
+        &info.namespace,
+    ))
 }
 
 fn non_resource(

@@ -9,11 +9,13 @@ use tokio::sync::broadcast;
 
 use crate::admission;
 use crate::authn::User;
+use crate::fields;
 use crate::object;
 use crate::query::ListQuery;
-use crate::resource::{self, Builtin, Registry, ResourceType, StorageKey};
+use crate::resource::{self, Registry, ResourceType, StorageKey};
 use crate::status::{ApiError, Cause};
 use crate::store::{Change, EventType, Store};
+use crate::strategy::{self, Derived};
 
 /// Where a write comes from: the API (checked) or the server itself (fixtures,
 /// snapshots, the mock controller), which may set status and timestamps.
@@ -174,17 +176,14 @@ impl Cluster {
                     "resourceVersion should not be set on objects to be created",
                 ));
             }
-            if rt.status_subresource && rt.crd.is_some() {
-                obj.as_object_mut().map(|m| m.remove("status"));
-            }
+            strategy::for_type(rt).prepare_for_create(rt, &mut obj);
         }
         let mut state = self.write();
         if obj["metadata"]["name"].as_str().unwrap_or_default().is_empty()
             && let Some(prefix) = obj["metadata"]["generateName"].as_str().map(String::from)
         {
-            obj["metadata"]["name"] = Value::String(generate_name(&prefix, |n| {
-                state.store.get(&rt.storage_key(), ns, n).is_some()
-            }));
+            let generated = generate_name(&prefix, |n| state.store.get(&rt.storage_key(), ns, n).is_some());
+            metadata_mut(rt, &mut obj)?.insert("name".into(), Value::String(generated));
         }
         let name = object::name(&obj).to_string();
         if rt.namespaced && state.store.get(&namespaces_key(), "", ns).is_none() {
@@ -195,17 +194,16 @@ impl Cluster {
         }
         self.check_new(&state, rt, &mut obj, None, "", user, opts)?;
         if opts.origin == Origin::Api || obj["metadata"]["creationTimestamp"].as_str().is_none() {
-            obj["metadata"]["creationTimestamp"] = Value::String(now_rfc3339());
+            metadata_mut(rt, &mut obj)?.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
         }
-        let meta = obj["metadata"]
-            .as_object_mut()
-            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        let meta = metadata_mut(rt, &mut obj)?;
         meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-        if rt.crd.is_some() {
+        if strategy::for_type(rt).tracks_generation() {
             meta.insert("generation".into(), json!(1));
         }
         if opts.dry_run {
-            obj["metadata"]["resourceVersion"] = Value::String(state.store.resource_version().to_string());
+            let rv = Value::String(state.store.resource_version().to_string());
+            metadata_mut(rt, &mut obj)?.insert("resourceVersion".into(), rv);
             return Ok(at_version(&obj, rt));
         }
         let committed = self.commit(&mut state, rt, obj)?;
@@ -290,41 +288,22 @@ impl Cluster {
             return Err(ApiError::conflict(&rt.group, &rt.plural, &name));
         }
         // The server owns these: whatever the body says, they stay.
+        let meta = metadata_mut(rt, &mut obj)?;
         for owned in ["uid", "creationTimestamp", "generation", "deletionTimestamp", "namespace"] {
             match old["metadata"].get(owned) {
-                Some(v) => obj["metadata"][owned] = v.clone(),
-                None => {
-                    obj["metadata"].as_object_mut().map(|m| m.remove(owned));
-                }
-            }
+                Some(v) => meta.insert(owned.into(), v.clone()),
+                None => meta.remove(owned),
+            };
         }
-        if rt.status_subresource && opts.origin == Origin::Api {
-            if status {
-                // A status write changes the status only.
-                let new_status = obj.get("status").cloned();
-                obj = (**old).clone();
-                match new_status {
-                    Some(s) => obj["status"] = s,
-                    None => {
-                        obj.as_object_mut().map(|m| m.remove("status"));
-                    }
-                }
-            } else {
-                match old.get("status") {
-                    Some(s) => obj["status"] = s.clone(),
-                    None => {
-                        obj.as_object_mut().map(|m| m.remove("status"));
-                    }
-                }
-            }
-        } else if status && opts.origin == Origin::Api {
-            return Err(ApiError::no_route());
+        let strategy = strategy::for_type(rt);
+        if opts.origin == Origin::Api {
+            strategy.prepare_for_update(rt, &mut obj, old, status)?;
         }
         let old_at = at_version(old, rt);
         self.check_new(state, rt, &mut obj, Some(&old_at), if status { "status" } else { "" }, user, opts)?;
-        if rt.crd.is_some() && spec_changed(old, &obj) {
+        if strategy.tracks_generation() && spec_changed(old, &obj) {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1) + 1;
-            obj["metadata"]["generation"] = json!(generation);
+            metadata_mut(rt, &mut obj)?.insert("generation".into(), json!(generation));
         }
         if strip_volatile(&obj) == strip_volatile(old) {
             // Nothing changed: no new resourceVersion, no event (as the apiserver).
@@ -336,12 +315,9 @@ impl Cluster {
         let finished = obj["metadata"]["deletionTimestamp"].is_string()
             && obj["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
         if finished {
-            let rv = state.store.next_rv();
+            // The last finalizer went: the object goes as a delete would take it.
             let ns = object::namespace(old).to_string();
-            if let Some(change) = state.store.remove(&rt.storage_key(), &ns, &name, rv) {
-                let _ = self.changes.send(change);
-                self.changed.send_modify(|n| *n += 1);
-            }
+            self.remove(state, &rt.storage_key(), &ns, &name);
             return Ok(at_version(&obj, rt));
         }
         let committed = self.commit(state, rt, obj)?;
@@ -361,45 +337,17 @@ impl Cluster {
         opts: WriteOptions,
     ) -> Result<(), ApiError> {
         let name = object::name(obj).to_string();
-        let rule = match rt.builtin {
-            Some(Builtin::Namespace | Builtin::Service) => object::NameRule::Label,
-            Some(b) if b.is_rbac() => object::NameRule::PathSegment,
-            _ => object::NameRule::Subdomain,
-        };
-        let mut causes = object::check_name(&name, rule);
-        if old.is_some() {
-            causes.clear();
-        }
+        let strategy = strategy::for_type(rt);
+        // A name is checked when it is chosen; an update cannot change it.
+        let mut causes =
+            if old.is_some() { Vec::new() } else { object::check_name(&name, strategy.name_rule()) };
         causes.extend(object::check_labels_and_annotations(&obj["metadata"]));
-        if let Some(crd) = &rt.crd
-            && let Some(validator) = &crd.validator
-        {
-            let pruned = validator.prune(obj);
-            if opts.strict && !pruned.is_empty() {
-                let fields: Vec<String> = pruned.iter().map(|f| format!("unknown field \"{f}\"")).collect();
-                return Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))));
-            }
-            validator.apply_defaults(obj);
-            for e in validator.validate(obj, old) {
-                causes.push(Cause::new(e.reason(), &e.field, e.message_without_field()));
-            }
+        causes.extend(strategy.validate(rt, obj, old, opts.strict)?);
+        if causes.is_empty() {
+            causes = strategy.validate_servable(obj);
         }
-        causes.extend(crate::builtin::validate(rt, obj, old));
         if !causes.is_empty() {
             return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
-        }
-        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
-            resource::from_crd(obj).map_err(|errors| {
-                ApiError::invalid(
-                    &rt.kind,
-                    &rt.group,
-                    &name,
-                    errors
-                        .into_iter()
-                        .map(|e| Cause::new("FieldValueInvalid", &e.field, e.message))
-                        .collect(),
-                )
-            })?;
         }
         if opts.origin == Origin::Api {
             admission::admit(
@@ -414,36 +362,18 @@ impl Cluster {
     /// (served kinds, RBAC policy) in step.
     fn commit(&self, state: &mut State, rt: &ResourceType, mut obj: Value) -> Result<Arc<Value>, ApiError> {
         let key = rt.storage_key();
-        if let Some(storage) = state.registry.storage_type(&key)
-            && rt.crd.is_some()
-        {
-            obj["apiVersion"] = Value::String(storage.api_version());
-        }
-        if rt.builtin == Some(Builtin::CustomResourceDefinition) {
-            obj["status"] = crd_status(&obj);
-        }
-        if rt.builtin == Some(Builtin::Namespace) && obj["status"]["phase"].is_null() {
-            obj["status"] = json!({"phase": "Active"});
-        }
+        let strategy = strategy::for_type(rt);
+        strategy.canonicalize(rt, &state.registry, &mut obj);
         let rv = state.store.next_rv();
-        obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
-        obj["metadata"].as_object_mut().map(|m| m.remove("managedFields"));
+        let meta = metadata_mut(rt, &mut obj)?;
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        meta.remove("managedFields");
         let change = state.store.put(&key, rv, obj);
         let stored = Arc::clone(&change.object);
         let _ = self.changes.send(change);
-        self.after_change(state, rt);
+        self.settle(state, strategy.after_change());
         self.changed.send_modify(|n| *n += 1);
         Ok(stored)
-    }
-
-    fn after_change(&self, state: &mut State, rt: &ResourceType) {
-        match rt.builtin {
-            Some(Builtin::CustomResourceDefinition) => {
-                state.registry = Arc::new(rebuild_registry(&state.store))
-            }
-            Some(b) if b.is_rbac() => state.policy = Arc::new(rebuild_policy(&state.store)),
-            _ => {}
-        }
     }
 
     /// Deletes an object (or marks it, while finalizers remain).
@@ -485,59 +415,59 @@ impl Cluster {
                 return Ok(at_version(&old, rt));
             }
             let mut marked = (*old).clone();
-            marked["metadata"]["deletionTimestamp"] = Value::String(now_rfc3339());
-            marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let meta = metadata_mut(rt, &mut marked)?;
+            meta.insert("deletionTimestamp".into(), Value::String(now_rfc3339()));
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
             let committed = self.commit(&mut state, rt, marked)?;
             return Ok(at_version(&committed, rt));
         }
-        let rv = state.store.next_rv();
-        let change = state
-            .store
-            .remove(&key, ns, name, rv)
+        let gone = self
+            .remove(&mut state, &key, ns, name)
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-        let gone = Arc::clone(&change.object);
-        let _ = self.changes.send(change);
-        match rt.builtin {
-            Some(Builtin::Namespace) => self.delete_namespace_contents(&mut state, name),
-            Some(Builtin::CustomResourceDefinition) => self.delete_crd_objects(&mut state, &old),
-            _ => {}
-        }
-        self.after_change(&mut state, rt);
-        self.changed.send_modify(|n| *n += 1);
         Ok(at_version(&gone, rt))
     }
 
-    fn remove_all(&self, state: &mut State, key: &StorageKey, ns: &str) {
-        let keys: Vec<(String, String)> = state.store.iter(key, ns).map(|(k, _)| k.clone()).collect();
-        for (o_ns, o_name) in keys {
-            let rv = state.store.next_rv();
-            if let Some(change) = state.store.remove(key, &o_ns, &o_name, rv) {
-                let _ = self.changes.send(change);
-            }
-        }
+    /// The one way an object leaves the store, whatever removed it (a delete,
+    /// its last finalizer going, a namespace's or CRD's deletion): announced,
+    /// its cascade run (a Namespace's contents, a CRD's objects), and derived
+    /// state (served kinds, RBAC policy) rebuilt once at the end.
+    fn remove(&self, state: &mut State, key: &StorageKey, ns: &str, name: &str) -> Option<Arc<Value>> {
+        let mut derived = Derived::default();
+        let gone = self.remove_one(state, key, ns, name, &mut derived)?;
+        self.settle(state, derived);
+        self.changed.send_modify(|n| *n += 1);
+        Some(gone)
     }
 
-    fn delete_namespace_contents(&self, state: &mut State, ns: &str) {
-        let namespaced: Vec<StorageKey> =
-            state.registry.all().iter().filter(|t| t.namespaced).map(|t| t.storage_key()).collect();
-        let mut rbac_touched = false;
-        for key in namespaced {
-            if state.store.iter(&key, ns).next().is_some() {
-                rbac_touched |= key.group == "rbac.authorization.k8s.io";
-                self.remove_all(state, &key, ns);
-            }
+    fn remove_one(
+        &self,
+        state: &mut State,
+        key: &StorageKey,
+        ns: &str,
+        name: &str,
+        derived: &mut Derived,
+    ) -> Option<Arc<Value>> {
+        let rv = state.store.next_rv();
+        let change = state.store.remove(key, ns, name, rv)?;
+        let gone = Arc::clone(&change.object);
+        let _ = self.changes.send(change);
+        let strategy = strategy::for_key(key);
+        derived.merge(strategy.after_change());
+        let cascade = strategy.dependents(&state.store, &state.registry, &gone);
+        for (k, n, o) in cascade {
+            self.remove_one(state, &k, &n, &o, derived);
         }
-        if rbac_touched {
+        Some(gone)
+    }
+
+    /// Rebuilds what the changed kinds feed.
+    fn settle(&self, state: &mut State, derived: Derived) {
+        if derived.registry {
+            state.registry = Arc::new(rebuild_registry(&state.store));
+        }
+        if derived.policy {
             state.policy = Arc::new(rebuild_policy(&state.store));
         }
-    }
-
-    fn delete_crd_objects(&self, state: &mut State, crd: &Value) {
-        let key = StorageKey {
-            group: crd["spec"]["group"].as_str().unwrap_or_default().into(),
-            resource: crd["spec"]["names"]["plural"].as_str().unwrap_or_default().into(),
-        };
-        self.remove_all(state, &key, "");
     }
 
     /// Deletes every matching object; answers the list of what was deleted.
@@ -586,6 +516,10 @@ fn namespaces_key() -> StorageKey {
     StorageKey { group: String::new(), resource: "namespaces".into() }
 }
 
+fn crds_key() -> StorageKey {
+    StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() }
+}
+
 /// The object as read at `rt`'s version (CRD versions convert by renaming only).
 pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
     let mut v = obj.clone();
@@ -595,6 +529,27 @@ pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
     }
     v
 }
+
+/// An object's metadata, for writing. A body's was checked by [`prepare_body`];
+/// a stored one may come from a snapshot that was never validated.
+fn metadata_mut<'a>(rt: &ResourceType, obj: &'a mut Value) -> Result<&'a mut fields::Object, ApiError> {
+    let name = object::name(obj).to_string();
+    fields::object_at(obj, &["metadata"]).map_err(|c| ApiError::invalid(&rt.kind, &rt.group, &name, vec![c]))
+}
+
+/// The types of the metadata fields every kind reads.
+const METADATA_TYPES: &[(&[&str], &str)] = &[
+    (&["metadata"], "object"),
+    (&["metadata", "name"], "string"),
+    (&["metadata", "generateName"], "string"),
+    (&["metadata", "namespace"], "string"),
+    (&["metadata", "resourceVersion"], "string"),
+    (&["metadata", "uid"], "string"),
+    (&["metadata", "labels"], "object"),
+    (&["metadata", "annotations"], "object"),
+    (&["metadata", "finalizers"], "array"),
+    (&["metadata", "ownerReferences"], "array"),
+];
 
 /// Checks apiVersion/kind/namespace of a body against the endpoint and fills them in.
 fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Result<Value, ApiError> {
@@ -620,28 +575,27 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
         }
         _ => obj["kind"] = Value::String(rt.kind.clone()),
     }
-    if obj.get("metadata").is_none_or(Value::is_null) {
-        obj["metadata"] = json!({});
+    // Every later step reads and writes metadata by these types: a body that breaks
+    // them is refused here, before anything is touched.
+    let mut causes = fields::expect_all(&obj, METADATA_TYPES);
+    causes.extend(fields::expect_elements(&obj, &["metadata", "finalizers"], "string"));
+    causes.extend(fields::expect_elements(&obj, &["metadata", "ownerReferences"], "object"));
+    if !causes.is_empty() {
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
     }
-    if !obj["metadata"].is_object() {
-        return Err(ApiError::bad_request("metadata must be an object"));
-    }
-    for field in ["name", "generateName", "namespace", "resourceVersion", "uid"] {
-        if !obj["metadata"][field].is_null() && !obj["metadata"][field].is_string() {
-            return Err(ApiError::bad_request(format!("metadata.{field} must be a string")));
-        }
-    }
+    let meta = metadata_mut(rt, &mut obj)?;
     if rt.namespaced {
-        match obj["metadata"]["namespace"].as_str() {
+        match meta.get("namespace").and_then(Value::as_str) {
             Some(n) if !n.is_empty() && n != ns => {
                 return Err(ApiError::bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request",
                 ));
             }
-            _ => obj["metadata"]["namespace"] = Value::String(ns.to_string()),
-        }
+            _ => meta.insert("namespace".into(), Value::String(ns.to_string())),
+        };
     } else {
-        obj["metadata"].as_object_mut().map(|m| m.remove("namespace"));
+        meta.remove("namespace");
     }
     if creating
         && object::name(&obj).is_empty()
@@ -700,27 +654,10 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
     strip(old) != strip(new)
 }
 
-fn crd_status(crd: &Value) -> Value {
-    let now = now_rfc3339();
-    json!({
-        "acceptedNames": crd["spec"]["names"],
-        "storedVersions": crd["spec"]["versions"].as_array().map(|vs| vs.iter()
-            .filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect::<Vec<_>>()),
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-             "message": "no conflicts found", "lastTransitionTime": now},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted", "lastTransitionTime": now},
-        ],
-    })
-}
-
 /// Built-in kinds plus every version of every stored CRD.
 pub fn rebuild_registry(store: &Store) -> Registry {
     let mut types = resource::builtins();
-    let crds =
-        StorageKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into() };
-    for (_, crd) in store.iter(&crds, "") {
+    for (_, crd) in store.iter(&crds_key(), "") {
         match resource::from_crd(crd) {
             Ok(list) => types.extend(list),
             Err(errors) => tracing::warn!(crd = object::name(crd), ?errors, "stored CRD cannot be served"),

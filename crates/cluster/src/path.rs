@@ -1,17 +1,14 @@
-//! The request path, read as kube-apiserver's RequestInfo reads it: which API,
-//! group, version, namespace, resource, name and subresource a URL names, and
-//! which verb the method and query make of it.
+//! Where a request goes: resource requests as kube-core's RequestInfo reads them
+//! (kube-apiserver's RequestInfoFactory), and the non-resource paths this
+//! server serves (version, health, discovery, OpenAPI).
 
 use std::fmt;
 
-/// What a request path addresses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// `/version`, `/healthz`, `/openapi/v2`, discovery roots…: not a resource.
-    NonResource(NonResource),
-    Resource(ResourcePath),
-}
+use fundament_kube_core::request::encode_segment;
+use fundament_kube_core::{Query, RequestInfo, RequestInfoError};
+use http::Method;
 
+/// `/version`, `/healthz`, `/openapi/v2`, discovery roots…: not a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NonResource {
     Version,
@@ -50,11 +47,12 @@ pub struct ResourcePath {
     pub rest: String,
 }
 
+/// A request that no route serves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
+pub enum RouteError {
     #[error("the server could not find the requested resource")]
     NotFound,
-    #[error("invalid path segment")]
+    #[error("invalid path: empty, '.' or '..' segments, encoded '/' and control characters are not allowed")]
     BadSegment,
 }
 
@@ -64,187 +62,173 @@ impl fmt::Display for ResourcePath {
     }
 }
 
-/// Reads a request path (without its query). Segments are percent-decoded;
-/// empty, `.` and `..` segments and control characters are refused, so no
-/// name can ever address something else than what it says.
-pub fn parse(path: &str) -> Result<Target, PathError> {
-    let trimmed = path.strip_prefix('/').ok_or(PathError::NotFound)?;
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    if trimmed.is_empty() {
-        return Ok(Target::NonResource(NonResource::Other));
-    }
-    let raw: Vec<&str> = trimmed.split('/').collect();
-    let mut parts = Vec::with_capacity(raw.len());
-    for (i, segment) in raw.iter().enumerate() {
-        // After `proxy` the rest is the backend's path: kept raw, checked there.
-        if i > 0 && raw[i - 1] == "proxy" && is_proxy_prefix(&parts) {
-            break;
-        }
-        parts.push(decode_segment(segment)?);
-    }
-    let parts_ref: Vec<&str> = parts.iter().map(String::as_str).collect();
-    match parts_ref.as_slice() {
-        ["version"] => Ok(Target::NonResource(NonResource::Version)),
-        ["healthz" | "livez" | "readyz", ..] => Ok(Target::NonResource(NonResource::Health)),
-        ["api"] => Ok(Target::NonResource(NonResource::CoreVersions)),
-        ["apis"] => Ok(Target::NonResource(NonResource::Groups)),
-        ["apis", group] => Ok(Target::NonResource(NonResource::Group(group.to_string()))),
-        ["api", version] => Ok(Target::NonResource(NonResource::GroupVersion {
-            group: String::new(),
-            version: version.to_string(),
-        })),
-        ["apis", group, version] => Ok(Target::NonResource(NonResource::GroupVersion {
-            group: group.to_string(),
-            version: version.to_string(),
-        })),
-        ["openapi", "v2"] => Ok(Target::NonResource(NonResource::OpenApiV2)),
-        ["openapi", "v3"] => Ok(Target::NonResource(NonResource::OpenApiV3Root)),
-        ["openapi", "v3", "api", version] => Ok(Target::NonResource(NonResource::OpenApiV3 {
-            group: String::new(),
-            version: version.to_string(),
-        })),
-        ["openapi", "v3", "apis", group, version] => Ok(Target::NonResource(NonResource::OpenApiV3 {
-            group: group.to_string(),
-            version: version.to_string(),
-        })),
-        ["api", version, rest @ ..] => resource_path("", version, rest, &raw, 2),
-        ["apis", group, version, rest @ ..] => resource_path(group, version, rest, &raw, 3),
-        _ => Ok(Target::NonResource(NonResource::Other)),
+/// Where a request goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    NonResource(NonResource),
+    Resource(Box<ResourceRoute>),
+}
+
+/// A resource request: what RBAC judges and what is served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRoute {
+    /// The request as kube-apiserver reads it: RBAC judges its verb,
+    /// namespace (a Namespace's own name for requests on it) and name (also
+    /// the one a `metadata.name` field selector pins a list or watch to).
+    pub info: RequestInfo,
+    /// The object or collection served (a Namespace has no namespace here).
+    pub path: ResourcePath,
+}
+
+impl ResourceRoute {
+    pub fn verb(&self) -> &str {
+        &self.info.verb
     }
 }
 
-fn is_proxy_prefix(parts: &[String]) -> bool {
-    // `…/services/<name>/proxy` or `…/pods/<name>/proxy`: the resource name sits two back.
-    let n = parts.len();
-    n >= 3 && parts[n - 1] == "proxy" && matches!(parts[n - 3].as_str(), "services" | "pods" | "nodes")
+/// Routes a request by [`RequestInfo`], the reading every part of the
+/// console shares (the gateway judges requests by it): decoded segments,
+/// decoded query keys, the first of repeated parameters, `watch`'s boolean
+/// rule. `raw_path` is the still percent-encoded path, without its query.
+pub fn route(method: &Method, raw_path: &str, query: &Query) -> Result<Route, RouteError> {
+    let info = RequestInfo::parse(method, raw_path, query).map_err(|e| match e {
+        RequestInfoError::BadSegment => RouteError::BadSegment,
+        RequestInfoError::NoResource => RouteError::NotFound,
+    })?;
+    if !info.is_resource_request {
+        return Ok(Route::NonResource(non_resource(&info.segments)));
+    }
+    // The legacy `/watch/` and `/proxy/` path prefixes are not served: kubectl and
+    // client libraries use `?watch=true` and the `proxy` subresource.
+    let after_version = info.segments.get(if info.api_prefix == "api" { 2 } else { 3 });
+    if after_version.is_some_and(|s| s == "watch" || s == "proxy") {
+        return Err(RouteError::NotFound);
+    }
+    let parts = &info.parts;
+    let proxy = info.subresource == "proxy";
+    if parts.len() > 3 && !proxy {
+        return Err(RouteError::NotFound);
+    }
+    let is_namespace = info.group.is_empty() && info.resource == "namespaces";
+    let mut path = ResourcePath {
+        group: info.group.clone(),
+        version: info.version.clone(),
+        // A Namespace is cluster-scoped: RequestInfo's namespace of a request on
+        // it is the Namespace itself, for RBAC; the object has none.
+        namespace: if is_namespace { String::new() } else { info.namespace.clone() },
+        resource: info.resource.clone(),
+        name: parts.get(1).cloned().unwrap_or_default(),
+        subresource: info.subresource.clone(),
+        rest: String::new(),
+    };
+    if proxy {
+        let mut rest: String = parts[3..].iter().map(|s| format!("/{}", encode_segment(s))).collect();
+        // The backend's directories keep their trailing `/`.
+        if rest.is_empty() || raw_path.ends_with('/') {
+            rest.push('/');
+        }
+        path.rest = rest;
+    }
+    Ok(Route::Resource(Box::new(ResourceRoute { info, path })))
 }
 
-fn resource_path(
-    group: &str,
-    version: &str,
-    rest: &[&str],
-    raw: &[&str],
-    prefix_len: usize,
-) -> Result<Target, PathError> {
-    let mut p = ResourcePath { group: group.to_string(), version: version.to_string(), ..Default::default() };
-    let mut rest = rest;
-    // The legacy `/watch/` prefix is not served: kubectl and client libraries use `?watch=true`.
-    if rest.first() == Some(&"namespaces") && rest.len() >= 3 {
-        p.namespace = rest[1].to_string();
-        rest = &rest[2..];
-    }
-    match rest {
-        [resource] => p.resource = resource.to_string(),
-        [resource, name] => {
-            p.resource = resource.to_string();
-            p.name = name.to_string();
+fn non_resource(segments: &[String]) -> NonResource {
+    let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match parts.as_slice() {
+        ["version"] => NonResource::Version,
+        ["healthz" | "livez" | "readyz", ..] => NonResource::Health,
+        ["api"] => NonResource::CoreVersions,
+        ["apis"] => NonResource::Groups,
+        ["apis", group] => NonResource::Group(group.to_string()),
+        ["api", version] => NonResource::GroupVersion { group: String::new(), version: version.to_string() },
+        ["apis", group, version] => {
+            NonResource::GroupVersion { group: group.to_string(), version: version.to_string() }
         }
-        [resource, name, sub, ..] => {
-            p.resource = resource.to_string();
-            p.name = name.to_string();
-            p.subresource = sub.to_string();
-            if *sub == "proxy" {
-                let consumed = prefix_len + (if p.namespace.is_empty() { 0 } else { 2 }) + 3;
-                let tail: Vec<&str> = raw.iter().skip(consumed).copied().collect();
-                p.rest = format!("/{}", tail.join("/"));
-                if raw.len() <= consumed {
-                    p.rest = "/".to_string();
-                }
-            } else if rest.len() > 3 {
-                return Err(PathError::NotFound);
-            }
+        ["openapi", "v2"] => NonResource::OpenApiV2,
+        ["openapi", "v3"] => NonResource::OpenApiV3Root,
+        ["openapi", "v3", "api", version] => {
+            NonResource::OpenApiV3 { group: String::new(), version: version.to_string() }
         }
-        _ => return Err(PathError::NotFound),
-    }
-    Ok(Target::Resource(p))
-}
-
-/// One segment, decoded by the rules every reader of a request shares (kube-core).
-fn decode_segment(segment: &str) -> Result<String, PathError> {
-    fundament_kube_core::request::decode_segment(segment).map_err(|_| PathError::BadSegment)
-}
-
-/// The verb a request means, as RBAC sees it.
-pub fn verb(method: &http::Method, p: &ResourcePath, watch: bool) -> &'static str {
-    use http::Method;
-    if p.subresource == "proxy" {
-        return match *method {
-            Method::GET | Method::HEAD => "get",
-            Method::POST => "create",
-            Method::PUT => "update",
-            Method::PATCH => "patch",
-            Method::DELETE => "delete",
-            _ => "get",
-        };
-    }
-    match *method {
-        Method::GET | Method::HEAD if p.name.is_empty() => {
-            if watch {
-                "watch"
-            } else {
-                "list"
-            }
+        ["openapi", "v3", "apis", group, version] => {
+            NonResource::OpenApiV3 { group: group.to_string(), version: version.to_string() }
         }
-        // A named GET is a get whatever `watch` says, as kube-apiserver reads it: a single
-        // object is watched through its collection with a `metadata.name` field selector.
-        Method::GET | Method::HEAD => "get",
-        Method::POST => "create",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE if p.name.is_empty() => "deletecollection",
-        Method::DELETE => "delete",
-        _ => "unknown",
+        _ => NonResource::Other,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
-    fn res(path: &str) -> ResourcePath {
-        match parse(path) {
-            Ok(Target::Resource(p)) => p,
+    fn res(method: Method, path: &str, query: &str) -> ResourceRoute {
+        match route(&method, path, &Query::parse(query)) {
+            Ok(Route::Resource(r)) => *r,
             other => panic!("{path}: {other:?}"),
         }
     }
 
+    fn get(path: &str) -> ResourcePath {
+        res(Method::GET, path, "").path
+    }
+
     #[test]
     fn reads_core_and_group_paths() {
-        let p = res("/api/v1/namespaces/default/configmaps/x");
+        let p = get("/api/v1/namespaces/default/configmaps/x");
         assert_eq!(
             (p.group.as_str(), p.namespace.as_str(), p.resource.as_str(), p.name.as_str()),
             ("", "default", "configmaps", "x")
         );
-        let p = res("/apis/cert-manager.io/v1/certificates");
+        let p = get("/apis/cert-manager.io/v1/certificates");
         assert_eq!(
             (p.group.as_str(), p.version.as_str(), p.resource.as_str()),
             ("cert-manager.io", "v1", "certificates")
         );
-        let p = res("/api/v1/namespaces/default");
+        let r = res(Method::GET, "/api/v1/namespaces/default", "");
         assert_eq!(
-            (p.resource.as_str(), p.name.as_str(), p.namespace.as_str()),
+            (r.path.resource.as_str(), r.path.name.as_str(), r.path.namespace.as_str()),
             ("namespaces", "default", "")
         );
-        let p = res("/api/v1/namespaces/n/serviceaccounts/sa/token");
+        assert_eq!(r.info.namespace, "default", "RBAC sees a Namespace in itself");
+        let p = get("/api/v1/namespaces/n/serviceaccounts/sa/token");
         assert_eq!((p.name.as_str(), p.subresource.as_str()), ("sa", "token"));
-        let p = res("/apis/x.io/v1/namespaces/n/things/a/status");
+        let p = get("/apis/x.io/v1/namespaces/n/things/a/status");
         assert_eq!(p.subresource, "status");
     }
 
     #[test]
-    fn keeps_the_proxy_tail_raw() {
-        let p = res("/api/v1/namespaces/plugin-x/services/plugin-x:8080/proxy/console/a%2Fb.html");
-        assert_eq!(
-            (p.name.as_str(), p.subresource.as_str(), p.rest.as_str()),
-            ("plugin-x:8080", "proxy", "/console/a%2Fb.html")
-        );
-        let p = res("/api/v1/namespaces/n/services/s/proxy");
-        assert_eq!(p.rest, "/");
+    fn namespace_status_and_finalize_are_subresources_of_the_namespace() {
+        for sub in ["status", "finalize"] {
+            let r = res(Method::PUT, &format!("/api/v1/namespaces/team/{sub}"), "");
+            assert_eq!(
+                (r.verb(), r.path.resource.as_str(), r.path.name.as_str(), r.path.subresource.as_str()),
+                ("update", "namespaces", "team", sub)
+            );
+            assert_eq!(r.path.namespace, "");
+        }
     }
 
     #[test]
-    fn refuses_traversal_and_empty_segments() {
+    fn proxy_tails_are_decoded_checked_and_encoded_again() {
+        let p = get("/api/v1/namespaces/plugin-x/services/plugin-x:8080/proxy/console/a%20b.html");
+        assert_eq!(
+            (p.name.as_str(), p.subresource.as_str(), p.rest.as_str()),
+            ("plugin-x:8080", "proxy", "/console/a%20b.html")
+        );
+        assert_eq!(get("/api/v1/namespaces/n/services/s/proxy").rest, "/");
+        assert_eq!(get("/api/v1/namespaces/n/services/s/proxy/").rest, "/");
+        assert_eq!(get("/api/v1/namespaces/n/services/s/proxy/dir/").rest, "/dir/");
+        assert_eq!(get("/api/v1/namespaces/n/services/s/proxy/%61").rest, "/a");
+        for bad in [
+            "/api/v1/namespaces/n/services/s/proxy/a%2Fb",
+            "/api/v1/namespaces/n/services/s/proxy/../x",
+            "/api/v1/namespaces/n/services/s/proxy/a//b",
+        ] {
+            assert_eq!(route(&Method::GET, bad, &Query::default()), Err(RouteError::BadSegment), "{bad}");
+        }
+    }
+
+    #[test]
+    fn refuses_traversal_empty_segments_and_unknown_shapes() {
         for bad in [
             "/api/v1/namespaces/../secrets",
             "/api/v1/namespaces/%2e%2e/secrets/x",
@@ -253,52 +237,51 @@ mod tests {
             "/api/v1/configmaps/%zz",
             "/api/v1/configmaps/%00",
         ] {
-            assert!(parse(bad).is_err(), "{bad}");
+            assert_eq!(route(&Method::GET, bad, &Query::default()), Err(RouteError::BadSegment), "{bad}");
         }
-        assert_eq!(parse("/api/v1/namespaces/n/configmaps/x/y/z"), Err(PathError::NotFound));
+        for missing in
+            ["/api/v1/namespaces/n/configmaps/x/y/z", "/api/v1/watch/namespaces/n/pods", "/api/v1/watch"]
+        {
+            assert_eq!(
+                route(&Method::GET, missing, &Query::default()),
+                Err(RouteError::NotFound),
+                "{missing}"
+            );
+        }
     }
 
     #[test]
     fn reads_discovery_and_openapi() {
+        let nr = |path: &str| route(&Method::GET, path, &Query::default()).unwrap();
         assert_eq!(
-            parse("/apis/cert-manager.io").unwrap(),
-            Target::NonResource(NonResource::Group("cert-manager.io".into()))
+            nr("/apis/cert-manager.io"),
+            Route::NonResource(NonResource::Group("cert-manager.io".into()))
         );
         assert_eq!(
-            parse("/openapi/v3/apis/cert-manager.io/v1").unwrap(),
-            Target::NonResource(NonResource::OpenApiV3 {
+            nr("/openapi/v3/apis/cert-manager.io/v1"),
+            Route::NonResource(NonResource::OpenApiV3 {
                 group: "cert-manager.io".into(),
                 version: "v1".into()
             })
         );
-        assert_eq!(parse("/version/").unwrap(), Target::NonResource(NonResource::Version));
+        assert_eq!(nr("/version/"), Route::NonResource(NonResource::Version));
+        assert_eq!(nr("/ver%73ion"), Route::NonResource(NonResource::Version));
+        assert_eq!(nr("/"), Route::NonResource(NonResource::Other));
     }
 
     #[test]
-    fn verbs_follow_method_name_and_watch() {
-        let list = res("/api/v1/configmaps");
-        let one = res("/api/v1/namespaces/n/configmaps/x");
-        assert_eq!(verb(&http::Method::GET, &list, false), "list");
-        assert_eq!(verb(&http::Method::GET, &list, true), "watch");
-        assert_eq!(verb(&http::Method::GET, &one, false), "get");
-        assert_eq!(verb(&http::Method::GET, &one, true), "get");
-        assert_eq!(verb(&http::Method::DELETE, &list, false), "deletecollection");
-        assert_eq!(verb(&http::Method::PATCH, &one, false), "patch");
-    }
-
-    proptest! {
-        #[test]
-        fn never_panics_and_never_yields_traversal(path in "(/[a-z0-9%.:_-]{0,12}){0,9}/?") {
-            if let Ok(Target::Resource(p)) = parse(&path) {
-                for s in [&p.group, &p.version, &p.namespace, &p.resource, &p.name, &p.subresource] {
-                    prop_assert!(s != "." && s != ".." && !s.contains('/'));
-                }
-            }
-        }
-
-        #[test]
-        fn never_panics_on_any_text(path in ".{0,64}") {
-            let _ = parse(&path);
-        }
+    fn verbs_follow_method_name_and_query() {
+        let verb = |m: Method, path: &str, q: &str| res(m, path, q).info.verb;
+        assert_eq!(verb(Method::GET, "/api/v1/configmaps", ""), "list");
+        assert_eq!(verb(Method::GET, "/api/v1/configmaps", "watch=true"), "watch");
+        assert_eq!(verb(Method::GET, "/api/v1/configmaps", "wat%63h=1"), "watch");
+        assert_eq!(verb(Method::GET, "/api/v1/configmaps", "watch=false&watch=true"), "list");
+        assert_eq!(verb(Method::GET, "/api/v1/namespaces/n/configmaps/x", "watch=1"), "get");
+        assert_eq!(verb(Method::DELETE, "/api/v1/namespaces/n/configmaps", ""), "deletecollection");
+        assert_eq!(verb(Method::PATCH, "/api/v1/namespaces/n/configmaps/x", ""), "patch");
+        assert_eq!(verb(Method::OPTIONS, "/api/v1/namespaces/n/configmaps/x", ""), "");
+        // A field selector on the name is the name RBAC judges; the list stays a list.
+        let r = res(Method::GET, "/api/v1/namespaces/n/configmaps", "fieldSelector=metadata.name%3Da");
+        assert_eq!((r.info.verb.as_str(), r.info.name.as_str(), r.path.name.as_str()), ("list", "a", ""));
     }
 }

@@ -38,6 +38,10 @@ pub fn answer(
     mut body: Value,
 ) -> Result<Value, ApiError> {
     let kind = rt.builtin.ok_or_else(ApiError::no_route)?;
+    // Every write below indexes into the body: it must be an object.
+    if !body.is_object() {
+        return Err(ApiError::bad_request("the body of the request must be an object"));
+    }
     body["apiVersion"] = json!(rt.api_version());
     body["kind"] = json!(rt.kind);
     if body["metadata"].is_null() {

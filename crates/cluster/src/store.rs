@@ -106,7 +106,11 @@ impl Store {
     pub fn remove(&mut self, key: &StorageKey, ns: &str, name: &str, rv: u64) -> Option<Arc<Change>> {
         let old = self.objects.get_mut(key)?.remove(&(ns.to_string(), name.to_string()))?;
         let mut gone = (*old).clone();
-        gone["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        // The deleted object is announced at the deletion's resourceVersion; one
+        // without metadata (restored from a hand-edited snapshot) has none to carry it.
+        if let Some(meta) = gone.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        }
         Some(self.record(Change {
             rv,
             key: key.clone(),

@@ -10,7 +10,7 @@
 
 use http::Method;
 
-use crate::query::{Query, escape_into};
+use crate::query::Query;
 
 /// Verbs that come from the path (`/api/v1/watch/…`, `/api/v1/proxy/…`).
 const SPECIAL_VERBS: &[&str] = &["proxy", "watch"];
@@ -138,23 +138,28 @@ impl RequestInfo {
         let mut out = String::new();
         for segment in &self.segments {
             out.push('/');
-            for b in segment.bytes() {
-                // Unreserved and the sub-delimiters, ':' and '@' stay; '%', '/', '?', '#'… are encoded.
-                if b.is_ascii_alphanumeric()
-                    || matches!(
-                        b,
-                        b'-' | b'.' | b'_' | b'~' | b':' | b'@' | b'!' | b'$' | b'\'' | b'(' | b')'
-                    )
-                    || matches!(b, b'*' | b'+' | b',' | b'=' | b'&' | b';')
-                {
-                    out.push(b as char);
-                } else {
-                    escape_into(&(b as char).to_string(), &mut out);
-                }
-            }
+            out.push_str(&encode_segment(segment));
         }
         if out.is_empty() { "/".to_string() } else { out }
     }
+}
+
+/// One decoded segment, percent-encoded so that [`decode_segment`] reads it
+/// back unchanged: unreserved characters, the sub-delimiters, ':' and '@'
+/// stay; '%', '/', '?', '#', spaces and the rest are encoded.
+pub fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b':' | b'@' | b'!' | b'$' | b'\'' | b'(' | b')')
+            || matches!(b, b'*' | b'+' | b',' | b'=' | b'&' | b';')
+        {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The value a field selector pins `metadata.name` to (`metadata.name=x` or
