@@ -5,21 +5,14 @@
 use serde_json::Value;
 
 use super::Strategy;
-use crate::resource::ResourceType;
-use crate::status::{ApiError, Cause};
+use crate::status::Cause;
 
 pub struct Policy;
 pub static POLICY: Policy = Policy;
 
 impl Strategy for Policy {
-    fn validate(
-        &self,
-        _rt: &ResourceType,
-        obj: &mut Value,
-        _old: Option<&Value>,
-        _strict: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(crate::admission::policy::validate_policy(obj))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        crate::admission::policy::validate_policy(obj)
     }
 }
 
@@ -27,13 +20,7 @@ pub struct Binding;
 pub static BINDING: Binding = Binding;
 
 impl Strategy for Binding {
-    fn validate(
-        &self,
-        _rt: &ResourceType,
-        obj: &mut Value,
-        _old: Option<&Value>,
-        _strict: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(crate::admission::policy::validate_binding(obj))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        crate::admission::policy::validate_binding(obj)
     }
 }

@@ -19,14 +19,8 @@ impl Strategy for Namespace {
         NameRule::Label
     }
 
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(fields::expect_all(obj, &[(&["spec"], "object"), (&["status"], "object")]))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        fields::expect_all(obj, &[(&["spec"], "object"), (&["status"], "object")])
     }
 
     fn canonicalize(&self, _: &ResourceType, _: &Registry, obj: &mut Value) {
@@ -160,14 +154,8 @@ impl Strategy for Service {
         NameRule::Label
     }
 
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(validate_service(obj))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        validate_service(obj)
     }
 }
 
@@ -204,14 +192,8 @@ pub struct ServiceAccount;
 pub static SERVICE_ACCOUNT: ServiceAccount = ServiceAccount;
 
 impl Strategy for ServiceAccount {
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(fields::expect_all(obj, &[(&["secrets"], "array"), (&["imagePullSecrets"], "array")]))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        fields::expect_all(obj, &[(&["secrets"], "array"), (&["imagePullSecrets"], "array")])
     }
 }
 
@@ -219,13 +201,7 @@ pub struct Event;
 pub static EVENT: Event = Event;
 
 impl Strategy for Event {
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(fields::expect_all(obj, &[(&["involvedObject"], "object"), (&["source"], "object")]))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        fields::expect_all(obj, &[(&["involvedObject"], "object"), (&["source"], "object")])
     }
 }

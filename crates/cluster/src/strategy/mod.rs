@@ -87,7 +87,8 @@ pub trait Strategy: Sync {
     }
 
     /// Validates and defaults (`old` on updates). Type errors are causes too:
-    /// nothing here may index into a field it has not checked.
+    /// nothing here may index into a field it has not checked. Kinds whose rules need only
+    /// the object implement [`Strategy::check`] instead.
     fn validate(
         &self,
         rt: &ResourceType,
@@ -95,8 +96,14 @@ pub trait Strategy: Sync {
         old: Option<&Value>,
         strict: bool,
     ) -> Result<Vec<Cause>, ApiError> {
-        let _ = (rt, obj, old, strict);
-        Ok(Vec::new())
+        let _ = (rt, old, strict);
+        Ok(self.check(obj))
+    }
+
+    /// The rules of a kind that judges the object alone.
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        let _ = obj;
+        Vec::new()
     }
 
     /// Checks that need an otherwise valid object (a CRD must be servable).

@@ -18,14 +18,8 @@ impl Strategy for Role {
         NameRule::PathSegment
     }
 
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(validate_role(obj))
+    fn check(&self, obj: &mut Value) -> Vec<Cause> {
+        validate_role(obj)
     }
 
     fn after_change(&self) -> Derived {
