@@ -11,17 +11,7 @@ use crate::status::Cause;
 pub type Object = Map<String, Value>;
 
 /// The JSON type of a value, as the API server's schema errors name it.
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+pub use fundament_schema::json_type_name as type_name;
 
 /// `spec: Invalid value: "string": spec in body must be of type object`.
 pub fn wrong_type(path: &str, v: &Value, expected: &str) -> Cause {

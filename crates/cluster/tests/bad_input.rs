@@ -2,7 +2,7 @@
 
 mod common;
 
-use http::{Method, Request};
+use http::Method;
 use serde_json::Value;
 
 async fn call(
@@ -12,16 +12,7 @@ async fn call(
     content_type: &str,
     body: Vec<u8>,
 ) -> (u16, Value) {
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(kube::client::Body::from(body))
-        .unwrap();
-    let res = client.send(req).await.unwrap();
-    let code = res.status().as_u16();
-    let bytes = res.into_body().collect_bytes().await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    common::send_raw(client, method, path, content_type, body).await
 }
 
 fn assert_status(code: u16, v: &Value, expected: u16, contains: &str) {

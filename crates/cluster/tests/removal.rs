@@ -4,7 +4,7 @@
 
 mod common;
 
-use http::{Method, Request};
+use http::Method;
 use serde_json::{Value, json};
 
 async fn call(
@@ -15,16 +15,7 @@ async fn call(
     body: Value,
 ) -> (u16, Value) {
     let body = if body.is_null() { Vec::new() } else { body.to_string().into_bytes() };
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(kube::client::Body::from(body))
-        .unwrap();
-    let res = client.send(req).await.unwrap();
-    let code = res.status().as_u16();
-    let bytes = res.into_body().collect_bytes().await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    common::send_raw(client, method, path, content_type, body).await
 }
 
 const JSON: &str = "application/json";

@@ -154,7 +154,7 @@ fn write_sharp_v(out: &mut String, v: &Value, nested: bool) {
 }
 
 /// The name kube-openapi gives the JSON type of a decoded value in type errors.
-pub(crate) fn json_type_name(v: &Value) -> &'static str {
+pub fn json_type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -32,6 +32,9 @@ mod rules;
 mod schema;
 mod validate;
 
+/// The JSON type of a decoded value as the API server's schema errors name it.
+pub use gofmt::json_type_name;
+
 pub use error::{BadValue, ErrorType, FieldError};
 
 use serde_json::Value;

@@ -52,3 +52,24 @@ pub async fn client_for(kubeconfig: &str) -> kube::Client {
     config.default_retry = false;
     kube::Client::try_from(config).unwrap()
 }
+
+/// Sends `body` as it is (bad bytes included) and reads the answer: the status code and the
+/// body as JSON (`Null` when it is not JSON).
+pub async fn send_raw(
+    client: &kube::Client,
+    method: http::Method,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, serde_json::Value) {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type)
+        .body(kube::client::Body::from(body))
+        .unwrap();
+    let res = client.send(req).await.unwrap();
+    let code = res.status().as_u16();
+    let bytes = res.into_body().collect_bytes().await.unwrap();
+    (code, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+}
