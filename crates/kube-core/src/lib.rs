@@ -12,14 +12,18 @@
 //! - [`validation`]: DNS-1123 labels and subdomains, qualified names and
 //!   label values, with the API server's messages;
 //! - [`status::Status`]: `metav1.Status` and its builders, worded as the API
-//!   server words its refusals.
+//!   server words its refusals;
+//! - [`object`]: `TypeMeta`, `ObjectMeta` and [`object::DynamicObject`], an
+//!   object of any kind with its metadata typed.
 #![forbid(unsafe_code)]
 
+pub mod object;
 pub mod query;
 pub mod request;
 pub mod status;
 pub mod validation;
 
+pub use object::{DynamicObject, ObjectMeta, TypeMeta};
 pub use query::Query;
 pub use request::{RequestInfo, RequestInfoError};
 pub use status::{Status, StatusCause, StatusDetails};

@@ -6,7 +6,8 @@
 //! field. Here the shapes are written down with serde, and the few rules that
 //! travel with the data (the definition hash, what an `allowedResources`
 //! entry admits, what a condition reason means) live next to them, as do the
-//! messages of the console's postMessage protocol ([`protocol`]). No IO and
+//! messages of the console's postMessage protocol ([`protocol`]). A linter
+//! reads a definition part by part with [`outline::DefinitionOutline`]. No IO and
 //! no heavy dependencies, so the browser build of the console uses it too.
 
 #![forbid(unsafe_code)]
@@ -15,6 +16,7 @@ mod allowed;
 mod definition;
 mod guide;
 mod installation;
+pub mod outline;
 pub mod protocol;
 mod serde_util;
 

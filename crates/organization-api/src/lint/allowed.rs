@@ -1,43 +1,42 @@
 //! `spec.allowedResources`: what the gateway lets the plugin's pages ask for.
 //! An entry the gateway cannot match is a silent "forbidden" later.
 
-use serde_json::Value;
+use fundament_plugin_types::outline::{AllowedResourceOutline, Items, Lenient};
 
-use super::{Finding, strings};
+use super::Finding;
 use crate::path;
 
 /// The verbs of API requests the gateway classifies; nothing else can match.
 pub(crate) const REQUEST_VERBS: [&str; 8] =
     ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 
-pub(super) fn check(entries: &Value, out: &mut Vec<Finding>) {
-    for (k, entry) in entries.as_array().into_iter().flatten().enumerate() {
-        if entry.is_object() {
-            check_entry(&path::index("spec.allowedResources", k), entry, out);
-        }
+pub(super) fn check(entries: &Items<AllowedResourceOutline>, out: &mut Vec<Finding>) {
+    for (k, entry) in entries.items() {
+        check_entry(&path::index("spec.allowedResources", k), entry, out);
     }
 }
 
-fn check_entry(at: &str, entry: &Value, out: &mut Vec<Finding>) {
-    if entry["group"].is_null() {
+fn check_entry(at: &str, entry: &AllowedResourceOutline, out: &mut Vec<Finding>) {
+    if entry.group.is_absent() {
         out.push(Finding::error(path::field(at, "group"), "group is required (use \"\" for the core group)"));
     }
-    let empty = |key: &str| entry[key].is_null() || entry[key] == "";
-    if empty("version") {
+    // A part of the wrong type was reported by the schema check.
+    let empty = |part: &Lenient<String>| part.is_absent() || part.get().is_some_and(String::is_empty);
+    if empty(&entry.version) {
         out.push(Finding::error(path::field(at, "version"), "version is required, e.g. \"v1\""));
     }
-    if empty("resource") {
+    if empty(&entry.resource) {
         out.push(Finding::error(
             path::field(at, "resource"),
             "resource is required: the lower-case plural, e.g. \"certificates\"",
         ));
     }
     let verbs_at = path::field(at, "verbs");
-    if entry["verbs"].as_array().is_none_or(|v| v.is_empty()) {
+    if !entry.verbs.has_items() {
         out.push(Finding::error(&verbs_at, "verbs is required and must not be empty"));
     }
-    for (j, verb) in strings(&entry["verbs"]) {
-        if !REQUEST_VERBS.contains(&verb) {
+    for (j, verb) in entry.verbs.items() {
+        if !REQUEST_VERBS.contains(&verb.as_str()) {
             out.push(Finding::error(
                 path::index(&verbs_at, j),
                 format!("verb {verb:?} is not one of {}", REQUEST_VERBS.join(", ")),
@@ -49,11 +48,11 @@ fn check_entry(at: &str, entry: &Value, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn run(entry: Value) -> Vec<Finding> {
         let mut out = Vec::new();
-        check(&json!([entry]), &mut out);
+        check(&serde_json::from_value(json!([entry])).unwrap(), &mut out);
         out
     }
 

@@ -5,10 +5,13 @@ use fundament_kube_core::validation::is_dns1123_label;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use fundament_kube_core::DynamicObject;
 use fundament_plugin_types::CustomComponents;
+use fundament_plugin_types::outline::{Entries, Items};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Finding, strings};
+use super::Finding;
 use crate::path;
 
 /// What the linter learned from `spec.crds` and the CRD files.
@@ -20,18 +23,18 @@ pub(super) struct Crds {
     pub kinds: Option<BTreeSet<String>>,
 }
 
-pub(super) fn check_crds(dir: &Path, crds: &Value, out: &mut Vec<Finding>) -> Crds {
+pub(super) fn check_crds(dir: &Path, crds: &Items<String>, out: &mut Vec<Finding>) -> Crds {
     let mut names: Vec<String> = Vec::new();
     // Kind → the CRD that has it; complete only if every CRD file was read.
     let mut kinds: BTreeMap<String, String> = BTreeMap::new();
     let mut complete = true;
-    for (j, name) in strings(crds) {
+    for (j, name) in crds.items() {
         let at = path::index("spec.crds", j);
         if names.iter().any(|n| n == name) {
             out.push(Finding::warning(at, format!("{name:?} is listed twice")));
             continue;
         }
-        names.push(name.to_string());
+        names.push(name.clone());
         if !is_crd_name(name) {
             out.push(Finding::error(
                 at,
@@ -78,18 +81,34 @@ fn crd_kind(dir: &Path, name: &str, at: &str) -> Result<String, Finding> {
             ),
         ));
     }
+    let invalid = |reason: String| Finding::error(at, format!("{relative}: {reason}"));
     let doc: Value = std::fs::read(&file)
         .map_err(|e| e.to_string())
         .and_then(|bytes| serde_yaml::from_slice(&bytes).map_err(|e| format!("invalid YAML: {e}")))
-        .map_err(|reason| Finding::error(at, format!("{relative}: {reason}")))?;
-    let defined = doc["metadata"]["name"].as_str().unwrap_or_default();
-    if doc["kind"] != "CustomResourceDefinition" || defined != name {
+        .map_err(invalid)?;
+    let crd = DynamicObject::from_value(doc).map_err(|e| invalid(e.to_string()))?;
+    let defined = crd.metadata.name.as_str();
+    if crd.types.kind != "CustomResourceDefinition" || defined != name {
         return Err(Finding::error(
             at,
             format!("{relative} must be the CustomResourceDefinition {name:?}, found {defined:?}"),
         ));
     }
-    Ok(doc["spec"]["names"]["kind"].as_str().unwrap_or_default().to_string())
+    let spec = crd.field::<CrdSpec>("spec").map_err(|e| invalid(format!("spec: {e}")))?;
+    Ok(spec.map(|spec| spec.names.kind).unwrap_or_default())
+}
+
+/// The part of a CRD's `spec` the linter reads.
+#[derive(Deserialize)]
+struct CrdSpec {
+    #[serde(default)]
+    names: CrdNames,
+}
+
+#[derive(Default, Deserialize)]
+struct CrdNames {
+    #[serde(default)]
+    kind: String,
 }
 
 /// `<plural>.<group>`: lower-case DNS labels, at least two.
@@ -99,12 +118,15 @@ fn is_crd_name(name: &str) -> bool {
 }
 
 /// Every page of `spec.customComponents` names a file under `console/`, for a kind the plugin has.
-pub(super) fn check_custom_components(dir: &Path, components: &Value, crds: &Crds, out: &mut Vec<Finding>) {
-    let Some(components) = components.as_object() else { return };
-    for (kind, views) in components {
+pub(super) fn check_custom_components(
+    dir: &Path,
+    components: &Entries<CustomComponents>,
+    crds: &Crds,
+    out: &mut Vec<Finding>,
+) {
+    // Pages of the wrong shape were reported by the schema check.
+    for (kind, views) in components.entries() {
         let at = path::field("spec.customComponents", kind);
-        // Pages of the wrong shape were reported by the schema check.
-        let Ok(views) = serde_json::from_value::<CustomComponents>(views.clone()) else { continue };
         let pages = [("list", &views.list), ("detail", &views.detail), ("create", &views.create)];
         if pages.iter().all(|(_, file)| file.is_none()) {
             out.push(Finding::warning(&at, "defines no page (list, detail or create)"));

@@ -6,17 +6,15 @@ use std::collections::BTreeSet;
 
 use fundament_kube_core::validation::qualified_name_errors;
 use fundament_plugin_types::KindGuide;
-use serde_json::Value;
+use fundament_plugin_types::outline::Entries;
 
 use super::Finding;
 use crate::path;
 
-pub(super) fn check(guides: &Value, kinds: Option<&BTreeSet<String>>, out: &mut Vec<Finding>) {
-    let Some(guides) = guides.as_object() else { return };
-    for (kind, guide) in guides {
+pub(super) fn check(guides: &Entries<KindGuide>, kinds: Option<&BTreeSet<String>>, out: &mut Vec<Finding>) {
+    // Guides of the wrong shape were reported by the schema check.
+    for (kind, guide) in guides.entries() {
         let at = path::field("spec.guides", kind);
-        // A guide of the wrong shape was reported by the schema check.
-        let Ok(guide) = serde_json::from_value::<KindGuide>(guide.clone()) else { continue };
         if let Some(kinds) = kinds
             && !kinds.contains(kind)
         {
@@ -25,7 +23,7 @@ pub(super) fn check(guides: &Value, kinds: Option<&BTreeSet<String>>, out: &mut 
                 format!("no CRD in spec.crds has kind {kind:?}, so the console never shows this guide"),
             ));
         }
-        check_guide(&at, &guide, out);
+        check_guide(&at, guide, out);
     }
 }
 
@@ -130,14 +128,14 @@ fn check_guide(at: &str, guide: &KindGuide, out: &mut Vec<Finding>) {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
     fn run(guides: Value, kinds: &[&str]) -> Vec<Finding> {
         let kinds: BTreeSet<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
         let mut out = Vec::new();
-        check(&guides, Some(&kinds), &mut out);
+        check(&serde_json::from_value(guides).unwrap(), Some(&kinds), &mut out);
         out
     }
 
@@ -212,7 +210,7 @@ mod tests {
         );
         // Unknown kinds (a CRD file is missing) are not guessed at.
         let mut out = Vec::new();
-        check(&json!({"Gadget": {}}), None, &mut out);
+        check(&serde_json::from_value(json!({"Gadget": {}})).unwrap(), None, &mut out);
         assert_eq!(out, vec![]);
     }
 }

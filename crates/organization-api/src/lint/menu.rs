@@ -1,17 +1,16 @@
 //! `spec.menu`: every sidebar entry lists a CRD the console loads.
 
-use fundament_plugin_types::MenuItem;
-use serde_json::Value;
+use fundament_plugin_types::outline::{Lenient, MenuOutline};
 
 use super::Finding;
 use crate::path;
 
-pub(super) fn check(menu: &Value, crds: &[String], out: &mut Vec<Finding>) {
-    for scope in ["organization", "project"] {
+pub(super) fn check(menu: &Lenient<MenuOutline>, crds: &[String], out: &mut Vec<Finding>) {
+    let Some(menu) = menu.get() else { return };
+    for (scope, entries) in menu.scopes() {
         let scope_at = path::field("spec.menu", scope);
-        for (i, entry) in menu[scope].as_array().into_iter().flatten().enumerate() {
-            // An entry of the wrong shape was reported by the schema check.
-            let Ok(entry) = serde_json::from_value::<MenuItem>(entry.clone()) else { continue };
+        // Entries of the wrong shape were reported by the schema check.
+        for (i, entry) in entries.items() {
             let at = path::field(&path::index(&scope_at, i), "crd");
             if entry.crd.is_empty() {
                 out.push(Finding::error(
@@ -44,7 +43,7 @@ mod tests {
             "project": [{"crd": "a.x.io"}, {"crd": "b.x.io"}, {"label": "No CRD"}],
         });
         let mut out = Vec::new();
-        check(&menu, &crds, &mut out);
+        check(&serde_json::from_value(menu).unwrap(), &crds, &mut out);
         assert_eq!(
             out,
             vec![

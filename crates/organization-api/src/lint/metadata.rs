@@ -2,17 +2,17 @@
 
 use fundament_kube_core::validation::is_dns1123_label;
 use fundament_plugin_types::DefinitionMetadata;
-use serde_json::Value;
+use fundament_plugin_types::outline::Lenient;
 
 use super::Finding;
 
 /// `metadata.name` names the installation (`<organization>--<name>`) and the
 /// namespace `plugin-<installation>`, so it must be a DNS label; the version is
 /// a path segment of every plugin page URL.
-pub(super) fn check(metadata: &Value, out: &mut Vec<Finding>) {
+pub(super) fn check(metadata: &Lenient<DefinitionMetadata>, out: &mut Vec<Finding>) {
     // Metadata of the wrong shape was reported by the schema check; missing
     // fields (empty here) are its business too.
-    let Ok(metadata) = serde_json::from_value::<DefinitionMetadata>(metadata.clone()) else { return };
+    let Some(metadata) = metadata.get() else { return };
     let (name, version) = (metadata.name.as_str(), metadata.version.as_str());
     if !name.is_empty() && !is_dns1123_label(name) {
         out.push(Finding::error(
@@ -42,11 +42,11 @@ fn is_url_safe_version(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn run(metadata: Value) -> Vec<String> {
         let mut out = Vec::new();
-        check(&metadata, &mut out);
+        check(&serde_json::from_value(metadata).unwrap(), &mut out);
         out.into_iter().map(|f| f.path).collect()
     }
 

@@ -8,6 +8,7 @@
 use std::fmt;
 use std::path::Path;
 
+use fundament_plugin_types::outline::DefinitionOutline;
 use serde_json::Value;
 
 use crate::definition::parse_document;
@@ -93,28 +94,26 @@ pub fn lint_dir(dir: &Path) -> Vec<Finding> {
     lint_document(dir, &doc)
 }
 
-/// The rules, on a parsed document. Each rule reads the document leniently
-/// (a field of the wrong type was already reported by the schema check).
+/// The rules, on a parsed document. Each rule reads its part of the outline:
+/// a part of the wrong shape was already reported by the schema check, and
+/// the rules look at every part of the right one.
 fn lint_document(dir: &Path, doc: &Value) -> Vec<Finding> {
     let mut out = schema::check(doc);
     if !doc.is_object() {
         return out;
     }
-    let spec = &doc["spec"];
-    metadata::check(&doc["metadata"], &mut out);
-    rbac::check(&spec["permissions"]["rbac"], &mut out);
-    let crds = files::check_crds(dir, &spec["crds"], &mut out);
-    menu::check(&spec["menu"], &crds.names, &mut out);
-    files::check_custom_components(dir, &spec["customComponents"], &crds, &mut out);
-    allowed::check(&spec["allowedResources"], &mut out);
-    guides::check(&spec["guides"], crds.kinds.as_ref(), &mut out);
+    let outline = DefinitionOutline::read(doc);
+    let spec = outline.spec();
+    metadata::check(&outline.metadata, &mut out);
+    if let Some(permissions) = spec.permissions.get() {
+        rbac::check(&permissions.rbac, &mut out);
+    }
+    let crds = files::check_crds(dir, &spec.crds, &mut out);
+    menu::check(&spec.menu, &crds.names, &mut out);
+    files::check_custom_components(dir, &spec.custom_components, &crds, &mut out);
+    allowed::check(&spec.allowed_resources, &mut out);
+    guides::check(&spec.guides, crds.kinds.as_ref(), &mut out);
     out
-}
-
-/// The strings of a list, with their index; other items are skipped (the
-/// schema check reported them).
-pub(crate) fn strings(list: &Value) -> impl Iterator<Item = (usize, &str)> {
-    list.as_array().into_iter().flatten().enumerate().filter_map(|(i, v)| v.as_str().map(|s| (i, s)))
 }
 
 #[cfg(test)]

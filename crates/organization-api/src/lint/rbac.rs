@@ -3,7 +3,7 @@
 //! the installation, and a too-broad one hands the plugin the cluster.
 
 use fundament_plugin_types::RbacRule;
-use serde_json::Value;
+use fundament_plugin_types::outline::Items;
 
 use super::Finding;
 use crate::path;
@@ -22,12 +22,10 @@ const LIST_VERBS: [&str; 2] = ["list", "watch"];
 const ESCALATING_VERBS: [&str; 2] = ["escalate", "bind"];
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
-pub(super) fn check(rules: &Value, out: &mut Vec<Finding>) {
-    for (i, rule) in rules.as_array().into_iter().flatten().enumerate() {
-        // A rule of the wrong shape was reported by the schema check.
-        if let Ok(rule) = serde_json::from_value::<RbacRule>(rule.clone()) {
-            check_rule(&path::index("spec.permissions.rbac", i), &rule, out);
-        }
+pub(super) fn check(rules: &Items<RbacRule>, out: &mut Vec<Finding>) {
+    // Rules of the wrong shape were reported by the schema check.
+    for (i, rule) in rules.items() {
+        check_rule(&path::index("spec.permissions.rbac", i), rule, out);
     }
 }
 
@@ -141,11 +139,11 @@ fn check_escalation(at: &str, groups: &[&str], resources: &[&str], verbs: &[&str
 mod tests {
     use super::*;
     use crate::lint::Severity;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn run(rule: Value) -> Vec<(Severity, String, String)> {
         let mut out = Vec::new();
-        check(&json!([rule]), &mut out);
+        check(&serde_json::from_value(json!([rule])).unwrap(), &mut out);
         out.into_iter().map(|f| (f.severity, f.path, f.message)).collect()
     }
 
