@@ -3,8 +3,10 @@
 //! table, events, the YAML, and delete with a confirmation naming the object.
 //! A watch on the object keeps the page current.
 
+use fundament_kube_core::ObjectMeta;
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{EventRow, ObjectDetail, delete_object, get_object};
@@ -139,34 +141,14 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
 
 #[component]
 fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> impl IntoView {
-    let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
-    let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let created = text("creationTimestamp");
-    let pairs = |k: &str| -> Vec<(String, String)> {
-        meta.get(k)
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let labels = pairs("labels");
-    let annotations = pairs("annotations");
-    let owners: Vec<String> = meta
-        .get("ownerReferences")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|o| {
-            format!(
-                "{}/{}",
-                o.get("kind").and_then(Value::as_str).unwrap_or("?"),
-                o.get("name").and_then(Value::as_str).unwrap_or("?")
-            )
-        })
-        .collect();
+    // The API server validated the metadata; anything else shows as empty.
+    let meta = object.get("metadata").and_then(|m| ObjectMeta::deserialize(m).ok()).unwrap_or_default();
+    let owners: Vec<String> =
+        meta.owner_references.iter().map(|o| format!("{}/{}", o.kind, o.name)).collect();
+    let ObjectMeta { name, namespace, uid, creation_timestamp, labels, annotations, .. } = meta;
+    let created = creation_timestamp.unwrap_or_default();
+    let (labels, annotations): (Vec<_>, Vec<_>) =
+        (labels.into_iter().collect(), annotations.into_iter().collect());
     let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="break-words">{value}</dd></div> };
     view! {
         <section class="card" aria-labelledby="metadata-heading">
@@ -174,10 +156,10 @@ fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> im
             <dl class="grid gap-x-6 gap-y-1 sm:grid-cols-2">
                 {row("Kind", view! { {kind.kind.clone()} }.into_any())}
                 {row("API version", view! { {format!("{}/{}", kind.group, kind.version)} }.into_any())}
-                {row("Name", view! { {text("name")} }.into_any())}
-                {(!text("namespace").is_empty()).then(|| row("Namespace", view! { {text("namespace")} }.into_any()))}
+                {row("Name", view! { {name} }.into_any())}
+                {(!namespace.is_empty()).then(|| row("Namespace", view! { {namespace} }.into_any()))}
                 {row("Created", view! { <time datetime=created.clone() title=created.clone()>{created.clone()}</time> }.into_any())}
-                {row("UID", view! { <span class="font-mono text-xs">{text("uid")}</span> }.into_any())}
+                {row("UID", view! { <span class="font-mono text-xs">{uid}</span> }.into_any())}
                 {row("Labels", badges(labels, Some(list), &guide))}
                 {row("Annotations", badges(annotations, None, &KindGuide::default()))}
                 {(!owners.is_empty()).then(|| row("Owners", view! { {owners.join(", ")} }.into_any()))}
