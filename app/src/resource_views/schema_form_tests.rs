@@ -59,12 +59,12 @@ fn immutable(message: &str, mut schema: Value) -> Value {
     schema
 }
 
-/// The schema of a kind whose `metadata` is a plain object: its `spec`, its
-/// `status` where it has one, and what it requires at the top.
+/// The schema of a kind whose `metadata` is a plain object: its `spec`, the
+/// properties of its `status` where it has one, and what it requires at the top.
 fn kind_schema(required: &[&str], spec: Value, status: Option<Value>) -> Value {
     let mut properties = json!({"metadata": {"type": "object"}, "spec": spec});
     if let Some(status) = status {
-        properties["status"] = status;
+        properties["status"] = object(&[], status);
     }
     object(required, properties)
 }
@@ -248,10 +248,7 @@ fn backup_schema() -> Value {
             )
         }),
     );
-    let status = object(
-        &[],
-        json!({"phase": {"type": "string"}, "startedAt": {"type": "string", "format": "date-time"}}),
-    );
+    let status = json!({"phase": {"type": "string"}, "startedAt": {"type": "string", "format": "date-time"}});
     kind_schema(&["metadata", "spec"], spec, Some(status))
 }
 
@@ -296,10 +293,8 @@ fn database_schema() -> Value {
             )
         }),
     );
-    let status = object(
-        &[],
-        json!({"applied": {"type": "boolean"}, "observedGeneration": {"type": "integer", "format": "int64"}}),
-    );
+    let status =
+        json!({"applied": {"type": "boolean"}, "observedGeneration": {"type": "integer", "format": "int64"}});
     kind_schema(&["metadata", "spec"], spec, Some(status))
 }
 
