@@ -289,14 +289,7 @@ fn run_cluster(args: &SettingsArgs) -> ExitCode {
         Ok((settings, _)) => settings,
         Err(error) => return usage_error(&error),
     };
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(error) => return failure(&error),
-    };
-    match runtime.block_on(crate::cluster::run(settings)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => usage_error(&error),
-    }
+    run_to_end(crate::cluster::run(settings))
 }
 
 fn print_kubeconfig(args: &SettingsArgs) -> ExitCode {
@@ -328,11 +321,18 @@ fn run_dev(args: &SettingsArgs, plugins: &[PathBuf]) -> ExitCode {
         }
     }
     settings.cluster.development_plugins = plugins.to_vec();
+    run_to_end(crate::dev::run(settings))
+}
+
+/// Runs a command that lives until it is stopped, on a runtime of its own:
+/// exit code 0 when it ends cleanly, 2 (as `usage_error`) when it fails, 1
+/// when the runtime does not start.
+fn run_to_end<E: std::fmt::Display>(command: impl std::future::Future<Output = Result<(), E>>) -> ExitCode {
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => return failure(&error),
     };
-    match runtime.block_on(crate::dev::run(settings)) {
+    match runtime.block_on(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => usage_error(&error),
     }

@@ -132,6 +132,21 @@ async fn session_cookie(email: &str) -> String {
     set_cookie.split(';').next().unwrap().to_owned()
 }
 
+/// A page as a signed-in user gets it, checked to answer `expected`: its body.
+async fn page_as(email: &str, path: &str, expected: StatusCode) -> String {
+    let cookie = session_cookie(email).await;
+    let (status, _, body) = send(get(path, Some(&cookie))).await;
+    assert_eq!(status, expected, "{path}: {body}");
+    body
+}
+
+/// Posts the sign-in form, checked to give no session: the answer's status and headers.
+async fn sign_in_without_session(email: &str, origin: &str) -> (StatusCode, http::HeaderMap) {
+    let (status, headers, _) = send(sign_in_form(email, origin)).await;
+    assert!(headers.get(header::SET_COOKIE).is_none(), "a session for {email} from {origin}");
+    (status, headers)
+}
+
 fn signed_in_as(body: &str, name: &str) -> bool {
     body.contains(&format!(">{name}<")) && body.contains(r#"aria-label="Sidebar""#)
 }
@@ -308,9 +323,7 @@ fn signed_out_home_is_the_server_rendered_sign_in_page() {
 #[test]
 fn signing_in_renders_the_shell_for_that_user() {
     run(async {
-        let cookie = session_cookie("alice@acme-corp.com").await;
-        let (status, _, body) = send(get("/clusters", Some(&cookie))).await;
-        assert_eq!(status, StatusCode::OK);
+        let body = page_as("alice@acme-corp.com", "/clusters", StatusCode::OK).await;
         assert!(body.contains(r#"aria-label="Sidebar""#), "{body}");
         assert!(body.contains("prod-eu") && !body.contains("restricted"), "{body}");
         assert!(body.contains("User menu: </span>") && body.contains(">Alice<"), "{body}");
@@ -320,9 +333,9 @@ fn signing_in_renders_the_shell_for_that_user() {
 #[test]
 fn unknown_users_cannot_sign_in_and_are_told_why() {
     run(async {
-        let (status, headers, _) = send(sign_in_form("mallory@acme-corp.com", "http://localhost:3000")).await;
+        let (status, headers) =
+            sign_in_without_session("mallory@acme-corp.com", "http://localhost:3000").await;
         assert_eq!(status, StatusCode::FOUND);
-        assert!(headers.get(header::SET_COOKIE).is_none());
         let location = headers[header::LOCATION].to_str().unwrap().to_owned();
         assert_eq!(location, "/sign-in?error=unknown-user&next=/clusters");
         let (status, _, body) = send(get(&location, None)).await;
@@ -350,9 +363,8 @@ fn a_forged_or_foreign_session_is_ignored() {
 #[test]
 fn sign_in_from_another_origin_is_refused() {
     run(async {
-        let (status, headers, _) = send(sign_in_form("alice@acme-corp.com", "http://localhost:8082")).await;
+        let (status, _) = sign_in_without_session("alice@acme-corp.com", "http://localhost:8082").await;
         assert_eq!(status, StatusCode::FORBIDDEN);
-        assert!(headers.get(header::SET_COOKIE).is_none());
     });
 }
 
@@ -407,9 +419,7 @@ async fn futures_join_all<T>(handles: impl Iterator<Item = tokio::task::JoinHand
 #[test]
 fn an_unknown_project_is_a_404_inside_the_shell() {
     run(async {
-        let cookie = session_cookie("alice@acme-corp.com").await;
-        let (status, _, body) = send(get("/projects/nope", Some(&cookie))).await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
+        let body = page_as("alice@acme-corp.com", "/projects/nope", StatusCode::NOT_FOUND).await;
         assert!(body.contains("Project nope does not exist, or you cannot see it."), "{body}");
         assert!(body.contains(r#"aria-label="Sidebar""#), "the shell stays around the 404");
     });

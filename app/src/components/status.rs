@@ -33,3 +33,21 @@ pub fn ErrorView(error: AppError) -> impl IntoView {
         </div>
     }
 }
+
+/// A resource's answer, shown by `show` once it is there: `Loading` with
+/// `label` until then, the error view when it failed. In a `Transition`, so
+/// an answer stays on screen while the next one loads.
+pub fn when_loaded<T: 'static>(
+    label: &'static str,
+    answer: impl Fn() -> Option<Result<T, AppError>> + Send + Sync + 'static,
+    show: impl Fn(T) -> AnyView + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <Transition fallback=move || view! { <Loading label /> }>
+            {move || answer().map(|answer| match answer {
+                Ok(value) => show(value),
+                Err(error) => view! { <ErrorView error /> }.into_any(),
+            })}
+        </Transition>
+    }
+}

@@ -140,28 +140,35 @@ pub(crate) mod ssr {
         }
     }
 
-    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
-        use super::TicketReply;
+    /// A request for a credential of the signed-in user, answered uncached.
+    /// Without a session the reply says so (`failed`) rather than erring: the
+    /// frame tells the user, as it does for every other failure.
+    async fn credential<T, Reply>(
+        cluster_id: &str,
+        granted: fn(T) -> Reply,
+        failed: fn(AuthFailure) -> Reply,
+        request: impl AsyncFnOnce(&ConsoleState, &str) -> Result<T, AuthFailure>,
+    ) -> Result<Reply, AppError> {
         no_store();
         check_cluster(cluster_id)?;
         let Ok((state, token)) = user() else {
-            return Ok(TicketReply::Failed(AuthFailure::Unauthorized));
+            return Ok(failed(AuthFailure::Unauthorized));
         };
-        Ok(match state.backend.frame_ticket(&token, cluster_id, installation_id).await {
-            Ok(ticket) => TicketReply::Ticket(ticket),
-            Err(failure) => TicketReply::Failed(failure),
+        Ok(request(&state, &token).await.map_or_else(failed, granted))
+    }
+
+    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
+        use super::TicketReply;
+        credential(cluster_id, TicketReply::Ticket, TicketReply::Failed, async |state, token| {
+            state.backend.frame_ticket(token, cluster_id, installation_id).await
         })
+        .await
     }
 
     pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {
-        no_store();
-        check_cluster(cluster_id)?;
-        let Ok((state, token)) = user() else {
-            return Ok(MintReply::Failed(AuthFailure::Unauthorized));
-        };
-        Ok(match state.backend.mint(&token, cluster_id, installation_id).await {
-            Ok(minted) => MintReply::Minted(minted),
-            Err(failure) => MintReply::Failed(failure),
+        credential(cluster_id, MintReply::Minted, MintReply::Failed, async |state, token| {
+            state.backend.mint(token, cluster_id, installation_id).await
         })
+        .await
     }
 }

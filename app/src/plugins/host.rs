@@ -159,25 +159,34 @@ impl Host {
     /// installation's origin and redirects to the clean URL), so no console credential ever
     /// reaches the plugin's origin.
     fn open(self: &Rc<Self>) {
+        self.ask(frame_ticket, |host, reply| match reply {
+            Ok(TicketReply::Ticket(ticket)) => {
+                let separator = if host.spec.src.contains('?') { '&' } else { '?' };
+                let ticket = super::model::encode_segment(&ticket);
+                host.iframe.set_src(&format!(
+                    "{}{separator}{}={ticket}",
+                    host.spec.src,
+                    fundament_plugin_origin::FRAME_TICKET_PARAM
+                ));
+            }
+            Ok(TicketReply::Failed(failure)) => host.not_opened(failure),
+            Err(_) => host.not_opened(AuthFailure::MintFailed),
+        });
+    }
+
+    /// Asks the console's server for this installation's `request` (a ticket or
+    /// a token) and hands the reply to `then`, unless the frame is gone by then.
+    fn ask<Reply: Future + 'static>(
+        self: &Rc<Self>,
+        request: impl FnOnce(String, String) -> Reply + 'static,
+        then: impl FnOnce(&Rc<Self>, Reply::Output) + 'static,
+    ) {
         let host = Rc::clone(self);
         let (cluster, installation) = (self.spec.cluster_id.clone(), self.spec.installation_uid.clone());
         leptos::task::spawn_local(async move {
-            let reply = frame_ticket(cluster, installation).await;
-            if !host.alive.get() {
-                return;
-            }
-            match reply {
-                Ok(TicketReply::Ticket(ticket)) => {
-                    let separator = if host.spec.src.contains('?') { '&' } else { '?' };
-                    let ticket = super::model::encode_segment(&ticket);
-                    host.iframe.set_src(&format!(
-                        "{}{separator}{}={ticket}",
-                        host.spec.src,
-                        fundament_plugin_origin::FRAME_TICKET_PARAM
-                    ));
-                }
-                Ok(TicketReply::Failed(failure)) => host.not_opened(failure),
-                Err(_) => host.not_opened(AuthFailure::MintFailed),
+            let reply = request(cluster, installation).await;
+            if host.alive.get() {
+                then(&host, reply);
             }
         });
     }
@@ -311,18 +320,10 @@ impl Host {
         if let Some(t) = self.mint_timer.borrow_mut().take() {
             t.clear();
         }
-        let host = Rc::clone(self);
-        let (cluster, installation) = (self.spec.cluster_id.clone(), self.spec.installation_uid.clone());
-        leptos::task::spawn_local(async move {
-            let reply = mint_plugin_token(cluster, installation).await;
-            if !host.alive.get() {
-                return;
-            }
-            match reply {
-                Ok(MintReply::Minted(minted)) => host.minted(minted),
-                Ok(MintReply::Failed(failure)) => host.mint_failed(failure),
-                Err(_) => host.mint_failed(AuthFailure::MintFailed),
-            }
+        self.ask(mint_plugin_token, |host, reply| match reply {
+            Ok(MintReply::Minted(minted)) => host.minted(minted),
+            Ok(MintReply::Failed(failure)) => host.mint_failed(failure),
+            Err(_) => host.mint_failed(AuthFailure::MintFailed),
         });
     }
 

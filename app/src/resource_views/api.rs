@@ -256,6 +256,22 @@ pub(crate) mod ssr {
         Ok(format!("{}/{}", def.collection_path(namespace), encode_segment(name)))
     }
 
+    /// Reads one object: its API path and what the cluster has of it.
+    async fn read_object(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        def: &Definition,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(String, Value), AppError> {
+        let path = object_path(def, name, namespace)?;
+        let what = format!("{} {name}", def.info.kind);
+        let object =
+            state.backend.kube_get(token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        Ok((path, object))
+    }
+
     /// Asks the cluster whether the user may `verb` the object (a SelfSubjectAccessReview).
     async fn may(
         state: &ConsoleState,
@@ -299,10 +315,7 @@ pub(crate) mod ssr {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
-        let path = object_path(&def, name, namespace)?;
-        let what = format!("{} {name}", def.info.kind);
-        let mut object =
-            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        let (_, mut object) = read_object(&state, &token, cluster_id, &def, name, namespace).await?;
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
@@ -455,13 +468,8 @@ pub(crate) mod ssr {
         };
         let (values, labels, verb, name, ns) = match &existing {
             Some((name, namespace)) => {
-                let path = object_path(&def, name, namespace.as_deref())?;
-                let what = format!("{} {name}", def.info.kind);
-                let object = state
-                    .backend
-                    .kube_get(&token, cluster_id, &path)
-                    .await
-                    .map_err(|e| user_error(e, &what))?;
+                let (_, object) =
+                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
                 (
                     FormValues::from_object(&spec, &object),
                     labels_text(&object),
@@ -523,13 +531,8 @@ pub(crate) mod ssr {
         };
         let (method, path) = match &existing {
             Some((name, namespace)) => {
-                let path = object_path(&def, name, namespace.as_deref())?;
-                let what = format!("{} {name}", def.info.kind);
-                let original = state
-                    .backend
-                    .kube_get(&token, cluster_id, &path)
-                    .await
-                    .map_err(|e| user_error(e, &what))?;
+                let (path, original) =
+                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
                 object = merge_update(&original, &object);
                 (http::Method::PUT, path)
             }

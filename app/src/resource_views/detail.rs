@@ -10,20 +10,14 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{EventRow, ObjectDetail, delete_object, get_object};
-use crate::{
-    components::status::{ErrorView, Loading},
-    plugins::model::{KindInfo, paths},
-};
+use super::scope::ResourceScope;
+use crate::{components::status::when_loaded, plugins::model::KindInfo};
 use fundament_plugin_types::KindGuide;
 
 /// Where the object is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetailContext {
-    pub cluster_id: String,
-    pub project: Option<String>,
-    pub installation: String,
-    pub crd: String,
-    pub kind: KindInfo,
+    pub scope: ResourceScope,
     pub name: String,
     pub namespace: Option<String>,
     /// What the plugin says about the kind's conditions and labels.
@@ -40,21 +34,25 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     let ctx = context.clone();
     let detail = Resource::new(
         move || changes.get(),
-        move |_| get_object(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.name.clone(), ctx.namespace.clone()),
+        move |_| {
+            get_object(
+                ctx.scope.cluster_id.clone(),
+                ctx.scope.crd.clone(),
+                ctx.name.clone(),
+                ctx.namespace.clone(),
+            )
+        },
     );
     // As in the list: a hydrated resource is asked again explicitly.
     Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
     #[cfg(feature = "hydrate")]
     keep_current(&context, detail, changes);
     let ctx = StoredValue::new(context);
-    view! {
-        <Transition fallback=|| view! { <Loading label="Loading…" /> }>
-            {move || detail.get().map(|answer| match answer {
-                Ok(detail) => view! { <Detail detail context=ctx.get_value() /> }.into_any(),
-                Err(error) => view! { <ErrorView error /> }.into_any(),
-            })}
-        </Transition>
-    }
+    when_loaded(
+        "Loading…",
+        move || detail.get(),
+        move |detail| view! { <Detail detail context=ctx.get_value() /> }.into_any(),
+    )
 }
 
 #[cfg(feature = "hydrate")]
@@ -79,16 +77,9 @@ fn keep_current(
     Effect::new(move |_| {
         restarts.track();
         let Some(rv) = version.get() else { return };
-        let kind = &context.kind;
         let url = format!(
-            "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}&fieldSelector={}",
-            crate::api::CLUSTER_ROUTE,
-            context.cluster_id,
-            kind.group,
-            kind.version,
-            context.namespace.as_ref().map(|n| format!("/namespaces/{n}")).unwrap_or_default(),
-            kind.plural,
-            encode_segment(&rv),
+            "{}&fieldSelector={}",
+            context.scope.watch_url(context.namespace.as_deref(), &rv),
             encode_segment(&format!("metadata.name={}", context.name)),
         );
         let changed = move || changes.update(|n| *n += 1);
@@ -105,13 +96,7 @@ fn keep_current(
 #[component]
 fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
     let ObjectDetail { object, yaml, spec_schema, status_schema, events, can_delete, can_update } = detail;
-    let edit = paths::detail(
-        context.project.as_deref(),
-        &context.installation,
-        &context.crd,
-        &context.name,
-        context.namespace.as_deref(),
-    );
+    let edit = context.scope.detail_path(&context.name, context.namespace.as_deref());
     let edit = format!("{edit}{}edit=1", if edit.contains('?') { '&' } else { '?' });
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
     let status = object.get("status").cloned().unwrap_or(Value::Null);
@@ -121,8 +106,8 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
             {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
         </div>
         <div class="grid gap-4">
-            <Metadata object=object.clone() kind=context.kind.clone() guide=context.guide.clone()
-                list=paths::list(context.project.as_deref(), &context.installation, &context.crd) />
+            <Metadata object=object.clone() kind=context.scope.kind.clone() guide=context.guide.clone()
+                list=context.scope.list_path() />
             <section class="card" aria-labelledby="spec-heading">
                 <h2 id="spec-heading" class="card-title">"Spec"</h2>
                 {fields(&spec_schema, &spec, 0)}
@@ -356,8 +341,8 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
     let navigate = use_navigate();
-    let subject = format!("{} {}", context.kind.kind, context.name);
-    let list = paths::list(context.project.as_deref(), &context.installation, &context.crd);
+    let subject = format!("{} {}", context.scope.kind.kind, context.name);
+    let list = context.scope.list_path();
     let ctx = StoredValue::new(context);
     let delete = move |_| {
         busy.set(true);
@@ -366,7 +351,7 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         let navigate = navigate.clone();
         let list = list.clone();
         leptos::task::spawn_local(async move {
-            match delete_object(c.cluster_id, c.crd, c.name, c.namespace).await {
+            match delete_object(c.scope.cluster_id, c.scope.crd, c.name, c.namespace).await {
                 Ok(()) => navigate(&list, Default::default()),
                 Err(e) => {
                     error.set(Some(e.to_string()));

@@ -10,20 +10,14 @@ use super::api::{Existing, FormSetup, SubmitOutcome, load_form, submit_form};
 use super::schema_form::{
     Field, FieldError, FormSpec, FormValues, Kind, child_path, entry_key_path, entry_value_path, item_path,
 };
-use crate::{
-    components::status::{ErrorView, Loading},
-    plugins::model::{KindInfo, paths},
-};
+use super::scope::ResourceScope;
+use crate::components::status::when_loaded;
 use fundament_plugin_types::KindGuide;
 
 /// What the form creates or edits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormContext {
-    pub cluster_id: String,
-    pub project: Option<String>,
-    pub installation: String,
-    pub crd: String,
-    pub kind: KindInfo,
+    pub scope: ResourceScope,
     /// Edit: the object's name and namespace.
     pub existing: Existing,
     /// What the plugin says about the kind's labels and refused writes.
@@ -48,26 +42,30 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     let setup = Resource::new(
         || (),
         move |_| {
-            load_form(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.project.clone(), ctx.existing.clone())
+            let scope = &ctx.scope;
+            load_form(
+                scope.cluster_id.clone(),
+                scope.crd.clone(),
+                scope.project.clone(),
+                ctx.existing.clone(),
+            )
         },
     );
     let ctx = StoredValue::new(context);
-    view! {
-        <Transition fallback=|| view! { <Loading label="Loading the form…" /> }>
-            {move || setup.get().map(|answer| match answer {
-                Ok(setup) => match setup.refusal.clone() {
-                    Some(reason) => view! {
-                        <div role="alert" class="card max-w-2xl">
-                            <p class="font-semibold">"You cannot do this here"</p>
-                            <p class="mt-1">{reason}</p>
-                        </div>
-                    }.into_any(),
-                    None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
-                },
-                Err(error) => view! { <ErrorView error /> }.into_any(),
-            })}
-        </Transition>
-    }
+    when_loaded(
+        "Loading the form…",
+        move || setup.get(),
+        move |setup| match setup.refusal.clone() {
+            Some(reason) => view! {
+                <div role="alert" class="card max-w-2xl">
+                    <p class="font-semibold">"You cannot do this here"</p>
+                    <p class="mt-1">{reason}</p>
+                </div>
+            }
+            .into_any(),
+            None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
+        },
+    )
 }
 
 #[component]
@@ -94,9 +92,9 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
         checked.set(false);
         leptos::task::spawn_local(async move {
             let answer = submit_form(
-                c.cluster_id.clone(),
-                c.crd.clone(),
-                c.project.clone(),
+                c.scope.cluster_id.clone(),
+                c.scope.crd.clone(),
+                c.scope.project.clone(),
                 c.existing.clone(),
                 state.values.get_untracked(),
                 labels.get_untracked(),
@@ -111,14 +109,7 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                     if dry_run {
                         checked.set(true);
                     } else {
-                        let to = paths::detail(
-                            c.project.as_deref(),
-                            &c.installation,
-                            &c.crd,
-                            &name,
-                            namespace.as_deref(),
-                        );
-                        navigate(&to, Default::default());
+                        navigate(&c.scope.detail_path(&name, namespace.as_deref()), Default::default());
                     }
                 }
                 Ok(SubmitOutcome::Refused { errors, general: messages }) => {

@@ -11,20 +11,14 @@ use leptos_router::{
 };
 
 use super::api::list_table;
+use super::scope::ResourceScope;
 use super::table::{CellType, Column, ListQuery, Row, Sort, TablePage, has_wide_columns};
-use crate::{
-    components::status::{ErrorView, Loading},
-    plugins::model::{KindInfo, paths},
-};
+use crate::components::status::when_loaded;
 
 /// Where the list is and what it lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListContext {
-    pub cluster_id: String,
-    pub project: Option<String>,
-    pub installation: String,
-    pub crd: String,
-    pub kind: KindInfo,
+    pub scope: ResourceScope,
     /// The labels the plugin describes are offered as filters.
     pub guide: fundament_plugin_types::KindGuide,
 }
@@ -67,7 +61,9 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     let ctx = context.clone();
     let table = Resource::new(
         move || (query.get(), changes.get()),
-        move |(q, _)| list_table(ctx.cluster_id.clone(), ctx.crd.clone(), ctx.project.clone(), q),
+        move |(q, _)| {
+            list_table(ctx.scope.cluster_id.clone(), ctx.scope.crd.clone(), ctx.scope.project.clone(), q)
+        },
     );
     // A resource hydrated from the server's answer does not follow its source
     // by itself here: ask again whenever the query changes.
@@ -77,12 +73,11 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     let ctx = StoredValue::new(context);
     view! {
         <Filters query wide table labels=ctx.with_value(|c| c.guide.labels.clone()) />
-        <Transition fallback=|| view! { <Loading label="Loading…" /> }>
-            {move || table.get().map(|answer| match answer {
-                Ok(page) => view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
-                Err(error) => view! { <ErrorView error /> }.into_any(),
-            })}
-        </Transition>
+        {when_loaded(
+            "Loading…",
+            move || table.get(),
+            move |page| view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
+        )}
     }
 }
 
@@ -106,18 +101,8 @@ fn keep_current(
         restarts.track();
         let Some(rv) = version.get().filter(|rv| !rv.is_empty()) else { return };
         let q = query.get_untracked();
-        let kind = &context.kind;
-        let ns = q.namespace.as_deref().filter(|_| kind.namespaced);
-        let mut url = format!(
-            "{}/clusters/{}/apis/{}/{}{}/{}?watch=1&allowWatchBookmarks=true&resourceVersion={}",
-            crate::api::CLUSTER_ROUTE,
-            context.cluster_id,
-            kind.group,
-            kind.version,
-            ns.map(|n| format!("/namespaces/{n}")).unwrap_or_default(),
-            kind.plural,
-            encode_segment(&rv)
-        );
+        let ns = q.namespace.as_deref().filter(|_| context.scope.kind.namespaced);
+        let mut url = context.scope.watch_url(ns, &rv);
         if !q.labels.trim().is_empty() {
             url.push_str("&labelSelector=");
             url.push_str(&encode_segment(q.labels.trim()));
@@ -234,7 +219,7 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
             query_of(&q).namespace.map_or_else(|| "this view".to_owned(), |n| format!("namespace {n}"));
         return view! {
             <div class="card text-center" role="status">
-                <p class="font-medium">{format!("No {} in {scope}.", context.kind.plural)}</p>
+                <p class="font-medium">{format!("No {} in {scope}.", context.scope.kind.plural)}</p>
             </div>
         }
         .into_any();
@@ -285,7 +270,7 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
     view! {
         {column_warning.map(|w| view! { <p role="status" class="mb-2 text-sm text-muted">{format!("Some columns are not shown: {w}")}</p> })}
         <div class="card overflow-x-auto p-0">
-            <table class="table" aria-label=format!("{} list", context.kind.kind)>
+            <table class="table" aria-label=format!("{} list", context.scope.kind.kind)>
                 <thead><tr>{header}</tr></thead>
                 <tbody>
                     {if total == 0 {
@@ -307,14 +292,8 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
 
 #[component]
 fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListContext) -> impl IntoView {
-    let href = paths::detail(
-        context.project.as_deref(),
-        &context.installation,
-        &context.crd,
-        &row.name,
-        row.namespace.as_deref(),
-    );
-    let offset = if context.kind.namespaced { 2 } else { 1 };
+    let href = context.scope.detail_path(&row.name, row.namespace.as_deref());
+    let offset = if context.scope.kind.namespaced { 2 } else { 1 };
     let cells = row
         .cells
         .into_iter()

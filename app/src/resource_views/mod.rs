@@ -9,6 +9,7 @@ pub mod form;
 pub mod label_selector;
 pub mod list;
 pub mod schema_form;
+pub mod scope;
 pub mod table;
 #[cfg(feature = "hydrate")]
 pub(crate) mod watch;

@@ -721,6 +721,7 @@ impl FormValues {
     /// Removes item `index` of the array or map at `path`; later items move up
     /// one, so `spec.rules[2].name` becomes `spec.rules[1].name`.
     pub fn remove_item(&mut self, path: &str, index: usize) {
+        use std::mem::take;
         let length = self.len(path);
         if index >= length {
             return;
@@ -740,27 +741,15 @@ impl FormValues {
                 std::cmp::Ordering::Greater => Some(Some(format!("{path}[{}]{rest}", item - 1))),
             }
         };
-        self.values = std::mem::take(&mut self.values)
-            .into_iter()
-            .filter_map(|(key, value)| match rekey(&key) {
-                None => Some((key, value)),
-                Some(new_key) => new_key.map(|k| (k, value)),
-            })
-            .collect();
-        self.lengths = std::mem::take(&mut self.lengths)
-            .into_iter()
-            .filter_map(|(key, value)| match rekey(&key) {
-                None => Some((key, value)),
-                Some(new_key) => new_key.map(|k| (k, value)),
-            })
-            .collect();
-        self.present = std::mem::take(&mut self.present)
-            .into_iter()
-            .filter_map(|key| match rekey(&key) {
-                None => Some(key),
-                Some(new_key) => new_key,
-            })
-            .collect();
+        // Where a key goes: dropped with its item, renumbered, or kept as it is.
+        let moved = |key: String| match rekey(&key) {
+            Some(new_key) => new_key,
+            None => Some(key),
+        };
+        self.values = take(&mut self.values).into_iter().filter_map(|(k, v)| Some((moved(k)?, v))).collect();
+        self.lengths =
+            take(&mut self.lengths).into_iter().filter_map(|(k, n)| Some((moved(k)?, n))).collect();
+        self.present = take(&mut self.present).into_iter().filter_map(moved).collect();
         self.lengths.insert(path.to_string(), length - 1);
     }
 
@@ -994,7 +983,13 @@ fn build(
             check_count(field, path, entries.len(), "entry", errors);
             Some(Value::Object(entries))
         }
-        _ => scalar(field, path, required, values.get(path), errors),
+        _ => match scalar(field, required, values.get(path)) {
+            Ok(value) => value,
+            Err(message) => {
+                errors.push(FieldError::new(path, message));
+                None
+            }
+        },
     }
 }
 
@@ -1036,13 +1031,9 @@ fn plural(count: u64, noun: &str) -> String {
     }
 }
 
-fn scalar(
-    field: &Field,
-    path: &str,
-    required: bool,
-    text: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<Value> {
+/// The JSON of a scalar field from the text typed into it: `Ok(None)` to
+/// leave it out, `Err` with what is wrong with it.
+fn scalar(field: &Field, required: bool, text: &str) -> Result<Option<Value>, String> {
     let c = &field.constraints;
     let trimmed = text.trim();
     let blank = match field.kind {
@@ -1050,10 +1041,7 @@ fn scalar(
         _ => trimmed.is_empty(),
     };
     if blank {
-        if required {
-            errors.push(FieldError::new(path, REQUIRED));
-        }
-        return None;
+        return if required { Err(REQUIRED.to_string()) } else { Ok(None) };
     }
     let result = match &field.kind {
         Kind::Text if let (true, Ok(n)) = (c.int_or_string, trimmed.parse::<i64>()) => Ok(Value::from(n)),
@@ -1108,15 +1096,9 @@ fn scalar(
                 _ => Ok(value),
             },
         },
-        Kind::Object(_) | Kind::Array(_) | Kind::Map(_) => return None,
+        Kind::Object(_) | Kind::Array(_) | Kind::Map(_) => return Ok(None),
     };
-    match result {
-        Ok(value) => Some(value),
-        Err(message) => {
-            errors.push(FieldError::new(path, message));
-            None
-        }
-    }
+    result.map(Some)
 }
 
 fn check_bounds(c: &Constraints, n: f64) -> Result<(), String> {

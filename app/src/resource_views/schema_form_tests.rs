@@ -23,516 +23,411 @@ const CERTIFICATE_YAML: &str =
     include_str!("../../../plugins/cert-manager/crds/certificates.cert-manager.io.yaml");
 
 // The schemas below are copied from the CRD files above (the app has no YAML
-// parser); `schemas_match_their_crd_files` keeps them faithful.
+// parser); `schemas_match_their_crd_files` keeps them faithful. The builders
+// right here write the parts every CRD schema has, so a fixture shows only
+// its own kind's fields.
+
+/// An object schema: its properties, and the ones it requires where it names any.
+fn object(required: &[&str], properties: Value) -> Value {
+    let mut schema = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// `schema` with a description.
+fn described(description: &str, mut schema: Value) -> Value {
+    schema["description"] = json!(description);
+    schema
+}
+
+/// An object schema with a description: a spec, or a part of one.
+fn section(description: &str, required: &[&str], properties: Value) -> Value {
+    described(description, object(required, properties))
+}
+
+/// A string with a description.
+fn text(description: &str) -> Value {
+    described(description, json!({"type": "string"}))
+}
+
+/// `schema` with the rule of a field that cannot change, and the message the
+/// API server gives when an update breaks it.
+fn immutable(message: &str, mut schema: Value) -> Value {
+    schema["x-kubernetes-validations"] = json!([{"rule": "self == oldSelf", "message": message}]);
+    schema
+}
+
+/// The schema of a kind whose `metadata` is a plain object: its `spec`, the
+/// properties of its `status` where it has one, and what it requires at the top.
+fn kind_schema(required: &[&str], spec: Value, status: Option<Value>) -> Value {
+    let mut properties = json!({"metadata": {"type": "object"}, "spec": spec});
+    if let Some(status) = status {
+        properties["status"] = object(&[], status);
+    }
+    object(required, properties)
+}
+
+/// A reference to a CamundaCluster, as Grants and PluginRequests hold it.
+fn camunda_cluster(description: &str) -> Value {
+    section(
+        description,
+        &["name"],
+        json!({"name": {"description": "The name of the CamundaCluster.", "type": "string", "minLength": 1}}),
+    )
+}
 
 fn grant_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
+    let immutable_in_grant = |field: &str, schema| {
+        immutable(&format!("{field} is immutable: delete the grant and create a new one"), schema)
+    };
+    let spec = section(
+        "The permission that the grant asks for, and for which cluster.",
+        &["cluster", "template", "format", "fragment"],
+        json!({
+            "cluster": immutable_in_grant("cluster", camunda_cluster(
+                "The CamundaCluster whose cloud identity gets the permission. Immutable: to move a permission to another cluster, delete the grant and create a new one."
+            )),
+            "template": immutable_in_grant("template", described(
+                "The name of the grant template, in the PluginRegistration named by the label plugins.camunda.io/registration, that the fragment was written from. Immutable.",
+                json!({"type": "string", "minLength": 1})
+            )),
+            "format": immutable_in_grant("format", described(
+                "The format of spec.fragment. The only format today is aws-iam-statement: one AWS IAM policy statement, as a JSON object. Immutable.",
+                json!({"type": "string", "enum": ["aws-iam-statement"]})
+            )),
+            "fragment": described(
+                "The permission itself, in the format of spec.format; for aws-iam-statement one IAM policy statement with Effect, Action and Resource.",
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+            )
+        }),
+    );
+    let condition = object(
+        &["type", "status"],
+        json!({
+            "type": {"type": "string"},
+            "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+            "lastTransitionTime": {"type": "string", "format": "date-time"}
+        }),
+    );
+    let status = section(
+        "The state of the grant, as the identity extension of the cluster observed it.",
+        &[],
+        json!({"conditions": {"type": "array", "items": condition}}),
+    );
+    let name = text("The name of the grant, conventionally <request>-<template>; at most 63 characters.");
+    let mut schema = object(
+        &["spec"],
+        json!({
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
-            "metadata": {
-                "type": "object",
-                "properties": {
-                    "name": {
-                        "description": "The name of the grant, conventionally <request>-<template>; at most 63 characters.",
-                        "type": "string"
-                    }
-                }
-            },
-            "spec": {
-                "description": "The permission that the grant asks for, and for which cluster.",
-                "type": "object",
-                "required": ["cluster", "template", "format", "fragment"],
-                "properties": {
-                    "cluster": {
-                        "description": "The CamundaCluster whose cloud identity gets the permission. Immutable: to move a permission to another cluster, delete the grant and create a new one.",
-                        "type": "object",
-                        "required": ["name"],
-                        "properties": {
-                            "name": {"description": "The name of the CamundaCluster.", "type": "string", "minLength": 1}
-                        },
-                        "x-kubernetes-validations": [{
-                            "rule": "self == oldSelf",
-                            "message": "cluster is immutable: delete the grant and create a new one"
-                        }]
-                    },
-                    "template": {
-                        "description": "The name of the grant template, in the PluginRegistration named by the label plugins.camunda.io/registration, that the fragment was written from. Immutable.",
-                        "type": "string",
-                        "minLength": 1,
-                        "x-kubernetes-validations": [{
-                            "rule": "self == oldSelf",
-                            "message": "template is immutable: delete the grant and create a new one"
-                        }]
-                    },
-                    "format": {
-                        "description": "The format of spec.fragment. The only format today is aws-iam-statement: one AWS IAM policy statement, as a JSON object. Immutable.",
-                        "type": "string",
-                        "enum": ["aws-iam-statement"],
-                        "x-kubernetes-validations": [{
-                            "rule": "self == oldSelf",
-                            "message": "format is immutable: delete the grant and create a new one"
-                        }]
-                    },
-                    "fragment": {
-                        "description": "The permission itself, in the format of spec.format; for aws-iam-statement one IAM policy statement with Effect, Action and Resource.",
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": true
-                    }
-                }
-            },
-            "status": {
-                "description": "The state of the grant, as the identity extension of the cluster observed it.",
-                "type": "object",
-                "properties": {
-                    "conditions": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["type", "status"],
-                            "properties": {
-                                "type": {"type": "string"},
-                                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
-                                "lastTransitionTime": {"type": "string", "format": "date-time"}
-                            }
-                        }
-                    }
-                }
-            }
-        },
-        "x-kubernetes-validations": [{
-            "rule": "size(self.metadata.name) <= 63",
-            "message": "metadata.name must be at most 63 characters, because it is used as a label value",
-            "fieldPath": ".metadata.name"
-        }]
-    })
+            "metadata": object(&[], json!({"name": name})),
+            "spec": spec,
+            "status": status
+        }),
+    );
+    schema["x-kubernetes-validations"] = json!([{
+        "rule": "size(self.metadata.name) <= 63",
+        "message": "metadata.name must be at most 63 characters, because it is used as a label value",
+        "fieldPath": ".metadata.name"
+    }]);
+    schema
 }
 
 fn registration_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "What the plugin offers and which permissions it needs.",
-                "type": "object",
-                "required": ["displayName", "grantTemplates"],
-                "properties": {
-                    "displayName": {
-                        "description": "The name of the plugin as users see it, for example \"S3 backup bucket\".",
-                        "type": "string",
-                        "minLength": 1
-                    },
-                    "description": {"description": "What the plugin does for a cluster that requests it.", "type": "string"},
-                    "grantTemplates": {
-                        "type": "array",
-                        "x-kubernetes-list-type": "map",
-                        "x-kubernetes-list-map-keys": ["name"],
-                        "items": {
-                            "description": "A grant template.",
-                            "type": "object",
-                            "required": ["name", "format", "fragment"],
-                            "properties": {
-                                "name": {
-                                    "description": "The name of the template, unique in the registration; Grants name it in spec.template.",
-                                    "type": "string",
-                                    "minLength": 1
-                                },
-                                "format": {
-                                    "description": "The format of the fragment. The only format today is aws-iam-statement.",
-                                    "type": "string",
-                                    "enum": ["aws-iam-statement"]
-                                },
-                                "fragment": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
-                            }
-                        }
-                    },
-                    "outputs": {
-                        "description": "The values that the plugin reports in status.outputs of each PluginRequest.",
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["name"],
-                            "properties": {
-                                "name": {"description": "The key of the output in status.outputs.", "type": "string"},
-                                "description": {"description": "What the output holds.", "type": "string"}
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    })
+    let template = section(
+        "A grant template.",
+        &["name", "format", "fragment"],
+        json!({
+            "name": described(
+                "The name of the template, unique in the registration; Grants name it in spec.template.",
+                json!({"type": "string", "minLength": 1})
+            ),
+            "format": described(
+                "The format of the fragment. The only format today is aws-iam-statement.",
+                json!({"type": "string", "enum": ["aws-iam-statement"]})
+            ),
+            "fragment": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        }),
+    );
+    let output = object(
+        &["name"],
+        json!({
+            "name": text("The key of the output in status.outputs."),
+            "description": text("What the output holds.")
+        }),
+    );
+    let spec = section(
+        "What the plugin offers and which permissions it needs.",
+        &["displayName", "grantTemplates"],
+        json!({
+            "displayName": described(
+                "The name of the plugin as users see it, for example \"S3 backup bucket\".",
+                json!({"type": "string", "minLength": 1})
+            ),
+            "description": text("What the plugin does for a cluster that requests it."),
+            "grantTemplates": {
+                "type": "array",
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": template
+            },
+            "outputs": described(
+                "The values that the plugin reports in status.outputs of each PluginRequest.",
+                json!({"type": "array", "items": output})
+            )
+        }),
+    );
+    kind_schema(&["spec"], spec, None)
 }
 
 /// The spec of a PluginRequest, with `status.outputs` (the repository's
 /// only `additionalProperties`) moved into it as `spec.outputs` to stand
 /// for a map in a spec.
 fn request_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "The plugin, the cluster it is for, and its parameters.",
-                "type": "object",
-                "required": ["registration", "cluster"],
-                "properties": {
-                    "registration": {
-                        "description": "The name of the PluginRegistration of the plugin. Immutable.",
-                        "type": "string",
-                        "minLength": 1,
-                        "x-kubernetes-validations": [{
-                            "rule": "self == oldSelf",
-                            "message": "registration is immutable: delete the request and create a new one"
-                        }]
-                    },
-                    "cluster": {
-                        "description": "The CamundaCluster that the plugin is for. Immutable.",
-                        "type": "object",
-                        "required": ["name"],
-                        "properties": {
-                            "name": {"description": "The name of the CamundaCluster.", "type": "string", "minLength": 1}
-                        }
-                    },
-                    "parameters": {
-                        "description": "Plugin-specific parameters, as the plugin documents them.",
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": true
-                    },
-                    "outputs": {
-                        "description": "The values the plugin provisioned for the cluster, for example a bucket name. They stay usable while a grant is rejected or pending.",
-                        "type": "object",
-                        "additionalProperties": {"type": "string"}
-                    }
-                }
-            }
-        }
-    })
+    let spec = section(
+        "The plugin, the cluster it is for, and its parameters.",
+        &["registration", "cluster"],
+        json!({
+            "registration": immutable(
+                "registration is immutable: delete the request and create a new one",
+                described(
+                    "The name of the PluginRegistration of the plugin. Immutable.",
+                    json!({"type": "string", "minLength": 1})
+                )
+            ),
+            "cluster": camunda_cluster("The CamundaCluster that the plugin is for. Immutable."),
+            "parameters": described(
+                "Plugin-specific parameters, as the plugin documents them.",
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+            ),
+            "outputs": described(
+                "The values the plugin provisioned for the cluster, for example a bucket name. They stay usable while a grant is rejected or pending.",
+                json!({"type": "object", "additionalProperties": {"type": "string"}})
+            )
+        }),
+    );
+    kind_schema(&["spec"], spec, None)
 }
 
 fn demo_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
+    let spec = section(
+        "The content of the demo item.",
+        &[],
+        json!({"message": text("A short message to show, for example \"Hello, world!\".")}),
+    );
+    object(
+        &[],
+        json!({
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": {
-                "description": "The content of the demo item.",
-                "type": "object",
-                "properties": {
-                    "message": {
-                        "description": "A short message to show, for example \"Hello, world!\".",
-                        "type": "string"
-                    }
-                }
-            }
-        }
-    })
+            "spec": spec
+        }),
+    )
 }
 
 fn backup_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["metadata", "spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "Specification of the desired behavior of the backup.",
-                "type": "object",
-                "required": ["cluster"],
-                "properties": {
-                    "cluster": {
-                        "description": "The cluster to backup.",
-                        "type": "object",
-                        "required": ["name"],
-                        "properties": {
-                            "name": {
-                                "description": "Name of the referent (the Cluster resource, in the same namespace).",
-                                "type": "string"
-                            }
-                        }
-                    },
-                    "method": {
-                        "description": "The backup method to be used, possible options are barmanObjectStore, volumeSnapshot or plugin. Defaults to barmanObjectStore.",
-                        "type": "string",
-                        "default": "barmanObjectStore",
-                        "enum": ["barmanObjectStore", "volumeSnapshot", "plugin"]
-                    },
-                    "online": {
-                        "description": "Whether the default type of backup with volume snapshots is online/hot (true, the default) or offline/cold (false). Overrides the cluster's default.",
-                        "type": "boolean"
-                    }
-                }
-            },
-            "status": {
-                "type": "object",
-                "properties": {
-                    "phase": {"type": "string"},
-                    "startedAt": {"type": "string", "format": "date-time"}
-                }
-            }
-        }
-    })
+    let spec = section(
+        "Specification of the desired behavior of the backup.",
+        &["cluster"],
+        json!({
+            "cluster": section(
+                "The cluster to backup.",
+                &["name"],
+                json!({"name": text("Name of the referent (the Cluster resource, in the same namespace).")})
+            ),
+            "method": described(
+                "The backup method to be used, possible options are barmanObjectStore, volumeSnapshot or plugin. Defaults to barmanObjectStore.",
+                json!({"type": "string", "default": "barmanObjectStore", "enum": ["barmanObjectStore", "volumeSnapshot", "plugin"]})
+            ),
+            "online": described(
+                "Whether the default type of backup with volume snapshots is online/hot (true, the default) or offline/cold (false). Overrides the cluster's default.",
+                json!({"type": "boolean"})
+            )
+        }),
+    );
+    let status = json!({"phase": {"type": "string"}, "startedAt": {"type": "string", "format": "date-time"}});
+    kind_schema(&["metadata", "spec"], spec, Some(status))
 }
 
 fn database_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["metadata", "spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "Specification of the desired Database.",
-                "type": "object",
-                "required": ["cluster", "name", "owner"],
-                "properties": {
-                    "name": {
-                        "description": "The name of the database to create inside PostgreSQL (the PG Name). This setting cannot be changed.",
-                        "type": "string",
-                        "x-kubernetes-validations": [
-                            {"rule": "self == oldSelf", "message": "name is immutable"},
-                            {"rule": "self != 'postgres'", "message": "the name postgres is reserved"},
-                            {"rule": "self != 'template0'", "message": "the name template0 is reserved"},
-                            {"rule": "self != 'template1'", "message": "the name template1 is reserved"}
-                        ]
-                    },
-                    "cluster": {
-                        "description": "The name of the PostgreSQL Cluster, in the same namespace, that hosts the database.",
-                        "type": "object",
-                        "properties": {
-                            "name": {"description": "Name of the referent (the Cluster resource).", "type": "string"}
-                        }
-                    },
-                    "owner": {
-                        "description": "The role name of the user who owns the database inside PostgreSQL.",
-                        "type": "string"
-                    },
-                    "encoding": {
-                        "description": "Maps to the ENCODING parameter of CREATE DATABASE, for example UTF8. This setting cannot be changed. Character set encoding to use in the database.",
-                        "type": "string",
-                        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "encoding is immutable"}]
-                    },
-                    "allowConnections": {
-                        "description": "Maps to the ALLOW_CONNECTIONS parameter of CREATE DATABASE and ALTER DATABASE. If false then no one can connect to this database.",
-                        "type": "boolean"
-                    },
-                    "connectionLimit": {
-                        "description": "Maps to the CONNECTION LIMIT clause of CREATE DATABASE and ALTER DATABASE. How many concurrent connections can be made to this database. -1 (the default) means no limit.",
-                        "type": "integer"
-                    },
-                    "ensure": {
-                        "description": "Ensure the PostgreSQL database is present or absent - defaults to \"present\".",
-                        "type": "string",
-                        "default": "present",
-                        "enum": ["present", "absent"]
-                    },
-                    "databaseReclaimPolicy": {
-                        "description": "The policy for end-of-life maintenance of this database: retain (the default) keeps the database in PostgreSQL when this resource is deleted, delete drops it.",
-                        "type": "string",
-                        "default": "retain",
-                        "enum": ["delete", "retain"]
-                    }
-                }
-            },
-            "status": {
-                "type": "object",
-                "properties": {
-                    "applied": {"type": "boolean"},
-                    "observedGeneration": {"type": "integer", "format": "int64"}
-                }
-            }
-        }
-    })
+    let spec = section(
+        "Specification of the desired Database.",
+        &["cluster", "name", "owner"],
+        json!({
+            "name": described(
+                "The name of the database to create inside PostgreSQL (the PG Name). This setting cannot be changed.",
+                json!({"type": "string", "x-kubernetes-validations": [
+                    {"rule": "self == oldSelf", "message": "name is immutable"},
+                    {"rule": "self != 'postgres'", "message": "the name postgres is reserved"},
+                    {"rule": "self != 'template0'", "message": "the name template0 is reserved"},
+                    {"rule": "self != 'template1'", "message": "the name template1 is reserved"}
+                ]})
+            ),
+            "cluster": section(
+                "The name of the PostgreSQL Cluster, in the same namespace, that hosts the database.",
+                &[],
+                json!({"name": text("Name of the referent (the Cluster resource).")})
+            ),
+            "owner": text("The role name of the user who owns the database inside PostgreSQL."),
+            "encoding": immutable("encoding is immutable", text(
+                "Maps to the ENCODING parameter of CREATE DATABASE, for example UTF8. This setting cannot be changed. Character set encoding to use in the database."
+            )),
+            "allowConnections": described(
+                "Maps to the ALLOW_CONNECTIONS parameter of CREATE DATABASE and ALTER DATABASE. If false then no one can connect to this database.",
+                json!({"type": "boolean"})
+            ),
+            "connectionLimit": described(
+                "Maps to the CONNECTION LIMIT clause of CREATE DATABASE and ALTER DATABASE. How many concurrent connections can be made to this database. -1 (the default) means no limit.",
+                json!({"type": "integer"})
+            ),
+            "ensure": described(
+                "Ensure the PostgreSQL database is present or absent - defaults to \"present\".",
+                json!({"type": "string", "default": "present", "enum": ["present", "absent"]})
+            ),
+            "databaseReclaimPolicy": described(
+                "The policy for end-of-life maintenance of this database: retain (the default) keeps the database in PostgreSQL when this resource is deleted, delete drops it.",
+                json!({"type": "string", "default": "retain", "enum": ["delete", "retain"]})
+            )
+        }),
+    );
+    let status =
+        json!({"applied": {"type": "boolean"}, "observedGeneration": {"type": "integer", "format": "int64"}});
+    kind_schema(&["metadata", "spec"], spec, Some(status))
 }
 
 fn subscription_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["metadata", "spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "The desired state of the subscription.",
-                "type": "object",
-                "required": ["cluster", "dbname", "externalClusterName", "name", "publicationName"],
-                "properties": {
-                    "name": {
-                        "description": "The name of the subscription inside PostgreSQL. This setting cannot be changed.",
-                        "type": "string",
-                        "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "name is immutable"}]
-                    },
-                    "cluster": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}}
-                    },
-                    "dbname": {
-                        "description": "The name of the database where the subscription will be installed in the subscriber cluster.",
-                        "type": "string"
-                    },
-                    "externalClusterName": {
-                        "description": "The name of the external cluster with the publication (\"publisher\"), as listed in the externalClusters of the subscriber Cluster.",
-                        "type": "string"
-                    },
-                    "publicationName": {
-                        "description": "The name of the publication inside the PostgreSQL database of the external cluster.",
-                        "type": "string"
-                    },
-                    "subscriptionReclaimPolicy": {
-                        "type": "string",
-                        "default": "retain",
-                        "enum": ["delete", "retain"]
-                    }
-                }
-            }
-        }
-    })
+    let spec = section(
+        "The desired state of the subscription.",
+        &["cluster", "dbname", "externalClusterName", "name", "publicationName"],
+        json!({
+            "name": immutable(
+                "name is immutable",
+                text("The name of the subscription inside PostgreSQL. This setting cannot be changed.")
+            ),
+            "cluster": object(&[], json!({"name": {"type": "string"}})),
+            "dbname": text("The name of the database where the subscription will be installed in the subscriber cluster."),
+            "externalClusterName": text(
+                "The name of the external cluster with the publication (\"publisher\"), as listed in the externalClusters of the subscriber Cluster."
+            ),
+            "publicationName": text(
+                "The name of the publication inside the PostgreSQL database of the external cluster."
+            ),
+            "subscriptionReclaimPolicy": {"type": "string", "default": "retain", "enum": ["delete", "retain"]}
+        }),
+    );
+    kind_schema(&["metadata", "spec"], spec, None)
 }
 
 fn fsc_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "The desired FSC installation.",
-                "type": "object",
-                "required": ["groupID", "peerID", "directory", "postgres"],
-                "properties": {
-                    "groupID": {"type": "string", "minLength": 1},
-                    "peerID": {"type": "string", "minLength": 1},
-                    "directory": {
-                        "description": "Which directory the installation registers with and looks services up in.",
-                        "type": "object",
-                        "required": ["mode"],
-                        "properties": {
-                            "mode": {"type": "string", "enum": ["Self", "External"]},
-                            "external": {
-                                "description": "The external directory. Required when mode is External.",
-                                "type": "object",
-                                "required": ["address", "peerID", "trustAnchor"],
-                                "properties": {
-                                    "address": {"type": "string"},
-                                    "peerID": {"description": "The peer ID of the directory peer.", "type": "string"},
-                                    "trustAnchor": {
-                                        "type": "object",
-                                        "required": ["name"],
-                                        "properties": {
-                                            "name": {"type": "string"},
-                                            "key": {
-                                                "description": "The key in the Secret that holds the PEM-encoded CA certificate.",
-                                                "type": "string",
-                                                "default": "ca.crt"
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                        },
-                        "x-kubernetes-validations": [{
-                            "rule": "self.mode != 'External' || has(self.external)",
-                            "message": "directory.external is required when directory.mode is External"
-                        }]
-                    },
-                    "certificate": {
-                        "type": "object",
-                        "required": ["existingSecret"],
-                        "properties": {"existingSecret": {"type": "string"}}
-                    },
-                    "managerAddress": {"type": "string"},
-                    "controllerURL": {"description": "The public URL of the controller UI of this installation.", "type": "string"},
-                    "postgres": {
-                        "description": "The PostgreSQL database of the installation.",
-                        "type": "object",
-                        "required": ["storageClass"],
-                        "properties": {
-                            "instances": {
-                                "description": "The number of PostgreSQL instances (1 primary plus replicas).",
-                                "type": "integer",
-                                "default": 1,
-                                "minimum": 1
-                            },
-                            "storageClass": {"description": "The StorageClass of the database volumes.", "type": "string"},
-                            "storageSize": {"type": "string", "default": "1Gi"},
-                            "image": {"type": "string"}
-                        }
-                    },
-                    "autoSignGrants": {"type": "array", "items": {"type": "string"}},
-                    "inways": {
-                        "description": "The inways through which this peer offers services to the group.",
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["name"],
-                            "properties": {
-                                "name": {"description": "The name of the inway, unique in the installation.", "type": "string"},
-                                "selfAddress": {"type": "string"}
-                            }
-                        }
-                    },
-                    "outways": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["name"],
-                            "properties": {"name": {"type": "string"}}
-                        }
-                    }
-                }
-            }
-        }
-    })
+    let trust_anchor = object(
+        &["name"],
+        json!({
+            "name": {"type": "string"},
+            "key": described(
+                "The key in the Secret that holds the PEM-encoded CA certificate.",
+                json!({"type": "string", "default": "ca.crt"})
+            )
+        }),
+    );
+    let external = section(
+        "The external directory. Required when mode is External.",
+        &["address", "peerID", "trustAnchor"],
+        json!({
+            "address": {"type": "string"},
+            "peerID": text("The peer ID of the directory peer."),
+            "trustAnchor": trust_anchor
+        }),
+    );
+    let mut directory = section(
+        "Which directory the installation registers with and looks services up in.",
+        &["mode"],
+        json!({"mode": {"type": "string", "enum": ["Self", "External"]}, "external": external}),
+    );
+    directory["x-kubernetes-validations"] = json!([{
+        "rule": "self.mode != 'External' || has(self.external)",
+        "message": "directory.external is required when directory.mode is External"
+    }]);
+    let postgres = section(
+        "The PostgreSQL database of the installation.",
+        &["storageClass"],
+        json!({
+            "instances": described(
+                "The number of PostgreSQL instances (1 primary plus replicas).",
+                json!({"type": "integer", "default": 1, "minimum": 1})
+            ),
+            "storageClass": text("The StorageClass of the database volumes."),
+            "storageSize": {"type": "string", "default": "1Gi"},
+            "image": {"type": "string"}
+        }),
+    );
+    let inway = object(
+        &["name"],
+        json!({
+            "name": text("The name of the inway, unique in the installation."),
+            "selfAddress": {"type": "string"}
+        }),
+    );
+    let spec = section(
+        "The desired FSC installation.",
+        &["groupID", "peerID", "directory", "postgres"],
+        json!({
+            "groupID": {"type": "string", "minLength": 1},
+            "peerID": {"type": "string", "minLength": 1},
+            "directory": directory,
+            "certificate": object(&["existingSecret"], json!({"existingSecret": {"type": "string"}})),
+            "managerAddress": {"type": "string"},
+            "controllerURL": text("The public URL of the controller UI of this installation."),
+            "postgres": postgres,
+            "autoSignGrants": {"type": "array", "items": {"type": "string"}},
+            "inways": described(
+                "The inways through which this peer offers services to the group.",
+                json!({"type": "array", "items": inway})
+            ),
+            "outways": {"type": "array", "items": object(&["name"], json!({"name": {"type": "string"}}))}
+        }),
+    );
+    kind_schema(&["spec"], spec, None)
 }
 
 fn certificate_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["spec"],
-        "properties": {
-            "metadata": {"type": "object"},
-            "spec": {
-                "description": "Specification of the desired state of the Certificate resource.",
-                "type": "object",
-                "required": ["secretName", "issuerRef"],
-                "properties": {
-                    "secretName": {"type": "string", "minLength": 1},
-                    "commonName": {"type": "string", "maxLength": 64},
-                    "dnsNames": {
-                        "description": "Requested DNS subject alternative names.",
-                        "type": "array",
-                        "items": {"type": "string"}
-                    },
-                    "ipAddresses": {"type": "array", "items": {"type": "string"}},
-                    "duration": {"type": "string"},
-                    "issuerRef": {
-                        "type": "object",
-                        "required": ["name"],
-                        "properties": {
-                            "name": {"description": "Name of the issuer being referred to.", "type": "string", "minLength": 1},
-                            "kind": {"type": "string"},
-                            "group": {"type": "string"}
-                        }
-                    },
-                    "privateKey": {
-                        "type": "object",
-                        "properties": {
-                            "algorithm": {"type": "string", "enum": ["RSA", "ECDSA", "Ed25519"]},
-                            "size": {"type": "integer"},
-                            "encoding": {"type": "string", "enum": ["PKCS1", "PKCS8"]},
-                            "rotationPolicy": {"type": "string", "enum": ["Never", "Always"]}
-                        }
-                    },
-                    "isCA": {"type": "boolean"}
-                }
-            }
-        }
-    })
+    let issuer_ref = object(
+        &["name"],
+        json!({
+            "name": described("Name of the issuer being referred to.", json!({"type": "string", "minLength": 1})),
+            "kind": {"type": "string"},
+            "group": {"type": "string"}
+        }),
+    );
+    let private_key = object(
+        &[],
+        json!({
+            "algorithm": {"type": "string", "enum": ["RSA", "ECDSA", "Ed25519"]},
+            "size": {"type": "integer"},
+            "encoding": {"type": "string", "enum": ["PKCS1", "PKCS8"]},
+            "rotationPolicy": {"type": "string", "enum": ["Never", "Always"]}
+        }),
+    );
+    let spec = section(
+        "Specification of the desired state of the Certificate resource.",
+        &["secretName", "issuerRef"],
+        json!({
+            "secretName": {"type": "string", "minLength": 1},
+            "commonName": {"type": "string", "maxLength": 64},
+            "dnsNames": described(
+                "Requested DNS subject alternative names.",
+                json!({"type": "array", "items": {"type": "string"}})
+            ),
+            "ipAddresses": {"type": "array", "items": {"type": "string"}},
+            "duration": {"type": "string"},
+            "issuerRef": issuer_ref,
+            "privateKey": private_key,
+            "isCA": {"type": "boolean"}
+        }),
+    );
+    kind_schema(&["spec"], spec, None)
 }
 
 /// Every description, message, rule, enum value, default and property name
@@ -623,6 +518,16 @@ fn errors(result: Result<Value, Vec<FieldError>>) -> Vec<(String, String)> {
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter().map(|(p, m)| (p.to_string(), m.to_string())).collect()
+}
+
+/// A create form as the user fills it in: the schema's defaults, then each
+/// path's text typed in, in order.
+fn filled_in(spec: &FormSpec, typed: &[(&str, &str)]) -> FormValues {
+    let mut values = FormValues::defaults(spec);
+    for (path, text) in typed {
+        values.set(*path, *text);
+    }
+    values
 }
 
 /// The smallest grant of seed 003, as the console sends it.
@@ -790,16 +695,20 @@ fn defaults_fill_defaults_and_preselect_only_defaulted_enums() {
 #[test]
 fn the_seeds_smallest_grant_assembles_exactly() {
     let spec = form_for(&grant_schema(), true);
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "orders-backup-storage-bucket-access");
-    values.set("metadata.namespace", "my-cluster-ns");
-    values.set("spec.cluster.name", "orders");
-    values.set("spec.template", "bucket-access");
-    values.set("spec.format", "aws-iam-statement");
-    values.set(
-        "spec.fragment",
-        r#"{"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
-            "Resource": ["arn:aws:s3:::orders-backup-storage/*"]}"#,
+    let values = filled_in(
+        &spec,
+        &[
+            ("metadata.name", "orders-backup-storage-bucket-access"),
+            ("metadata.namespace", "my-cluster-ns"),
+            ("spec.cluster.name", "orders"),
+            ("spec.template", "bucket-access"),
+            ("spec.format", "aws-iam-statement"),
+            (
+                "spec.fragment",
+                r#"{"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+                    "Resource": ["arn:aws:s3:::orders-backup-storage/*"]}"#,
+            ),
+        ],
     );
     let object = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant").unwrap();
     assert_eq!(object, smallest_grant());
@@ -850,12 +759,16 @@ fn names_are_checked_like_the_api_server_does() {
 #[test]
 fn numbers_that_do_not_parse_are_errors_at_their_path() {
     let spec = form_for(&database_schema(), true);
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "orders-app");
-    values.set("metadata.namespace", "orders");
-    values.set("spec.cluster.name", "orders-db");
-    values.set("spec.name", "app");
-    values.set("spec.owner", "app");
+    let mut values = filled_in(
+        &spec,
+        &[
+            ("metadata.name", "orders-app"),
+            ("metadata.namespace", "orders"),
+            ("spec.cluster.name", "orders-db"),
+            ("spec.name", "app"),
+            ("spec.owner", "app"),
+        ],
+    );
     for bad in ["ten", "1.5", "1e3", "9223372036854775808"] {
         values.set("spec.connectionLimit", bad);
         assert_eq!(
@@ -891,8 +804,7 @@ fn bounds_lengths_enums_and_formats_are_checked_on_the_client() {
     let spec = form_for(&schema, false);
     assert_eq!(field(&spec, "spec.notAfter").kind, Kind::DateTime);
     assert_eq!(field(&spec, "spec.maxUnavailable").kind, Kind::Text);
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "x");
+    let mut values = filled_in(&spec, &[("metadata.name", "x")]);
     for (path, text) in [
         ("spec.replicas", "0"),
         ("spec.ratio", "0"),
@@ -947,9 +859,7 @@ fn date_times() {
 #[test]
 fn assemble_omits_empty_optional_fields_and_objects() {
     let demo = form_for(&demo_schema(), true);
-    let mut values = FormValues::defaults(&demo);
-    values.set("metadata.name", "hello");
-    values.set("metadata.namespace", "demo");
+    let mut values = filled_in(&demo, &[("metadata.name", "hello"), ("metadata.namespace", "demo")]);
     assert_eq!(
         assemble(&demo, &values, "demo.fundament.io/v1", "DemoItem").unwrap(),
         json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem",
@@ -962,12 +872,16 @@ fn assemble_omits_empty_optional_fields_and_objects() {
     );
 
     let certificate = form_for(&certificate_schema(), true);
-    let mut values = FormValues::defaults(&certificate);
-    values.set("metadata.name", "web");
-    values.set("metadata.namespace", "shop");
-    values.set("spec.secretName", "web-tls");
-    values.set("spec.issuerRef.name", "letsencrypt");
-    values.set("spec.commonName", "");
+    let mut values = filled_in(
+        &certificate,
+        &[
+            ("metadata.name", "web"),
+            ("metadata.namespace", "shop"),
+            ("spec.secretName", "web-tls"),
+            ("spec.issuerRef.name", "letsencrypt"),
+            ("spec.commonName", ""),
+        ],
+    );
     let object = assemble(&certificate, &values, "cert-manager.io/v1", "Certificate").unwrap();
     assert_eq!(
         object["spec"],
@@ -982,13 +896,17 @@ fn assemble_omits_empty_optional_fields_and_objects() {
 #[test]
 fn an_untouched_optional_section_is_left_out_with_its_defaults() {
     let spec = form_for(&fsc_schema(), true);
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "peer-a");
-    values.set("metadata.namespace", "fsc");
-    values.set("spec.groupID", "fsc-demo");
-    values.set("spec.peerID", "01234567890123456789");
-    values.set("spec.directory.mode", "Self");
-    values.set("spec.postgres.storageClass", "standard");
+    let mut values = filled_in(
+        &spec,
+        &[
+            ("metadata.name", "peer-a"),
+            ("metadata.namespace", "fsc"),
+            ("spec.groupID", "fsc-demo"),
+            ("spec.peerID", "01234567890123456789"),
+            ("spec.directory.mode", "Self"),
+            ("spec.postgres.storageClass", "standard"),
+        ],
+    );
     let object = assemble(&spec, &values, "openfsc.fundament.io/v1", "FSCInstallation").unwrap();
     assert_eq!(
         object["spec"],
@@ -1040,9 +958,8 @@ fn arrays_add_fill_defaults_and_remove_renumbers() {
     assert_eq!(field(&spec, "spec.grantTemplates[3].name").path, "spec.grantTemplates[*].name");
     assert_eq!(field(&spec, "spec.grantTemplates[0].fragment").kind, Kind::Raw);
 
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "s3-backup-bucket");
-    values.set("spec.displayName", "S3 backup bucket");
+    let mut values =
+        filled_in(&spec, &[("metadata.name", "s3-backup-bucket"), ("spec.displayName", "S3 backup bucket")]);
     for (i, name) in ["bucket-access", "kms-access", "logs-access"].into_iter().enumerate() {
         assert_eq!(values.add_item(&spec, "spec.grantTemplates"), i);
         values.set(format!("spec.grantTemplates[{i}].name"), name);
@@ -1148,11 +1065,15 @@ fn maps_are_key_value_lists() {
     assert_eq!(value.kind, Kind::Text);
     assert_eq!(field(&spec, "spec.parameters").kind, Kind::Raw);
 
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "orders-backup-storage");
-    values.set("metadata.namespace", "my-cluster-ns");
-    values.set("spec.registration", "s3-backup-bucket");
-    values.set("spec.cluster.name", "orders");
+    let mut values = filled_in(
+        &spec,
+        &[
+            ("metadata.name", "orders-backup-storage"),
+            ("metadata.namespace", "my-cluster-ns"),
+            ("spec.registration", "s3-backup-bucket"),
+            ("spec.cluster.name", "orders"),
+        ],
+    );
     for (key, value) in [("bucket", "orders-backup-storage"), ("", ""), ("region", "")] {
         let i = values.add_item(&spec, "spec.outputs");
         values.set(entry_key_path("spec.outputs", i), key);
@@ -1183,12 +1104,16 @@ fn maps_are_key_value_lists() {
 #[test]
 fn raw_fields_take_json_and_name_their_path_in_errors() {
     let spec = form_for(&request_schema(), true);
-    let mut values = FormValues::defaults(&spec);
-    values.set("metadata.name", "r");
-    values.set("metadata.namespace", "ns");
-    values.set("spec.registration", "s3-backup-bucket");
-    values.set("spec.cluster.name", "orders");
-    values.set("spec.parameters", "{retention: 30");
+    let mut values = filled_in(
+        &spec,
+        &[
+            ("metadata.name", "r"),
+            ("metadata.namespace", "ns"),
+            ("spec.registration", "s3-backup-bucket"),
+            ("spec.cluster.name", "orders"),
+            ("spec.parameters", "{retention: 30"),
+        ],
+    );
     let found = errors(assemble(&spec, &values, "v", "K"));
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].0, "spec.parameters");

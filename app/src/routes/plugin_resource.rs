@@ -12,7 +12,7 @@ use leptos_router::{
 
 use crate::{
     api::session::Session,
-    components::status::{ErrorView, Loading},
+    components::status::{ErrorView, Loading, when_loaded},
     error::AppError,
     plugins::{
         api::{namespaces, resource_kind},
@@ -28,6 +28,7 @@ use crate::{
         detail::{DetailContext, GeneratedDetail},
         form::{FormContext, GeneratedForm},
         list::{GeneratedList, ListContext},
+        scope::ResourceScope,
     },
     routes::{not_found::NotFoundContent, with_session},
 };
@@ -216,59 +217,39 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
     let show_create = target.view == ResourceView::List && can_create;
     let title = format!("{heading} · {}", entry.display_name);
     let create_label = format!("Create {}", kind.kind);
+    // What the generated views share: the kind, where it is, and what its plugin says about it.
+    let scope = ResourceScope {
+        cluster_id: session.cluster_of(target.project.as_deref()),
+        project: target.project.clone(),
+        installation: entry.installation_name.clone(),
+        crd: target.crd.clone(),
+        kind: kind.clone(),
+    };
+    let guide = entry.guide(&kind.kind);
+    // The detail route always has a name (`:id`); an empty one reads as not found.
+    // A cluster-scoped object's `?ns=` is ignored.
+    let object = || {
+        let object =
+            target.object.clone().unwrap_or_else(|| ResourceRef { name: String::new(), namespace: None });
+        (object.name, object.namespace.filter(|_| kind.namespaced))
+    };
     let body = match (custom, target.view) {
         (Some(file), _) => view! { <CustomPage session target entry kind file can_create /> }.into_any(),
         (None, ResourceView::List) => {
-            let context = ListContext {
-                cluster_id: session.cluster_of(target.project.as_deref()),
-                project: target.project.clone(),
-                installation: entry.installation_name.clone(),
-                crd: target.crd.clone(),
-                kind: kind.clone(),
-                guide: entry.guide(&kind.kind),
-            };
+            let context = ListContext { scope, guide };
             view! { <GeneratedList context /> }.into_any()
         }
         (_, ResourceView::Detail) if target.edit && target.object.is_some() => {
-            let object =
-                target.object.clone().unwrap_or_else(|| ResourceRef { name: String::new(), namespace: None });
-            let context = FormContext {
-                cluster_id: session.cluster_of(target.project.as_deref()),
-                project: target.project.clone(),
-                installation: entry.installation_name.clone(),
-                crd: target.crd.clone(),
-                kind: kind.clone(),
-                existing: Some((object.name, object.namespace.filter(|_| kind.namespaced))),
-                guide: entry.guide(&kind.kind),
-            };
+            let context = FormContext { scope, existing: Some(object()), guide };
             view! { <GeneratedForm context /> }.into_any()
         }
         (None, ResourceView::Create) => {
-            let context = FormContext {
-                cluster_id: session.cluster_of(target.project.as_deref()),
-                project: target.project.clone(),
-                installation: entry.installation_name.clone(),
-                crd: target.crd.clone(),
-                kind: kind.clone(),
-                existing: None,
-                guide: entry.guide(&kind.kind),
-            };
+            let context = FormContext { scope, existing: None, guide };
             view! { <GeneratedForm context /> }.into_any()
         }
         (None, ResourceView::Detail) => {
-            // The detail route always has a name (`:id`); an empty one reads as not found.
-            let object =
-                target.object.clone().unwrap_or_else(|| ResourceRef { name: String::new(), namespace: None });
-            let context = DetailContext {
-                cluster_id: session.cluster_of(target.project.as_deref()),
-                project: target.project.clone(),
-                installation: entry.installation_name.clone(),
-                crd: target.crd.clone(),
-                kind: kind.clone(),
-                name: object.name,
-                namespace: object.namespace.filter(|_| kind.namespaced),
-                guide: entry.guide(&kind.kind),
-            };
+            let (name, namespace) = object();
+            let context = DetailContext { scope, name, namespace, guide };
             view! { <GeneratedDetail context /> }.into_any()
         }
     };
@@ -377,16 +358,13 @@ fn CustomPage(
     }
     let project = target.project.clone();
     let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, p));
-    view! {
-        <Transition fallback=|| view! { <Loading label="Loading namespaces…" /> }>
-            {move || list.get().map(|names| match names {
-                Ok(names) => {
-                    let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
-                    view! { <PluginFrame spec /> }.into_any()
-                }
-                Err(error) => view! { <ErrorView error /> }.into_any(),
-            })}
-        </Transition>
-    }
+    when_loaded(
+        "Loading namespaces…",
+        move || list.get(),
+        move |names| {
+            let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
+            view! { <PluginFrame spec /> }.into_any()
+        },
+    )
     .into_any()
 }

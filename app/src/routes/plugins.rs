@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::components::A;
 
 use crate::{
-    components::status::{ErrorView, Loading},
+    components::status::when_loaded,
     plugins::{
         model::{PluginEntry, PluginState, Registry, paths},
         registry::PluginRegistry,
@@ -23,12 +23,11 @@ pub fn PluginsPage() -> impl IntoView {
         {with_session(|s| view! {
             <PageHeader title="Plugins" subtitle=format!("Plugin installations on {}.", s.selected_cluster) />
         })}
-        <Transition fallback=|| view! { <Loading label="Loading plugins…" /> }>
-            {move || registry.initial.get().map(|answer| match answer {
-                Ok(initial) => view! { <PluginTable initial /> }.into_any(),
-                Err(error) => view! { <ErrorView error /> }.into_any(),
-            })}
-        </Transition>
+        {when_loaded(
+            "Loading plugins…",
+            move || registry.initial.get(),
+            |initial| view! { <PluginTable initial /> }.into_any(),
+        )}
     }
 }
 
