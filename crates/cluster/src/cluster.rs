@@ -342,7 +342,7 @@ impl Cluster {
         let mut causes =
             if old.is_some() { Vec::new() } else { object::check_name(&name, strategy.name_rule()) };
         causes.extend(object::check_labels_and_annotations(&obj["metadata"]));
-        causes.extend(strategy.validate(rt, obj, old, opts.strict)?);
+        causes.extend(strategy.validate(obj, &strategy::Validation { rt, old, strict: opts.strict })?);
         if causes.is_empty() {
             causes = strategy.validate_servable(obj);
         }
