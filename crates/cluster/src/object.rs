@@ -49,15 +49,16 @@ pub enum NameRule {
     PathSegment,
 }
 
+/// The cause of an object with neither a name nor a prefix to generate one from.
+pub fn name_required() -> Cause {
+    Cause::new("FieldValueRequired", "metadata.name", "Required value: name or generateName is required")
+}
+
 /// Checks `metadata.name` against the kind's rule.
 pub fn check_name(name: &str, rule: NameRule) -> Vec<Cause> {
     let mut causes = Vec::new();
     if name.is_empty() {
-        causes.push(Cause::new(
-            "FieldValueRequired",
-            "metadata.name",
-            "Required value: name or generateName is required",
-        ));
+        causes.push(name_required());
         return causes;
     }
     if rule == NameRule::PathSegment {
