@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::fields;
 use crate::status::Cause;
 
 pub fn name(obj: &Value) -> &str {
@@ -102,11 +103,7 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
             continue;
         }
         let Some(map) = v.as_object() else {
-            causes.push(Cause::new(
-                "FieldValueTypeInvalid",
-                &format!("metadata.{field}"),
-                "Invalid value: must be a map of strings",
-            ));
+            causes.push(fields::not_a_string_map(&format!("metadata.{field}")));
             continue;
         };
         let mut total = 0;
@@ -116,11 +113,7 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
                 causes.push(Cause::new("FieldValueInvalid", &path, format!("Invalid value: \"{k}\": {e}")));
             }
             let Some(s) = val.as_str() else {
-                causes.push(Cause::new(
-                    "FieldValueTypeInvalid",
-                    &format!("{path}.{k}"),
-                    "Invalid value: must be a string",
-                ));
+                causes.push(fields::not_a_string(&format!("{path}.{k}")));
                 continue;
             };
             total += k.len() + s.len();

@@ -106,19 +106,11 @@ fn validate_config_map(obj: &Value) -> Vec<Cause> {
         if let Some(map) = obj[field].as_object() {
             for (k, v) in map {
                 if !v.is_string() {
-                    causes.push(Cause::new(
-                        "FieldValueTypeInvalid",
-                        &format!("{field}[{k}]"),
-                        "Invalid value: must be a string",
-                    ));
+                    causes.push(fields::not_a_string(&format!("{field}[{k}]")));
                 }
             }
         } else if !obj[field].is_null() {
-            causes.push(Cause::new(
-                "FieldValueTypeInvalid",
-                field,
-                "Invalid value: must be a map of strings",
-            ));
+            causes.push(fields::not_a_string_map(field));
         }
     }
     causes
