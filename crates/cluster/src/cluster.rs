@@ -13,7 +13,7 @@ use crate::fields;
 use crate::object;
 use crate::query::ListQuery;
 use crate::resource::{self, Registry, ResourceType, StorageKey};
-use crate::status::{ApiError, Cause};
+use crate::status::{self, ApiError};
 use crate::store::{Change, EventType, Store};
 use crate::strategy::{self, Derived};
 
@@ -113,11 +113,7 @@ impl Cluster {
 
     pub fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
         let state = self.read();
-        let obj = state
-            .store
-            .get(&rt.storage_key(), ns, name)
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-        Ok(at_version(obj, rt))
+        Ok(at_version(stored(&state, rt, ns, name)?, rt))
     }
 
     /// A page of matching objects, the list's resourceVersion and the continue token.
@@ -230,11 +226,7 @@ impl Cluster {
             )));
         }
         let mut state = self.write();
-        let old = state
-            .store
-            .get(&rt.storage_key(), ns, name)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let old = Arc::clone(stored(&state, rt, ns, name)?);
         self.replace(&mut state, user, rt, &old, obj, status, opts)
     }
 
@@ -251,11 +243,7 @@ impl Cluster {
         opts: WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut state = self.write();
-        let old = state
-            .store
-            .get(&rt.storage_key(), ns, name)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let old = Arc::clone(stored(&state, rt, ns, name)?);
         let current = at_version(&old, rt);
         let patched = patch.apply(&current, rt)?;
         let patched = prepare_body(rt, ns, patched, false)?;
@@ -342,7 +330,7 @@ impl Cluster {
         let mut causes =
             if old.is_some() { Vec::new() } else { object::check_name(&name, strategy.name_rule()) };
         causes.extend(object::check_labels_and_annotations(&obj["metadata"]));
-        causes.extend(strategy.validate(rt, obj, old, opts.strict)?);
+        causes.extend(strategy.validate(obj, &strategy::Validation { rt, old, strict: opts.strict })?);
         if causes.is_empty() {
             causes = strategy.validate_servable(obj);
         }
@@ -388,11 +376,7 @@ impl Cluster {
     ) -> Result<Value, ApiError> {
         let mut state = self.write();
         let key = rt.storage_key();
-        let old = state
-            .store
-            .get(&key, ns, name)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let old = Arc::clone(stored(&state, rt, ns, name)?);
         if let Some(uid) = preconditions["uid"].as_str()
             && uid != object::uid(&old)
         {
@@ -512,6 +496,14 @@ pub struct ListPage {
     pub remaining: Option<usize>,
 }
 
+/// The stored object `name` of `rt` in `ns`, or the API's NotFound.
+fn stored<'a>(state: &'a State, rt: &ResourceType, ns: &str, name: &str) -> Result<&'a Arc<Value>, ApiError> {
+    state
+        .store
+        .get(&rt.storage_key(), ns, name)
+        .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
+}
+
 fn namespaces_key() -> StorageKey {
     StorageKey { group: String::new(), resource: "namespaces".into() }
 }
@@ -534,7 +526,7 @@ pub fn at_version(obj: &Value, rt: &ResourceType) -> Value {
 /// a stored one may come from a snapshot that was never validated.
 fn metadata_mut<'a>(rt: &ResourceType, obj: &'a mut Value) -> Result<&'a mut fields::Object, ApiError> {
     let name = object::name(obj).to_string();
-    fields::object_at(obj, &["metadata"]).map_err(|c| ApiError::invalid(&rt.kind, &rt.group, &name, vec![c]))
+    fields::object_at(obj, &["metadata"]).map_err(|c| status::invalid(rt, &name, c))
 }
 
 /// The types of the metadata fields every kind reads.
@@ -601,16 +593,7 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
         && object::name(&obj).is_empty()
         && obj["metadata"]["generateName"].as_str().is_none_or(str::is_empty)
     {
-        return Err(ApiError::invalid(
-            &rt.kind,
-            &rt.group,
-            "",
-            vec![Cause::new(
-                "FieldValueRequired",
-                "metadata.name",
-                "Required value: name or generateName is required",
-            )],
-        ));
+        return Err(status::invalid(rt, "", object::name_required()));
     }
     Ok(obj)
 }

@@ -22,6 +22,17 @@ pub fn wrong_type(path: &str, v: &Value, expected: &str) -> Cause {
     )
 }
 
+/// `data: Invalid value: must be a map of strings`, of a string map field
+/// (`data`, `metadata.labels`) of another type.
+pub fn not_a_string_map(path: &str) -> Cause {
+    Cause::new("FieldValueTypeInvalid", path, "Invalid value: must be a map of strings")
+}
+
+/// `data[a]: Invalid value: must be a string`, of an entry of a string map.
+pub fn not_a_string(path: &str) -> Cause {
+    Cause::new("FieldValueTypeInvalid", path, "Invalid value: must be a string")
+}
+
 /// The object at `path` below `v` (`v` itself for an empty path), each
 /// missing or null step made an empty object; a step of another type is a cause.
 pub fn object_at<'a>(v: &'a mut Value, path: &[&str]) -> Result<&'a mut Object, Cause> {

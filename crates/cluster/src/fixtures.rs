@@ -23,18 +23,22 @@ pub enum FixtureError {
 
 /// The YAML files of `dir`, in name order; a missing directory has none.
 pub fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, FixtureError> {
+    entries_where(dir, |p| {
+        p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+    })
+}
+
+/// The entries of `dir` that `keep` keeps, in name order; a missing directory has none.
+fn entries_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>, FixtureError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => return Err(FixtureError::Io { path: dir.to_path_buf(), source }),
     };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-        .collect();
-    files.sort();
-    Ok(files)
+    let mut kept: Vec<PathBuf> =
+        entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| keep(p)).collect();
+    kept.sort();
+    Ok(kept)
 }
 
 /// The documents of a multi-document YAML file (empty documents skipped).
@@ -114,16 +118,5 @@ pub fn load_plugin_objects(cluster: &Cluster, dir: &Path) -> Result<usize, Fixtu
 
 /// The plugin folders under `root` (those with a `definition.yaml`), by name.
 pub fn plugin_dirs(root: &Path) -> Result<Vec<PathBuf>, FixtureError> {
-    let entries = match std::fs::read_dir(root) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(FixtureError::Io { path: root.to_path_buf(), source }),
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("definition.yaml").is_file())
-        .collect();
-    dirs.sort();
-    Ok(dirs)
+    entries_where(root, |p| p.join("definition.yaml").is_file())
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::fields;
 use crate::status::Cause;
 
 pub fn name(obj: &Value) -> &str {
@@ -49,15 +50,16 @@ pub enum NameRule {
     PathSegment,
 }
 
+/// The cause of an object with neither a name nor a prefix to generate one from.
+pub fn name_required() -> Cause {
+    Cause::new("FieldValueRequired", "metadata.name", "Required value: name or generateName is required")
+}
+
 /// Checks `metadata.name` against the kind's rule.
 pub fn check_name(name: &str, rule: NameRule) -> Vec<Cause> {
     let mut causes = Vec::new();
     if name.is_empty() {
-        causes.push(Cause::new(
-            "FieldValueRequired",
-            "metadata.name",
-            "Required value: name or generateName is required",
-        ));
+        causes.push(name_required());
         return causes;
     }
     if rule == NameRule::PathSegment {
@@ -101,11 +103,7 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
             continue;
         }
         let Some(map) = v.as_object() else {
-            causes.push(Cause::new(
-                "FieldValueTypeInvalid",
-                &format!("metadata.{field}"),
-                "Invalid value: must be a map of strings",
-            ));
+            causes.push(fields::not_a_string_map(&format!("metadata.{field}")));
             continue;
         };
         let mut total = 0;
@@ -115,11 +113,7 @@ pub fn check_labels_and_annotations(meta: &Value) -> Vec<Cause> {
                 causes.push(Cause::new("FieldValueInvalid", &path, format!("Invalid value: \"{k}\": {e}")));
             }
             let Some(s) = val.as_str() else {
-                causes.push(Cause::new(
-                    "FieldValueTypeInvalid",
-                    &format!("{path}.{k}"),
-                    "Invalid value: must be a string",
-                ));
+                causes.push(fields::not_a_string(&format!("{path}.{k}")));
                 continue;
             };
             total += k.len() + s.len();

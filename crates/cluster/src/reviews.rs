@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::authn::User;
 use crate::resource::{Builtin, ResourceType};
-use crate::status::{ApiError, Cause};
+use crate::status::{self, ApiError, Cause};
 
 /// The attributes of a review's spec.
 fn attributes(spec: &Value) -> Result<fundament_rbac::Attributes<'_>, ApiError> {
@@ -59,16 +59,12 @@ pub fn answer(
                 uid: String::new(),
             };
             if user.name.is_empty() && user.groups.is_empty() {
-                return Err(ApiError::invalid(
-                    &rt.kind,
-                    &rt.group,
-                    "",
-                    vec![Cause::new(
-                        "FieldValueRequired",
-                        "spec.user",
-                        "Required value: at least one of user or group must be specified",
-                    )],
-                ));
+                let cause = Cause::new(
+                    "FieldValueRequired",
+                    "spec.user",
+                    "Required value: at least one of user or group must be specified",
+                );
+                return Err(status::invalid(rt, "", cause));
             }
             let d = decide(policy, &user, &attributes(spec)?);
             body["status"] = status(&d);

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::resource::ResourceType;
+
 /// A failed API call, rendered as a `Status` object.
 pub use fundament_kube_core::status::Status as ApiError;
 /// One field's complaint in an `Invalid` status.
@@ -12,4 +14,9 @@ pub use fundament_kube_core::status::group_resource;
 /// A `Status` of success, as delete answers for built-in kinds.
 pub fn success(group: &str, kind: &str, name: &str, uid: &str) -> Value {
     ApiError::success(group, kind, name, uid).to_status()
+}
+
+/// An `Invalid` status of one cause, for the object `name` of `rt`.
+pub fn invalid(rt: &ResourceType, name: &str, cause: Cause) -> ApiError {
+    ApiError::invalid(&rt.kind, &rt.group, name, vec![cause])
 }

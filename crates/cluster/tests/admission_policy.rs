@@ -4,63 +4,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-struct Kubectl {
-    kubeconfig: std::path::PathBuf,
-}
-
-impl Kubectl {
-    /// Runs kubectl; (success, stdout, stderr).
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut c = Command::new("kubectl");
-        c.env("KUBECONFIG", &self.kubeconfig).env("HOME", self.kubeconfig.parent().unwrap()).args(args);
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("kubectl is installed");
-        let mut input = child.stdin.take().unwrap();
-        if let Some(text) = stdin {
-            input.write_all(text.as_bytes()).unwrap();
-        }
-        drop(input);
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.run(args, None);
-        assert!(ok, "kubectl {args:?} failed:\n{err}\n{out}");
-        out
-    }
-
-    /// `kubectl apply -f -` with `extra` arguments; (success, stdout, stderr).
-    fn apply(&self, yaml: &str, extra: &[&str]) -> (bool, String, String) {
-        let mut args = vec!["apply", "-f", "-"];
-        args.extend_from_slice(extra);
-        self.run(&args, Some(yaml))
-    }
-
-    fn applied(&self, yaml: &str) {
-        let (ok, out, err) = self.apply(yaml, &[]);
-        assert!(ok, "{out}{err}");
-    }
-}
-
-fn header(out: &str) -> Vec<String> {
-    out.lines().next().unwrap_or_default().split_whitespace().map(String::from).collect()
-}
-
-/// Runs `f` with kubectl against a fresh cluster.
-async fn with_kubectl(f: impl FnOnce(Kubectl) + Send + 'static) {
-    let tc = common::start().await;
-    let kubeconfig = tc.kubeconfig.clone();
-    tokio::task::spawn_blocking(move || f(Kubectl { kubeconfig })).await.unwrap();
-    drop(tc);
-}
+use common::kubectl::{AS_STRANGER, cluster_role_bound, header, stranger_writes_grants, with_kubectl};
 
 /// A policy on DemoItems and its binding; `operations` are its rule's operations.
 fn demo_policy(name: &str, operations: &str, extra_spec: &str, validations: &str) -> String {
@@ -111,27 +55,29 @@ async fn kubectl_lists_the_grant_policy_and_its_binding() {
         let mut sections = out.split("\n\n");
         let policies = sections.next().unwrap_or_default();
         let bindings = sections.next().unwrap_or_default();
-        assert_eq!(header(policies), ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"], "{out}");
-        let row: Vec<&str> = policies.lines().nth(1).unwrap_or_default().split_whitespace().collect();
-        assert_eq!(
-            row[..3],
-            [
+        // A table's columns, and the leading cells of its first row.
+        let assert_table = |table: &str, columns: &[&str], first_row: &[&str]| {
+            assert_eq!(header(table), columns, "{out}");
+            let row: Vec<&str> = table.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+            assert_eq!(row[..first_row.len()], *first_row, "{out}");
+        };
+        assert_table(
+            policies,
+            &["NAME", "VALIDATIONS", "PARAMKIND", "AGE"],
+            &[
                 "validatingadmissionpolicy.admissionregistration.k8s.io/camunda-operator-plugins.camunda.io-grant-author",
                 "4",
-                "<unset>"
+                "<unset>",
             ],
-            "{out}"
         );
-        assert_eq!(header(bindings), ["NAME", "POLICYNAME", "PARAMREF", "AGE"], "{out}");
-        let row: Vec<&str> = bindings.lines().nth(1).unwrap_or_default().split_whitespace().collect();
-        assert_eq!(
-            row[..3],
-            [
+        assert_table(
+            bindings,
+            &["NAME", "POLICYNAME", "PARAMREF", "AGE"],
+            &[
                 "validatingadmissionpolicybinding.admissionregistration.k8s.io/camunda-operator-plugins.camunda.io-grant-author-binding",
                 "camunda-operator-plugins.camunda.io-grant-author",
-                "<unset>"
+                "<unset>",
             ],
-            "{out}"
         );
         // The server's defaults are in the stored object.
         let yaml =
@@ -170,8 +116,7 @@ async fn a_policy_applied_at_runtime_is_enforced_until_its_binding_is_deleted() 
         // A change of the policy (kubectl apply's patch) applies to the next request.
         let (ok, out, err) = k.apply(&policy.replace("is reserved for scratch objects", "is not allowed"), &[]);
         assert!(ok && out.contains("validatingadmissionpolicy.admissionregistration.k8s.io/no-tmp-demoitems configured"), "{out}{err}");
-        let (ok, _, err) = k.apply(&demo_item("tmp-scratch", "hi"), &[]);
-        assert!(!ok && err.contains("denied request: the name tmp-scratch is not allowed"), "{err}");
+        k.apply_refused(&demo_item("tmp-scratch", "hi"), &[], "denied request: the name tmp-scratch is not allowed");
 
         // No binding, no policy.
         k.ok(&["delete", "validatingadmissionpolicybinding", "no-tmp-demoitems-binding"]);
@@ -190,11 +135,9 @@ async fn expressions_that_do_not_compile_are_refused_when_the_policy_is_written(
         assert!(!ok, "{err}");
         assert!(err.contains("spec.validations[0].expression: Invalid value: \"object.spec.message ==\": compilation failed: ERROR: <input>:1:"), "{err}");
         let unknown = demo_policy("unknown", "CREATE", "", "  - expression: \"objekt.spec.message == 'x'\"");
-        let (ok, _, err) = k.apply(&unknown, &[]);
-        assert!(!ok && err.contains("undeclared reference to 'objekt'"), "{err}");
+        k.apply_refused(&unknown, &[], "undeclared reference to 'objekt'");
         let reason = demo_policy("reason", "CREATE", "", "  - expression: \"true\"\n    reason: Teapot");
-        let (ok, _, err) = k.apply(&reason, &[]);
-        assert!(!ok && err.contains("spec.validations[0].reason: Unsupported value: \"Teapot\""), "{err}");
+        k.apply_refused(&reason, &[], "spec.validations[0].reason: Unsupported value: \"Teapot\"");
         let unbound = "apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata:
@@ -202,8 +145,7 @@ metadata:
 spec:
   policyName: whatever
 ";
-        let (ok, _, err) = k.apply(unbound, &[]);
-        assert!(!ok && err.contains("spec.validationActions: Required value"), "{err}");
+        k.apply_refused(unbound, &[], "spec.validationActions: Required value");
     })
     .await;
 }
@@ -217,8 +159,7 @@ async fn only_a_policy_that_covers_delete_refuses_a_delete() {
         k.applied(&demo_policy("updates-only", "UPDATE", "", keep));
         k.applied(&demo_item("keep-a", "a"));
         // The policy is in force for updates...
-        let (ok, _, err) = k.run(&["label", "demoitem", "keep-a", "-n", "default", "x=y"], None);
-        assert!(!ok && err.contains("ValidatingAdmissionPolicy 'updates-only' with binding 'updates-only-binding' denied request: keep- items stay"), "{err}");
+        k.refused(&["label", "demoitem", "keep-a", "-n", "default", "x=y"], "ValidatingAdmissionPolicy 'updates-only' with binding 'updates-only-binding' denied request: keep- items stay");
         // ...and does not see deletes.
         let (ok, out, err) = k.run(&["delete", "demoitem", "keep-a", "-n", "default"], None);
         assert!(ok, "{out}{err}");
@@ -265,8 +206,7 @@ async fn failure_policy_decides_on_errors_and_match_conditions_select() {
         assert!(!ok, "{err}");
         assert!(err.contains("denied request: failed expression: object.spec.message != 'forbidden'"), "{err}");
         // Labelling an existing item makes its update subject to the policy.
-        let (ok, _, err) = k.run(&["label", "demoitem", "free", "-n", "default", "guarded=yes"], None);
-        assert!(!ok && err.contains("ValidatingAdmissionPolicy 'guarded'"), "{err}");
+        k.refused(&["label", "demoitem", "free", "-n", "default", "guarded=yes"], "ValidatingAdmissionPolicy 'guarded'");
     })
     .await;
 }
@@ -274,25 +214,15 @@ async fn failure_policy_decides_on_errors_and_match_conditions_select() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_authorizer_library_checks_the_requesters_rbac() {
     with_kubectl(|k| {
-        let rbac = "apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: demo-writer
-rules:
-- apiGroups: [demo.fundament.io]
-  resources: [demoitems]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: demo-writers
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: demo-writer}
-subjects:
-- {kind: User, apiGroup: rbac.authorization.k8s.io, name: alice}
-- {kind: User, apiGroup: rbac.authorization.k8s.io, name: bob}
-";
-        k.applied(rbac);
+        let rule = "{apiGroups: [demo.fundament.io], resources: [demoitems], verbs: [get, list, watch, create, update, patch, delete]}";
+        k.applied(&cluster_role_bound(
+            "demo-writer",
+            rule,
+            &[
+                "{kind: User, apiGroup: rbac.authorization.k8s.io, name: alice}",
+                "{kind: User, apiGroup: rbac.authorization.k8s.io, name: bob}",
+            ],
+        ));
         let policy = demo_policy(
             "publishers",
             "CREATE",
@@ -344,8 +274,7 @@ subjects:
     message: the ServiceAccount default/nobody may not update demo items",
         );
         k.applied(&as_sa);
-        let (ok, _, err) = k.run(&["label", "demoitem", "by-admin", "-n", "default", "x=y"], None);
-        assert!(!ok && err.contains("the ServiceAccount default/nobody may not update demo items"), "{err}");
+        k.refused(&["label", "demoitem", "by-admin", "-n", "default", "x=y"], "the ServiceAccount default/nobody may not update demo items");
     })
     .await;
 }
@@ -355,25 +284,7 @@ async fn grant_status_writes_need_no_serve_and_selectors_narrow_a_policy() {
     with_kubectl(|k| {
         // The stranger has write rights on grants but serve on no registration: the
         // status subresource is not covered by a rule for `grants`.
-        let rbac = "apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: grant-status-writer
-rules:
-- apiGroups: [plugins.camunda.io]
-  resources: [grants, grants/status]
-  verbs: [get, list, patch, update]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: stranger-grant-status-writer
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: grant-status-writer}
-subjects:
-- {kind: ServiceAccount, name: stranger, namespace: camunda-plugins}
-";
-        k.applied(rbac);
-        let stranger = "--as=system:serviceaccount:camunda-plugins:stranger";
+        k.applied(&stranger_writes_grants());
         let name = k.ok(&["get", "grants", "-n", "my-cluster-ns", "-o", "name"]);
         let grant = name.lines().next().expect("a fixture grant").to_string();
         let (ok, out, err) = k.run(
@@ -386,14 +297,16 @@ subjects:
                 "--type=merge",
                 "-p",
                 r#"{"status":{"observedGeneration":1}}"#,
-                stranger,
+                AS_STRANGER,
             ],
             None,
         );
         assert!(ok, "{out}{err}");
         // A label is not status: that write needs serve.
-        let (ok, _, err) = k.run(&["label", &grant, "-n", "my-cluster-ns", "team=blue", stranger], None);
-        assert!(!ok && err.contains("does not have the verb serve"), "{err}");
+        k.refused(
+            &["label", &grant, "-n", "my-cluster-ns", "team=blue", AS_STRANGER],
+            "does not have the verb serve",
+        );
 
         // objectSelector and a binding's matchResources with a namespaceSelector.
         let selected = demo_policy(
@@ -419,8 +332,7 @@ subjects:
                 .replace("  namespace: default\n", "  namespace: default\n  labels:\n    checked: \"yes\"\n")
         };
         k.applied(&demo_item("unchecked", "m"));
-        let (ok, _, err) = k.apply(&checked("checked"), &[]);
-        assert!(!ok && err.contains("checked items are refused"), "{err}");
+        k.apply_refused(&checked("checked"), &[], "checked items are refused");
         // The binding selects the namespace default only.
         let (ok, out, err) =
             k.apply(&checked("checked").replace("namespace: default", "namespace: staging"), &[]);
@@ -471,13 +383,11 @@ spec:
         assert!(err.contains("ValidatingAdmissionPolicy 'banned-messages' with binding 'banned-messages-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"), "{err}");
         k.applied("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: banned\n  namespace: default\ndata:\n  banned: spam\n");
         k.applied(&demo_item("p1", "fine"));
-        let (ok, _, err) = k.apply(&demo_item("p2", "spam"), &[]);
-        assert!(!ok && err.contains("denied request: the message spam is banned by banned"), "{err}");
+        k.apply_refused(&demo_item("p2", "spam"), &[], "denied request: the message spam is banned by banned");
         // A change of the param takes effect at once.
         k.ok(&["patch", "configmap", "banned", "-n", "default", "-p", r#"{"data":{"banned":"fine"}}"#]);
         k.applied(&demo_item("p2", "spam"));
-        let (ok, _, err) = k.apply(&demo_item("p3", "fine"), &[]);
-        assert!(!ok && err.contains("the message fine is banned"), "{err}");
+        k.apply_refused(&demo_item("p3", "fine"), &[], "the message fine is banned");
     })
     .await;
 }
@@ -498,8 +408,11 @@ async fn only_deny_bindings_refuse() {
         // Binding the policy makes it refuse.
         let policy_only = &orphan[..orphan.find("---").unwrap()];
         k.applied(policy_only);
-        let (ok, _, err) = k.apply(&demo_item("refused-item", "x"), &[]);
-        assert!(!ok && err.contains("ValidatingAdmissionPolicy 'orphan' with binding 'orphan-binding' denied request: nothing passes"), "{err}");
+        k.apply_refused(
+            &demo_item("refused-item", "x"),
+            &[],
+            "ValidatingAdmissionPolicy 'orphan' with binding 'orphan-binding' denied request: nothing passes",
+        );
     })
     .await;
 }

@@ -24,8 +24,7 @@ fn assert_status(code: u16, v: &Value, expected: u16, contains: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_a_clear_4xx_status() {
-    let tc = common::start().await;
-    let c = tc.client().await;
+    let (tc, c) = common::admin_client().await;
     let cms = "/api/v1/namespaces/default/configmaps";
     let json = "application/json";
 

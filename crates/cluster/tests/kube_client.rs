@@ -17,10 +17,18 @@ fn demo_items() -> ApiResource {
     )
 }
 
+/// A client that authenticates as the ServiceAccount `name` of `sas`, with a token
+/// from a TokenRequest.
+async fn client_as(tc: &common::TestCluster, sas: &Api<ServiceAccount>, name: &str) -> kube::Client {
+    let request = serde_json::from_value(json!({"spec": {}})).unwrap();
+    let answer = sas.create_token_request(name, &PostParams::default(), &request).await.unwrap();
+    let token = answer.status.unwrap().token.unwrap();
+    common::client_for(&tc.kubeconfig_with_token(&token)).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_watch_create_patch_and_forbidden() {
-    let tc = common::start().await;
-    let client = tc.client().await;
+    let (tc, client) = common::admin_client().await;
 
     // list: typed and dynamic
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -83,19 +91,7 @@ async fn list_watch_create_patch_and_forbidden() {
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
     let sa: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": "nobody"}})).unwrap();
     sas.create(&PostParams::default(), &sa).await.unwrap();
-    let token = sas
-        .create_token_request(
-            "nobody",
-            &PostParams::default(),
-            &serde_json::from_value(json!({"spec": {}})).unwrap(),
-        )
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token
-        .unwrap();
-    let nobody = common::client_for(&tc.kubeconfig_with_token(&token)).await;
+    let nobody = client_as(&tc, &sas, "nobody").await;
     let cms: Api<ConfigMap> = Api::namespaced(nobody.clone(), "default");
     match cms.list(&ListParams::default()).await.unwrap_err() {
         kube::Error::Api(s) => {
@@ -117,22 +113,9 @@ async fn list_watch_create_patch_and_forbidden() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugin_service_accounts_get_their_definitions_rules() {
-    let tc = common::start().await;
-    let client = tc.client().await;
+    let (tc, client) = common::admin_client().await;
     let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "plugin-acme-corp--demo");
-    let token = sas
-        .create_token_request(
-            "plugin",
-            &PostParams::default(),
-            &serde_json::from_value(json!({"spec": {}})).unwrap(),
-        )
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .token
-        .unwrap();
-    let demo = common::client_for(&tc.kubeconfig_with_token(&token)).await;
+    let demo = client_as(&tc, &sas, "plugin").await;
     let items: Api<DynamicObject> = Api::namespaced_with(demo.clone(), "default", &demo_items());
     assert_eq!(items.list(&ListParams::default()).await.unwrap().items.len(), 2);
     // demo's RBAC grants get/list/watch only: a create is the cluster's 403.
@@ -145,8 +128,7 @@ async fn plugin_service_accounts_get_their_definitions_rules() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mock_controller_installs_known_plugins_and_fails_unknown_ones() {
-    let tc = common::start().await;
-    let client = tc.client().await;
+    let (_tc, client) = common::admin_client().await;
     let installations = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("plugins.fundament.io", "v1", "PluginInstallation"),
         "plugininstallations",

@@ -3,52 +3,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 
-struct Kubectl {
-    kubeconfig: std::path::PathBuf,
-}
-
-impl Kubectl {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.env("KUBECONFIG", &self.kubeconfig).env("HOME", self.kubeconfig.parent().unwrap()).args(args);
-        c
-    }
-
-    /// Runs kubectl; (success, stdout, stderr).
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut c = self.cmd(args);
-        c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = c.spawn().expect("kubectl is installed (apt-get install kubectl, or see the README)");
-        if let Some(input) = stdin {
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        } else {
-            drop(child.stdin.take());
-        }
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.run(args, None);
-        assert!(ok, "kubectl {args:?} failed:\n{err}\n{out}");
-        out
-    }
-
-    fn apply(&self, yaml: &str) -> (bool, String, String) {
-        self.run(&["apply", "-f", "-"], Some(yaml))
-    }
-}
-
-fn header(out: &str) -> Vec<String> {
-    out.lines().next().unwrap_or_default().split_whitespace().map(String::from).collect()
-}
+use common::kubectl::{AS_STRANGER, header, stranger_writes_grants, with_kubectl};
 
 fn grant(name: &str, labels: &str, format: &str, cluster: &str) -> String {
     format!(
@@ -78,11 +36,7 @@ const LABELS_S3: &str = "    plugins.camunda.io/registration: s3-backup-bucket
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_reads_and_writes_like_against_a_real_cluster() {
-    let tc = common::start().await;
-    let k = Kubectl { kubeconfig: tc.kubeconfig.clone() };
-    let kubeconfig = tc.kubeconfig.clone();
-    tokio::task::spawn_blocking(move || {
-        let k = Kubectl { kubeconfig };
+    with_kubectl(|k| {
         // get / -o wide: the printer columns of the CRD
         let out = k.ok(&["get", "certificates", "-A"]);
         assert_eq!(header(&out), ["NAMESPACE", "NAME", "READY", "SECRET", "AGE"], "{out}");
@@ -110,9 +64,9 @@ async fn kubectl_reads_and_writes_like_against_a_real_cluster() {
 
         // apply, patch, label, delete
         let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-kubectl\n  namespace: default\ndata:\n  a: \"1\"\n";
-        let (ok, out, err) = k.apply(cm);
+        let (ok, out, err) = k.apply(cm, &[]);
         assert!(ok && out.contains("configmap/from-kubectl created"), "{out}{err}");
-        let (ok, out, err) = k.apply(&cm.replace("\"1\"", "\"2\""));
+        let (ok, out, err) = k.apply(&cm.replace("\"1\"", "\"2\""), &[]);
         assert!(ok && out.contains("configmap/from-kubectl configured"), "{out}{err}");
         assert_eq!(k.ok(&["get", "cm", "from-kubectl", "-o", "jsonpath={.data.a}"]), "2");
         k.ok(&["patch", "demoitem", "hello-world", "-n", "default", "--type", "merge", "-p", r#"{"spec":{"message":"patched"}}"#]);
@@ -122,8 +76,7 @@ async fn kubectl_reads_and_writes_like_against_a_real_cluster() {
         assert_eq!(k.ok(&["get", "demoitems", "-n", "default", "-l", "team=blue", "-o", "name"]).trim(), "demoitem.demo.fundament.io/hello-world");
         let deleted = k.ok(&["delete", "cm", "from-kubectl"]);
         assert!(deleted.contains("deleted"), "{deleted}");
-        let (ok, _, err) = k.run(&["get", "cm", "from-kubectl"], None);
-        assert!(!ok && err.contains("configmaps \"from-kubectl\" not found"), "{err}");
+        k.refused(&["get", "cm", "from-kubectl"], "configmaps \"from-kubectl\" not found");
 
         // auth can-i as a plugin's ServiceAccount (impersonation)
         let can_i = |args: &[&str]| {
@@ -140,118 +93,79 @@ async fn kubectl_reads_and_writes_like_against_a_real_cluster() {
         assert_eq!(can_i(&["list", "certificates", "-A", cm_sa]), "yes");
         assert_eq!(can_i(&["get", "secrets", "-A", cm_sa]), "no");
     })
-    .await
-    .unwrap();
-    let _ = k;
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_that_break_a_rule_get_the_seeds_message() {
-    let tc = common::start().await;
-    let kubeconfig = tc.kubeconfig.clone();
-    tokio::task::spawn_blocking(move || {
-        let k = Kubectl { kubeconfig };
-        let stranger = "--as=system:serviceaccount:camunda-plugins:stranger";
+    with_kubectl(|k| {
         let camunda = "--as=system:serviceaccount:plugin-acme-corp--camunda:plugin";
-        // Strangers may write grants (RBAC) but have no serve: give them grants rights only.
-        let role = "apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: grant-writer
-rules:
-- apiGroups: [plugins.camunda.io]
-  resources: [grants]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: stranger-grant-writer
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: grant-writer}
-subjects:
-- {kind: ServiceAccount, name: stranger, namespace: camunda-plugins}
-";
-        let (ok, out, err) = k.apply(role);
-        assert!(ok, "{out}{err}");
+        // Strangers may write grants (RBAC) but have no serve.
+        k.applied(&stranger_writes_grants());
 
-        let run_as = |who: &str, yaml: &str| {
-            let mut c = k.cmd(&["apply", "-f", "-", who]);
-            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-            let mut child = c.spawn().unwrap();
-            child.stdin.take().unwrap().write_all(yaml.as_bytes()).unwrap();
-            let o = child.wait_with_output().unwrap();
-            (o.status.success(), String::from_utf8_lossy(&o.stdout).to_string(), String::from_utf8_lossy(&o.stderr).to_string())
-        };
 
         // No label.
-        let (ok, _, err) = run_as(camunda, &grant("g-nolabel", "    team: blue", "aws-iam-statement", "orders"));
-        assert!(!ok && err.contains("a Grant must carry the label plugins.camunda.io/registration with the name of the PluginRegistration that it belongs to"), "{err}");
+        k.apply_refused(&grant("g-nolabel", "    team: blue", "aws-iam-statement", "orders"), &[camunda], "a Grant must carry the label plugins.camunda.io/registration with the name of the PluginRegistration that it belongs to");
         // Empty label.
-        let (ok, _, err) = run_as(camunda, &grant("g-empty", "    plugins.camunda.io/registration: \"\"", "aws-iam-statement", "orders"));
-        assert!(!ok && err.contains("a Grant must carry the label"), "{err}");
+        k.apply_refused(&grant("g-empty", "    plugins.camunda.io/registration: \"\"", "aws-iam-statement", "orders"), &[camunda], "a Grant must carry the label");
         // No serve on the registration.
-        let (ok, _, err) = run_as(stranger, &grant("g-stranger", LABELS_S3, "aws-iam-statement", "orders"));
+        let (ok, _, err) = k.apply(&grant("g-stranger", LABELS_S3, "aws-iam-statement", "orders"), &[AS_STRANGER]);
         assert!(!ok && err.contains("ValidatingAdmissionPolicy 'camunda-operator-plugins.camunda.io-grant-author' with binding 'camunda-operator-plugins.camunda.io-grant-author-binding' denied request: the requester system:serviceaccount:camunda-plugins:stranger does not have the verb serve on the PluginRegistration s3-backup-bucket, so it cannot write a Grant for it"), "{err}");
         assert!(err.contains("Error from server (Forbidden)"), "{err}");
         // Wrong format.
-        let (ok, _, err) = run_as(camunda, &grant("g-format", LABELS_S3, "gcp-iam-binding", "orders"));
-        assert!(!ok && err.contains("spec.format: Unsupported value: \"gcp-iam-binding\": supported values: \"aws-iam-statement\""), "{err}");
+        k.apply_refused(&grant("g-format", LABELS_S3, "gcp-iam-binding", "orders"), &[camunda], "spec.format: Unsupported value: \"gcp-iam-binding\": supported values: \"aws-iam-statement\"");
         // The plugin itself may write it.
-        let (ok, out, err) = run_as(camunda, &grant("g-ok", LABELS_S3, "aws-iam-statement", "orders"));
+        let (ok, out, err) = k.apply(&grant("g-ok", LABELS_S3, "aws-iam-statement", "orders"), &[camunda]);
         assert!(ok, "{out}{err}");
         // A label change to a registration without serve: "cannot write a Grant for it".
         let moved = LABELS_S3.replace("s3-backup-bucket", "secrets-manager");
-        let (ok, _, err) = run_as(camunda, &grant("g-ok", &moved, "aws-iam-statement", "orders"));
-        assert!(!ok && err.contains("does not have the verb serve on the PluginRegistration secrets-manager, so it cannot write a Grant for it"), "{err}");
+        k.apply_refused(&grant("g-ok", &moved, "aws-iam-statement", "orders"), &[camunda], "does not have the verb serve on the PluginRegistration secrets-manager, so it cannot write a Grant for it");
         // Immutable cluster (CEL transition rule).
-        let (ok, _, err) = run_as(camunda, &grant("g-ok", LABELS_S3, "aws-iam-statement", "payments"));
-        assert!(!ok && err.contains("cluster is immutable: delete the grant and create a new one"), "{err}");
+        k.apply_refused(&grant("g-ok", LABELS_S3, "aws-iam-statement", "payments"), &[camunda], "cluster is immutable: delete the grant and create a new one");
         // Name over 63 characters.
         let long = "g".repeat(64);
-        let (ok, _, err) = run_as(camunda, &grant(&long, LABELS_S3, "aws-iam-statement", "orders"));
-        assert!(!ok && err.contains("metadata.name must be at most 63 characters, because it is used as a label value"), "{err}");
+        k.apply_refused(&grant(&long, LABELS_S3, "aws-iam-statement", "orders"), &[camunda], "metadata.name must be at most 63 characters, because it is used as a label value");
         // Metadata other than labels needs no serve: the stranger may annotate.
-        let (ok, out, err) = k.run(&["annotate", "grant", "g-ok", "-n", "my-cluster-ns", "note=hi", stranger], None);
+        let (ok, out, err) = k.run(&["annotate", "grant", "g-ok", "-n", "my-cluster-ns", "note=hi", AS_STRANGER], None);
         assert!(ok, "{out}{err}");
         // The stranger cannot take the grant to another registration: the old one's serve is missing.
-        let (ok, _, err) = k.run(&["label", "--overwrite", "grant", "g-ok", "-n", "my-cluster-ns", "plugins.camunda.io/registration=secrets-manager", stranger], None);
-        assert!(!ok && err.contains("so it cannot change a Grant of it"), "{err}");
+        k.refused(&["label", "--overwrite", "grant", "g-ok", "-n", "my-cluster-ns", "plugins.camunda.io/registration=secrets-manager", AS_STRANGER], "so it cannot change a Grant of it");
         // Deletes are not checked.
-        let (ok, out, err) = k.run(&["delete", "grant", "g-ok", "-n", "my-cluster-ns", stranger], None);
+        let (ok, out, err) = k.run(&["delete", "grant", "g-ok", "-n", "my-cluster-ns", AS_STRANGER], None);
         assert!(ok, "{out}{err}");
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_watch_prints_changes() {
-    let tc = common::start().await;
-    let k = Kubectl { kubeconfig: tc.kubeconfig.clone() };
-    let mut child = k
-        .cmd(&["get", "demoitems", "-n", "default", "-w"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
+    with_kubectl(|k| {
+        let mut child = k
+            .cmd(&["get", "demoitems", "-n", "default", "-w"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
             }
+        });
+        let first = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+        assert!(first.starts_with("NAME"), "{first}");
+        for _ in 0..2 {
+            rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
         }
-    });
-    let first = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
-    assert!(first.starts_with("NAME"), "{first}");
-    for _ in 0..2 {
-        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
-    }
-    let (ok, out, err) = k.apply("apiVersion: demo.fundament.io/v1\nkind: DemoItem\nmetadata:\n  name: watched\n  namespace: default\nspec:\n  message: hi\n");
-    assert!(ok, "{out}{err}");
-    let line = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
-    assert!(line.starts_with("watched"), "{line}");
-    let _ = child.kill();
-    let _ = child.wait();
+        let (ok, out, err) = k.apply("apiVersion: demo.fundament.io/v1\nkind: DemoItem\nmetadata:\n  name: watched\n  namespace: default\nspec:\n  message: hi\n", &[]);
+        assert!(ok, "{out}{err}");
+        let line = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert!(line.starts_with("watched"), "{line}");
+        let _ = child.kill();
+        let _ = child.wait();
+    })
+    .await;
 }

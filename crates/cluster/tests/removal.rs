@@ -33,8 +33,7 @@ async fn may_list_configmaps(client: &kube::Client, user: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_binding_whose_last_finalizer_goes_no_longer_grants() {
-    let tc = common::start().await;
-    let c = tc.client().await;
+    let (_tc, c) = common::admin_client().await;
     let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "cm-reader"},
         "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]});
@@ -64,17 +63,22 @@ async fn a_binding_whose_last_finalizer_goes_no_longer_grants() {
     assert!(!may_list_configmaps(&c, "alice").await, "the policy followed the removal");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crd_whose_last_finalizer_goes_is_no_longer_served() {
-    let tc = common::start().await;
-    let c = tc.client().await;
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com", "finalizers": ["example.com/keep"]},
+/// The CRD of `widgets.example.com/v1`, schema-less Widgets.
+fn widgets_crd() -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
             "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_whose_last_finalizer_goes_is_no_longer_served() {
+    let (_tc, c) = common::admin_client().await;
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let mut crd = widgets_crd();
+    crd["metadata"]["finalizers"] = json!(["example.com/keep"]);
     let (code, v) = call(&c, Method::POST, crds, JSON, crd).await;
     assert_eq!(code, 201, "{v}");
     let widgets = "/apis/example.com/v1/namespaces/default/widgets";
@@ -98,12 +102,7 @@ async fn a_crd_whose_last_finalizer_goes_is_no_longer_served() {
     assert_eq!(code, 404, "gone from discovery");
 
     // Served again under the same name: the old objects went with the CRD.
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let crd = widgets_crd();
     let (code, v) = call(&c, Method::POST, crds, JSON, crd).await;
     assert_eq!(code, 201, "{v}");
     let (code, v) = call(&c, Method::GET, widgets, JSON, Value::Null).await;

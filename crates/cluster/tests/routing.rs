@@ -152,22 +152,25 @@ fn route_verb(path: &str, query: &str) -> String {
     }
 }
 
+/// kube-core's RequestInfo and ListQuery and the cluster's router all read `query`
+/// on a list of config maps as a watch (`watch`) or not.
+fn assert_all_read_as_watch(query: &str, watch: bool) {
+    let verb = if watch { "watch" } else { "list" };
+    let parsed = Query::parse(query);
+    let info = RequestInfo::parse(&Method::GET, "/api/v1/configmaps", &parsed).unwrap();
+    assert_eq!(info.verb, verb);
+    assert_eq!(route_verb("/api/v1/configmaps", query), verb);
+    assert_eq!(ListQuery::parse(&parsed).unwrap().watch, watch);
+}
+
 #[test]
 fn an_encoded_watch_key_is_a_watch_for_the_cluster_and_kube_core() {
-    let query = Query::parse("wat%63h=1");
-    let info = RequestInfo::parse(&Method::GET, "/api/v1/configmaps", &query).unwrap();
-    assert_eq!(info.verb, "watch");
-    assert_eq!(route_verb("/api/v1/configmaps", "wat%63h=1"), "watch");
-    assert!(ListQuery::parse(&query).unwrap().watch);
+    assert_all_read_as_watch("wat%63h=1", true);
 }
 
 #[test]
 fn the_first_watch_counts_for_the_cluster_and_kube_core() {
-    let query = Query::parse("watch=false&watch=true");
-    let info = RequestInfo::parse(&Method::GET, "/api/v1/configmaps", &query).unwrap();
-    assert_eq!(info.verb, "list");
-    assert_eq!(route_verb("/api/v1/configmaps", "watch=false&watch=true"), "list");
-    assert!(!ListQuery::parse(&query).unwrap().watch);
+    assert_all_read_as_watch("watch=false&watch=true", false);
 }
 
 mod common;
@@ -175,8 +178,7 @@ mod common;
 /// Over HTTPS: the served answer is a watch stream or a list exactly as kube-core reads the query.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_served_answer_follows_the_same_reading_of_watch() {
-    let tc = common::start().await;
-    let c = tc.client().await;
+    let (_tc, c) = common::admin_client().await;
     for (query, watch) in [
         ("wat%63h=1&timeoutSeconds=1", true),
         ("watch=false&watch=true&timeoutSeconds=1", false),

@@ -105,8 +105,7 @@ async fn streams_answers_up_to_the_cap_and_cuts_larger_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_the_query_as_kube_apiserver_and_has_no_post_by_name() {
-    let tc = common::start().await;
-    let client = tc.client().await;
+    let (_tc, client) = common::admin_client().await;
     let send = async |method: Method, path: &str| {
         let req = Request::builder()
             .method(method)
@@ -119,30 +118,21 @@ async fn reads_the_query_as_kube_apiserver_and_has_no_post_by_name() {
         let res = client.send(req).await.unwrap();
         (res.status().as_u16(), res.headers().get("content-type").cloned())
     };
+    let get = async |path: &str| {
+        let req = Request::get(path).body(kube::client::Body::from(Vec::new())).unwrap();
+        client.send(req).await.unwrap().into_body().collect_bytes().await.unwrap()
+    };
     // An encoded key is the key: a watch (a stream of events), not a list.
-    let res = client
-        .send(
-            Request::get("/api/v1/namespaces/default/configmaps?wat%63h=1&timeoutSeconds=1")
-                .body(kube::client::Body::from(Vec::new()))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let text = String::from_utf8(res.into_body().collect_bytes().await.unwrap().to_vec()).unwrap();
+    let text = String::from_utf8(
+        get("/api/v1/namespaces/default/configmaps?wat%63h=1&timeoutSeconds=1").await.to_vec(),
+    )
+    .unwrap();
     // No configmaps in default: a watch ends after its second with no events, a list would not.
     assert!(!text.contains("ConfigMapList"), "a watch stream, not a list: {text:.80}");
     assert!(text.is_empty() || text.starts_with("{\"type\":"), "{text:.80}");
     // Of repeated parameters the first counts: a list.
-    let res = client
-        .send(
-            Request::get("/api/v1/namespaces/default/configmaps?watch=0&watch=1")
-                .body(kube::client::Body::from(Vec::new()))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
     let list: serde_json::Value =
-        serde_json::from_slice(&res.into_body().collect_bytes().await.unwrap()).unwrap();
+        serde_json::from_slice(&get("/api/v1/namespaces/default/configmaps?watch=0&watch=1").await).unwrap();
     assert_eq!(list["kind"], "ConfigMapList");
     // A POST to a named path creates nothing under another name: 405.
     let (code, _) = send(Method::POST, "/api/v1/namespaces/default/configmaps/chosen").await;

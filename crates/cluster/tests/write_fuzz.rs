@@ -36,10 +36,46 @@ async fn call_as(
 
 struct Kind {
     collection: &'static str,
+    api_version: &'static str,
     kind: &'static str,
-    /// A valid object; `{n}` in names is replaced so that each create is new.
-    template: fn(usize) -> Value,
+    /// The fields of a valid object besides apiVersion, kind and metadata (a
+    /// `metadata` here replaces the usual one); `n` makes each create new.
+    fields: fn(usize) -> Value,
     stored: bool,
+}
+
+impl Kind {
+    /// A kind that is stored, its objects named `fz-{n}`.
+    fn stored(
+        collection: &'static str,
+        api_version: &'static str,
+        kind: &'static str,
+        fields: fn(usize) -> Value,
+    ) -> Kind {
+        Kind { collection, api_version, kind, fields, stored: true }
+    }
+
+    /// A review: answered, never stored, no name.
+    fn review(
+        collection: &'static str,
+        api_version: &'static str,
+        kind: &'static str,
+        fields: fn(usize) -> Value,
+    ) -> Kind {
+        Kind { collection, api_version, kind, fields, stored: false }
+    }
+
+    /// A valid object; `n` in its names, so that each create is new.
+    fn template(&self, n: usize) -> Value {
+        let mut object = json!({"apiVersion": self.api_version, "kind": self.kind});
+        if self.stored {
+            object["metadata"] = meta(format!("fz-{n}"));
+        }
+        if let (Some(m), Value::Object(fields)) = (object.as_object_mut(), (self.fields)(n)) {
+            m.extend(fields);
+        }
+        object
+    }
 }
 
 fn meta(name: String) -> Value {
@@ -47,106 +83,71 @@ fn meta(name: String) -> Value {
 }
 
 const RBAC: &str = "rbac.authorization.k8s.io/v1";
+const ADMISSION: &str = "admissionregistration.k8s.io/v1";
+const AUTHORIZATION: &str = "authorization.k8s.io/v1";
+
+fn role_rules(_: usize) -> Value {
+    json!({"rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})
+}
+
+/// A binding of `fuzz-user` to the base role of `role_kind`.
+fn binding_to(role_kind: &str) -> Value {
+    json!({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": "fz-base"},
+        "subjects": [{"kind": "User", "name": "fuzz-user"}]})
+}
 
 fn kinds() -> Vec<Kind> {
     vec![
-        Kind {
-            collection: "/api/v1/namespaces",
-            kind: "Namespace",
-            template: |n| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": meta(format!("fz-{n}"))}),
-            stored: true,
-        },
-        Kind {
-            collection: "/api/v1/namespaces/default/serviceaccounts",
-            kind: "ServiceAccount",
-            template: |n| {
-                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(format!("fz-{n}")),
-                "secrets": [{"name": "s"}]})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/api/v1/namespaces/default/secrets",
-            kind: "Secret",
-            template: |n| {
-                json!({"apiVersion": "v1", "kind": "Secret", "metadata": meta(format!("fz-{n}")),
-                "type": "Opaque", "data": {"a": "eA=="}, "stringData": {"b": "y"}})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/api/v1/namespaces/default/configmaps",
-            kind: "ConfigMap",
-            template: |n| {
-                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta(format!("fz-{n}")),
-                "data": {"a": "b"}, "binaryData": {"c": "eA=="}})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/api/v1/namespaces/default/services",
-            kind: "Service",
-            template: |n| {
-                json!({"apiVersion": "v1", "kind": "Service", "metadata": meta(format!("fz-{n}")),
-                "spec": {"type": "ClusterIP", "ports": [{"name": "http", "port": 80}], "selector": {"a": "b"}}})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/api/v1/namespaces/default/events",
-            kind: "Event",
-            template: |n| {
-                json!({"apiVersion": "v1", "kind": "Event", "metadata": meta(format!("fz-{n}")),
-                "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        Kind::stored("/api/v1/namespaces", "v1", "Namespace", |_| json!({})),
+        Kind::stored(
+            "/api/v1/namespaces/default/serviceaccounts",
+            "v1",
+            "ServiceAccount",
+            |_| json!({"secrets": [{"name": "s"}]}),
+        ),
+        Kind::stored(
+            "/api/v1/namespaces/default/secrets",
+            "v1",
+            "Secret",
+            |_| json!({"type": "Opaque", "data": {"a": "eA=="}, "stringData": {"b": "y"}}),
+        ),
+        Kind::stored(
+            "/api/v1/namespaces/default/configmaps",
+            "v1",
+            "ConfigMap",
+            |_| json!({"data": {"a": "b"}, "binaryData": {"c": "eA=="}}),
+        ),
+        Kind::stored(
+            "/api/v1/namespaces/default/services",
+            "v1",
+            "Service",
+            |_| json!({"spec": {"type": "ClusterIP", "ports": [{"name": "http", "port": 80}], "selector": {"a": "b"}}}),
+        ),
+        Kind::stored("/api/v1/namespaces/default/events", "v1", "Event", |_| {
+            json!({"involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
                 "reason": "R", "message": "m", "type": "Normal", "source": {"component": "c"}})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
-            kind: "Role",
-            template: |n| {
-                json!({"apiVersion": RBAC, "kind": "Role", "metadata": meta(format!("fz-{n}")),
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-            kind: "ClusterRole",
-            template: |n| {
-                json!({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": meta(format!("fz-{n}")),
-                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
-            kind: "RoleBinding",
-            template: |n| {
-                json!({"apiVersion": RBAC, "kind": "RoleBinding", "metadata": meta(format!("fz-{n}")),
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "fz-base"},
-                "subjects": [{"kind": "User", "name": "fuzz-user"}]})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-            kind: "ClusterRoleBinding",
-            template: |n| {
-                json!({"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": meta(format!("fz-{n}")),
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fz-base"},
-                "subjects": [{"kind": "User", "name": "fuzz-user"}]})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            kind: "CustomResourceDefinition",
-            template: |n| {
+        }),
+        Kind::stored("/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", RBAC, "Role", role_rules),
+        Kind::stored("/apis/rbac.authorization.k8s.io/v1/clusterroles", RBAC, "ClusterRole", role_rules),
+        Kind::stored(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            RBAC,
+            "RoleBinding",
+            |_| binding_to("Role"),
+        ),
+        Kind::stored(
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            RBAC,
+            "ClusterRoleBinding",
+            |_| binding_to("ClusterRole"),
+        ),
+        Kind::stored(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            |n| {
                 let group = format!("g{n}.fz.io");
-                json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                    "metadata": meta(format!("fuzzes.{group}")),
+                json!({"metadata": meta(format!("fuzzes.{group}")),
                     "spec": {"group": group, "scope": "Namespaced",
                         "names": {"plural": "fuzzes", "singular": "fuzz", "kind": "Fuzz", "listKind": "FuzzList"},
                         "versions": [{"name": "v1", "served": true, "storage": true,
@@ -154,75 +155,59 @@ fn kinds() -> Vec<Kind> {
                             "schema": {"openAPIV3Schema": {"type": "object",
                                 "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}})
             },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
-            kind: "ValidatingAdmissionPolicy",
-            template: |n| {
-                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-                    "metadata": meta(format!("fz-{n}")),
-                    "spec": {"failurePolicy": "Fail",
-                        "matchConstraints": {"resourceRules": [{"apiGroups": ["fz.io"], "apiVersions": ["v1"],
-                            "operations": ["CREATE"], "resources": ["fuzzes"]}]},
-                        "validations": [{"expression": "object.metadata.name != 'x'", "message": "no x"}]}})
+        ),
+        Kind::stored(
+            "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+            ADMISSION,
+            "ValidatingAdmissionPolicy",
+            |_| {
+                json!({"spec": {"failurePolicy": "Fail",
+                    "matchConstraints": {"resourceRules": [{"apiGroups": ["fz.io"], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["fuzzes"]}]},
+                    "validations": [{"expression": "object.metadata.name != 'x'", "message": "no x"}]}})
             },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
-            kind: "ValidatingAdmissionPolicyBinding",
-            template: |n| {
-                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-                    "metadata": meta(format!("fz-{n}")),
-                    "spec": {"policyName": format!("fz-{n}"), "validationActions": ["Deny"]}})
-            },
-            stored: true,
-        },
-        Kind {
-            collection: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-            kind: "SubjectAccessReview",
-            template: |_| {
-                json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                "spec": {"user": "u", "groups": ["g"], "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}})
-            },
-            stored: false,
-        },
-        Kind {
-            collection: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-            kind: "SelfSubjectAccessReview",
-            template: |_| {
-                json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                "spec": {"nonResourceAttributes": {"verb": "get", "path": "/version"}}})
-            },
-            stored: false,
-        },
-        Kind {
-            collection: "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-            kind: "SelfSubjectRulesReview",
-            template: |_| {
-                json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
-                "spec": {"namespace": "default"}})
-            },
-            stored: false,
-        },
-        Kind {
-            collection: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-            kind: "SelfSubjectReview",
-            template: |_| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
-            stored: false,
-        },
+        ),
+        Kind::stored(
+            "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+            ADMISSION,
+            "ValidatingAdmissionPolicyBinding",
+            |n| json!({"spec": {"policyName": format!("fz-{n}"), "validationActions": ["Deny"]}}),
+        ),
+        Kind::review(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            AUTHORIZATION,
+            "SubjectAccessReview",
+            |_| json!({"spec": {"user": "u", "groups": ["g"], "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}}),
+        ),
+        Kind::review(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            AUTHORIZATION,
+            "SelfSubjectAccessReview",
+            |_| json!({"spec": {"nonResourceAttributes": {"verb": "get", "path": "/version"}}}),
+        ),
+        Kind::review(
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+            AUTHORIZATION,
+            "SelfSubjectRulesReview",
+            |_| json!({"spec": {"namespace": "default"}}),
+        ),
+        Kind::review(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            "authentication.k8s.io/v1",
+            "SelfSubjectReview",
+            |_| json!({}),
+        ),
     ]
 }
 
 /// Where the base object of a stored kind lives (PUT target).
 fn base_name(k: &Kind) -> String {
-    let t = (k.template)(0);
+    let t = k.template(0);
     t["metadata"]["name"].as_str().unwrap().replace("fz-0", "fz-base").replace("g0.fz.io", "gbase.fz.io")
 }
 
 fn base(k: &Kind) -> Value {
-    let mut t = (k.template)(0);
+    let mut t = k.template(0);
     if k.kind == "CustomResourceDefinition" {
         t["spec"]["group"] = json!("gbase.fz.io");
     }
@@ -374,8 +359,7 @@ fn check(k: &Kind, method: &Method, body: &Value, code: u16, answer: &Value) -> 
 #[test]
 fn arbitrary_bodies_get_a_status_never_a_5xx() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let tc = rt.block_on(common::start());
-    let client = rt.block_on(tc.client());
+    let (_tc, client) = rt.block_on(common::admin_client());
     let kinds = kinds();
     for k in kinds.iter().filter(|k| k.stored) {
         let (code, v) = rt.block_on(call(&client, Method::POST, k.collection, &base(k)));
@@ -400,7 +384,7 @@ fn arbitrary_bodies_get_a_status_never_a_5xx() {
             let (code, answer) = rt.block_on(call(&client, Method::PUT, &path, &body));
             check(k, &Method::PUT, &body, code, &answer)?;
         } else {
-            let body = build(k, (k.template)(n), &b);
+            let body = build(k, k.template(n), &b);
             let (code, answer) = rt.block_on(call(&client, Method::POST, k.collection, &body));
             check(k, &Method::POST, &body, code, &answer)?;
         }
@@ -433,8 +417,7 @@ async fn expect_invalid(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_of_the_wrong_shape_are_invalid_not_a_panic() {
-    let tc = common::start().await;
-    let c = tc.client().await;
+    let (_tc, c) = common::admin_client().await;
     let secrets = "/api/v1/namespaces/default/secrets";
     let object = "in body must be of type object";
     expect_invalid(

@@ -14,98 +14,77 @@ use crate::status::Cause;
 pub const DECLARED: &[&str] =
     &["object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer"];
 
+// The specs as written: any field may be missing (`default`); validation says which are required.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct PolicySpec {
     pub param_kind: Option<ParamKind>,
     pub match_constraints: Option<MatchResources>,
-    #[serde(default)]
     pub validations: Vec<Validation>,
     pub failure_policy: Option<String>,
-    #[serde(default)]
     pub audit_annotations: Vec<Value>,
-    #[serde(default)]
     pub match_conditions: Vec<NamedExpression>,
-    #[serde(default)]
     pub variables: Vec<NamedExpression>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ParamKind {
-    #[serde(default)]
     pub api_version: String,
-    #[serde(default)]
     pub kind: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct MatchResources {
     pub namespace_selector: Option<LabelSelector>,
     pub object_selector: Option<LabelSelector>,
-    #[serde(default)]
     pub resource_rules: Vec<Rule>,
-    #[serde(default)]
     pub exclude_resource_rules: Vec<Rule>,
     pub match_policy: Option<String>,
 }
 
 /// A `NamedRuleWithOperations`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Rule {
-    #[serde(default)]
     pub resource_names: Vec<String>,
-    #[serde(default)]
     pub operations: Vec<String>,
-    #[serde(default)]
     pub api_groups: Vec<String>,
-    #[serde(default)]
     pub api_versions: Vec<String>,
-    #[serde(default)]
     pub resources: Vec<String>,
     pub scope: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Validation {
-    #[serde(default)]
     pub expression: String,
-    #[serde(default)]
     pub message: String,
-    #[serde(default)]
     pub message_expression: String,
     pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct NamedExpression {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub expression: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct BindingSpec {
-    #[serde(default)]
     pub policy_name: String,
     pub param_ref: Option<ParamRef>,
     pub match_resources: Option<MatchResources>,
-    #[serde(default)]
     pub validation_actions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ParamRef {
-    #[serde(default)]
     pub name: String,
-    #[serde(default)]
     pub namespace: String,
     pub selector: Option<LabelSelector>,
     pub parameter_not_found_action: Option<String>,

@@ -2,25 +2,9 @@
 //! Their validation (and defaulting) lives with the admission engine that
 //! reads them (`crate::admission::policy`), so what is accepted is what runs.
 
-use serde_json::Value;
+use super::Rules;
+use crate::admission::policy;
 
-use super::Strategy;
-use crate::status::Cause;
+pub static POLICY: Rules = Rules { check: |obj, _| policy::validate_policy(obj), ..Rules::NONE };
 
-pub struct Policy;
-pub static POLICY: Policy = Policy;
-
-impl Strategy for Policy {
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        crate::admission::policy::validate_policy(obj)
-    }
-}
-
-pub struct Binding;
-pub static BINDING: Binding = Binding;
-
-impl Strategy for Binding {
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        crate::admission::policy::validate_binding(obj)
-    }
-}
+pub static BINDING: Rules = Rules { check: |obj, _| policy::validate_binding(obj), ..Rules::NONE };

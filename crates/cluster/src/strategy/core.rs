@@ -4,7 +4,7 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{Dependent, Strategy};
+use super::{Dependent, Rules, Strategy, Validation};
 use crate::fields;
 use crate::object::NameRule;
 use crate::resource::{Registry, ResourceType};
@@ -19,8 +19,8 @@ impl Strategy for Namespace {
         NameRule::Label
     }
 
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        fields::expect_all(obj, &[(&["spec"], "object"), (&["status"], "object")])
+    fn validate(&self, obj: &mut Value, _: &Validation<'_>) -> Result<Vec<Cause>, ApiError> {
+        Ok(fields::expect_all(obj, &[(&["spec"], "object"), (&["status"], "object")]))
     }
 
     fn canonicalize(&self, _: &ResourceType, _: &Registry, obj: &mut Value) {
@@ -47,20 +47,7 @@ impl Strategy for Namespace {
     }
 }
 
-pub struct Secret;
-pub static SECRET: Secret = Secret;
-
-impl Strategy for Secret {
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        old: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(validate_secret(obj, old))
-    }
-}
+pub static SECRET: Rules = Rules { check: validate_secret, ..Rules::NONE };
 
 fn validate_secret(obj: &mut Value, old: Option<&Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -111,53 +98,26 @@ fn validate_secret(obj: &mut Value, old: Option<&Value>) -> Vec<Cause> {
     causes
 }
 
-pub struct ConfigMap;
-pub static CONFIG_MAP: ConfigMap = ConfigMap;
+pub static CONFIG_MAP: Rules = Rules { check: |obj, _| validate_config_map(obj), ..Rules::NONE };
 
-impl Strategy for ConfigMap {
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        let mut causes = Vec::new();
-        for field in ["data", "binaryData"] {
-            if let Some(map) = obj[field].as_object() {
-                for (k, v) in map {
-                    if !v.is_string() {
-                        causes.push(Cause::new(
-                            "FieldValueTypeInvalid",
-                            &format!("{field}[{k}]"),
-                            "Invalid value: must be a string",
-                        ));
-                    }
+fn validate_config_map(obj: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    for field in ["data", "binaryData"] {
+        if let Some(map) = obj[field].as_object() {
+            for (k, v) in map {
+                if !v.is_string() {
+                    causes.push(fields::not_a_string(&format!("{field}[{k}]")));
                 }
-            } else if !obj[field].is_null() {
-                causes.push(Cause::new(
-                    "FieldValueTypeInvalid",
-                    field,
-                    "Invalid value: must be a map of strings",
-                ));
             }
+        } else if !obj[field].is_null() {
+            causes.push(fields::not_a_string_map(field));
         }
-        Ok(causes)
     }
+    causes
 }
 
-pub struct Service;
-pub static SERVICE: Service = Service;
-
-impl Strategy for Service {
-    fn name_rule(&self) -> NameRule {
-        NameRule::Label
-    }
-
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        validate_service(obj)
-    }
-}
+pub static SERVICE: Rules =
+    Rules { name_rule: NameRule::Label, check: |obj, _| validate_service(obj), ..Rules::NONE };
 
 fn validate_service(obj: &mut Value) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -188,20 +148,12 @@ fn validate_service(obj: &mut Value) -> Vec<Cause> {
     causes
 }
 
-pub struct ServiceAccount;
-pub static SERVICE_ACCOUNT: ServiceAccount = ServiceAccount;
+pub static SERVICE_ACCOUNT: Rules = Rules {
+    check: |obj, _| fields::expect_all(obj, &[(&["secrets"], "array"), (&["imagePullSecrets"], "array")]),
+    ..Rules::NONE
+};
 
-impl Strategy for ServiceAccount {
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        fields::expect_all(obj, &[(&["secrets"], "array"), (&["imagePullSecrets"], "array")])
-    }
-}
-
-pub struct Event;
-pub static EVENT: Event = Event;
-
-impl Strategy for Event {
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        fields::expect_all(obj, &[(&["involvedObject"], "object"), (&["source"], "object")])
-    }
-}
+pub static EVENT: Rules = Rules {
+    check: |obj, _| fields::expect_all(obj, &[(&["involvedObject"], "object"), (&["source"], "object")]),
+    ..Rules::NONE
+};

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Dependent, Derived, Strategy};
+use super::{Dependent, Derived, Strategy, Validation};
 use crate::fields;
 use crate::resource::{self, Registry, ResourceType, StorageKey};
 use crate::status::{ApiError, Cause};
@@ -12,13 +12,7 @@ pub struct Definition;
 pub static DEFINITION: Definition = Definition;
 
 impl Strategy for Definition {
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        _: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
+    fn validate(&self, obj: &mut Value, _: &Validation<'_>) -> Result<Vec<Cause>, ApiError> {
         let mut causes = fields::expect_all(
             obj,
             &[(&["spec"], "object"), (&["spec", "names"], "object"), (&["spec", "versions"], "array")],
@@ -55,7 +49,7 @@ impl Strategy for Definition {
     }
 
     fn after_change(&self) -> Derived {
-        Derived { registry: true, ..Derived::default() }
+        Derived::REGISTRY
     }
 }
 
@@ -83,24 +77,18 @@ impl Strategy for CustomResource {
         true
     }
 
-    fn validate(
-        &self,
-        rt: &ResourceType,
-        obj: &mut Value,
-        old: Option<&Value>,
-        strict: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        let Some(validator) = rt.crd.as_ref().and_then(|c| c.validator.as_ref()) else {
+    fn validate(&self, obj: &mut Value, on: &Validation<'_>) -> Result<Vec<Cause>, ApiError> {
+        let Some(validator) = on.rt.crd.as_ref().and_then(|c| c.validator.as_ref()) else {
             return Ok(Vec::new());
         };
         let pruned = validator.prune(obj);
-        if strict && !pruned.is_empty() {
+        if on.strict && !pruned.is_empty() {
             let fields: Vec<String> = pruned.iter().map(|f| format!("unknown field \"{f}\"")).collect();
             return Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))));
         }
         validator.apply_defaults(obj);
         Ok(validator
-            .validate(obj, old)
+            .validate(obj, on.old)
             .into_iter()
             .map(|e| Cause::new(e.reason(), &e.field, e.message_without_field()))
             .collect())

@@ -3,7 +3,8 @@
 //! defaulted, what the server fills in on commit, what goes with an object
 //! when it is removed, and which derived state (served kinds, RBAC policy) a
 //! change makes stale. Built-in kinds have one strategy each (by family in
-//! the files below); custom resources share [`crd::CustomResource`].
+//! the files below), most of them only [`Rules`]; custom resources share
+//! [`crd::CustomResource`].
 
 mod admission;
 mod core;
@@ -27,10 +28,27 @@ pub struct Derived {
 }
 
 impl Derived {
+    /// What most changes make stale.
+    pub const NOTHING: Derived = Derived { registry: false, policy: false };
+    /// What a change of a CRD makes stale.
+    pub const REGISTRY: Derived = Derived { registry: true, policy: false };
+    /// What a change of a role or binding makes stale.
+    pub const POLICY: Derived = Derived { registry: false, policy: true };
+
     pub fn merge(&mut self, other: Derived) {
         self.registry |= other.registry;
         self.policy |= other.policy;
     }
+}
+
+/// What an object is validated against.
+pub struct Validation<'a> {
+    /// The type written: a custom resource's schema is in it.
+    pub rt: &'a ResourceType,
+    /// The stored object an update replaces; `None` on a create.
+    pub old: Option<&'a Value>,
+    /// Strict field validation: an unknown field is an error, not dropped.
+    pub strict: bool,
 }
 
 /// An object to remove along with another: (where, namespace, name).
@@ -86,25 +104,9 @@ pub trait Strategy: Sync {
         false
     }
 
-    /// Validates and defaults (`old` on updates). Type errors are causes too:
-    /// nothing here may index into a field it has not checked. Kinds whose rules need only
-    /// the object implement [`Strategy::check`] instead.
-    fn validate(
-        &self,
-        rt: &ResourceType,
-        obj: &mut Value,
-        old: Option<&Value>,
-        strict: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        let _ = (rt, old, strict);
-        Ok(self.check(obj))
-    }
-
-    /// The rules of a kind that judges the object alone.
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        let _ = obj;
-        Vec::new()
-    }
+    /// Validates and defaults. Type errors are causes too: nothing here may
+    /// index into a field it has not checked.
+    fn validate(&self, obj: &mut Value, on: &Validation<'_>) -> Result<Vec<Cause>, ApiError>;
 
     /// Checks that need an otherwise valid object (a CRD must be servable).
     fn validate_servable(&self, obj: &Value) -> Vec<Cause> {
@@ -125,15 +127,41 @@ pub trait Strategy: Sync {
 
     /// The derived state any change of an object of this kind makes stale.
     fn after_change(&self) -> Derived {
-        Derived::default()
+        Derived::NOTHING
     }
 }
 
-/// Kinds with nothing of their own (service accounts, events, the reviews).
-struct Plain;
-impl Strategy for Plain {}
+/// The strategy of a kind that is its rules alone (most built-in kinds): how
+/// its objects are named, what makes one valid, and what its changes make stale.
+pub struct Rules {
+    name_rule: NameRule,
+    /// Validates and defaults an object (`old` on updates), as [`Strategy::validate`].
+    check: fn(&mut Value, Option<&Value>) -> Vec<Cause>,
+    after_change: Derived,
+}
 
-static PLAIN: Plain = Plain;
+impl Rules {
+    /// No rules of its own: a subdomain name, any body, nothing made stale.
+    pub const NONE: Rules =
+        Rules { name_rule: NameRule::Subdomain, check: |_, _| Vec::new(), after_change: Derived::NOTHING };
+}
+
+impl Strategy for Rules {
+    fn name_rule(&self) -> NameRule {
+        self.name_rule
+    }
+
+    fn validate(&self, obj: &mut Value, on: &Validation<'_>) -> Result<Vec<Cause>, ApiError> {
+        Ok((self.check)(obj, on.old))
+    }
+
+    fn after_change(&self) -> Derived {
+        self.after_change
+    }
+}
+
+/// The reviews: answered by [`crate::reviews`], never stored.
+static PLAIN: Rules = Rules::NONE;
 
 /// The strategy of a served type.
 pub fn for_type(rt: &ResourceType) -> &'static dyn Strategy {

@@ -3,29 +3,17 @@
 
 use serde_json::Value;
 
-use super::{Derived, Strategy};
+use super::{Derived, Rules};
 use crate::fields;
 use crate::object::NameRule;
-use crate::resource::ResourceType;
-use crate::status::{ApiError, Cause};
+use crate::status::Cause;
+
+/// What every RBAC kind shares: names like `system:basic-user`, and every
+/// change rebuilds the policy.
+const RBAC: Rules = Rules { name_rule: NameRule::PathSegment, after_change: Derived::POLICY, ..Rules::NONE };
 
 /// Role and ClusterRole.
-pub struct Role;
-pub static ROLE: Role = Role;
-
-impl Strategy for Role {
-    fn name_rule(&self) -> NameRule {
-        NameRule::PathSegment
-    }
-
-    fn check(&self, obj: &mut Value) -> Vec<Cause> {
-        validate_role(obj)
-    }
-
-    fn after_change(&self) -> Derived {
-        Derived { policy: true, ..Derived::default() }
-    }
-}
+pub static ROLE: Rules = Rules { check: |obj, _| validate_role(obj), ..RBAC };
 
 fn validate_role(obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -48,33 +36,10 @@ fn validate_role(obj: &Value) -> Vec<Cause> {
     causes
 }
 
-/// RoleBinding (`cluster: false`) and ClusterRoleBinding.
-pub struct Binding {
-    cluster: bool,
-}
-pub static ROLE_BINDING: Binding = Binding { cluster: false };
-pub static CLUSTER_ROLE_BINDING: Binding = Binding { cluster: true };
+pub static ROLE_BINDING: Rules = Rules { check: |obj, old| validate_binding(obj, old, false), ..RBAC };
+pub static CLUSTER_ROLE_BINDING: Rules = Rules { check: |obj, old| validate_binding(obj, old, true), ..RBAC };
 
-impl Strategy for Binding {
-    fn name_rule(&self) -> NameRule {
-        NameRule::PathSegment
-    }
-
-    fn validate(
-        &self,
-        _: &ResourceType,
-        obj: &mut Value,
-        old: Option<&Value>,
-        _: bool,
-    ) -> Result<Vec<Cause>, ApiError> {
-        Ok(validate_binding(obj, old, self.cluster))
-    }
-
-    fn after_change(&self) -> Derived {
-        Derived { policy: true, ..Derived::default() }
-    }
-}
-
+/// A RoleBinding (`cluster: false`) or ClusterRoleBinding.
 fn validate_binding(obj: &Value, old: Option<&Value>, cluster: bool) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut types = fields::expect_all(obj, &[(&["roleRef"], "object"), (&["subjects"], "array")]);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use fundament_cluster::{ClusterConfig, Running};
 
+pub mod kubectl;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -21,6 +23,14 @@ pub fn config(dir: &std::path::Path) -> ClusterConfig {
 
 pub async fn start() -> TestCluster {
     start_with(|_| {}).await
+}
+
+/// A fresh cluster and a client of it as the admin. The cluster stops when
+/// the first is dropped: keep it for as long as the client is used.
+pub async fn admin_client() -> (TestCluster, kube::Client) {
+    let tc = start().await;
+    let client = tc.client().await;
+    (tc, client)
 }
 
 pub async fn start_with(adjust: impl FnOnce(&mut ClusterConfig)) -> TestCluster {
