@@ -317,26 +317,48 @@ async fn resource(
     body: bytes::Bytes,
     method: Method,
 ) -> Result<Response, ApiError> {
+    if p.subresource == "proxy" {
+        return crate::proxy::forward(api, p, method, headers, raw_query, body).await;
+    }
+    // The rest answers without waiting; what admission warns about goes out as headers.
+    let (answer, warnings) =
+        crate::warning::recording(|| serve_object(api, user, rt, p, verb, q, raw_query, headers, &body));
+    let mut response = answer.unwrap_or_else(IntoResponse::into_response);
+    crate::warning::attach(&mut response, &warnings);
+    Ok(response)
+}
+
+/// Everything on a resource but the service proxy: reviews, tokens, reads,
+/// watches and writes.
+#[allow(clippy::too_many_arguments)]
+fn serve_object(
+    api: &Api,
+    user: &User,
+    rt: &Arc<ResourceType>,
+    p: &ResourcePath,
+    verb: &str,
+    q: &ListQuery,
+    raw_query: &fundament_kube_core::Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
     let cluster = &api.cluster;
     let format = format_of(headers);
     let include = IncludeObject::parse(&q.include_object);
     let strict = raw_query.get("fieldValidation") == Some("Strict");
     let opts = WriteOptions { dry_run: q.dry_run, origin: Origin::Api, strict };
-    if p.subresource == "proxy" {
-        return crate::proxy::forward(api, p, method, headers, raw_query, body).await;
-    }
     if rt.builtin.is_some_and(Builtin::is_review) {
         if verb != "create" {
             return Err(ApiError::method_not_allowed());
         }
-        let answer = reviews::answer(rt, &cluster.policy(), user, decode_body(headers, &body)?)?;
+        let answer = reviews::answer(rt, &cluster.policy(), user, decode_body(headers, body)?)?;
         return Ok(json_response(StatusCode::CREATED, &answer));
     }
     if p.subresource == "token" {
         if verb != "create" {
             return Err(ApiError::method_not_allowed());
         }
-        return token_request(api, rt, p, decode_body(headers, &body)?);
+        return token_request(api, rt, p, decode_body(headers, body)?);
     }
     let status_sub = p.subresource == "status";
     match verb {
@@ -364,7 +386,7 @@ async fn resource(
         }
         "watch" => watch::serve(Arc::clone(cluster), Arc::clone(rt), p, q.clone(), format, include),
         "create" => {
-            let obj = cluster.create(user, rt, &p.namespace, decode_body(headers, &body)?, opts)?;
+            let obj = cluster.create(user, rt, &p.namespace, decode_body(headers, body)?, opts)?;
             Ok(json_response(StatusCode::CREATED, &obj))
         }
         "update" => {
@@ -373,7 +395,7 @@ async fn resource(
                 rt,
                 &p.namespace,
                 &p.name,
-                decode_body(headers, &body)?,
+                decode_body(headers, body)?,
                 status_sub,
                 opts,
             )?;
@@ -381,12 +403,12 @@ async fn resource(
         }
         "patch" => {
             let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-            let patch = patch::Patch::parse(ct, &body, rt)?;
+            let patch = patch::Patch::parse(ct, body, rt)?;
             let obj = cluster.patch(user, rt, &p.namespace, &p.name, &patch, status_sub, opts)?;
             Ok(json_response(StatusCode::OK, &obj))
         }
         "delete" => {
-            let options = if body.is_empty() { Value::Null } else { decode_body(headers, &body)? };
+            let options = if body.is_empty() { Value::Null } else { decode_body(headers, body)? };
             let dry_run =
                 opts.dry_run || options["dryRun"].as_array().is_some_and(|a| a.iter().any(|v| v == "All"));
             let gone = cluster.delete(

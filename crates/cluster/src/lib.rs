@@ -32,6 +32,7 @@ pub mod strategy;
 pub mod table;
 pub mod tls;
 pub mod tokens;
+pub mod warning;
 pub mod watch;
 
 mod start;

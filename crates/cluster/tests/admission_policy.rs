@@ -396,9 +396,17 @@ spec:
 async fn only_deny_bindings_refuse() {
     with_kubectl(|k| {
         let refuse_all = "  - expression: \"false\"\n    message: nothing passes";
-        // Warn and Audit report a failure but admit the request.
+        // Warn and Audit report a failure but admit the request; Warn tells the client
+        // in a Warning header, which kubectl prints.
         k.applied(&demo_policy("warned", "CREATE", "", refuse_all).replace("[Deny]", "[Warn, Audit]"));
-        k.applied(&demo_item("warned-item", "x"));
+        let (ok, out, err) = k.apply(&demo_item("warned-item", "x"), &[]);
+        assert!(ok && out.contains("demoitem.demo.fundament.io/warned-item created"), "{out}{err}");
+        assert!(
+            err.contains(
+                "Warning: Validation failed for ValidatingAdmissionPolicy 'warned' with binding 'warned-binding': nothing passes"
+            ),
+            "{err}"
+        );
         // A policy without a binding does nothing; a binding to a missing policy neither.
         k.ok(&["delete", "validatingadmissionpolicybinding", "warned-binding"]);
         let orphan = demo_policy("orphan", "CREATE", "", refuse_all);

@@ -247,11 +247,9 @@ pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
                                 message: message.clone(),
                                 reason: reason.clone(),
                             }),
-                            "Warn" => tracing::warn!(
-                                policy = name,
-                                binding = binding_name,
+                            "Warn" => crate::warning::add(format!(
                                 "Validation failed for ValidatingAdmissionPolicy '{name}' with binding '{binding_name}': {message}"
-                            ),
+                            )),
                             _ => tracing::info!(
                                 policy = name,
                                 binding = binding_name,
