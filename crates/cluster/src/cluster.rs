@@ -43,6 +43,8 @@ pub struct State {
     pub store: Store,
     pub registry: Arc<Registry>,
     pub policy: Arc<fundament_rbac::Policy>,
+    /// The bound admission policies, compiled.
+    pub admission: Arc<crate::admission::Admission>,
 }
 
 /// The cluster: state behind a lock, and a channel of changes for watches.
@@ -73,6 +75,7 @@ impl Cluster {
             store: Store::default(),
             registry: Arc::new(Registry::new(resource::builtins())),
             policy: Arc::new(fundament_rbac::Policy::default()),
+            admission: Arc::default(),
         };
         Self { state: RwLock::new(state), changes, changed }
     }
@@ -452,6 +455,9 @@ impl Cluster {
         if derived.policy {
             state.policy = Arc::new(rebuild_policy(&state.store));
         }
+        if derived.admission {
+            state.admission = Arc::new(crate::admission::Admission::rebuild(&state.store));
+        }
     }
 
     /// Deletes every matching object; answers the list of what was deleted.
@@ -485,6 +491,7 @@ impl Cluster {
         state.store.set_resource_version(rv);
         state.registry = Arc::new(rebuild_registry(&state.store));
         state.policy = Arc::new(rebuild_policy(&state.store));
+        state.admission = Arc::new(crate::admission::Admission::rebuild(&state.store));
     }
 }
 

@@ -1,8 +1,9 @@
 //! Admission as data, as on a real cluster: the stored
 //! `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicies and their bindings
 //! decide every API write of the resources they match. A policy without a binding does
-//! nothing; a policy or binding takes effect as soon as it is stored, since every
-//! request reads them from the store it is checked against.
+//! nothing; a policy or binding takes effect as soon as it is stored: storing one
+//! rebuilds [`Admission`], the policies parsed and compiled once with their bindings,
+//! under the same lock as the write.
 //!
 //! Refusals are worded as kube-apiserver's policy dispatcher words them
 //! (`ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied request: …`),
@@ -181,48 +182,73 @@ enum Decision {
     Deny { message: String, reason: Option<String> },
 }
 
+/// The stored policies that have bindings, parsed and compiled, in name order
+/// with their bindings in name order: what [`admit`] runs. Rebuilt whenever a
+/// policy or binding changes, so a request compiles nothing.
+#[derive(Default)]
+pub struct Admission {
+    policies: Vec<BoundPolicy>,
+}
+
+struct BoundPolicy {
+    name: String,
+    spec: PolicySpec,
+    compiled: Compiled,
+    bindings: Vec<(String, BindingSpec)>,
+}
+
+impl Admission {
+    /// From every stored policy and binding; a stored object that does not
+    /// parse (written before a rule was added) is logged and left out.
+    pub fn rebuild(store: &crate::store::Store) -> Admission {
+        let mut bindings: Vec<(String, BindingSpec)> = store
+            .iter(&key("validatingadmissionpolicybindings"), "")
+            .filter_map(|(_, b)| Some((crate::object::name(b).to_string(), policy::binding_spec(b)?)))
+            .collect();
+        bindings.sort_by(|x, y| x.0.cmp(&y.0));
+        let mut policies: Vec<BoundPolicy> = store
+            .iter(&key("validatingadmissionpolicies"), "")
+            .filter_map(|(_, obj)| {
+                let name = crate::object::name(obj).to_string();
+                let bound: Vec<(String, BindingSpec)> =
+                    bindings.iter().filter(|(_, b)| b.policy_name == name).cloned().collect();
+                if bound.is_empty() {
+                    return None;
+                }
+                let Some(spec) = policy::policy_spec(obj) else {
+                    tracing::warn!(policy = name, "stored ValidatingAdmissionPolicy does not parse; ignored");
+                    return None;
+                };
+                let compiled = Compiled::new(&spec);
+                Some(BoundPolicy { name, spec, compiled, bindings: bound })
+            })
+            .collect();
+        policies.sort_by(|x, y| x.name.cmp(&y.name));
+        Admission { policies }
+    }
+}
+
 /// Admits or refuses a write or delete by every bound policy that matches it.
 pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
-    let mut bindings: Vec<(&str, BindingSpec)> = state
-        .store
-        .iter(&key("validatingadmissionpolicybindings"), "")
-        .filter_map(|(_, b)| Some((crate::object::name(b), policy::binding_spec(b)?)))
-        .collect();
-    if bindings.is_empty() {
+    if state.admission.policies.is_empty() {
         return Ok(());
     }
-    bindings.sort_by(|x, y| x.0.cmp(y.0));
     let namespace = namespace_object(state, a);
     let mut denials = Vec::new();
-    let mut policies: Vec<(&str, &Value)> = state
-        .store
-        .iter(&key("validatingadmissionpolicies"), "")
-        .map(|(_, p)| (crate::object::name(p), p.as_ref()))
-        .collect();
-    policies.sort_by(|x, y| x.0.cmp(y.0));
-    for (name, obj) in policies {
-        let bound: Vec<&(&str, BindingSpec)> =
-            bindings.iter().filter(|(_, b)| b.policy_name == name).collect();
-        if bound.is_empty() {
-            continue;
-        }
-        let Some(spec) = policy::policy_spec(obj) else {
-            tracing::warn!(policy = name, "stored ValidatingAdmissionPolicy does not parse; ignored");
-            continue;
-        };
+    for BoundPolicy { name, spec, compiled, bindings } in &state.admission.policies {
+        let name = name.as_str();
         let Some(constraints) = &spec.match_constraints else { continue };
         if !matching::matches(constraints, a, namespace.as_deref(), &state.registry) {
             continue;
         }
         let fail = spec.failure_policy.as_deref() != Some("Ignore");
-        let compiled = Compiled::new(&spec);
-        for (binding_name, binding) in bound {
+        for (binding_name, binding) in bindings {
             if let Some(m) = &binding.match_resources
                 && !matching::matches(m, a, namespace.as_deref(), &state.registry)
             {
                 continue;
             }
-            let params = match collect_params(state, &spec, binding, a) {
+            let params = match collect_params(state, spec, binding, a) {
                 Ok(p) => p,
                 Err(e) => {
                     if fail {
@@ -237,7 +263,7 @@ pub fn admit(state: &State, a: &Attributes<'_>) -> Result<(), ApiError> {
                 }
             };
             for param in &params {
-                let decisions = evaluate(state, &compiled, a, param, namespace.as_deref(), fail);
+                let decisions = evaluate(state, compiled, a, param, namespace.as_deref(), fail);
                 for (message, reason) in decisions {
                     for action in &binding.validation_actions {
                         match action.as_str() {

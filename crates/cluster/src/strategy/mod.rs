@@ -25,19 +25,24 @@ pub struct Derived {
     pub registry: bool,
     /// The RBAC policy (a role or binding changed).
     pub policy: bool,
+    /// The compiled admission policies (a policy or its binding changed).
+    pub admission: bool,
 }
 
 impl Derived {
     /// What most changes make stale.
-    pub const NOTHING: Derived = Derived { registry: false, policy: false };
+    pub const NOTHING: Derived = Derived { registry: false, policy: false, admission: false };
     /// What a change of a CRD makes stale.
-    pub const REGISTRY: Derived = Derived { registry: true, policy: false };
+    pub const REGISTRY: Derived = Derived { registry: true, ..Derived::NOTHING };
     /// What a change of a role or binding makes stale.
-    pub const POLICY: Derived = Derived { registry: false, policy: true };
+    pub const POLICY: Derived = Derived { policy: true, ..Derived::NOTHING };
+    /// What a change of an admission policy or binding makes stale.
+    pub const ADMISSION: Derived = Derived { admission: true, ..Derived::NOTHING };
 
     pub fn merge(&mut self, other: Derived) {
         self.registry |= other.registry;
         self.policy |= other.policy;
+        self.admission |= other.admission;
     }
 }
 
