@@ -9,17 +9,20 @@
 //! - [`request::RequestInfo`]: method + path + query → verb, API group and
 //!   version, namespace, resource, name and subresource, as the API server's
 //!   `RequestInfoFactory` computes them;
+//! - [`headers`]: the headers a proxy in front of a cluster or a Service
+//!   never passes on (hop-by-hop ones and the caller's credentials);
 //! - [`validation`]: DNS-1123 labels and subdomains, qualified names and
 //!   label values, with the API server's messages;
 //! - [`status::Status`]: `metav1.Status` and its builders, worded as the API
 //!   server words its refusals.
 #![forbid(unsafe_code)]
 
+pub mod headers;
 pub mod query;
 pub mod request;
 pub mod status;
 pub mod validation;
 
 pub use query::Query;
-pub use request::{RequestInfo, RequestInfoError};
+pub use request::{RequestInfo, RequestInfoError, ResourceTarget};
 pub use status::{Status, StatusCause, StatusDetails};
