@@ -331,7 +331,8 @@ struct Admitted {
     up: Arc<Upstream>,
     /// The plugin's namespace, where its ServiceAccount `plugin` is.
     namespace: String,
-    token: String,
+    /// A token of that ServiceAccount.
+    sa_token: String,
     permit: Option<WatchPermit>,
 }
 
@@ -350,15 +351,15 @@ async fn plugin_path(
         },
         started: Instant::now(),
     };
-    let admitted = match admit_plugin(gw, &judged, &token, caller, &mut call).await {
-        Ok(admitted) => admitted,
-        Err(Refusal { decision, status }) => {
-            call.finish(gw, decision, status.code);
-            return Err(status);
-        }
-    };
-    let Admitted { up, namespace, token, permit } = admitted;
-    let response = forward(&up, req, &judged, &namespace, "plugin", &token).await;
+    let Admitted { up, namespace, sa_token, permit } =
+        match admit_plugin(gw, &judged, &token, caller, &mut call).await {
+            Ok(admitted) => admitted,
+            Err(Refusal { decision, status }) => {
+                call.finish(gw, decision, status.code);
+                return Err(status);
+            }
+        };
+    let response = forward(&up, req, &judged, &namespace, "plugin", &sa_token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
     call.finish(gw, "allowed", status);
     Ok(hold(response?, permit))
@@ -511,7 +512,7 @@ async fn admit_plugin(
                 ),
             )
         })?;
-    Ok(Admitted { up: Arc::clone(up), namespace, token: sa_token.token, permit })
+    Ok(Admitted { up: Arc::clone(up), namespace, sa_token: sa_token.token, permit })
 }
 
 #[cfg(test)]
