@@ -54,10 +54,8 @@ async fn send(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let out = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("bench/results/cluster.json"));
+    // Where the results go: the first argument, else the file scripts/bench writes.
+    let out = PathBuf::from(std::env::args().nth(1).as_deref().unwrap_or("bench/results/cluster.json"));
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = tempfile::tempdir()?;
     let config = ClusterConfig::seeded(dir.path().to_path_buf(), &repo)?;

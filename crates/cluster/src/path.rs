@@ -5,7 +5,7 @@
 use std::fmt;
 
 use fundament_kube_core::request::encode_segment;
-use fundament_kube_core::{Query, RequestInfo, RequestInfoError};
+use fundament_kube_core::{Query, RequestInfo, RequestInfoError, ResourceTarget};
 use http::Method;
 
 /// `/version`, `/healthz`, `/openapi/v2`, discovery roots…: not a resource.
@@ -37,12 +37,8 @@ pub enum NonResource {
 /// `/api[s]/…/[namespaces/<ns>/]<resource>[/<name>[/<subresource>[/<rest>]]]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourcePath {
-    pub group: String,
-    pub version: String,
-    pub namespace: String,
-    pub resource: String,
-    pub name: String,
-    pub subresource: String,
+    /// The object or collection served; its fields read through (`path.namespace`).
+    pub target: ResourceTarget,
     /// What follows `proxy/` in a service proxy path (with its leading `/`).
     pub rest: String,
 }
@@ -59,6 +55,15 @@ pub enum RouteError {
 impl fmt::Display for ResourcePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}/{}", self.group, self.version, self.resource)
+    }
+}
+
+/// A route is read as what it serves, as [`RequestInfo`] is.
+impl std::ops::Deref for ResourcePath {
+    type Target = ResourceTarget;
+
+    fn deref(&self) -> &ResourceTarget {
+        &self.target
     }
 }
 
@@ -109,18 +114,15 @@ pub fn route(method: &Method, raw_path: &str, query: &Query) -> Result<Route, Ro
     if parts.len() > 3 && !proxy {
         return Err(RouteError::NotFound);
     }
-    let is_namespace = info.group.is_empty() && info.resource == "namespaces";
-    let mut path = ResourcePath {
-        group: info.group.clone(),
-        version: info.version.clone(),
-        // A Namespace is cluster-scoped: RequestInfo's namespace of a request on
-        // it is the Namespace itself, for RBAC; the object has none.
-        namespace: if is_namespace { String::new() } else { info.namespace.clone() },
-        resource: info.resource.clone(),
-        name: parts.get(1).cloned().unwrap_or_default(),
-        subresource: info.subresource.clone(),
-        rest: String::new(),
-    };
+    let mut target = info.target.clone();
+    // A Namespace is cluster-scoped: RequestInfo's namespace of a request on
+    // it is the Namespace itself, for RBAC; the object has none.
+    if info.group.is_empty() && info.resource == "namespaces" {
+        target.namespace.clear();
+    }
+    // The object the path names: a field selector's name narrows a list, it serves no object.
+    target.name = parts.get(1).cloned().unwrap_or_default();
+    let mut path = ResourcePath { target, rest: String::new() };
     if proxy {
         let mut rest: String = parts[3..].iter().map(|s| format!("/{}", encode_segment(s))).collect();
         // The backend's directories keep their trailing `/`.

@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use axum::response::Response;
 use std::time::Duration;
 
+use fundament_kube_core::headers::is_forwarded;
 use http::{HeaderMap, Method, header};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -56,23 +57,6 @@ pub fn split_service(spec: &str) -> (&str, &str, &str) {
     }
 }
 
-/// Headers never passed on: hop-by-hop ones, and the caller's credentials,
-/// which belong to this API server and not to whatever runs behind a Service.
-const DROPPED: &[&str] = &[
-    "authorization",
-    "cookie",
-    "connection",
-    "keep-alive",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "impersonate-user",
-    "impersonate-group",
-    "host",
-];
-
 pub async fn forward(
     api: &Api,
     p: &ResourcePath,
@@ -113,7 +97,7 @@ pub async fn forward(
     }
     let mut request = http::Request::builder().method(method).uri(&uri);
     for (k, v) in headers {
-        if !DROPPED.contains(&k.as_str()) {
+        if is_forwarded(k.as_str()) {
             request = request.header(k, v);
         }
     }
@@ -141,7 +125,8 @@ pub async fn forward(
     }
     let mut response = Response::builder().status(parts.status);
     for (k, v) in &parts.headers {
-        if !DROPPED.contains(&k.as_str()) && k != header::SET_COOKIE {
+        // The Service's cookies are not this API server's to set.
+        if is_forwarded(k.as_str()) && k != header::SET_COOKIE {
             response = response.header(k, v);
         }
     }

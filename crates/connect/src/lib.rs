@@ -330,17 +330,22 @@ mod tests {
 
     #[tokio::test]
     async fn errors_are_connect_json_with_the_http_mapping() {
+        // Every code, with the protocol's HTTP status and wire name.
         let cases = [
             (Code::InvalidArgument, 400, "invalid_argument"),
+            (Code::OutOfRange, 400, "out_of_range"),
             (Code::Unauthenticated, 401, "unauthenticated"),
             (Code::PermissionDenied, 403, "permission_denied"),
             (Code::NotFound, 404, "not_found"),
             (Code::AlreadyExists, 409, "already_exists"),
+            (Code::Aborted, 409, "aborted"),
             (Code::FailedPrecondition, 412, "failed_precondition"),
             (Code::ResourceExhausted, 429, "resource_exhausted"),
             (Code::Canceled, 499, "canceled"),
             (Code::Unimplemented, 501, "unimplemented"),
+            (Code::Unknown, 500, "unknown"),
             (Code::Internal, 500, "internal"),
+            (Code::DataLoss, 500, "data_loss"),
             (Code::Unavailable, 503, "unavailable"),
             (Code::DeadlineExceeded, 504, "deadline_exceeded"),
         ];

@@ -5,23 +5,24 @@
 //!
 //! `cargo run --release -p fundament-kube-api-proxy --example gateway_bench -- OUT.json`
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
+use fundament_authn_client::RevokedSessions;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::testing::{self, SeededCluster};
+use fundament_kube_api_proxy::upstream::Upstream;
 use fundament_kube_api_proxy::{AllowedResource, DefinitionSource, Gateway, PublishedDefinition};
-use fundament_tokens::{Signer, Verifier};
+use fundament_tokens::Signer;
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
-const PROD: &str = "019b4000-2000-7000-8000-000000000001";
+const PROD: &str = testing::CLUSTER_ID;
 
 struct CertManagerOnly(String);
 
@@ -78,54 +79,25 @@ where
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let out = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("bench/results/gateway.json"));
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = tempfile::tempdir()?;
-    let cluster = fundament_cluster::start(fundament_cluster::ClusterConfig::seeded(
-        dir.path().join("cluster"),
-        &repo,
-    )?)
-    .await?;
-    let upstream_config = UpstreamConfig {
-        url: cluster.url.clone(),
-        ca_pem: cluster.ca_pem.clone(),
-        admin_token: cluster.admin_token.clone(),
-    };
-    let registry = cluster.cluster.registry();
-    let rt = registry
-        .get("plugins.fundament.io", "v1", "plugininstallations")
-        .ok_or_else(|| anyhow::anyhow!("no CRD"))?;
-    let inst =
-        cluster.cluster.get(rt, "", "acme-corp--cert-manager").map_err(|e| anyhow::anyhow!(e.message))?;
-    let inst = fundament_plugin_types::PluginInstallation::from_value(&inst)?;
-    let pinned = inst.definition_ref();
+    // Where the results go: the first argument, else the file scripts/bench writes.
+    let out = PathBuf::from(std::env::args().nth(1).as_deref().unwrap_or("bench/results/gateway.json"));
+    let cluster = SeededCluster::start().await;
+    let pinned_hash =
+        cluster.installation("acme-corp--cert-manager").definition_ref().definition_hash.clone();
     let signer = Signer::generate();
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let token = signer.sign_plugin(&Signer::plugin_claims(
-        "alice",
-        PROD,
-        &inst.metadata.uid,
-        "acme-corp--cert-manager",
-        "cert-manager",
-        &pinned.plugin_version,
-        &pinned.definition_hash,
-        "bench",
-        now,
-        3600,
-    ));
+    let claims = cluster.plugin_claims("alice", PROD, "acme-corp--cert-manager", "bench", now, 3600);
+    let token = signer.sign_plugin(&claims);
     let gateway = Gateway {
         origins: Origins {
             plugins: fundament_plugin_origin::PluginOrigins::from_base("http://localhost:8082")
                 .ok_or_else(|| anyhow::anyhow!("bad plugins host"))?,
         },
-        credentials: fundament_authn_client::Credentials::fixed(Verifier::from_jwks(&signer.jwks())?),
+        credentials: testing::credentials(&signer, &RevokedSessions::none()),
         watches: Default::default(),
-        fga: Arc::new(fundament_fga::TupleStore::from_yaml_file(&repo.join("fixtures/fga/tuples.yaml"))?),
-        clusters: HashMap::from([(PROD.to_string(), Arc::new(Upstream::new(&upstream_config)?))]),
-        definitions: Arc::new(CertManagerOnly(pinned.definition_hash.clone())),
+        fga: testing::fga(),
+        clusters: cluster.clusters(),
+        definitions: Arc::new(CertManagerOnly(pinned_hash)),
         audit: Arc::new(MemoryAudit::default()),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -136,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
 
     let path = "/apis/cert-manager.io/v1/namespaces/default/certificates/web-tls-cert";
     // Direct: the same GET with the plugin ServiceAccount's own token, straight to the cluster.
-    let direct = Arc::new(Upstream::new(&upstream_config)?);
+    let direct = Arc::new(Upstream::new(&cluster.upstream_config())?);
     let sa = direct
         .service_account_token("plugin-acme-corp--cert-manager", "plugin")
         .await?

@@ -11,7 +11,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use fundament_authn_client::{CredentialError, Credentials};
 use fundament_fga::CanView;
-use fundament_kube_core::{Query, RequestInfo};
+use fundament_kube_core::{Query, RequestInfo, ResourceTarget};
 use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
 use futures::StreamExt;
@@ -24,6 +24,7 @@ use crate::kubereq::KubeRequest;
 use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
 use crate::upstream::Upstream;
 use fundament_kube_core::Status;
+use fundament_kube_core::status::group_resource;
 
 /// The namespace of the per-user ServiceAccounts `fundament-<user-id>`.
 pub const USER_SA_NAMESPACE: &str = "fundament-system";
@@ -277,30 +278,62 @@ impl PluginCall {
         gw.audit.record(&self.line);
     }
 
-    fn refuse(self, gw: &Gateway, decision: &str, refusal: Status) -> Result<Response, Status> {
-        self.finish(gw, decision, refusal.code);
-        Err(refusal)
-    }
-
     fn claims(&mut self, c: &PluginClaims) {
-        let l = &mut self.line;
-        l.user = c.sub.clone();
-        l.installation_id = c.installation_id.clone();
-        l.installation_name = c.installation_name.clone();
-        l.plugin_name = c.plugin_name.clone();
-        l.plugin_version = c.plugin_version.clone();
-        l.definition_hash = c.definition_hash.clone();
+        let c = c.clone();
+        self.line = AuditLine {
+            user: c.sub,
+            installation_id: c.installation_id,
+            installation_name: c.installation_name,
+            plugin_name: c.plugin_name,
+            plugin_version: c.plugin_version,
+            definition_hash: c.definition_hash,
+            ..std::mem::take(&mut self.line)
+        };
     }
 
     fn request(&mut self, r: &KubeRequest) {
-        let l = &mut self.line;
-        l.group = r.group.clone();
-        l.resource = r.resource.clone();
-        l.subresource = r.subresource.clone();
-        l.name = r.name.clone();
-        l.namespace = r.namespace.clone();
-        l.verb = r.verb.clone();
+        let ResourceTarget { group, resource, subresource, name, namespace, .. } = r.target.clone();
+        let verb = r.verb.clone();
+        self.line = AuditLine {
+            group,
+            resource,
+            subresource,
+            name,
+            namespace,
+            verb,
+            ..std::mem::take(&mut self.line)
+        };
     }
+}
+
+/// Why the plugin path refused a request: the audit line's decision and the answer.
+struct Refusal {
+    decision: &'static str,
+    status: Status,
+}
+
+fn refusal(decision: &'static str, status: Status) -> Refusal {
+    Refusal { decision, status }
+}
+
+/// A 403 whose message is the whole explanation.
+fn denied(decision: &'static str, message: impl Into<String>) -> Refusal {
+    refusal(decision, Status::forbidden_because_of(message))
+}
+
+/// Something broke inside (logged once, never told the client).
+fn broke(decision: &'static str, detail: &dyn std::fmt::Display) -> Refusal {
+    refusal(decision, Status::internal(detail))
+}
+
+/// A request every check of the plugin path admitted: where it goes, as whom.
+struct Admitted {
+    up: Arc<Upstream>,
+    /// The plugin's namespace, where its ServiceAccount `plugin` is.
+    namespace: String,
+    /// A token of that ServiceAccount.
+    sa_token: String,
+    permit: Option<WatchPermit>,
 }
 
 async fn plugin_path(
@@ -310,144 +343,138 @@ async fn plugin_path(
     token: String,
     caller: &Caller,
 ) -> Result<Response, Status> {
-    let cluster_id = judged.cluster_id.clone();
     let mut call = PluginCall {
-        line: AuditLine { audit: "plugin_request", cluster_id: cluster_id.clone(), ..Default::default() },
+        line: AuditLine {
+            audit: "plugin_request",
+            cluster_id: judged.cluster_id.clone(),
+            ..Default::default()
+        },
         started: Instant::now(),
     };
+    let Admitted { up, namespace, sa_token, permit } =
+        match admit_plugin(gw, &judged, &token, caller, &mut call).await {
+            Ok(admitted) => admitted,
+            Err(Refusal { decision, status }) => {
+                call.finish(gw, decision, status.code);
+                return Err(status);
+            }
+        };
+    let response = forward(&up, req, &judged, &namespace, "plugin", &sa_token).await;
+    let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
+    call.finish(gw, "allowed", status);
+    Ok(hold(response?, permit))
+}
+
+/// The checks of the PluginToken path, in order; each refusal names the check in the audit line.
+async fn admit_plugin(
+    gw: &Gateway,
+    judged: &Judged,
+    token: &str,
+    caller: &Caller,
+    call: &mut PluginCall,
+) -> Result<Admitted, Refusal> {
+    let cluster_id = &judged.cluster_id;
     // 1. The token, of a session that was not signed out.
-    let claims = match gw.credentials.verify_plugin(&token, now_unix()).await {
-        Ok(c) => c,
-        Err(e) => return call.refuse(gw, "denied:invalid-token", invalid("plugin", &e)),
-    };
+    let claims = gw
+        .credentials
+        .verify_plugin(token, now_unix())
+        .await
+        .map_err(|e| refusal("denied:invalid-token", invalid("plugin", &e)))?;
     call.claims(&claims);
+    let installation_name = &claims.installation_name;
     // From a browser, only the page of the installation the token was minted for may use it.
     if let Caller::Plugin { installation, .. } = caller
-        && *installation != claims.installation_name
+        && installation != installation_name
     {
-        return call.refuse(
-            gw,
+        return Err(denied(
             "denied:origin",
-            Status::forbidden_because_of(format!(
-                "origin mismatch: the plugin token of installation {} was sent from the origin of installation {installation}",
-                claims.installation_name
-            )),
-        );
+            format!(
+                "origin mismatch: the plugin token of installation {installation_name} was sent from the origin of installation {installation}"
+            ),
+        ));
     }
     // 2. The cluster the token was minted for.
     let token_cluster =
         uuid::Uuid::parse_str(&claims.cluster_id).map(|u| u.hyphenated().to_string()).unwrap_or_default();
-    if token_cluster != cluster_id {
-        return call.refuse(
-            gw,
+    if token_cluster != *cluster_id {
+        return Err(denied(
             "denied:cluster-mismatch",
-            Status::forbidden_because_of(format!(
+            format!(
                 "cluster_id mismatch: the plugin token was minted for cluster {}, not {cluster_id}",
                 claims.cluster_id
-            )),
-        );
+            ),
+        ));
     }
     // 3. The user may view the cluster.
-    match gw.fga.can_view(&claims.sub, &cluster_id).await {
-        Ok(true) => {}
-        Ok(false) => {
-            return call.refuse(
-                gw,
-                "denied:can-view",
-                Status::forbidden_because_of(format!(
-                    "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
-                    claims.sub
-                )),
-            );
-        }
-        Err(e) => return call.refuse(gw, "error:can-view", Status::internal(&e)),
+    if !gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| broke("error:can-view", &e))? {
+        let user = &claims.sub;
+        return Err(denied(
+            "denied:can-view",
+            format!("permission denied: user {user} cannot view cluster {cluster_id} (can_view)"),
+        ));
     }
     // 4. What is asked (read once, in `judge`).
-    let Some(kube) = KubeRequest::from_info(&judged.info) else {
-        return call.refuse(
-            gw,
+    let kube = KubeRequest::from_info(&judged.info).ok_or_else(|| {
+        refusal(
             "error:unparseable-request",
             Status::bad_request(format!(
                 "not a request on a Kubernetes resource: {}; plugins may only call resource paths",
                 judged.info.canonical_path()
             )),
-        );
-    };
+        )
+    })?;
     call.request(&kube);
-    let up = match upstream(gw, &cluster_id) {
-        Ok(u) => Arc::clone(u),
-        Err(r) => return call.refuse(gw, "error:plugin-sa", r),
-    };
+    let up = upstream(gw, cluster_id).map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
-    let installation = match up.installation(&claims.installation_name).await {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            return call.refuse(
-                gw,
-                "denied:installation",
-                Status::forbidden_because_of(format!(
-                    "plugin installation {} not found",
-                    claims.installation_name
-                )),
-            );
-        }
-        Err(e) => return call.refuse(gw, "error:plugin-sa", Status::internal(&e)),
-    };
+    let installation =
+        up.installation(installation_name).await.map_err(|e| broke("error:plugin-sa", &e))?.ok_or_else(
+            || denied("denied:installation", format!("plugin installation {installation_name} not found")),
+        )?;
     // The CRD requires spec.definitionRef: an object without it pins no definition, so
     // allowedResources has nothing to admit with (refused as an unpublished definition was).
-    let installation = match PluginInstallation::from_value(&installation) {
-        Ok(i) => i,
-        Err(e) => {
-            return call.refuse(
-                gw,
-                "denied:allowed-resources",
-                Status::forbidden_because_of(format!(
-                    "allowedResources: installation {} names no definition ({e})",
-                    claims.installation_name
-                )),
-            );
-        }
-    };
+    let installation = PluginInstallation::from_value(&installation).map_err(|e| {
+        denied(
+            "denied:allowed-resources",
+            format!("allowedResources: installation {installation_name} names no definition ({e})"),
+        )
+    })?;
     if installation.metadata.uid != claims.installation_id {
-        return call.refuse(gw, "denied:installation", Status::forbidden_because_of(format!(
-            "plugin installation {} was replaced since the token was minted (uid does not match installation_id)",
-            claims.installation_name
-        )));
+        return Err(denied(
+            "denied:installation",
+            format!(
+                "plugin installation {installation_name} was replaced since the token was minted (uid does not match installation_id)"
+            ),
+        ));
     }
     let pinned = installation.definition_ref();
     call.line.pinned_definition_hash = pinned.definition_hash.clone();
     // 6. allowedResources of the installation's pinned definition.
     let (name, version) = (pinned.plugin_name.as_str(), pinned.plugin_version.as_str());
-    let Some(definition) = gw.definitions.definition(name, version) else {
-        return call.refuse(
-            gw,
+    let definition = gw.definitions.definition(name, version).ok_or_else(|| {
+        denied(
             "denied:allowed-resources",
-            Status::forbidden_because_of(format!(
-                "allowedResources: the definition {name}@{version} of installation {} is not published",
-                claims.installation_name
-            )),
-        );
-    };
-    if !call.line.pinned_definition_hash.is_empty() && definition.hash != call.line.pinned_definition_hash {
-        return call.refuse(gw, "denied:allowed-resources", Status::forbidden_because_of(format!(
-            "allowedResources: the published definition {name}@{version} does not match the installation's pinned hash"
-        )));
+            format!(
+                "allowedResources: the definition {name}@{version} of installation {installation_name} is not published"
+            ),
+        )
+    })?;
+    if !pinned.definition_hash.is_empty() && definition.hash != pinned.definition_hash {
+        return Err(denied(
+            "denied:allowed-resources",
+            format!(
+                "allowedResources: the published definition {name}@{version} does not match the installation's pinned hash"
+            ),
+        ));
     }
+    let (target, verb) = (&kube.target, &kube.verb);
     if !definition.allowed.iter().any(|a| a.admits(&kube.as_resource_request())) {
-        let what = if kube.group.is_empty() {
-            kube.resource.clone()
-        } else {
-            format!("{}.{}", kube.resource, kube.group)
-        };
-        return call.refuse(
-            gw,
+        let what = group_resource(&target.group, &target.resource);
+        let sub =
+            if target.subresource.is_empty() { String::new() } else { format!("/{}", target.subresource) };
+        return Err(denied(
             "denied:allowed-resources",
-            Status::forbidden_because_of(format!(
-                "allowedResources: plugin {name} may not {} {what}{}",
-                kube.verb,
-                if kube.subresource.is_empty() { String::new() } else { format!("/{}", kube.subresource) }
-            )),
-        );
+            format!("allowedResources: plugin {name} may not {verb} {what}{sub}"),
+        ));
     }
     // 7. The user may do it (their ServiceAccount's review).
     let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{}", claims.sub);
@@ -456,47 +483,36 @@ async fn plugin_path(
         format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
         "system:authenticated".to_string(),
     ];
-    match up.review(&user_sa, &groups, &kube).await {
-        Ok(true) => {}
-        Ok(false) => {
-            return call.refuse(
-                gw,
-                "denied:user-sar",
-                Status::forbidden_because_of(format!(
-                    "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa})",
-                    claims.sub, kube.verb, kube.resource
-                )),
-            );
-        }
-        Err(e) => return call.refuse(gw, "error:user-sar", Status::internal(&e)),
+    if !up.review(&user_sa, &groups, &kube).await.map_err(|e| broke("error:user-sar", &e))? {
+        return Err(denied(
+            "denied:user-sar",
+            format!(
+                "forbidden: user {} may not {verb} {} (SubjectAccessReview of {user_sa})",
+                claims.sub, target.resource
+            ),
+        ));
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
-    let permit = if kube.verb == "watch" {
-        match gw.watches.acquire(&claims.sub, Some(&claims.jti)) {
-            Ok(p) => Some(p),
-            Err(r) => return call.refuse(gw, "denied:watch-limit", r),
-        }
+    let permit = if *verb == "watch" {
+        let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti));
+        Some(permit.map_err(|status| refusal("denied:watch-limit", status))?)
     } else {
         None
     };
-    let ns = format!("plugin-{}", claims.installation_name);
-    let sa_token = match up.service_account_token(&ns, "plugin").await {
-        Ok(Some(t)) => t,
-        Ok(None) => {
-            return call.refuse(
-                gw,
+    let namespace = format!("plugin-{installation_name}");
+    let sa_token = up
+        .service_account_token(&namespace, "plugin")
+        .await
+        .map_err(|e| broke("error:plugin-sa", &e))?
+        .ok_or_else(|| {
+            refusal(
                 "error:plugin-sa",
                 Status::service_unavailable(
                     "service unavailable: the plugin's service account does not exist yet",
                 ),
-            );
-        }
-        Err(e) => return call.refuse(gw, "error:plugin-sa", Status::internal(&e)),
-    };
-    let response = forward(&up, req, &judged, &ns, "plugin", &sa_token.token).await;
-    let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
-    call.finish(gw, "allowed", status);
-    Ok(hold(response?, permit))
+            )
+        })?;
+    Ok(Admitted { up: Arc::clone(up), namespace, sa_token: sa_token.token, permit })
 }
 
 #[cfg(test)]
@@ -562,31 +578,19 @@ mod tests {
 
     #[test]
     fn allowed_resources_match_group_resource_verb_and_subresource() {
-        let a = AllowedResource {
-            group: "cert-manager.io".into(),
-            version: "v1".into(),
-            resource: "certificates".into(),
-            verbs: vec!["get".into(), "list".into()],
+        // The entry as a definition writes it; the requests as the gateway reads them.
+        let entry = serde_json::json!({"group": "cert-manager.io", "version": "v1", "resource": "certificates", "verbs": ["get", "list"]});
+        let a: AllowedResource = serde_json::from_value(entry).unwrap();
+        let admits = |method: Method, path: &str| {
+            let judged = judged(method, &format!("{C}{path}")).unwrap();
+            a.admits(&KubeRequest::from_info(&judged.info).unwrap().as_resource_request())
         };
-        let r = |verb: &str, resource: &str, sub: &str| KubeRequest {
-            group: "cert-manager.io".into(),
-            version: "v1".into(),
-            resource: resource.into(),
-            subresource: sub.into(),
-            verb: verb.into(),
-            ..Default::default()
-        };
-        assert!(a.admits(&r("list", "certificates", "").as_resource_request()));
-        assert!(!a.admits(&r("create", "certificates", "").as_resource_request()));
-        assert!(!a.admits(&r("get", "certificates", "status").as_resource_request()));
-        assert!(!a.admits(&r("get", "issuers", "").as_resource_request()));
-        let core = KubeRequest {
-            resource: "certificates".into(),
-            verb: "get".into(),
-            version: "v1".into(),
-            ..Default::default()
-        };
-        assert!(!a.admits(&core.as_resource_request()));
+        let certificates = "/apis/cert-manager.io/v1/namespaces/n/certificates";
+        assert!(admits(Method::GET, certificates));
+        assert!(!admits(Method::POST, certificates));
+        assert!(!admits(Method::GET, &format!("{certificates}/c/status")));
+        assert!(!admits(Method::GET, "/apis/cert-manager.io/v1/namespaces/n/issuers"));
+        assert!(!admits(Method::GET, "/api/v1/namespaces/n/certificates/c"));
     }
 
     #[test]

@@ -3,27 +3,24 @@
 //! from [`RequestInfo`], the one reading of a request that the embedded
 //! cluster shares (so the gateway judges exactly what the cluster serves).
 
-use fundament_kube_core::RequestInfo;
+use fundament_kube_core::{RequestInfo, ResourceTarget};
 
+/// A resource request's SubjectAccessReview attributes: what it names, and the verb.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct KubeRequest {
-    pub group: String,
-    pub version: String,
-    pub namespace: String,
-    pub resource: String,
-    pub name: String,
-    pub subresource: String,
+    pub target: ResourceTarget,
     pub verb: String,
 }
 
 impl KubeRequest {
     /// The parts `allowedResources` entries are matched on.
     pub fn as_resource_request(&self) -> fundament_plugin_types::ResourceRequest<'_> {
+        let t = &self.target;
         fundament_plugin_types::ResourceRequest {
-            group: &self.group,
-            version: &self.version,
-            resource: &self.resource,
-            subresource: &self.subresource,
+            group: &t.group,
+            version: &t.version,
+            resource: &t.resource,
+            subresource: &t.subresource,
             verb: &self.verb,
         }
     }
@@ -31,15 +28,7 @@ impl KubeRequest {
     /// The resource request `info` describes; `None` for discovery, `/version`,
     /// `/openapi` and other non-resource paths.
     pub fn from_info(info: &RequestInfo) -> Option<KubeRequest> {
-        info.is_resource_request.then(|| KubeRequest {
-            group: info.group.clone(),
-            version: info.version.clone(),
-            namespace: info.namespace.clone(),
-            resource: info.resource.clone(),
-            name: info.name.clone(),
-            subresource: info.subresource.clone(),
-            verb: info.verb.clone(),
-        })
+        info.is_resource_request.then(|| KubeRequest { target: info.target.clone(), verb: info.verb.clone() })
     }
 }
 
@@ -57,7 +46,7 @@ mod tests {
     fn resource_requests_only() {
         let r = p(Method::GET, "/api/v1/namespaces/default/pods/web-1/log", "").unwrap();
         assert_eq!(
-            (r.namespace.as_str(), r.name.as_str(), r.subresource.as_str()),
+            (r.target.namespace.as_str(), r.target.name.as_str(), r.target.subresource.as_str()),
             ("default", "web-1", "log")
         );
         assert_eq!(

@@ -20,6 +20,8 @@ pub mod cors;
 pub mod gateway;
 pub mod kubereq;
 pub mod limits;
+#[cfg(feature = "test-support")]
+pub mod testing;
 pub mod upstream;
 
 use std::sync::Arc;

@@ -15,6 +15,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
+use fundament_kube_core::headers;
+
 use crate::cache::Cache;
 use crate::kubereq::KubeRequest;
 
@@ -64,24 +66,15 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a fetched page may pause between two chunks.
 const BODY_IDLE: Duration = Duration::from_secs(30);
 
-/// Hop-by-hop headers and credentials never cross the gateway.
-const DROPPED: &[&str] = &[
-    "authorization",
-    "cookie",
-    "connection",
-    "keep-alive",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "impersonate-user",
-    "impersonate-group",
-    "impersonate-uid",
-    "origin",
-    "referer",
-];
+/// Besides the headers no proxy passes on ([`headers::NOT_FORWARDED`]), the
+/// browser page's own: where a call comes from is the gateway's judgement
+/// (its CORS), never the cluster's.
+const PAGE_HEADERS: &[&str] = &["origin", "referer"];
+
+/// Whether a header crosses the gateway, either way.
+fn crosses(name: &http::HeaderName) -> bool {
+    headers::is_forwarded(name.as_str()) && !PAGE_HEADERS.contains(&name.as_str())
+}
 
 impl Upstream {
     pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
@@ -199,6 +192,7 @@ impl Upstream {
         let key = (format!("{user}\n{}", groups.join(",")), attrs.clone());
         self.reviews
             .get(key, || async {
+                let target = &attrs.target;
                 let body = json!({
                     "apiVersion": "authorization.k8s.io/v1",
                     "kind": "SubjectAccessReview",
@@ -206,9 +200,9 @@ impl Upstream {
                         "user": user,
                         "groups": groups,
                         "resourceAttributes": {
-                            "namespace": attrs.namespace, "verb": attrs.verb, "group": attrs.group,
-                            "version": attrs.version, "resource": attrs.resource,
-                            "subresource": attrs.subresource, "name": attrs.name,
+                            "namespace": target.namespace, "verb": attrs.verb, "group": target.group,
+                            "version": target.version, "resource": target.resource,
+                            "subresource": target.subresource, "name": target.name,
                         },
                     },
                 });
@@ -326,7 +320,7 @@ impl Upstream {
     ) -> Result<Response, UpstreamError> {
         let mut req = http::Request::builder().method(method).uri(format!("{}{path_and_query}", self.base));
         for (k, v) in headers {
-            if !DROPPED.contains(&k.as_str()) {
+            if crosses(k) {
                 req = req.header(k, v);
             }
         }
@@ -339,7 +333,7 @@ impl Upstream {
         let (parts, incoming) = res.into_parts();
         let mut out = Response::builder().status(parts.status);
         for (k, v) in &parts.headers {
-            if !DROPPED.contains(&k.as_str()) {
+            if crosses(k) {
                 out = out.header(k, v);
             }
         }

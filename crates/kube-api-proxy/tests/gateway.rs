@@ -2,14 +2,13 @@
 //! both paths, every check, CORS and the audit line.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::Body;
-use fundament_authn_client::{Credentials, Keys, RevokedSessions};
+use fundament_authn_client::{Credentials, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::testing::{self, SeededCluster};
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
@@ -19,7 +18,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
-const PROD: &str = "019b4000-2000-7000-8000-000000000001";
+const PROD: &str = testing::CLUSTER_ID;
 const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
 const CONSOLE: &str = "http://localhost:3000";
 const PLUGINS: &str = "http://localhost:8082";
@@ -30,17 +29,13 @@ fn origins() -> Origins {
     Origins { plugins: PluginOrigins::from_base(PLUGINS).unwrap() }
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// Definitions read from the example plugins, as organization-api publishes them.
 struct PluginFolders(HashMap<(String, String), PublishedDefinition>);
 
 impl PluginFolders {
     fn load() -> Self {
         let mut map = HashMap::new();
-        for dir in fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).unwrap() {
+        for dir in fundament_cluster::fixtures::plugin_dirs(&testing::repo().join("plugins")).unwrap() {
             let def = fundament_cluster::controller::read_definition(&dir).unwrap();
             let doc: Value = serde_yaml_from(&dir.join("definition.yaml"));
             let allowed =
@@ -70,69 +65,44 @@ struct Stack {
     signer: Signer,
     revoked: Arc<RevokedSessions>,
     audit: Arc<MemoryAudit>,
-    cluster: fundament_cluster::Running,
-    _dir: tempfile::TempDir,
+    cluster: SeededCluster,
 }
 
 async fn start() -> Stack {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = fundament_cluster::start(
-        fundament_cluster::ClusterConfig::seeded(dir.path().join("cluster"), &repo()).unwrap(),
-    )
-    .await
-    .unwrap();
+    let cluster = SeededCluster::start().await;
     let signer = Signer::generate();
-    let upstream = Upstream::new(&UpstreamConfig {
-        url: cluster.url.clone(),
-        ca_pem: cluster.ca_pem.clone(),
-        admin_token: cluster.admin_token.clone(),
-    })
-    .unwrap();
     let audit = Arc::new(MemoryAudit::default());
     let revoked = RevokedSessions::none();
     let gateway = Gateway {
         origins: origins(),
-        credentials: Credentials {
-            keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
-            revoked: revoked.clone(),
-        },
-        fga: Arc::new(
-            fundament_fga::TupleStore::from_yaml_file(&repo().join("fixtures/fga/tuples.yaml")).unwrap(),
-        ),
-        clusters: HashMap::from([(PROD.to_string(), Arc::new(upstream))]),
+        credentials: testing::credentials(&signer, &revoked),
+        fga: testing::fga(),
+        clusters: cluster.clusters(),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
         watches: Default::default(),
     };
+    let url = serve(gateway).await;
+    Stack { url, signer, revoked, audit, cluster }
+}
+
+/// Serves `gateway` on a loopback port: its base URL.
+async fn serve(gateway: Gateway) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
     });
-    Stack { url, signer, revoked, audit, cluster, _dir: dir }
+    url
 }
 
 impl Stack {
-    fn installation(&self, name: &str) -> (String, String, String, String) {
-        let registry = self.cluster.cluster.registry();
-        let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
-        let obj = self.cluster.cluster.get(rt, "", name).unwrap();
-        let obj = fundament_plugin_types::PluginInstallation::from_value(&obj).unwrap();
-        let r = obj.definition_ref();
-        (obj.metadata.uid.clone(), r.plugin_name.clone(), r.plugin_version.clone(), r.definition_hash.clone())
-    }
-
     fn plugin_token(&self, user: &str, cluster: &str, installation: &str, ttl: i64) -> String {
-        let (uid, plugin, version, hash) = self.installation(installation);
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        self.signer.sign_plugin(&Signer::plugin_claims(
+        self.signer.sign_plugin(&self.cluster.plugin_claims(
             user,
             cluster,
-            &uid,
             installation,
-            &plugin,
-            &version,
-            &hash,
             "session-1",
             now,
             ttl,
@@ -168,6 +138,17 @@ impl Stack {
         let headers = res.headers().clone();
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// A call whose only header is `authorization` (a `Bearer …` value).
+    async fn call_as(
+        &self,
+        authorization: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, http::HeaderMap, Value) {
+        self.call(method, path, &[("authorization", authorization)], body).await
     }
 
     fn last_decision(&self) -> String {
@@ -224,14 +205,8 @@ async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
     // demo: allowedResources admits create, the plugin's RBAC does not: the cluster says no, as the plugin.
     let demo = bearer(&s.plugin_token("alice", PROD, "acme-corp--demo", 900));
     let item = json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem", "metadata": {"name": "x"}, "spec": {"message": "m"}});
-    let (code, _, v) = s
-        .call(
-            Method::POST,
-            &format!("/clusters/{PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems"),
-            &[("authorization", &demo)],
-            Some(item),
-        )
-        .await;
+    let demoitems = format!("/clusters/{PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems");
+    let (code, _, v) = s.call_as(&demo, Method::POST, &demoitems, Some(item)).await;
     assert_eq!(code, 403, "{v}");
     assert!(
         v["message"].as_str().unwrap().contains("system:serviceaccount:plugin-acme-corp--demo:plugin"),
@@ -243,14 +218,8 @@ async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
     let bob = bearer(&s.plugin_token("bob", PROD, "acme-corp--cert-manager", 900));
     let cert = json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c"},
         "spec": {"secretName": "c", "issuerRef": {"name": "ca-issuer"}}});
-    let (code, _, v) = s
-        .call(
-            Method::POST,
-            &format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates"),
-            &[("authorization", &bob)],
-            Some(cert.clone()),
-        )
-        .await;
+    let in_default = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    let (code, _, v) = s.call_as(&bob, Method::POST, &in_default, Some(cert.clone())).await;
     assert_eq!(code, 403, "{v}");
     assert!(v["message"].as_str().unwrap().contains("SubjectAccessReview"), "{v}");
     assert_eq!(s.last_decision(), "denied:user-sar");
@@ -258,14 +227,7 @@ async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
     assert_eq!(code, 200);
 
     // alice may create one through the plugin.
-    let (code, _, v) = s
-        .call(
-            Method::POST,
-            &format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates"),
-            &[("authorization", &auth)],
-            Some(cert),
-        )
-        .await;
+    let (code, _, v) = s.call_as(&auth, Method::POST, &in_default, Some(cert)).await;
     assert_eq!(code, 201, "{v}");
 
     // Unparseable for plugins: discovery.
@@ -285,20 +247,9 @@ async fn bad_tokens_are_401_and_audited() {
     assert_eq!(s.last_decision(), "denied:invalid-token");
 
     let other = Signer::generate();
-    let (uid, plugin, version, hash) = s.installation("acme-corp--cert-manager");
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let forged = other.sign_plugin(&Signer::plugin_claims(
-        "alice",
-        PROD,
-        &uid,
-        "acme-corp--cert-manager",
-        &plugin,
-        &version,
-        &hash,
-        "s",
-        now,
-        900,
-    ));
+    let claims = s.cluster.plugin_claims("alice", PROD, "acme-corp--cert-manager", "s", now, 900);
+    let forged = other.sign_plugin(&claims);
     let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&forged))], None).await;
     assert_eq!(code, 401);
 
@@ -310,19 +261,7 @@ async fn bad_tokens_are_401_and_audited() {
     assert_eq!(code, 401);
 
     // A plugin token for another audience.
-    let (uid, plugin, version, hash) = s.installation("acme-corp--cert-manager");
-    let mut claims = Signer::plugin_claims(
-        "alice",
-        PROD,
-        &uid,
-        "acme-corp--cert-manager",
-        &plugin,
-        &version,
-        &hash,
-        "s",
-        now,
-        900,
-    );
+    let mut claims = s.cluster.plugin_claims("alice", PROD, "acme-corp--cert-manager", "s", now, 900);
     claims.aud = vec!["somebody-else".into()];
     let (code, _, _) = s
         .call(Method::GET, &certs, &[("authorization", &bearer(&s.signer.sign_plugin(&claims)))], None)
@@ -445,7 +384,7 @@ async fn no_answer_is_a_document_a_cookie_or_someone_elses_cors() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, backend).await.unwrap() });
     let ns = "plugin-acme-corp--demo";
-    s.cluster.backends.register(ns, ns, 8080, addr);
+    s.cluster.running.backends.register(ns, ns, 8080, addr);
     let page =
         format!("/clusters/{PROD}/api/v1/namespaces/{ns}/services/http:{ns}:8080/proxy/console/x.html");
     let (code, h, _) = s.call(Method::GET, &page, &[("authorization", &alice)], None).await;
@@ -618,18 +557,19 @@ async fn cluster_id_case_can_view_and_replaced_installations() {
     assert_eq!(s.last_decision(), "denied:can-view");
     // An installation deleted and created again is a different installation.
     let old = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
-    let registry = s.cluster.cluster.registry();
+    let obj = s.cluster.installation_object("acme-corp--cert-manager");
+    let cluster = &s.cluster.running.cluster;
+    let registry = cluster.registry();
     let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
-    let obj = s.cluster.cluster.get(rt, "", "acme-corp--cert-manager").unwrap();
     let system = fundament_cluster::authn::User::system();
     let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
-    s.cluster.cluster.delete(&system, rt, "", "acme-corp--cert-manager", &Value::Null, opts).unwrap();
+    cluster.delete(&system, rt, "", "acme-corp--cert-manager", &Value::Null, opts).unwrap();
     let mut again = obj.clone();
     for owned in ["uid", "resourceVersion", "creationTimestamp"] {
         again["metadata"].as_object_mut().unwrap().remove(owned);
     }
     again.as_object_mut().unwrap().remove("status");
-    s.cluster.cluster.create(&system, rt, "", again, opts).unwrap();
+    cluster.create(&system, rt, "", again, opts).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(2200)).await; // the gateway caches installations for 2 s
     let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
     assert_eq!(code, 403, "{v}");
@@ -667,11 +607,7 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
         audit: audit.clone(),
         watches: Default::default(),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
-    });
+    let url = serve(gateway).await;
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
     let req = Request::get(format!("{url}/clusters/{PROD}/apis/cert-manager.io/v1/certificates"))
         .header("authorization", bearer(&token))

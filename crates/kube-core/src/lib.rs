@@ -9,6 +9,8 @@
 //! - [`request::RequestInfo`]: method + path + query → verb, API group and
 //!   version, namespace, resource, name and subresource, as the API server's
 //!   `RequestInfoFactory` computes them;
+//! - [`headers`]: the headers a proxy in front of a cluster or a Service
+//!   never passes on (hop-by-hop ones and the caller's credentials);
 //! - [`validation`]: DNS-1123 labels and subdomains, qualified names and
 //!   label values, with the API server's messages;
 //! - [`status::Status`]: `metav1.Status` and its builders, worded as the API
@@ -17,6 +19,7 @@
 //!   object of any kind with its metadata typed.
 #![forbid(unsafe_code)]
 
+pub mod headers;
 pub mod object;
 pub mod query;
 pub mod request;
@@ -25,5 +28,5 @@ pub mod validation;
 
 pub use object::{DynamicObject, ObjectMeta, TypeMeta};
 pub use query::Query;
-pub use request::{RequestInfo, RequestInfoError};
+pub use request::{RequestInfo, RequestInfoError, ResourceTarget};
 pub use status::{Status, StatusCause, StatusDetails};

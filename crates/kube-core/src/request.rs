@@ -19,6 +19,21 @@ const SPECIAL_VERBS_NO_SUBRESOURCES: &[&str] = &["proxy"];
 /// `namespaces/<name>/<this>` is a subresource of the namespace, not a resource in it.
 const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 
+/// What a resource request names: the API group and version, the namespace,
+/// the resource, the object and its subresource, each empty where the request
+/// names none. One type for every reader of a request: [`RequestInfo`], the
+/// gateway's SubjectAccessReview attributes, the embedded cluster's routes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ResourceTarget {
+    /// Empty for the core group.
+    pub group: String,
+    pub version: String,
+    pub namespace: String,
+    pub resource: String,
+    pub name: String,
+    pub subresource: String,
+}
+
 /// What a request asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestInfo {
@@ -28,13 +43,9 @@ pub struct RequestInfo {
     pub verb: String,
     /// `api` or `apis` (empty for non-resource requests).
     pub api_prefix: String,
-    /// Empty for the core group.
-    pub group: String,
-    pub version: String,
-    pub namespace: String,
-    pub resource: String,
-    pub name: String,
-    pub subresource: String,
+    /// What a resource request names (all empty for a non-resource request).
+    /// Its fields read through: `info.namespace` is `info.target.namespace`.
+    pub target: ResourceTarget,
     /// The decoded parts from the resource on: `resource/name/subresource/…`.
     pub parts: Vec<String>,
     /// The decoded path segments, all of them.
@@ -71,11 +82,11 @@ impl RequestInfo {
             if parts.len() < 3 {
                 return Ok(info);
             }
-            info.group = parts[0].clone();
+            info.target.group = parts[0].clone();
             parts = &parts[1..];
         }
         info.is_resource_request = true;
-        info.version = parts[0].clone();
+        info.target.version = parts[0].clone();
         parts = &parts[1..];
         if SPECIAL_VERBS.contains(&parts[0].as_str()) {
             if parts.len() < 2 {
@@ -95,26 +106,26 @@ impl RequestInfo {
             .to_string();
         }
         if parts[0] == "namespaces" && parts.len() > 1 {
-            info.namespace = parts[1].clone();
+            info.target.namespace = parts[1].clone();
             if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2].as_str()) {
                 parts = &parts[2..];
             }
         }
         info.parts = parts.to_vec();
         if parts.len() >= 3 && !SPECIAL_VERBS_NO_SUBRESOURCES.contains(&info.verb.as_str()) {
-            info.subresource = parts[2].clone();
+            info.target.subresource = parts[2].clone();
         }
         if parts.len() >= 2 {
-            info.name = parts[1].clone();
+            info.target.name = parts[1].clone();
         }
-        info.resource = parts[0].clone();
-        if info.name.is_empty() && info.verb == "get" {
+        info.target.resource = parts[0].clone();
+        if info.target.name.is_empty() && info.verb == "get" {
             info.verb = if query.flag("watch") { "watch" } else { "list" }.to_string();
             if let Some(name) = query.get("fieldSelector").and_then(exact_name) {
-                info.name = name;
+                info.target.name = name;
             }
         }
-        if info.name.is_empty() && info.verb == "delete" {
+        if info.target.name.is_empty() && info.verb == "delete" {
             info.verb = "deletecollection".to_string();
         }
         Ok(info)
@@ -141,6 +152,16 @@ impl RequestInfo {
             out.push_str(&encode_segment(segment));
         }
         if out.is_empty() { "/".to_string() } else { out }
+    }
+}
+
+/// A request is read as what it names, as kube-apiserver's flat `RequestInfo`
+/// is: `info.group`, `info.name`.
+impl std::ops::Deref for RequestInfo {
+    type Target = ResourceTarget;
+
+    fn deref(&self) -> &ResourceTarget {
+        &self.target
     }
 }
 
@@ -193,25 +214,32 @@ pub fn decode_segment(segment: &str) -> Result<String, RequestInfoError> {
     if segment.is_empty() {
         return Err(RequestInfoError::BadSegment);
     }
-    let bytes = segment.as_bytes();
+    let out = percent_decode(segment).ok_or(RequestInfoError::BadSegment)?;
+    let s = String::from_utf8(out).map_err(|_| RequestInfoError::BadSegment)?;
+    if s == "." || s == ".." || s.contains('/') || s.chars().any(char::is_control) {
+        return Err(RequestInfoError::BadSegment);
+    }
+    Ok(s)
+}
+
+/// `raw` with each `%XX` escape decoded, once; `None` when a `%` is not
+/// followed by two hexadecimal digits. The bytes need not be UTF-8: what
+/// they must be is the caller's rule.
+pub fn percent_decode(raw: &str) -> Option<Vec<u8>> {
+    let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or(RequestInfoError::BadSegment)?;
-            let hex = std::str::from_utf8(hex).map_err(|_| RequestInfoError::BadSegment)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| RequestInfoError::BadSegment)?);
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
             i += 1;
         }
     }
-    let s = String::from_utf8(out).map_err(|_| RequestInfoError::BadSegment)?;
-    if s == "." || s == ".." || s.contains('/') || s.chars().any(char::is_control) {
-        return Err(RequestInfoError::BadSegment);
-    }
-    Ok(s)
+    Some(out)
 }
 
 #[cfg(test)]
@@ -222,26 +250,35 @@ mod tests {
         RequestInfo::parse(&method, path, &Query::parse(query)).unwrap()
     }
 
-    fn summary(r: &RequestInfo) -> [&str; 6] {
-        [&r.verb, &r.group, &r.namespace, &r.resource, &r.name, &r.subresource]
+    /// What a request names, as `verb,group,namespace,resource,name,subresource`.
+    fn summary(r: &RequestInfo) -> String {
+        [&r.verb, &r.group, &r.namespace, &r.resource, &r.name, &r.subresource].map(String::as_str).join(",")
+    }
+
+    /// Each request line (`GET /path?query`) reads as its [`summary`].
+    fn assert_reads(cases: &[(&str, &str)]) {
+        for (line, expected) in cases {
+            let (method, target) = line.split_once(' ').unwrap();
+            let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            assert_eq!(summary(&info(method, path, query)), *expected, "{line}");
+        }
     }
 
     #[test]
     fn reads_the_api_servers_examples() {
-        let r = info(Method::GET, "/api/v1/namespaces/default/pods/web-1/log", "");
-        assert_eq!(summary(&r), ["get", "", "default", "pods", "web-1", "log"]);
-        let r = info(Method::GET, "/api/v1/namespaces/default", "");
-        assert_eq!(summary(&r), ["get", "", "default", "namespaces", "default", ""]);
-        let r = info(Method::PUT, "/api/v1/namespaces/default/finalize", "");
-        assert_eq!(summary(&r), ["update", "", "default", "namespaces", "default", "finalize"]);
-        let r = info(Method::GET, "/api/v1/namespaces", "");
-        assert_eq!(summary(&r), ["list", "", "", "namespaces", "", ""]);
-        let r = info(Method::DELETE, "/apis/apps/v1/namespaces/default/deployments", "");
-        assert_eq!(summary(&r), ["deletecollection", "apps", "default", "deployments", "", ""]);
-        let r = info(Method::GET, "/apis/cert-manager.io/v1/certificates", "watch=true");
-        assert_eq!(summary(&r), ["watch", "cert-manager.io", "", "certificates", "", ""]);
-        let r = info(Method::POST, "/api/v1/namespaces/n/serviceaccounts/sa/token", "");
-        assert_eq!(summary(&r), ["create", "", "n", "serviceaccounts", "sa", "token"]);
+        assert_reads(&[
+            ("GET /api/v1/namespaces/default/pods/web-1/log", "get,,default,pods,web-1,log"),
+            ("GET /api/v1/namespaces/default", "get,,default,namespaces,default,"),
+            ("PUT /api/v1/namespaces/default/finalize", "update,,default,namespaces,default,finalize"),
+            ("GET /api/v1/namespaces", "list,,,namespaces,,"),
+            (
+                "DELETE /apis/apps/v1/namespaces/default/deployments",
+                "deletecollection,apps,default,deployments,,",
+            ),
+            ("GET /apis/cert-manager.io/v1/certificates?watch=true", "watch,cert-manager.io,,certificates,,"),
+            ("POST /api/v1/namespaces/n/serviceaccounts/sa/token", "create,,n,serviceaccounts,sa,token"),
+        ]);
     }
 
     #[test]
@@ -261,10 +298,10 @@ mod tests {
 
     #[test]
     fn special_verbs_come_from_the_path() {
-        let r = info(Method::GET, "/api/v1/watch/namespaces/n/pods", "");
-        assert_eq!(summary(&r), ["watch", "", "n", "pods", "", ""]);
-        let r = info(Method::GET, "/api/v1/proxy/namespaces/n/services/s/x", "");
-        assert_eq!(summary(&r), ["proxy", "", "n", "services", "s", ""]);
+        assert_reads(&[
+            ("GET /api/v1/watch/namespaces/n/pods", "watch,,n,pods,,"),
+            ("GET /api/v1/proxy/namespaces/n/services/s/x", "proxy,,n,services,s,"),
+        ]);
         assert_eq!(
             RequestInfo::parse(&Method::GET, "/api/v1/watch", &Query::default()),
             Err(RequestInfoError::NoResource)

@@ -131,28 +131,9 @@ impl Status {
         self
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::failure(400, "BadRequest", message)
-    }
-
     /// The API server's answer to a request without valid credentials.
     pub fn unauthorized() -> Self {
         Self::unauthorized_because("Unauthorized")
-    }
-
-    /// A 401 whose message says which check refused (the gateway's).
-    pub fn unauthorized_because(message: impl Into<String>) -> Self {
-        Self::failure(401, "Unauthorized", message)
-    }
-
-    /// A 403 whose message is the whole explanation (the gateway's checks).
-    pub fn forbidden_because_of(message: impl Into<String>) -> Self {
-        Self::failure(403, "Forbidden", message)
-    }
-
-    /// A 404 whose message is the whole explanation.
-    pub fn not_found_because(message: impl Into<String>) -> Self {
-        Self::failure(404, "NotFound", message)
     }
 
     /// The path names no resource this server knows.
@@ -269,22 +250,6 @@ impl Status {
         Self::failure(413, "RequestEntityTooLarge", format!("Request entity too large: limit is {limit}"))
     }
 
-    pub fn gone(message: impl Into<String>) -> Self {
-        Self::failure(410, "Expired", message)
-    }
-
-    pub fn too_many_requests(message: impl Into<String>) -> Self {
-        Self::failure(429, "TooManyRequests", message)
-    }
-
-    pub fn service_unavailable(message: impl Into<String>) -> Self {
-        Self::failure(503, "ServiceUnavailable", message)
-    }
-
-    pub fn bad_gateway(message: impl Into<String>) -> Self {
-        Self::failure(502, "InternalError", message)
-    }
-
     /// Something broke inside: the detail goes to the log once, never to the client.
     pub fn internal(detail: &dyn std::fmt::Display) -> Self {
         tracing::error!(error = %detail, "internal error");
@@ -311,6 +276,34 @@ impl Status {
     pub fn from_body(body: &[u8]) -> Option<Self> {
         serde_json::from_slice::<Self>(body).ok().filter(|s| s.kind == "Status")
     }
+}
+
+/// The failures that are one HTTP code and reason with the caller's message.
+macro_rules! failures_with_message {
+    ($($(#[$doc:meta])* $name:ident => ($code:literal, $reason:literal);)+) => {
+        impl Status {
+            $(
+                $(#[$doc])*
+                pub fn $name(message: impl Into<String>) -> Self {
+                    Self::failure($code, $reason, message)
+                }
+            )+
+        }
+    };
+}
+
+failures_with_message! {
+    bad_request => (400, "BadRequest");
+    /// A 401 whose message says which check refused (the gateway's).
+    unauthorized_because => (401, "Unauthorized");
+    /// A 403 whose message is the whole explanation (the gateway's checks).
+    forbidden_because_of => (403, "Forbidden");
+    /// A 404 whose message is the whole explanation.
+    not_found_because => (404, "NotFound");
+    gone => (410, "Expired");
+    too_many_requests => (429, "TooManyRequests");
+    bad_gateway => (502, "InternalError");
+    service_unavailable => (503, "ServiceUnavailable");
 }
 
 #[cfg(feature = "axum")]

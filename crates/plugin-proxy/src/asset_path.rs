@@ -2,6 +2,8 @@
 //! read strictly: every segment percent-decoded once and checked, so no
 //! spelling of `..`, `/` or an empty segment reaches the plugin.
 
+use fundament_kube_core::request::percent_decode;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssetPath {
     /// Canonical (lower-case) cluster UUID.
@@ -12,25 +14,8 @@ pub struct AssetPath {
     pub file: Vec<String>,
 }
 
-fn decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 fn safe(segment: &str) -> Option<String> {
-    let s = decode(segment)?;
+    let s = String::from_utf8(percent_decode(segment)?).ok()?;
     let bad = s.is_empty()
         || s == "."
         || s == ".."

@@ -1,43 +1,31 @@
 //! plugin-proxy over real HTTP, in front of the embedded cluster whose
 //! service proxy reaches a plugin's pages on loopback.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::IntoResponse;
-use fundament_authn_client::{Credentials, Keys, RevokedSessions};
-use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_authn_client::RevokedSessions;
+use fundament_kube_api_proxy::testing::{self, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_proxy::{FrameKey, Origins, PluginProxy};
-use fundament_tokens::{Signer, Verifier};
+use fundament_tokens::Signer;
 use http::{Method, Request, header};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-const PROD: &str = "019b4000-2000-7000-8000-000000000001";
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+const PROD: &str = testing::CLUSTER_ID;
 
 struct Stack {
     port: u16,
     signer: Signer,
     revoked: Arc<RevokedSessions>,
-    cluster: fundament_cluster::Running,
-    _dir: tempfile::TempDir,
+    cluster: SeededCluster,
 }
 
 async fn start(register_backend: bool) -> Stack {
-    let dir = tempfile::tempdir().unwrap();
-    let cluster = fundament_cluster::start(
-        fundament_cluster::ClusterConfig::seeded(dir.path().join("cluster"), &repo()).unwrap(),
-    )
-    .await
-    .unwrap();
+    let cluster = SeededCluster::start().await;
     if register_backend {
         // The cert-manager plugin's pages, as its runtime would serve them.
         let pages = axum::Router::new()
@@ -69,17 +57,12 @@ async fn start(register_backend: bool) -> Stack {
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, pages).await.unwrap() });
         let ns = "plugin-acme-corp--cert-manager";
-        cluster.backends.register(ns, ns, 8080, addr);
+        cluster.running.backends.register(ns, ns, 8080, addr);
     }
-    std::fs::create_dir_all(dir.path().join("sdk")).unwrap();
-    std::fs::write(dir.path().join("sdk/plugin-sdk.js"), "window.fundament = {};").unwrap();
+    let sdk = cluster.dir().join("sdk");
+    std::fs::create_dir_all(&sdk).unwrap();
+    std::fs::write(sdk.join("plugin-sdk.js"), "window.fundament = {};").unwrap();
     let signer = Signer::generate();
-    let upstream = Upstream::new(&UpstreamConfig {
-        url: cluster.url.clone(),
-        ca_pem: cluster.ca_pem.clone(),
-        admin_token: cluster.admin_token.clone(),
-    })
-    .unwrap();
     let revoked = RevokedSessions::none();
     let proxy = PluginProxy {
         origins: Origins {
@@ -87,15 +70,10 @@ async fn start(register_backend: bool) -> Stack {
             kube_api_proxy: "http://localhost:8081".into(),
             plugins: PluginOrigins::from_base("http://localhost:8082").unwrap(),
         },
-        credentials: Credentials {
-            keys: Keys::fixed(Verifier::from_jwks(&signer.jwks()).unwrap()),
-            revoked: revoked.clone(),
-        },
-        fga: Arc::new(
-            fundament_fga::TupleStore::from_yaml_file(&repo().join("fixtures/fga/tuples.yaml")).unwrap(),
-        ),
-        clusters: HashMap::from([(PROD.to_string(), Arc::new(upstream))]),
-        sdk_dir: Some(dir.path().join("sdk")),
+        credentials: testing::credentials(&signer, &revoked),
+        fga: testing::fga(),
+        clusters: cluster.clusters(),
+        sdk_dir: Some(sdk),
         frame_key: FrameKey::generate(),
         used_tickets: Default::default(),
     };
@@ -104,16 +82,21 @@ async fn start(register_backend: bool) -> Stack {
     tokio::spawn(async move {
         axum::serve(listener, fundament_plugin_proxy::router(Arc::new(proxy))).await.unwrap()
     });
-    Stack { port, signer, revoked, cluster, _dir: dir }
+    Stack { port, signer, revoked, cluster }
 }
 
 const CERTS: &str = "acme-corp--cert-manager";
 
 impl Stack {
     fn uid(&self, name: &str) -> String {
-        let registry = self.cluster.cluster.registry();
-        let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
-        self.cluster.cluster.get(rt, "", name).unwrap()["metadata"]["uid"].as_str().unwrap().to_string()
+        self.cluster.installation(name).metadata.uid
+    }
+
+    /// A PluginToken of `user` for the cert-manager installation, as if it had the uid `uid`.
+    fn plugin_token(&self, user: &str, uid: &str, now: i64) -> String {
+        let claims =
+            Signer::plugin_claims(user, PROD, uid, CERTS, "cert-manager", "v1.17.2", "", "s", now, 900);
+        self.signer.sign_plugin(&claims)
     }
 
     /// A frame ticket as authn mints it, for `installation` (by name) with this uid.
@@ -224,18 +207,7 @@ async fn tickets_for_another_installation_user_or_session_open_nothing() {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let user = s.signer.sign_user("alice", "alice@acme-corp.com", "Alice", now, 3600);
     assert_eq!(s.get(Method::GET, &ticketed(&path, &user), None).await.0, 404);
-    let plugin = s.signer.sign_plugin(&Signer::plugin_claims(
-        "alice",
-        PROD,
-        &uid,
-        CERTS,
-        "cert-manager",
-        "v1.17.2",
-        "",
-        "s",
-        now,
-        900,
-    ));
+    let plugin = s.plugin_token("alice", &uid, now);
     assert_eq!(s.get(Method::GET, &ticketed(&path, &plugin), None).await.0, 404);
     // A signed-out session: its tickets and its frames' cookies stop working.
     let cookie = s.frame_cookie("alice").await;
@@ -341,20 +313,7 @@ async fn the_runtime_route_needs_the_installations_own_token_on_its_own_origin()
     let s = start(true).await;
     let uid = s.uid(CERTS);
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let token = |user: &str, uid: &str| {
-        s.signer.sign_plugin(&Signer::plugin_claims(
-            user,
-            PROD,
-            uid,
-            CERTS,
-            "cert-manager",
-            "v1.17.2",
-            "",
-            "s",
-            now,
-            900,
-        ))
-    };
+    let token = |user: &str, uid: &str| s.plugin_token(user, uid, now);
     let call = |host: &'static str, path: String, auth: Option<String>| {
         let port = s.port;
         async move {

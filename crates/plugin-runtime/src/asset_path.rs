@@ -4,6 +4,8 @@
 //! never pass as a name and then act as a separator; each segment is decoded on its own and must
 //! then be a plain file or directory name.
 
+use fundament_kube_core::request::percent_decode;
+
 /// Why a path is refused. Every variant is a 400: such a path names no asset, and saying so
 /// plainly beats guessing what a client meant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -50,7 +52,8 @@ pub(crate) fn parse(raw: &str) -> Result<AssetRequest, PathError> {
 
 /// Decodes one segment and checks it is a plain name.
 fn segment(raw: &str) -> Result<String, PathError> {
-    let decoded = String::from_utf8(percent_decode(raw)?).map_err(|_| PathError::NotUtf8)?;
+    let decoded = String::from_utf8(percent_decode(raw).ok_or(PathError::BadEscape)?)
+        .map_err(|_| PathError::NotUtf8)?;
     if decoded.is_empty() {
         return Err(PathError::EmptySegment);
     }
@@ -67,24 +70,6 @@ fn segment(raw: &str) -> Result<String, PathError> {
         return Err(PathError::ControlCharacter);
     }
     Ok(decoded)
-}
-
-fn percent_decode(raw: &str) -> Result<Vec<u8>, PathError> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or(PathError::BadEscape)?;
-            let hex = std::str::from_utf8(hex).map_err(|_| PathError::BadEscape)?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| PathError::BadEscape)?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -209,40 +209,23 @@ async fn assert_served(runtime: &Runtime, uri: &str, content_type: &str, body: &
 }
 
 async fn assert_serves_the_fixture(runtime: &Runtime) {
+    const HTML: &str = "text/html; charset=utf-8";
+    const JS: &str = "text/javascript; charset=utf-8";
     let index = "<!doctype html>\n<title>index</title>\n";
-    assert_served(runtime, "/console/index.html", "text/html; charset=utf-8", index).await;
-    assert_served(runtime, "/console/", "text/html; charset=utf-8", index).await;
-    assert_served(
-        runtime,
-        "/console/app.js",
-        "text/javascript; charset=utf-8",
-        "export const page = \"app\";\n",
-    )
-    .await;
-    assert_served(
-        runtime,
-        "/console/mod.mjs",
-        "text/javascript; charset=utf-8",
-        "export const page = \"module\";\n",
-    )
-    .await;
-    assert_served(runtime, "/console/style.css", "text/css; charset=utf-8", "body { margin: 0; }\n").await;
-    assert_served(runtime, "/console/data.json", "application/json", "{\"ok\":true}\n").await;
-    assert_served(
-        runtime,
-        "/console/sub/page.html?v=1",
-        "text/html; charset=utf-8",
-        "<!doctype html>\n<title>page</title>\n",
-    )
-    .await;
-    assert_served(runtime, "/console/sub/deeper/note.txt", "text/plain; charset=utf-8", "deep\n").await;
-    assert_served(
-        runtime,
-        "/console/s%75b/page.html",
-        "text/html; charset=utf-8",
-        "<!doctype html>\n<title>page</title>\n",
-    )
-    .await;
+    let page = "<!doctype html>\n<title>page</title>\n";
+    for (uri, content_type, body) in [
+        ("/console/index.html", HTML, index),
+        ("/console/", HTML, index),
+        ("/console/app.js", JS, "export const page = \"app\";\n"),
+        ("/console/mod.mjs", JS, "export const page = \"module\";\n"),
+        ("/console/style.css", "text/css; charset=utf-8", "body { margin: 0; }\n"),
+        ("/console/data.json", "application/json", "{\"ok\":true}\n"),
+        ("/console/sub/page.html?v=1", HTML, page),
+        ("/console/sub/deeper/note.txt", "text/plain; charset=utf-8", "deep\n"),
+        ("/console/s%75b/page.html", HTML, page),
+    ] {
+        assert_served(runtime, uri, content_type, body).await;
+    }
     let blob = get(runtime, "/console/blob.bin").await;
     assert_eq!(blob.header(header::CONTENT_TYPE), "application/octet-stream");
     assert_eq!(&blob.body[..], b"\x00\x01binary");
