@@ -21,30 +21,22 @@ pub const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 /// `apiGroups`, `resources` (plus `*/<subresource>`) and `nonResourceURLs`
 /// (plus a trailing `*` prefix match).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PolicyRule {
     /// Verbs granted; `*` grants every verb, custom ones (`serve`, `bind`…) included.
     #[serde(default, deserialize_with = "nullable")]
     pub verbs: Vec<String>,
     /// API groups the resources belong to; `""` is the core group.
-    #[serde(
-        rename = "apiGroups",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// Resources, as `pods`, `pods/log`, `*/scale` or `*`.
     #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// Object names the rule is limited to; empty means every name.
-    #[serde(
-        rename = "resourceNames",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
-    /// Non-resource paths, exact or ending in `*` (a prefix match).
+    /// Non-resource paths, exact or ending in `*` (a prefix match). Kubernetes spells the
+    /// field `nonResourceURLs`, not camelCase.
     #[serde(
         rename = "nonResourceURLs",
         default,
@@ -56,17 +48,13 @@ pub struct PolicyRule {
 
 /// Who a binding grants to (`rbacv1.Subject`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Subject {
     /// `User`, `Group` or `ServiceAccount`; anything else matches nobody.
     #[serde(default, deserialize_with = "nullable")]
     pub kind: String,
     /// `rbac.authorization.k8s.io` for users and groups, empty for service accounts.
-    #[serde(
-        rename = "apiGroup",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
     pub api_group: String,
     /// The user, group or service account name.
     #[serde(default, deserialize_with = "nullable")]
@@ -78,9 +66,10 @@ pub struct Subject {
 
 /// The role a binding grants (`rbacv1.RoleRef`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RoleRef {
     /// `rbac.authorization.k8s.io`.
-    #[serde(rename = "apiGroup", default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "nullable")]
     pub api_group: String,
     /// `Role` or `ClusterRole`.
     #[serde(default, deserialize_with = "nullable")]
@@ -93,9 +82,10 @@ pub struct RoleRef {
 /// `aggregationRule`: the ClusterRole's rules are the union of the rules of
 /// the ClusterRoles its selectors match.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AggregationRule {
     /// A ClusterRole matched by any of them contributes its rules.
-    #[serde(rename = "clusterRoleSelectors", default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "nullable")]
     pub cluster_role_selectors: Vec<LabelSelector>,
 }
 
