@@ -6,7 +6,7 @@
 //! (on by default since 1.30): a value that equals its correlated old value reports no
 //! OpenAPI errors and runs no rules but transition rules.
 
-use crate::celpass::CelPass;
+use crate::celpass::{CelPass, Values};
 use crate::correlate::Correlation;
 use crate::embedded;
 use crate::env::CelEnv;
@@ -48,7 +48,7 @@ pub(crate) fn validate_value(
             ));
         } else {
             let mut pass = CelPass { env, errors: &mut errors };
-            pass.node(node, new, None, old.map(|o| (o, None)), &root, resource);
+            pass.node(node, Values { value: new, val: None, old: old.map(|o| (o, None)) }, &root, resource);
         }
     }
     errors
