@@ -2,12 +2,16 @@
 //! browser's session is the console's, and nothing a page can make a browser send (a form, a
 //! `no-cors` fetch, a navigation) carries a bearer token.
 
+use std::sync::Arc;
+
+use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
 use fundament_tokens::{UserClaims, Verifier};
+use serde::Deserialize;
 
 use crate::clock;
 use crate::state::AuthnState;
-use fundament_connect::{Code, ConnectError};
+use fundament_connect::{Code, ConnectError, ConnectJson};
 
 /// The same answer for a missing, broken, expired, revoked or wrong-kind token: which one it
 /// was is logged at debug level, never told to the caller.
@@ -19,7 +23,11 @@ fn invalid_user_token() -> ConnectError {
 /// session. A PluginToken fails here (wrong audience): a plugin can never act as its user
 /// through authn.
 pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<UserClaims, ConnectError> {
-    let claims = verify_signature_and_claims(state, headers)?;
+    live(state, verify_signature_and_claims(state, headers)?)
+}
+
+/// The claims, unless their session was revoked.
+fn live(state: &AuthnState, claims: UserClaims) -> Result<UserClaims, ConnectError> {
     if state.revocations.is_revoked(&claims.jti) {
         tracing::debug!("user token of a revoked session refused");
         return Err(invalid_user_token());
@@ -27,11 +35,36 @@ pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<Us
     Ok(claims)
 }
 
+/// The message of a procedure without fields; unknown ones are ignored like everywhere in
+/// Connect JSON.
+#[derive(Debug, Deserialize)]
+struct NoFields {}
+
+/// The caller of a procedure without request fields, as an extractor: the call is checked and
+/// its message read first, so a malformed call is refused as such whoever makes it; then the
+/// UserToken's signature and claims. The session may have been revoked since: sign-out accepts
+/// that, everything else asks [`Caller::live`].
+pub(crate) struct Caller(pub(crate) UserClaims);
+
+impl Caller {
+    /// The caller's claims, unless their session was revoked.
+    pub(crate) fn live(self, state: &AuthnState) -> Result<UserClaims, ConnectError> {
+        live(state, self.0)
+    }
+}
+
+impl FromRequest<Arc<AuthnState>> for Caller {
+    type Rejection = ConnectError;
+
+    async fn from_request(request: Request, state: &Arc<AuthnState>) -> Result<Self, ConnectError> {
+        let headers = request.headers().clone();
+        let ConnectJson(NoFields {}) = ConnectJson::<NoFields>::from_request(request, state).await?;
+        verify_signature_and_claims(state, &headers).map(Caller)
+    }
+}
+
 /// The UserToken's signature and claims, whether or not its session was revoked (sign-out).
-pub(crate) fn verify_signature_and_claims(
-    state: &AuthnState,
-    headers: &HeaderMap,
-) -> Result<UserClaims, ConnectError> {
+fn verify_signature_and_claims(state: &AuthnState, headers: &HeaderMap) -> Result<UserClaims, ConnectError> {
     let Some(token) = bearer(headers) else {
         tracing::debug!("no user token presented");
         return Err(invalid_user_token());

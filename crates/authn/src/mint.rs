@@ -33,64 +33,83 @@ fn not_found() -> ConnectError {
     ConnectError::new(Code::NotFound, "plugin installation not found")
 }
 
-pub(crate) async fn mint_plugin_token(
+/// `MintPluginToken` and `MintFrameTicket`: the gates of [`entitled`], then what `M` signs.
+pub(crate) async fn mint<M: Mint>(
     State(state): State<Arc<AuthnState>>,
     headers: HeaderMap,
     ConnectJson(request): ConnectJson<InstallationRequest>,
 ) -> Result<Response, ConnectError> {
-    let Entitled { user, cluster_id, installation } =
-        entitled(&state, &headers, &request, Fault::MintPluginToken).await?;
-    let claims = Signer::plugin_claims(
-        &user.sub,
-        &cluster_id,
-        &installation.uid,
-        &installation.name,
-        &installation.plugin_name,
-        &installation.plugin_version,
-        &installation.definition_hash,
-        &user.jti,
-        clock::now(),
-        PLUGIN_TOKEN_TTL_SECS,
-    );
-    let token = state.signer().sign_plugin(&claims);
-    tracing::info!(
-        user = %user.sub,
-        cluster = %cluster_id,
-        installation = %installation.uid,
-        installation_name = %installation.name,
-        plugin_name = %installation.plugin_name,
-        plugin_version = %installation.plugin_version,
-        jti = %claims.jti,
-        "plugin token minted"
-    );
-    Ok(private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS)))
+    let entitled = entitled(&state, &headers, &request, M::FAULT).await?;
+    Ok(M::sign(&state, entitled))
 }
 
-/// `authn.v1.TokenService/MintFrameTicket`: the same gates as `MintPluginToken`, and a ticket
-/// that lets one frame load this installation's pages once (see plugin-proxy).
-pub(crate) async fn mint_frame_ticket(
-    State(state): State<Arc<AuthnState>>,
-    headers: HeaderMap,
-    ConnectJson(request): ConnectJson<InstallationRequest>,
-) -> Result<Response, ConnectError> {
-    let Entitled { user, cluster_id, installation } =
-        entitled(&state, &headers, &request, Fault::None).await?;
-    let now = clock::now();
-    let ticket = state.signer().sign_frame_ticket(
-        &user.sub,
-        &user.jti,
-        user.exp,
-        &cluster_id,
-        &installation.uid,
-        &installation.name,
-        now,
-        FRAME_TICKET_TTL_SECS,
-    );
-    tracing::debug!(user = %user.sub, installation_name = %installation.name, "frame ticket minted");
-    Ok(private_json(FrameTicketResponse {
-        ticket,
-        expires_in: FRAME_TICKET_TTL_SECS.min(user.exp - now).to_string(),
-    }))
+/// What one mint procedure signs for a user who passed the gates.
+pub(crate) trait Mint {
+    /// The development fault switch that applies.
+    const FAULT: Fault;
+    /// The procedure's answer.
+    fn sign(state: &AuthnState, entitled: Entitled) -> Response;
+}
+
+/// `MintPluginToken`: a PluginToken for one installation on one cluster.
+pub(crate) struct PluginToken;
+
+impl Mint for PluginToken {
+    const FAULT: Fault = Fault::MintPluginToken;
+
+    fn sign(state: &AuthnState, Entitled { user, cluster_id, installation }: Entitled) -> Response {
+        let claims = Signer::plugin_claims(
+            &user.sub,
+            &cluster_id,
+            &installation.uid,
+            &installation.name,
+            &installation.plugin_name,
+            &installation.plugin_version,
+            &installation.definition_hash,
+            &user.jti,
+            clock::now(),
+            PLUGIN_TOKEN_TTL_SECS,
+        );
+        let token = state.signer().sign_plugin(&claims);
+        tracing::info!(
+            user = %user.sub,
+            cluster = %cluster_id,
+            installation = %installation.uid,
+            installation_name = %installation.name,
+            plugin_name = %installation.plugin_name,
+            plugin_version = %installation.plugin_version,
+            jti = %claims.jti,
+            "plugin token minted"
+        );
+        private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS))
+    }
+}
+
+/// `MintFrameTicket`: a ticket that lets one frame load this installation's pages once (see
+/// plugin-proxy). The mint fault switch is about PluginTokens only: frames still load.
+pub(crate) struct FrameTicket;
+
+impl Mint for FrameTicket {
+    const FAULT: Fault = Fault::None;
+
+    fn sign(state: &AuthnState, Entitled { user, cluster_id, installation }: Entitled) -> Response {
+        let now = clock::now();
+        let ticket = state.signer().sign_frame_ticket(
+            &user.sub,
+            &user.jti,
+            user.exp,
+            &cluster_id,
+            &installation.uid,
+            &installation.name,
+            now,
+            FRAME_TICKET_TTL_SECS,
+        );
+        tracing::debug!(user = %user.sub, installation_name = %installation.name, "frame ticket minted");
+        private_json(FrameTicketResponse {
+            ticket,
+            expires_in: FRAME_TICKET_TTL_SECS.min(user.exp - now).to_string(),
+        })
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -103,13 +122,13 @@ struct FrameTicketResponse {
 
 /// Which development fault switch applies.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Fault {
+pub(crate) enum Fault {
     MintPluginToken,
     None,
 }
 
 /// A user who may act through an installation.
-struct Entitled {
+pub(crate) struct Entitled {
     user: UserClaims,
     cluster_id: String,
     installation: Installation,

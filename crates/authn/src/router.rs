@@ -29,8 +29,8 @@ pub fn router(state: Arc<AuthnState>) -> Router {
     router
         .route("/authn.v1.AuthnService/GetUserInfo", any(user_info::get_user_info))
         .route("/authn.v1.AuthnService/SignOut", any(sign_out::sign_out))
-        .route("/authn.v1.TokenService/MintPluginToken", any(mint::mint_plugin_token))
-        .route("/authn.v1.TokenService/MintFrameTicket", any(mint::mint_frame_ticket))
+        .route("/authn.v1.TokenService/MintPluginToken", any(mint::mint::<mint::PluginToken>))
+        .route("/authn.v1.TokenService/MintFrameTicket", any(mint::mint::<mint::FrameTicket>))
         .route("/sessions/revocations", get(revocation_stream::revocations))
         .route("/.well-known/jwks.json", get(public::jwks))
         .route("/livez", get(public::livez))

@@ -48,17 +48,3 @@ pub(crate) async fn dev_sign_in(
     tracing::info!(user = %user.id, "dev sign-in");
     Ok(private_json(TokenResponse::bearer(token, USER_TOKEN_TTL_SECS)))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn user_ids_are_dns_labels() {
-        assert!(is_dns1123_label("alice"));
-        assert!(is_dns1123_label("user-2"));
-        for bad in ["", "Alice", "alice@acme-corp.com", "-a", "a-", &"a".repeat(64)] {
-            assert!(!is_dns1123_label(bad), "{bad}");
-        }
-    }
-}

@@ -5,26 +5,19 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
-use serde::Deserialize;
 
 use crate::clock;
-use crate::credentials::verify_signature_and_claims;
+use crate::credentials::Caller;
 use crate::state::AuthnState;
 use crate::wire::private_json;
-use fundament_connect::{ConnectError, ConnectJson};
+use fundament_connect::ConnectError;
 
-/// No fields.
-#[derive(Debug, Deserialize)]
-pub(crate) struct SignOutRequest {}
-
+/// The request has no fields. A revoked session's token still signs out (again).
 pub(crate) async fn sign_out(
     State(state): State<Arc<AuthnState>>,
-    headers: HeaderMap,
-    ConnectJson(SignOutRequest {}): ConnectJson<SignOutRequest>,
+    Caller(claims): Caller,
 ) -> Result<Response, ConnectError> {
-    let claims = verify_signature_and_claims(&state, &headers)?;
     state
         .revocations
         .revoke(&claims.jti, claims.exp, clock::now())

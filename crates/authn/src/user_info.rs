@@ -3,18 +3,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::credentials::authenticate;
+use crate::credentials::Caller;
 use crate::state::AuthnState;
 use crate::wire::private_json;
-use fundament_connect::{ConnectError, ConnectJson};
-
-/// The request has no fields; unknown ones are ignored like everywhere in Connect JSON.
-#[derive(Debug, Deserialize)]
-pub(crate) struct GetUserInfoRequest {}
+use fundament_connect::ConnectError;
 
 #[derive(Debug, Serialize)]
 struct UserInfo {
@@ -23,11 +18,11 @@ struct UserInfo {
     name: String,
 }
 
+/// The request has no fields.
 pub(crate) async fn get_user_info(
     State(state): State<Arc<AuthnState>>,
-    headers: HeaderMap,
-    ConnectJson(GetUserInfoRequest {}): ConnectJson<GetUserInfoRequest>,
+    caller: Caller,
 ) -> Result<Response, ConnectError> {
-    let claims = authenticate(&state, &headers)?;
+    let claims = caller.live(&state)?;
     Ok(private_json(UserInfo { id: claims.sub, email: claims.email, name: claims.name }))
 }

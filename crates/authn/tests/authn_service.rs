@@ -3,7 +3,7 @@
 mod harness;
 
 use axum::body::Body;
-use fundament_authn::AuthnConfig;
+use fundament_authn::{AuthnConfig, User};
 use fundament_tokens::USER_TOKEN_TTL_SECS;
 use harness::*;
 use http::{Request, StatusCode};
@@ -171,13 +171,39 @@ async fn dev_sign_in_does_not_exist_outside_mock_mode() {
     assert!(!reply.headers.contains_key("set-cookie"));
 }
 
+/// A user id becomes part of a ServiceAccount name, so it must be a DNS-1123 label: a configured
+/// user whose id is not one (capitals, a space, an email, a dash at an end, too long) is refused
+/// at sign-in rather than given a token that every verifier would refuse.
 #[tokio::test]
 async fn dev_sign_in_refuses_a_user_id_that_is_not_a_dns_label() {
-    let mut config = mock_config();
-    config.users[0].id = "Alice Smith".into();
-    let h = Harness::with(config, Fga::Seeded, Lookup::Seeded);
-    let reply = h.call(SIGN_IN, None, json!({"email": "alice@acme-corp.com"})).await;
-    reply.assert_error(500, "internal", "internal error");
+    let too_long = "a".repeat(64);
+    let ids = [
+        ("alice", true),
+        ("user-2", true),
+        ("", false),
+        ("Alice", false),
+        ("Alice Smith", false),
+        ("alice@acme-corp.com", false),
+        ("-a", false),
+        ("a-", false),
+        (too_long.as_str(), false),
+    ];
+    let email = |i: usize| format!("user{i}@acme-corp.com");
+    let users = ids.iter().enumerate().map(|(i, (id, _))| User {
+        id: id.to_string(),
+        email: email(i),
+        name: format!("User {i}"),
+    });
+    let h =
+        Harness::with(AuthnConfig { users: users.collect(), ..mock_config() }, Fga::Seeded, Lookup::Seeded);
+    for (i, (id, is_label)) in ids.into_iter().enumerate() {
+        let reply = h.call(SIGN_IN, None, json!({"email": email(i)})).await;
+        let expected = if is_label { StatusCode::OK } else { StatusCode::INTERNAL_SERVER_ERROR };
+        assert_eq!(reply.status, expected, "{id}: {}", reply.text);
+        if !is_label {
+            reply.assert_error(500, "internal", "internal error");
+        }
+    }
 }
 
 #[tokio::test]

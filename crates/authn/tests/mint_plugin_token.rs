@@ -193,36 +193,29 @@ async fn a_cluster_the_user_cannot_view_is_not_found_without_a_lookup() {
     assert_eq!(h.lookup_calls(), 0);
 }
 
+/// The last two gates (`can_view`, the installation lookup) when they fail: an installation the
+/// cluster does not have and a cluster the lookup does not know are both `not_found`; a failing
+/// lookup or authorization check is `internal` and never says why (their errors name an
+/// address), and a failing authorization check stops before the lookup.
 #[tokio::test]
-async fn a_missing_installation_is_not_found() {
-    let h = Harness::new();
-    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, "00000000-0000-0000-0000-000000000099").await;
-    reply.assert_error(404, "not_found", "plugin installation not found");
-    assert_eq!(h.lookup_calls(), 1);
-}
-
-#[tokio::test]
-async fn an_unknown_cluster_is_not_found() {
-    let h = Harness::with(mock_config(), Fga::Seeded, Lookup::UnknownCluster);
-    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
-    reply.assert_error(404, "not_found", "plugin installation not found");
-}
-
-#[tokio::test]
-async fn a_failing_lookup_is_internal_without_detail() {
-    let h = Harness::with(mock_config(), Fga::Seeded, Lookup::Fails);
-    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
-    reply.assert_error(500, "internal", "internal error");
-    assert!(!reply.text.contains("10.0.0.9"));
-}
-
-#[tokio::test]
-async fn a_failing_authorization_check_is_internal_without_detail() {
-    let h = Harness::with(mock_config(), Fga::Fails, Lookup::Seeded);
-    let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await;
-    reply.assert_error(500, "internal", "internal error");
-    assert!(!reply.text.contains("10.0.0.7"));
-    assert_eq!(h.lookup_calls(), 0);
+async fn failing_gates_after_authentication() {
+    const MISSING: &str = "00000000-0000-0000-0000-000000000099";
+    const NOT_FOUND: (u16, &str, &str) = (404, "not_found", "plugin installation not found");
+    const INTERNAL: (u16, &str, &str) = (500, "internal", "internal error");
+    // (authorization double, lookup double, installation asked for, answer, lookups made)
+    let cases = [
+        (Fga::Seeded, Lookup::Seeded, MISSING, NOT_FOUND, 1),
+        (Fga::Seeded, Lookup::UnknownCluster, INSTALLATION, NOT_FOUND, 1),
+        (Fga::Seeded, Lookup::Fails, INSTALLATION, INTERNAL, 1),
+        (Fga::Fails, Lookup::Seeded, INSTALLATION, INTERNAL, 0),
+    ];
+    for (fga, lookup, installation, (status, code, message), lookups) in cases {
+        let h = Harness::with(mock_config(), fga, lookup);
+        let reply = h.mint(Some(&h.user_token("alice")), CLUSTER, installation).await;
+        reply.assert_error(status, code, message);
+        assert!(!reply.text.contains("10.0.0."), "{}", reply.text);
+        assert_eq!(h.lookup_calls(), lookups, "{code}");
+    }
 }
 
 #[tokio::test]

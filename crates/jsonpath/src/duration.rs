@@ -8,8 +8,34 @@
 use time::{Date, Duration, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
-const NANOS_PER_MINUTE: i64 = 60 * NANOS_PER_SECOND;
-const NANOS_PER_HOUR: i64 = 60 * NANOS_PER_MINUTE;
+
+/// A unit of `HumanDuration`.
+#[derive(Clone, Copy)]
+struct Unit {
+    seconds: i64,
+    suffix: &'static str,
+}
+
+const SECOND: Unit = Unit { seconds: 1, suffix: "s" };
+const MINUTE: Unit = Unit { seconds: 60, suffix: "m" };
+const HOUR: Unit = Unit { seconds: 60 * 60, suffix: "h" };
+const DAY: Unit = Unit { seconds: 24 * 60 * 60, suffix: "d" };
+/// 365 days, as in Go.
+const YEAR: Unit = Unit { seconds: 365 * 24 * 60 * 60, suffix: "y" };
+
+/// `HumanDuration`'s steps, in order: a duration below `limit` seconds is shown in whole
+/// `unit`s, followed by the rest in whole `rest` units unless that is zero. Longer ones are
+/// shown in years.
+const STEPS: [(i64, Unit, Option<Unit>); 8] = [
+    (2 * MINUTE.seconds, SECOND, None),
+    (10 * MINUTE.seconds, MINUTE, Some(SECOND)),
+    (3 * HOUR.seconds, MINUTE, None),
+    (8 * HOUR.seconds, HOUR, Some(MINUTE)),
+    (48 * HOUR.seconds, HOUR, None),
+    (8 * DAY.seconds, DAY, Some(HOUR)),
+    (2 * YEAR.seconds, DAY, None),
+    (8 * YEAR.seconds, YEAR, Some(DAY)),
+];
 
 /// A duration as kubectl prints ages, with ~2–3 significant figures, exactly
 /// as `duration.HumanDuration`:
@@ -40,38 +66,13 @@ pub fn human_duration(d: Duration) -> String {
     if seconds < 0 {
         return "0s".into();
     }
-    if seconds < 60 * 2 {
-        return format!("{seconds}s");
+    let (_, unit, rest) =
+        STEPS.into_iter().find(|&(limit, _, _)| seconds < limit).unwrap_or((i64::MAX, YEAR, None));
+    let shown = format!("{}{}", seconds / unit.seconds, unit.suffix);
+    match rest.map(|rest| (seconds % unit.seconds / rest.seconds, rest.suffix)) {
+        Some((rest, suffix)) if rest != 0 => format!("{shown}{rest}{suffix}"),
+        _ => shown,
     }
-    let minutes = nanos / NANOS_PER_MINUTE;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
-    }
-    if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = nanos / NANOS_PER_HOUR;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let days = (hours / 24) % 365;
-        let years = hours / 24 / 365;
-        return if days == 0 { format!("{years}y") } else { format!("{years}y{days}d") };
-    }
-    format!("{}y", hours / 24 / 365)
 }
 
 /// The age shown for a timestamp, as the API server computes a `date` cell:
@@ -186,13 +187,35 @@ mod tests {
         Duration::seconds(s)
     }
 
-    /// The boundaries of `HumanDuration`, one row per branch.
+    /// Seconds in a minute, hour, day and (Go's) year.
+    const M: i64 = 60;
+    const H: i64 = 60 * M;
+    const D: i64 = 24 * H;
+    const Y: i64 = 365 * D;
+
+    /// The boundaries of `HumanDuration`: each step's limit, a second below and at it.
     #[test]
     fn human_duration_boundaries() {
-        const M: i64 = 60;
-        const H: i64 = 60 * M;
-        const D: i64 = 24 * H;
-        const Y: i64 = 365 * D;
+        // (limit, shown a second below it, shown at it)
+        let limits = [
+            (2 * M, "119s", "2m"),
+            (10 * M, "9m59s", "10m"),
+            (3 * H, "179m", "3h"),
+            (8 * H, "7h59m", "8h"),
+            (48 * H, "47h", "2d"),
+            (8 * D, "7d23h", "8d"),
+            (2 * Y, "729d", "2y"),
+            (8 * Y, "7y364d", "8y"),
+        ];
+        for (limit, below, at) in limits {
+            assert_eq!(human_duration(secs(limit - 1)), below, "{limit}s - 1s");
+            assert_eq!(human_duration(secs(limit)), at, "{limit}s");
+        }
+    }
+
+    /// Negative durations, the first step, a rest within each two-unit step, and saturation.
+    #[test]
+    fn human_duration_values() {
         let cases = [
             (secs(-3), "<invalid>"),
             (secs(-2), "<invalid>"),
@@ -203,26 +226,10 @@ mod tests {
             (Duration::milliseconds(999), "0s"),
             (secs(59), "59s"),
             (secs(60), "60s"),
-            (secs(119), "119s"),
-            (secs(120), "2m"),
             (secs(150), "2m30s"),
-            (secs(10 * M - 1), "9m59s"),
-            (secs(10 * M), "10m"),
-            (secs(3 * H - 1), "179m"),
-            (secs(3 * H), "3h"),
             (secs(3 * H + 30 * M), "3h30m"),
-            (secs(8 * H - 1), "7h59m"),
-            (secs(8 * H), "8h"),
-            (secs(48 * H - 1), "47h"),
-            (secs(48 * H), "2d"),
             (secs(2 * D + 5 * H), "2d5h"),
-            (secs(8 * D - 1), "7d23h"),
-            (secs(8 * D), "8d"),
-            (secs(2 * Y - 1), "729d"),
-            (secs(2 * Y), "2y"),
             (secs(2 * Y + 10 * D), "2y10d"),
-            (secs(8 * Y - 1), "7y364d"),
-            (secs(8 * Y), "8y"),
             (secs(100 * Y), "100y"),
             // Go durations saturate at 2^63-1 ns (~292 years).
             (secs(1000 * Y), "292y"),

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::lint::Finding;
 use crate::path;
+// The shapes below name the variants bare, so that they read as the document's fields do.
+use Shape::{Bool, List, Map, Object, Str};
 
 pub(crate) const API_VERSION: &str = "fundament.io/v1";
 pub(crate) const KIND: &str = "PluginDefinition";
@@ -30,88 +32,54 @@ enum Shape {
     Map(&'static Shape),
 }
 
-const STR_LIST: Shape = Shape::List(&Shape::Str);
-const BADGE: Shape = Shape::Object(&[("badge", Shape::Str), ("label", Shape::Str)]);
-const MENU_ENTRY: Shape = Shape::Object(&[
-    ("crd", Shape::Str),
-    ("list", Shape::Bool),
-    ("detail", Shape::Bool),
-    ("icon", Shape::Str),
-    ("label", Shape::Str),
-]);
-const RBAC_RULE: Shape = Shape::Object(&[
+const STR_LIST: Shape = List(&Str);
+const BADGE: Shape = Object(&[("badge", Str), ("label", Str)]);
+const MENU_ENTRY: Shape =
+    Object(&[("crd", Str), ("list", Bool), ("detail", Bool), ("icon", Str), ("label", Str)]);
+const RBAC_RULE: Shape = Object(&[
     ("apiGroups", STR_LIST),
     ("resources", STR_LIST),
     ("verbs", STR_LIST),
     ("resourceNames", STR_LIST),
 ]);
-const UI_HINT: Shape = Shape::Object(&[
-    ("formGroups", Shape::List(&Shape::Object(&[("name", Shape::Str), ("fields", STR_LIST)]))),
-    (
-        "statusMapping",
-        Shape::Object(&[("jsonPath", Shape::Str), ("values", Shape::Map(&BADGE)), ("default", BADGE)]),
-    ),
+const UI_HINT: Shape = Object(&[
+    ("formGroups", List(&Object(&[("name", Str), ("fields", STR_LIST)]))),
+    ("statusMapping", Object(&[("jsonPath", Str), ("values", Map(&BADGE)), ("default", BADGE)])),
 ]);
 /// `spec.guides.<Kind>`: what the console says about objects of a kind.
-const GUIDE: Shape = Shape::Object(&[
-    ("labels", Shape::List(&Shape::Object(&[("key", Shape::Str), ("description", Shape::Str)]))),
-    (
-        "conditions",
-        Shape::List(&Shape::Object(&[
-            ("type", Shape::Str),
-            ("reason", Shape::Str),
-            ("meaning", Shape::Str),
-            ("whatToDo", Shape::Str),
-        ])),
-    ),
-    ("summaries", Shape::List(&Shape::Object(&[("type", Shape::Str), ("of", STR_LIST)]))),
-    ("refusals", Shape::List(&Shape::Object(&[("contains", STR_LIST), ("whatToDo", Shape::Str)]))),
+const GUIDE: Shape = Object(&[
+    ("labels", List(&Object(&[("key", Str), ("description", Str)]))),
+    ("conditions", List(&Object(&[("type", Str), ("reason", Str), ("meaning", Str), ("whatToDo", Str)]))),
+    ("summaries", List(&Object(&[("type", Str), ("of", STR_LIST)]))),
+    ("refusals", List(&Object(&[("contains", STR_LIST), ("whatToDo", Str)]))),
 ]);
-const METADATA: Shape = Shape::Object(&[
-    ("name", Shape::Str),
-    ("displayName", Shape::Str),
-    ("version", Shape::Str),
-    ("description", Shape::Str),
-    ("author", Shape::Str),
-    ("license", Shape::Str),
-    ("icon", Shape::Str),
+const METADATA: Shape = Object(&[
+    ("name", Str),
+    ("displayName", Str),
+    ("version", Str),
+    ("description", Str),
+    ("author", Str),
+    ("license", Str),
+    ("icon", Str),
     ("tags", STR_LIST),
-    (
-        "urls",
-        Shape::Object(&[("homepage", Shape::Str), ("repository", Shape::Str), ("documentation", Shape::Str)]),
-    ),
+    ("urls", Object(&[("homepage", Str), ("repository", Str), ("documentation", Str)])),
 ]);
-const SPEC: Shape = Shape::Object(&[
-    ("image", Shape::Str),
-    ("imagePullPolicy", Shape::Str),
-    ("permissions", Shape::Object(&[("capabilities", STR_LIST), ("rbac", Shape::List(&RBAC_RULE))])),
-    (
-        "menu",
-        Shape::Object(&[("organization", Shape::List(&MENU_ENTRY)), ("project", Shape::List(&MENU_ENTRY))]),
-    ),
+const SPEC: Shape = Object(&[
+    ("image", Str),
+    ("imagePullPolicy", Str),
+    ("permissions", Object(&[("capabilities", STR_LIST), ("rbac", List(&RBAC_RULE))])),
+    ("menu", Object(&[("organization", List(&MENU_ENTRY)), ("project", List(&MENU_ENTRY))])),
     ("crds", STR_LIST),
-    (
-        "customComponents",
-        Shape::Map(&Shape::Object(&[("list", Shape::Str), ("detail", Shape::Str), ("create", Shape::Str)])),
-    ),
-    ("uiHints", Shape::Map(&UI_HINT)),
+    ("customComponents", Map(&Object(&[("list", Str), ("detail", Str), ("create", Str)]))),
+    ("uiHints", Map(&UI_HINT)),
     (
         "allowedResources",
-        Shape::List(&Shape::Object(&[
-            ("group", Shape::Str),
-            ("version", Shape::Str),
-            ("resource", Shape::Str),
-            ("verbs", STR_LIST),
-        ])),
+        List(&Object(&[("group", Str), ("version", Str), ("resource", Str), ("verbs", STR_LIST)])),
     ),
-    ("guides", Shape::Map(&GUIDE)),
+    ("guides", Map(&GUIDE)),
 ]);
-const DEFINITION: Shape = Shape::Object(&[
-    ("apiVersion", Shape::Str),
-    ("kind", Shape::Str),
-    ("metadata", METADATA),
-    ("spec", SPEC),
-]);
+const DEFINITION: Shape =
+    Object(&[("apiVersion", Str), ("kind", Str), ("metadata", METADATA), ("spec", SPEC)]);
 
 /// Every schema problem of a definition document, §6.1 checks first.
 pub(crate) fn check(doc: &Value) -> Vec<Finding> {

@@ -21,33 +21,24 @@ pub const RBAC_API_GROUP: &str = "rbac.authorization.k8s.io";
 /// `apiGroups`, `resources` (plus `*/<subresource>`) and `nonResourceURLs`
 /// (plus a trailing `*` prefix match).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct PolicyRule {
     /// Verbs granted; `*` grants every verb, custom ones (`serve`, `bind`…) included.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub verbs: Vec<String>,
     /// API groups the resources belong to; `""` is the core group.
-    #[serde(
-        rename = "apiGroups",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// Resources, as `pods`, `pods/log`, `*/scale` or `*`.
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// Object names the rule is limited to; empty means every name.
-    #[serde(
-        rename = "resourceNames",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
-    /// Non-resource paths, exact or ending in `*` (a prefix match).
+    /// Non-resource paths, exact or ending in `*` (a prefix match). Kubernetes spells the
+    /// field `nonResourceURLs`, not camelCase.
     #[serde(
         rename = "nonResourceURLs",
-        default,
         deserialize_with = "nullable",
         skip_serializing_if = "Vec::is_empty"
     )]
@@ -56,46 +47,44 @@ pub struct PolicyRule {
 
 /// Who a binding grants to (`rbacv1.Subject`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Subject {
     /// `User`, `Group` or `ServiceAccount`; anything else matches nobody.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub kind: String,
     /// `rbac.authorization.k8s.io` for users and groups, empty for service accounts.
-    #[serde(
-        rename = "apiGroup",
-        default,
-        deserialize_with = "nullable",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
     pub api_group: String,
     /// The user, group or service account name.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub name: String,
     /// The service account's namespace (unused for users and groups).
-    #[serde(default, deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "nullable", skip_serializing_if = "String::is_empty")]
     pub namespace: String,
 }
 
 /// The role a binding grants (`rbacv1.RoleRef`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct RoleRef {
     /// `rbac.authorization.k8s.io`.
-    #[serde(rename = "apiGroup", default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub api_group: String,
     /// `Role` or `ClusterRole`.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub kind: String,
     /// The role's name.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub name: String,
 }
 
 /// `aggregationRule`: the ClusterRole's rules are the union of the rules of
 /// the ClusterRoles its selectors match.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct AggregationRule {
     /// A ClusterRole matched by any of them contributes its rules.
-    #[serde(rename = "clusterRoleSelectors", default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     pub cluster_role_selectors: Vec<LabelSelector>,
 }
 
@@ -204,32 +193,33 @@ pub(crate) fn is_rbac_api_version(api_version: Option<&str>) -> bool {
 }
 
 /// Every field any of the four kinds has; each kind keeps its own.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 struct RawObject {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     api_version: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     kind: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     metadata: RawMeta,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     rules: Vec<PolicyRule>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     aggregation_rule: Option<AggregationRule>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     subjects: Vec<Subject>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     role_ref: Option<RoleRef>,
 }
 
 #[derive(Default, Deserialize)]
+#[serde(default)]
 struct RawMeta {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     name: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     namespace: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(deserialize_with = "nullable")]
     labels: BTreeMap<String, String>,
 }
 

@@ -39,6 +39,15 @@ fn group(name: &str) -> Value {
     json!([{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": name}])
 }
 
+/// A ServiceAccount subject, without a namespace when `namespace` is empty.
+fn service_account(name: &str, namespace: &str) -> Value {
+    let mut subject = json!({"kind": "ServiceAccount", "name": name});
+    if !namespace.is_empty() {
+        subject["namespace"] = json!(namespace);
+    }
+    json!([subject])
+}
+
 fn alice() -> UserInfo {
     UserInfo::new("alice", ["devs", "system:authenticated"])
 }
@@ -232,14 +241,8 @@ fn service_account_subjects() {
         ["system:serviceaccounts", "system:serviceaccounts:ci"],
     );
     let rules = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]);
-    let p = policy(&[
-        cluster_role("r", rules),
-        cluster_binding(
-            "sa-ns",
-            "r",
-            json!([{"kind": "ServiceAccount", "name": "robot", "namespace": "ci"}]),
-        ),
-    ]);
+    let p =
+        policy(&[cluster_role("r", rules), cluster_binding("sa-ns", "r", service_account("robot", "ci"))]);
     let d = p.authorize(&sa, &res("get", "", "pods", "anywhere", "p"));
     assert_eq!(
         d.reason,
@@ -255,7 +258,7 @@ fn service_account_subjects() {
     // Without a namespace, a ClusterRoleBinding's ServiceAccount subject matches nobody.
     let p = policy(&[
         cluster_role("r", json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])),
-        cluster_binding("sa", "r", json!([{"kind": "ServiceAccount", "name": "robot"}])),
+        cluster_binding("sa", "r", service_account("robot", "")),
     ]);
     assert!(!allowed(&p, &sa, res("get", "", "pods", "ci", "p")));
 }
@@ -266,15 +269,9 @@ fn role_binding_service_account_without_namespace_means_the_binding_namespace() 
     let sa = UserInfo::new("system:serviceaccount:ci:robot", ["system:serviceaccounts"]);
     let p = policy(&[
         cluster_role("r", json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])),
-        binding("ci", "local", "ClusterRole", "r", json!([{"kind": "ServiceAccount", "name": "robot"}])),
-        binding("dev", "elsewhere", "ClusterRole", "r", json!([{"kind": "ServiceAccount", "name": "robot"}])),
-        binding(
-            "prod",
-            "cross",
-            "ClusterRole",
-            "r",
-            json!([{"kind": "ServiceAccount", "name": "robot", "namespace": "ci"}]),
-        ),
+        binding("ci", "local", "ClusterRole", "r", service_account("robot", "")),
+        binding("dev", "elsewhere", "ClusterRole", "r", service_account("robot", "")),
+        binding("prod", "cross", "ClusterRole", "r", service_account("robot", "ci")),
     ]);
     let d = p.authorize(&sa, &res("get", "", "pods", "ci", "p"));
     assert_eq!(

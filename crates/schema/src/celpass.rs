@@ -22,16 +22,22 @@ pub(crate) struct CelPass<'e> {
 /// A correlated old value and, once converted, its CEL value.
 type Old<'v, 'c> = Option<(&'v Value, Option<&'c (dyn Val + 'v)>)>;
 
+/// What goes down the walk together at one node.
+#[derive(Clone, Copy)]
+pub(crate) struct Values<'v, 'c> {
+    /// The new value.
+    pub(crate) value: &'v Value,
+    /// Its CEL value, once a node above has built it.
+    pub(crate) val: Option<&'c (dyn Val + 'v)>,
+    /// The correlated old value, if any.
+    pub(crate) old: Old<'v, 'c>,
+}
+
 impl CelPass<'_> {
-    pub(crate) fn node<'v, 'c>(
-        &mut self,
-        node: &Node,
-        value: &'v Value,
-        val: Option<&'c (dyn Val + 'v)>,
-        old: Old<'v, 'c>,
-        path: &Path<'_>,
-        resource: bool,
-    ) {
+    /// Runs the rules of `node` and of the nodes below it; `resource` is whether the value is
+    /// an object root or an embedded resource.
+    pub(crate) fn node(&mut self, node: &Node, values: Values<'_, '_>, path: &Path<'_>, resource: bool) {
+        let Values { value, val, old } = values;
         // Rules only see non-null values, and only a non-null old value correlates.
         if value.is_null() || !node.has_rules {
             return;
@@ -45,7 +51,7 @@ impl CelPass<'_> {
         let (val, old) = match val {
             Some(v) => (v, old),
             None if node.rules.is_empty() => {
-                return self.children(node, value, None, old, path, resource);
+                return self.children(node, Values { value, val: None, old }, path, resource);
             }
             None => {
                 owned = celval::to_val(self.env, value, Some(node), resource);
@@ -62,18 +68,11 @@ impl CelPass<'_> {
             let at = NodeEval { node, path, this: val, old: old.and_then(|(_, v)| v), unchanged };
             eval::eval_rules(self.env, &at, self.errors);
         }
-        self.children(node, value, Some(val), old, path, resource);
+        self.children(node, Values { value, val: Some(val), old }, path, resource);
     }
 
-    fn children<'v, 'c>(
-        &mut self,
-        node: &Node,
-        value: &'v Value,
-        val: Option<&'c (dyn Val + 'v)>,
-        old: Old<'v, 'c>,
-        path: &Path<'_>,
-        resource: bool,
-    ) {
+    fn children(&mut self, node: &Node, values: Values<'_, '_>, path: &Path<'_>, resource: bool) {
+        let Values { value, val, old } = values;
         match value {
             Value::Object(map) => node.for_each_child(map, |k, v, child, is_key| {
                 if (resource && k == "metadata" && !is_key) || !child.has_rules {
@@ -91,7 +90,7 @@ impl CelPass<'_> {
                     Some((o, ov.and_then(|ov| celval::field(ov, k))))
                 });
                 let p = if is_key { path.key(k) } else { path.child(k) };
-                self.node(child, v, child_val, child_old, &p, child.embedded);
+                self.node(child, Values { value: v, val: child_val, old: child_old }, &p, child.embedded);
             }),
             Value::Array(items) => {
                 let Some(item_node) = node.items.as_deref().filter(|i| i.has_rules) else { return };
@@ -112,7 +111,8 @@ impl CelPass<'_> {
                     } else {
                         None
                     };
-                    self.node(item_node, item, item_val, item_old, &path.index(i), item_node.embedded);
+                    let values = Values { value: item, val: item_val, old: item_old };
+                    self.node(item_node, values, &path.index(i), item_node.embedded);
                 }
             }
             _ => {}

@@ -62,99 +62,77 @@ impl<'e> Compiler<'e> {
         ));
     }
 
-    fn bool_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> bool {
-        match obj.get(key) {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "boolean");
-                false
-            }
+    /// The keyword `key` of `obj` as `read` takes it. An absent or null keyword is `None`; one
+    /// that `read` refuses is a type error naming `expected`, and `None` too.
+    fn keyword<'v, T>(
+        &mut self,
+        obj: &'v Map<String, Value>,
+        key: &str,
+        path: &str,
+        expected: &str,
+        read: impl FnOnce(&'v Value) -> Option<T>,
+    ) -> Option<T> {
+        let value = obj.get(key).filter(|v| !v.is_null())?;
+        let read = read(value);
+        if read.is_none() {
+            self.type_error(format!("{path}.{key}"), value, expected);
         }
+        read
+    }
+
+    fn bool_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> bool {
+        self.keyword(obj, key, path, "boolean", Value::as_bool).unwrap_or(false)
     }
 
     fn number_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<f64> {
-        match obj.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "number");
-                None
-            }
-        }
+        self.keyword(obj, key, path, "number", Value::as_f64)
     }
 
+    /// A non-negative integer (`maxLength`, `minItems`…).
     fn count_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<i64> {
-        match obj.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => match n.as_i64() {
-                Some(i) if i >= 0 => Some(i),
-                Some(i) => {
-                    self.errors.push(FieldError::invalid(
-                        format!("{path}.{key}"),
-                        BadValue::int(i),
-                        "must be greater than or equal to 0",
-                    ));
-                    None
-                }
-                None => {
-                    self.type_error(format!("{path}.{key}"), &Value::Number(n.clone()), "integer");
-                    None
-                }
-            },
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "integer");
+        let n = self.keyword(obj, key, path, "integer", Value::as_number)?;
+        match n.as_i64() {
+            Some(i) if i >= 0 => Some(i),
+            Some(i) => {
+                self.errors.push(FieldError::invalid(
+                    format!("{path}.{key}"),
+                    BadValue::int(i),
+                    "must be greater than or equal to 0",
+                ));
+                None
+            }
+            None => {
+                self.type_error(format!("{path}.{key}"), &Value::Number(n.clone()), "integer");
                 None
             }
         }
     }
 
     fn string_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<String> {
-        match obj.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "string");
-                None
-            }
-        }
+        self.keyword(obj, key, path, "string", Value::as_str).map(str::to_owned)
     }
 
     fn strings_kw(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Vec<String> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    match item {
-                        Value::String(s) => out.push(s.clone()),
-                        other => self.type_error(format!("{path}.{key}[{i}]"), other, "string"),
-                    }
-                }
-                out
-            }
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "array");
-                Vec::new()
+        let Some(items) = self.keyword(obj, key, path, "array", Value::as_array) else { return Vec::new() };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) => out.push(s.clone()),
+                other => self.type_error(format!("{path}.{key}[{i}]"), other, "string"),
             }
         }
+        out
     }
 
     fn junctor_list(&mut self, obj: &Map<String, Value>, key: &str, path: &str, ctx: Ctx<'_>) -> Vec<Node> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    self.node(item, &format!("{path}.{key}[{i}]"), Ctx { level: Level::Junctor, ..ctx })
-                })
-                .collect(),
-            Some(other) => {
-                self.type_error(format!("{path}.{key}"), other, "array");
-                Vec::new()
-            }
-        }
+        let Some(items) = self.keyword(obj, key, path, "array", Value::as_array) else { return Vec::new() };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                self.node(item, &format!("{path}.{key}[{i}]"), Ctx { level: Level::Junctor, ..ctx })
+            })
+            .collect()
     }
 
     fn node(&mut self, v: &Value, path: &str, ctx: Ctx<'_>) -> Node {
@@ -198,14 +176,7 @@ impl<'e> Compiler<'e> {
         }
         node.format = self.string_kw(obj, "format", path).filter(|f| !f.is_empty());
         node.required = self.strings_kw(obj, "required", path);
-        node.enumeration = match obj.get("enum") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(items)) => Some(items.clone()),
-            Some(other) => {
-                self.type_error(format!("{path}.enum"), other, "array");
-                None
-            }
-        };
+        node.enumeration = self.keyword(obj, "enum", path, "array", Value::as_array).cloned();
         if let Some(src) = self.string_kw(obj, "pattern", path) {
             match pattern::compile(&src) {
                 Ok(regex) => node.pattern = Some(Pattern { source: src, regex }),

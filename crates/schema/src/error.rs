@@ -168,21 +168,13 @@ impl FieldError {
 
     /// `field.TooLong` (apiserver ≥ 1.31 wording, in bytes).
     pub fn too_long(field: impl Into<String>, value: BadValue, max: i64) -> Self {
-        let detail = if max >= 0 {
-            format!("may not be more than {max} {}", if max == 1 { "byte" } else { "bytes" })
-        } else {
-            "value is too long".to_owned()
-        };
+        let detail = limit_detail(max, "may not be more than", "byte", "value is too long");
         Self::new(ErrorType::TooLong, field, value, detail)
     }
 
     /// `field.TooMany`.
     pub fn too_many(field: impl Into<String>, actual: i64, max: i64) -> Self {
-        let detail = if max >= 0 {
-            format!("must have at most {max} {}", if max == 1 { "item" } else { "items" })
-        } else {
-            "has too many items".to_owned()
-        };
+        let detail = limit_detail(max, "must have at most", "item", "has too many items");
         let value = if actual >= 0 { BadValue::int(actual) } else { BadValue::Omitted };
         Self::new(ErrorType::TooMany, field, value, detail)
     }
@@ -231,6 +223,16 @@ impl FieldError {
         };
         self
     }
+}
+
+/// The detail of `TooLong` and `TooMany`: `<words> <max> <unit>(s)`, or `unknown` when the
+/// limit is negative (unknown), as `field.TooLong` and `field.TooMany` word them.
+fn limit_detail(max: i64, words: &str, unit: &str, unknown: &str) -> String {
+    if max < 0 {
+        return unknown.to_owned();
+    }
+    let plural = if max == 1 { "" } else { "s" };
+    format!("{words} {max} {unit}{plural}")
 }
 
 impl fmt::Display for FieldError {
@@ -287,6 +289,12 @@ mod tests {
             FieldError::invalid("x", BadValue::Json(json!(true)), "").to_string(),
             "x: Invalid value: true"
         );
+    }
+
+    #[test]
+    fn limits_of_unknown_size_are_not_counted() {
+        assert_eq!(FieldError::too_long("x", BadValue::Omitted, -1).detail, "value is too long");
+        assert_eq!(FieldError::too_many("x", -1, -1).message_without_field(), "Too many: has too many items");
     }
 
     #[test]

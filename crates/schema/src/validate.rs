@@ -6,7 +6,7 @@
 //! (on by default since 1.30): a value that equals its correlated old value reports no
 //! OpenAPI errors and runs no rules but transition rules.
 
-use crate::celpass::CelPass;
+use crate::celpass::{CelPass, Values};
 use crate::correlate::Correlation;
 use crate::embedded;
 use crate::env::CelEnv;
@@ -48,7 +48,7 @@ pub(crate) fn validate_value(
             ));
         } else {
             let mut pass = CelPass { env, errors: &mut errors };
-            pass.node(node, new, None, old.map(|o| (o, None)), &root, resource);
+            pass.node(node, Values { value: new, val: None, old: old.map(|o| (o, None)) }, &root, resource);
         }
     }
     errors
@@ -266,32 +266,51 @@ fn number(node: &Node, data: f64, path: &Path<'_>, errors: &mut Vec<FieldError>)
             ));
         }
     }
-    if let Some(min) = node.minimum {
-        let (fails, relation) = if node.exclusive_minimum {
-            (data <= min, "greater than")
-        } else {
-            (data < min, "greater than or equal to")
-        };
-        if fails {
+    let bounds = [
+        (node.minimum, node.exclusive_minimum, Bound::Minimum),
+        (node.maximum, node.exclusive_maximum, Bound::Maximum),
+    ];
+    for (limit, exclusive, bound) in bounds {
+        let Some(limit) = limit else { continue };
+        if bound.fails(data, limit, exclusive) {
             errors.push(FieldError::invalid(
                 path.field(),
                 bad(),
-                format!("{} in body should be {relation} {}", path.render(), gofmt::float(min)),
+                format!(
+                    "{} in body should be {} {}",
+                    path.render(),
+                    bound.relation(exclusive),
+                    gofmt::float(limit)
+                ),
             ));
         }
     }
-    if let Some(max) = node.maximum {
-        let (fails, relation) = if node.exclusive_maximum {
-            (data >= max, "less than")
-        } else {
-            (data > max, "less than or equal to")
+}
+
+/// `minimum` or `maximum`, each with its `exclusive…` flag.
+#[derive(Clone, Copy)]
+enum Bound {
+    Minimum,
+    Maximum,
+}
+
+impl Bound {
+    /// Whether `data` is outside the bound: beyond `limit`, or on it when the bound is exclusive.
+    fn fails(self, data: f64, limit: f64, exclusive: bool) -> bool {
+        let beyond = match self {
+            Bound::Minimum => data < limit,
+            Bound::Maximum => data > limit,
         };
-        if fails {
-            errors.push(FieldError::invalid(
-                path.field(),
-                bad(),
-                format!("{} in body should be {relation} {}", path.render(), gofmt::float(max)),
-            ));
+        beyond || (exclusive && data == limit)
+    }
+
+    /// What the value should be to the limit, as kube-openapi words it.
+    fn relation(self, exclusive: bool) -> &'static str {
+        match (self, exclusive) {
+            (Bound::Minimum, true) => "greater than",
+            (Bound::Minimum, false) => "greater than or equal to",
+            (Bound::Maximum, true) => "less than",
+            (Bound::Maximum, false) => "less than or equal to",
         }
     }
 }
@@ -304,21 +323,35 @@ fn array(node: &Node, items: &[Value], old: Option<&Value>, path: &Path<'_>, err
             schema_node(item_node, item, correlate.old_item(node, item), &p, item_node.embedded, errors);
         }
     }
-    let size = items.len() as i64;
-    if let Some(min) = node.min_items
+    errors.extend(size_errors(items.len(), node.min_items, node.max_items, "items", path));
+}
+
+/// `minItems`/`maxItems` or `minProperties`/`maxProperties`: the errors of a `size` below
+/// `min` or above `max`, in that order; `unit` names what is counted.
+fn size_errors(
+    size: usize,
+    min: Option<i64>,
+    max: Option<i64>,
+    unit: &str,
+    path: &Path<'_>,
+) -> Vec<FieldError> {
+    let size = size as i64;
+    let mut errors = Vec::new();
+    if let Some(min) = min
         && size < min
     {
         errors.push(FieldError::invalid(
             path.field(),
             BadValue::int(size),
-            format!("{} in body should have at least {min} items", path.render()),
+            format!("{} in body should have at least {min} {unit}", path.render()),
         ));
     }
-    if let Some(max) = node.max_items
+    if let Some(max) = max
         && size > max
     {
         errors.push(FieldError::too_many(path.field(), size, max));
     }
+    errors
 }
 
 fn enumeration(node: &Node, value: &Value, path: &Path<'_>, errors: &mut Vec<FieldError>) {
@@ -358,21 +391,12 @@ fn object(
     resource: bool,
     errors: &mut Vec<FieldError>,
 ) {
-    let n = map.len() as i64;
-    if let Some(min) = node.min_properties
-        && n < min
+    // A size error is the only one of the object: its fields are not looked at.
+    if let Some(error) = size_errors(map.len(), node.min_properties, node.max_properties, "properties", path)
+        .into_iter()
+        .next()
     {
-        errors.push(FieldError::invalid(
-            path.field(),
-            BadValue::int(n),
-            format!("{} in body should have at least {min} properties", path.render()),
-        ));
-        return;
-    }
-    if let Some(max) = node.max_properties
-        && n > max
-    {
-        errors.push(FieldError::too_many(path.field(), n, max));
+        errors.push(error);
         return;
     }
     node.for_each_child(map, |k, v, child, is_key| {

@@ -298,41 +298,45 @@ mod tests {
         LabelSelector::parse(selector).unwrap_or_else(|e| panic!("{selector}: {e}")).matches(&labels(pairs))
     }
 
+    /// Which selectors match which labels.
     #[test]
-    fn equality_based() {
-        let l = [("app", "web"), ("tier", "frontend")];
-        assert!(matches("app=web", &l));
-        assert!(matches("app==web", &l));
-        assert!(matches("app = web", &l));
-        assert!(!matches("app=db", &l));
-        assert!(matches("app!=db", &l));
-        assert!(matches("missing!=x", &l), "!= matches an absent label");
-        assert!(matches("app=web,tier=frontend", &l));
-        assert!(!matches("app=web,tier=backend", &l));
-    }
-
-    #[test]
-    fn set_based() {
-        let l = [("env", "prod"), ("plugins.camunda.io/cluster", "orders")];
-        assert!(matches("env in (prod, staging)", &l));
-        assert!(!matches("env in (dev)", &l));
-        assert!(matches("env notin (dev,qa)", &l));
-        assert!(matches("other notin (dev)", &l), "notin matches an absent label");
-        assert!(matches("env", &l));
-        assert!(!matches("!env", &l));
-        assert!(matches("!canary", &l));
-        assert!(matches("plugins.camunda.io/cluster=orders", &l));
-        assert!(matches("env in (prod),plugins.camunda.io/cluster", &l));
-    }
-
-    #[test]
-    fn numeric_comparisons() {
-        let l = [("replicas", "3")];
-        assert!(matches("replicas>2", &l));
-        assert!(!matches("replicas>3", &l));
-        assert!(matches("replicas<4", &l));
-        assert!(!matches("missing>1", &l));
-        assert!(!matches("replicas>1", &[("replicas", "many")]));
+    fn matching() {
+        let web: &[(&str, &str)] = &[("app", "web"), ("tier", "frontend")];
+        let prod: &[(&str, &str)] = &[("env", "prod"), ("plugins.camunda.io/cluster", "orders")];
+        let three: &[(&str, &str)] = &[("replicas", "3")];
+        let cases = [
+            // Equality-based.
+            ("app=web", web, true),
+            ("app==web", web, true),
+            ("app = web", web, true),
+            ("app=db", web, false),
+            ("app!=db", web, true),
+            ("missing!=x", web, true), // != matches an absent label
+            ("app=web,tier=frontend", web, true),
+            ("app=web,tier=backend", web, false),
+            // Set-based.
+            ("env in (prod, staging)", prod, true),
+            ("env in (dev)", prod, false),
+            ("env notin (dev,qa)", prod, true),
+            ("other notin (dev)", prod, true), // notin matches an absent label
+            ("env", prod, true),
+            ("!env", prod, false),
+            ("!canary", prod, true),
+            ("plugins.camunda.io/cluster=orders", prod, true),
+            ("env in (prod),plugins.camunda.io/cluster", prod, true),
+            // Numeric comparisons.
+            ("replicas>2", three, true),
+            ("replicas>3", three, false),
+            ("replicas<4", three, true),
+            ("missing>1", three, false),
+            ("replicas>1", &[("replicas", "many")], false),
+            // An empty value is allowed for equality.
+            ("app=", &[("app", "")], true),
+            ("app=", &[("app", "x")], false),
+        ];
+        for (selector, labels, expected) in cases {
+            assert_eq!(matches(selector, labels), expected, "{selector} on {labels:?}");
+        }
     }
 
     #[test]
@@ -341,12 +345,6 @@ mod tests {
         assert!(selector.is_empty());
         assert!(selector.matches(&labels(&[])));
         assert!(LabelSelector::parse("  ").unwrap().is_empty());
-    }
-
-    #[test]
-    fn empty_value_is_allowed_for_equality() {
-        assert!(matches("app=", &[("app", "")]));
-        assert!(!matches("app=", &[("app", "x")]));
     }
 
     #[test]

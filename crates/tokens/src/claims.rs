@@ -1,71 +1,76 @@
-//! The claims of both token kinds, as they appear in the JWT payload.
+//! The claims of each token kind, as they appear in the JWT payload.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// Claims of a UserToken: who signed in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UserClaims {
-    pub iss: String,
-    /// The user id (e.g. `alice`); a DNS-1123 label because it becomes part of a ServiceAccount name.
-    pub sub: String,
-    #[serde(deserialize_with = "one_or_many")]
-    pub aud: Vec<String>,
-    pub iat: i64,
-    pub exp: i64,
-    pub jti: String,
-    pub email: String,
-    pub name: String,
+/// Declares the claims of one token kind: first the registered claims (RFC 7519 §4.1) that every
+/// kind carries and `rules::check_registered` checks for all of them alike, then the kind's own.
+/// One definition, so that the kinds cannot drift apart in those.
+macro_rules! claims {
+    ($(#[$meta:meta])* $name:ident { $($(#[$field_meta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            /// Who signed it: [`crate::ISSUER`].
+            pub iss: String,
+            /// The user id (e.g. `alice`); a DNS-1123 label because it becomes part of a
+            /// ServiceAccount name.
+            pub sub: String,
+            /// The kind's audience, which tells the kinds apart.
+            #[serde(deserialize_with = "one_or_many")]
+            pub aud: Vec<String>,
+            /// Issued at, in Unix seconds.
+            pub iat: i64,
+            /// Expires at, in Unix seconds.
+            pub exp: i64,
+            /// A random id, unique per token.
+            pub jti: String,
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+    };
 }
 
-/// Claims of a PluginToken: a user acting through one plugin installation on one cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PluginClaims {
-    pub iss: String,
-    /// The user id the plugin acts for.
-    pub sub: String,
-    #[serde(deserialize_with = "one_or_many")]
-    pub aud: Vec<String>,
-    pub iat: i64,
-    pub exp: i64,
-    pub jti: String,
-    /// The cluster the token is bound to (lower-case UUID when minted by authn).
-    pub cluster_id: String,
-    /// The PluginInstallation's `metadata.uid`.
-    pub installation_id: String,
-    /// The PluginInstallation's `metadata.name`: names the plugin's namespace `plugin-<name>`.
-    pub installation_name: String,
-    pub plugin_name: String,
-    pub plugin_version: String,
-    pub definition_hash: String,
-    /// The session it was minted in (the UserToken's `jti`): signing out revokes it too.
-    pub sid: String,
+claims! {
+    /// Claims of a UserToken: who signed in.
+    UserClaims {
+        email: String,
+        name: String,
+    }
 }
 
-/// Claims of a frame ticket: lets one plugin frame's first navigation prove, without the
-/// console's session cookie, that this user may open this installation's pages on this
-/// cluster. Single-use, short-lived; plugin-proxy exchanges it for a cookie of that
-/// installation's origin.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FrameTicketClaims {
-    pub iss: String,
-    /// The user id.
-    pub sub: String,
-    #[serde(deserialize_with = "one_or_many")]
-    pub aud: Vec<String>,
-    pub iat: i64,
-    pub exp: i64,
-    /// Unique per ticket: plugin-proxy accepts each one once.
-    pub jti: String,
-    /// The session it was minted in (the UserToken's `jti`).
-    pub sid: String,
-    /// When that session ends (the UserToken's `exp`): the frame's cookie lasts no longer.
-    pub session_exp: i64,
-    /// The cluster (lower-case UUID).
-    pub cluster_id: String,
-    /// The PluginInstallation's `metadata.uid`.
-    pub installation_id: String,
-    /// The PluginInstallation's `metadata.name`: the ticket works on its origin only.
-    pub installation_name: String,
+claims! {
+    /// Claims of a PluginToken: a user acting through one plugin installation on one cluster.
+    PluginClaims {
+        /// The cluster the token is bound to (lower-case UUID when minted by authn).
+        cluster_id: String,
+        /// The PluginInstallation's `metadata.uid`.
+        installation_id: String,
+        /// The PluginInstallation's `metadata.name`: names the plugin's namespace `plugin-<name>`.
+        installation_name: String,
+        plugin_name: String,
+        plugin_version: String,
+        definition_hash: String,
+        /// The session it was minted in (the UserToken's `jti`): signing out revokes it too.
+        sid: String,
+    }
+}
+
+claims! {
+    /// Claims of a frame ticket: lets one plugin frame's first navigation prove, without the
+    /// console's session cookie, that this user may open this installation's pages on this
+    /// cluster. Single-use, short-lived (its `jti` is accepted once); plugin-proxy exchanges it
+    /// for a cookie of that installation's origin.
+    FrameTicketClaims {
+        /// The session it was minted in (the UserToken's `jti`).
+        sid: String,
+        /// When that session ends (the UserToken's `exp`): the frame's cookie lasts no longer.
+        session_exp: i64,
+        /// The cluster (lower-case UUID).
+        cluster_id: String,
+        /// The PluginInstallation's `metadata.uid`.
+        installation_id: String,
+        /// The PluginInstallation's `metadata.name`: the ticket works on its origin only.
+        installation_name: String,
+    }
 }
 
 /// RFC 7519 allows `aud` as a single string or an array; we always sign an array.
