@@ -118,7 +118,16 @@ async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Respo
             let q = ListQuery::parse(&query)?;
             authorize(api, &user, &r.info)?;
             let body = read_body(body, &parts.method).await?;
-            resource(api, &user, &rt, &r.path, r.verb(), &q, &query, &parts.headers, body, parts.method).await
+            if r.path.subresource == "proxy" {
+                return crate::proxy::forward(api, &r.path, parts.method, &parts.headers, &query, body).await;
+            }
+            // The rest answers without waiting; what admission warns about goes out as headers.
+            let (answer, warnings) = crate::warning::recording(|| {
+                resource(api, &user, &rt, &r.path, r.verb(), &q, &query, &parts.headers, &body)
+            });
+            let mut response = answer.unwrap_or_else(IntoResponse::into_response);
+            crate::warning::attach(&mut response, &warnings);
+            Ok(response)
         }
     }
 }
@@ -304,34 +313,10 @@ fn render_one(format: Format, rt: &ResourceType, obj: &Value, include: IncludeOb
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn resource(
-    api: &Api,
-    user: &User,
-    rt: &Arc<ResourceType>,
-    p: &ResourcePath,
-    verb: &str,
-    q: &ListQuery,
-    raw_query: &fundament_kube_core::Query,
-    headers: &HeaderMap,
-    body: bytes::Bytes,
-    method: Method,
-) -> Result<Response, ApiError> {
-    if p.subresource == "proxy" {
-        return crate::proxy::forward(api, p, method, headers, raw_query, body).await;
-    }
-    // The rest answers without waiting; what admission warns about goes out as headers.
-    let (answer, warnings) =
-        crate::warning::recording(|| serve_object(api, user, rt, p, verb, q, raw_query, headers, &body));
-    let mut response = answer.unwrap_or_else(IntoResponse::into_response);
-    crate::warning::attach(&mut response, &warnings);
-    Ok(response)
-}
-
 /// Everything on a resource but the service proxy: reviews, tokens, reads,
 /// watches and writes.
 #[allow(clippy::too_many_arguments)]
-fn serve_object(
+fn resource(
     api: &Api,
     user: &User,
     rt: &Arc<ResourceType>,
