@@ -13,9 +13,13 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde_json::{Value, json};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use fundament_kube_core::headers;
+use fundament_kube_core::{Status, headers};
 
 use crate::cache::Cache;
 use crate::kubereq::KubeRequest;
@@ -113,12 +117,14 @@ impl Upstream {
         })
     }
 
-    async fn call(
+    /// One call of the gateway's own: the answer read as `R`; `None` for a 404;
+    /// the cluster's refusal (its Status message) for any other failure.
+    async fn call<R: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
         body: Option<Value>,
-    ) -> Result<(StatusCode, Value), UpstreamError> {
+    ) -> Result<Option<R>, UpstreamError> {
         let mut req = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
@@ -139,8 +145,14 @@ impl Upstream {
         let status = res.status();
         let bytes =
             res.into_body().collect().await.map_err(|e| UpstreamError::Body(e.to_string()))?.to_bytes();
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Ok((status, value))
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            let message = serde_json::from_slice::<Status>(&bytes).map(|s| s.message).unwrap_or_default();
+            return Err(UpstreamError::Status { status: status.as_u16(), message });
+        }
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| UpstreamError::Body(e.to_string()))
     }
 
     /// A token of `namespace/name`, from the cache until 80 % of its lifetime.
@@ -154,17 +166,20 @@ impl Upstream {
             .tokens
             .get(key, || async {
                 let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token");
-                let (status, v) = self
-                    .call(Method::POST, &path, Some(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 900}})))
-                    .await?;
-                if status == StatusCode::NOT_FOUND {
-                    return Err(UpstreamError::Status { status: 404, message: format!("serviceaccount {namespace}/{name} not found") });
-                }
-                if !status.is_success() {
-                    return Err(UpstreamError::Status { status: status.as_u16(), message: v["message"].as_str().unwrap_or_default().to_string() });
-                }
-                let token = v["status"]["token"].as_str().unwrap_or_default().to_string();
-                let ttl = Duration::from_secs(v["spec"]["expirationSeconds"].as_u64().unwrap_or(600));
+                let request = TokenRequest {
+                    spec: Some(TokenRequestSpec { expiration_seconds: Some(900), ..Default::default() }),
+                    ..Default::default()
+                };
+                let answer: TokenRequest = self.call(Method::POST, &path, Some(to_body(&request)?)).await?.ok_or_else(
+                    // Not cached: the ServiceAccount may appear any moment.
+                    || UpstreamError::Status { status: 404, message: format!("serviceaccount {namespace}/{name} not found") },
+                )?;
+                let token = answer.status.and_then(|s| s.token).filter(|t| !t.is_empty()).ok_or_else(|| {
+                    UpstreamError::Body("the TokenRequest answer has no token".into())
+                })?;
+                // The lifetime the cluster granted, which may be shorter than asked.
+                let seconds = answer.spec.and_then(|s| s.expiration_seconds).and_then(|s| u64::try_from(s).ok()).unwrap_or(600);
+                let ttl = Duration::from_secs(seconds);
                 let fresh = ttl.mul_f64(0.8);
                 Ok((SaToken { token, ttl }, fresh))
             })
@@ -193,29 +208,28 @@ impl Upstream {
         self.reviews
             .get(key, || async {
                 let target = &attrs.target;
-                let body = json!({
-                    "apiVersion": "authorization.k8s.io/v1",
-                    "kind": "SubjectAccessReview",
-                    "spec": {
-                        "user": user,
-                        "groups": groups,
-                        "resourceAttributes": {
-                            "namespace": target.namespace, "verb": attrs.verb, "group": target.group,
-                            "version": target.version, "resource": target.resource,
-                            "subresource": target.subresource, "name": target.name,
-                        },
+                let review = SubjectAccessReview {
+                    spec: SubjectAccessReviewSpec {
+                        user: Some(user.to_string()),
+                        groups: Some(groups.to_vec()),
+                        resource_attributes: Some(ResourceAttributes {
+                            namespace: Some(target.namespace.clone()),
+                            verb: Some(attrs.verb.clone()),
+                            group: Some(target.group.clone()),
+                            version: Some(target.version.clone()),
+                            resource: Some(target.resource.clone()),
+                            subresource: Some(target.subresource.clone()),
+                            name: Some(target.name.clone()),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
                     },
-                });
-                let (status, v) = self
-                    .call(Method::POST, "/apis/authorization.k8s.io/v1/subjectaccessreviews", Some(body))
-                    .await?;
-                if !status.is_success() {
-                    return Err(UpstreamError::Status {
-                        status: status.as_u16(),
-                        message: v["message"].as_str().unwrap_or_default().to_string(),
-                    });
-                }
-                let allowed = v["status"]["allowed"].as_bool() == Some(true);
+                    ..Default::default()
+                };
+                let path = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+                let answer: Option<SubjectAccessReview> =
+                    self.call(Method::POST, path, Some(to_body(&review)?)).await?;
+                let allowed = answer.and_then(|r| r.status).is_some_and(|s| s.allowed);
                 Ok((allowed, Duration::from_secs(if allowed { 10 } else { 2 })))
             })
             .await
@@ -226,15 +240,7 @@ impl Upstream {
         self.installations
             .get(name.to_string(), || async {
                 let path = format!("/apis/plugins.fundament.io/v1/plugininstallations/{name}");
-                let (status, v) = self.call(Method::GET, &path, None).await?;
-                match status {
-                    StatusCode::NOT_FOUND => Ok((None, Duration::from_secs(2))),
-                    s if s.is_success() => Ok((Some(v), Duration::from_secs(2))),
-                    s => Err(UpstreamError::Status {
-                        status: s.as_u16(),
-                        message: v["message"].as_str().unwrap_or_default().to_string(),
-                    }),
-                }
+                Ok((self.call(Method::GET, &path, None).await?, Duration::from_secs(2)))
             })
             .await
     }
@@ -271,15 +277,9 @@ impl Upstream {
     pub async fn installations(&self) -> Result<Vec<Value>, UpstreamError> {
         self.all_installations
             .get((), || async {
-                let (status, v) =
-                    self.call(Method::GET, "/apis/plugins.fundament.io/v1/plugininstallations", None).await?;
-                if !status.is_success() {
-                    return Err(UpstreamError::Status {
-                        status: status.as_u16(),
-                        message: v["message"].as_str().unwrap_or_default().to_string(),
-                    });
-                }
-                Ok((v["items"].as_array().cloned().unwrap_or_default(), Duration::from_secs(2)))
+                let path = "/apis/plugins.fundament.io/v1/plugininstallations";
+                let list: Option<ObjectList> = self.call(Method::GET, path, None).await?;
+                Ok((list.map(|l| l.items).unwrap_or_default(), Duration::from_secs(2)))
             })
             .await
     }
@@ -339,4 +339,16 @@ impl Upstream {
         }
         out.body(Body::new(incoming)).map_err(|e| UpstreamError::Transport(e.to_string()))
     }
+}
+
+/// A list answer; its items as they came (each reader types its kind).
+#[derive(Deserialize)]
+struct ObjectList {
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+/// The JSON body of a call.
+fn to_body(object: &impl serde::Serialize) -> Result<Value, UpstreamError> {
+    serde_json::to_value(object).map_err(|e| UpstreamError::Body(e.to_string()))
 }

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
 
 use fundament_plugin_origin::PluginHost;
+use fundament_plugin_types::PluginInstallation;
 
 use crate::PluginProxy;
 
@@ -77,7 +78,8 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
         return plain(StatusCode::FORBIDDEN, "permission denied");
     };
     match up.installation(&claims.installation_name).await {
-        Ok(Some(i)) if i["metadata"]["uid"].as_str() == Some(claims.installation_id.as_str()) => {}
+        Ok(Some(i))
+            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) => {}
         Ok(_) => return plain(StatusCode::FORBIDDEN, "installation_id mismatch"),
         Err(e) => {
             tracing::warn!(error = %e, "plugin-proxy: installation lookup failed");
