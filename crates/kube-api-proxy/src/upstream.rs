@@ -162,33 +162,35 @@ impl Upstream {
         name: &str,
     ) -> Result<Option<SaToken>, UpstreamError> {
         let key = (namespace.to_string(), name.to_string());
-        let fetched = self
-            .tokens
-            .get(key, || async {
-                let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token");
-                let request = TokenRequest {
-                    spec: Some(TokenRequestSpec { expiration_seconds: Some(900), ..Default::default() }),
-                    ..Default::default()
-                };
-                let answer: TokenRequest = self.call(Method::POST, &path, Some(to_body(&request)?)).await?.ok_or_else(
-                    // Not cached: the ServiceAccount may appear any moment.
-                    || UpstreamError::Status { status: 404, message: format!("serviceaccount {namespace}/{name} not found") },
-                )?;
-                let token = answer.status.and_then(|s| s.token).filter(|t| !t.is_empty()).ok_or_else(|| {
-                    UpstreamError::Body("the TokenRequest answer has no token".into())
-                })?;
-                // The lifetime the cluster granted, which may be shorter than asked.
-                let seconds = answer.spec.and_then(|s| s.expiration_seconds).and_then(|s| u64::try_from(s).ok()).unwrap_or(600);
-                let ttl = Duration::from_secs(seconds);
-                let fresh = ttl.mul_f64(0.8);
-                Ok((SaToken { token, ttl }, fresh))
-            })
-            .await;
+        let fetched = self.tokens.get(key, || self.request_token(namespace, name)).await;
         match fetched {
             Ok(t) => Ok(Some(t)),
             Err(UpstreamError::Status { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// A TokenRequest for `namespace/name`, and how long it stays fresh. A missing
+    /// ServiceAccount is an error, so that it is not cached: it may appear any moment.
+    async fn request_token(&self, namespace: &str, name: &str) -> Result<(SaToken, Duration), UpstreamError> {
+        let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token");
+        let request = TokenRequest {
+            spec: Some(TokenRequestSpec { expiration_seconds: Some(900), ..Default::default() }),
+            ..Default::default()
+        };
+        let missing = || UpstreamError::Status {
+            status: 404,
+            message: format!("serviceaccount {namespace}/{name} not found"),
+        };
+        let answer: TokenRequest =
+            self.call(Method::POST, &path, Some(to_body(&request)?)).await?.ok_or_else(missing)?;
+        let token = answer.status.and_then(|s| s.token).filter(|t| !t.is_empty());
+        let token =
+            token.ok_or_else(|| UpstreamError::Body("the TokenRequest answer has no token".into()))?;
+        // The lifetime the cluster granted, which may be shorter than asked.
+        let granted = answer.spec.and_then(|s| s.expiration_seconds).and_then(|s| u64::try_from(s).ok());
+        let ttl = Duration::from_secs(granted.unwrap_or(600));
+        Ok((SaToken { token, ttl }, ttl.mul_f64(0.8)))
     }
 
     /// Forgets a cached token the cluster no longer accepts.

@@ -79,7 +79,8 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     };
     match up.installation(&claims.installation_name).await {
         Ok(Some(i))
-            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) => {}
+            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) => {
+        }
         Ok(_) => return plain(StatusCode::FORBIDDEN, "installation_id mismatch"),
         Err(e) => {
             tracing::warn!(error = %e, "plugin-proxy: installation lookup failed");
