@@ -5,6 +5,7 @@
 //! the first error, the linter reports them all. The §6.1 checks come first,
 //! with upstream's exact messages, so the catalog's first error reads as it did.
 
+use fundament_plugin_types::outline::DefinitionOutline;
 use serde_json::Value;
 
 use crate::lint::Finding;
@@ -99,44 +100,42 @@ pub(crate) fn check(doc: &Value) -> Vec<Finding> {
 /// The checks of upstream's `ParseDefinition`, with its messages (except that
 /// a missing image is a warning: development definitions have none).
 fn check_required(doc: &Value, out: &mut Vec<Finding>) {
-    // A present value of the wrong type is left to the shape walk.
-    let text = |v: &Value| match v {
-        Value::Null => Some(String::new()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    };
-    if let Some(v) = text(&doc["apiVersion"]).filter(|v| v != API_VERSION) {
+    // A present value of the wrong type (no text) is left to the shape walk.
+    let outline = DefinitionOutline::read(doc);
+    if let Some(v) = outline.api_version.text().filter(|v| *v != API_VERSION) {
         out.push(Finding::error(
             "apiVersion",
             format!("unsupported apiVersion {v:?}, expected {API_VERSION:?}"),
         ));
     }
-    if let Some(k) = text(&doc["kind"]).filter(|k| k != KIND) {
+    if let Some(k) = outline.kind.text().filter(|k| *k != KIND) {
         out.push(Finding::error("kind", format!("unsupported kind {k:?}, expected {KIND:?}")));
     }
-    for field in ["name", "version"] {
-        if text(&doc["metadata"][field]).is_some_and(|v| v.is_empty()) {
+    let metadata = outline.metadata();
+    for (field, value) in [("name", &metadata.name), ("version", &metadata.version)] {
+        if value.text().is_some_and(str::is_empty) {
             out.push(Finding::error(
                 format!("metadata.{field}"),
                 format!("plugin definition is missing required field metadata.{field}"),
             ));
         }
     }
-    if doc["spec"].is_null() {
+    if outline.spec.is_absent() {
         out.push(Finding::error("spec", "plugin definition is missing required field spec"));
         return;
     }
-    match text(&doc["spec"]["image"]) {
-        Some(image) if image.is_empty() => out.push(Finding::warning("spec.image", IMAGE_NEEDED)),
-        Some(image) if !is_digest_reference(&image) => out.push(Finding::error(
+    let spec = outline.spec();
+    match spec.image.text() {
+        Some("") => out.push(Finding::warning("spec.image", IMAGE_NEEDED)),
+        Some(image) if !is_digest_reference(image) => out.push(Finding::error(
             "spec.image",
             format!("spec.image {image:?} must be a digest reference (repo@sha256:<64 hex chars>), not a mutable tag"),
         )),
         _ => {}
     }
-    if let Some(policy) = text(&doc["spec"]["imagePullPolicy"])
+    if let Some(policy) = spec.image_pull_policy.text()
         && !policy.is_empty()
-        && !PULL_POLICIES.contains(&policy.as_str())
+        && !PULL_POLICIES.contains(&policy)
     {
         out.push(Finding::error(
             "spec.imagePullPolicy",

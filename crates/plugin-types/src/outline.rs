@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::{CustomComponents, DefinitionMetadata, KindGuide, MenuItem, RbacRule};
+use crate::{CustomComponents, KindGuide, MenuItem, RbacRule};
 
 /// One part of a document, read on its own.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,6 +39,17 @@ impl<T> Lenient<T> {
 
     pub fn is_absent(&self) -> bool {
         matches!(self, Lenient::Absent)
+    }
+}
+
+impl Lenient<String> {
+    /// The text, `""` where it is absent; `None` where it is not a string.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Lenient::Absent => Some(""),
+            Lenient::Read(text) => Some(text),
+            Lenient::Malformed => None,
+        }
     }
 }
 
@@ -81,9 +92,11 @@ impl<T> Entries<T> {
 
 /// A plugin definition read part by part.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct DefinitionOutline {
-    pub metadata: Lenient<DefinitionMetadata>,
+    pub api_version: Lenient<String>,
+    pub kind: Lenient<String>,
+    pub metadata: Lenient<MetadataOutline>,
     pub spec: Lenient<SpecOutline>,
 }
 
@@ -93,16 +106,32 @@ impl DefinitionOutline {
         DefinitionOutline::deserialize(document).unwrap_or_default()
     }
 
+    /// `metadata`, or an empty one where it is absent or not a mapping.
+    pub fn metadata(&self) -> MetadataOutline {
+        self.metadata.get().cloned().unwrap_or_default()
+    }
+
     /// `spec`, or an empty one where it is absent or not a mapping.
     pub fn spec(&self) -> SpecOutline {
         self.spec.get().cloned().unwrap_or_default()
     }
 }
 
+/// The parts of `metadata` that rules read: the name and version end up in
+/// resource names and URLs.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MetadataOutline {
+    pub name: Lenient<String>,
+    pub version: Lenient<String>,
+}
+
 /// `spec`, section by section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SpecOutline {
+    pub image: Lenient<String>,
+    pub image_pull_policy: Lenient<String>,
     pub permissions: Lenient<PermissionsOutline>,
     pub menu: Lenient<MenuOutline>,
     pub crds: Items<String>,
@@ -158,10 +187,12 @@ mod tests {
                 "customComponents": {"A": {"list": "a.html"}, "B": "x"},
                 "permissions": null,
                 "allowedResources": [{"group": "", "verbs": ["get", 1]}],
-                "guides": 7
+                "guides": 7,
+                "image": 5
             }
         }));
-        assert_eq!(outline.metadata.get().map(|m| m.name.as_str()), Some("demo"));
+        assert_eq!(outline.metadata().name.text(), Some("demo"));
+        assert_eq!((outline.api_version.text(), outline.kind.text()), (Some(""), Some("")));
         let spec = outline.spec();
         assert_eq!(
             spec.crds.items().collect::<Vec<_>>(),
@@ -180,6 +211,7 @@ mod tests {
         assert_eq!(entry.verbs.items().map(|(i, v)| (i, v.as_str())).collect::<Vec<_>>(), [(0, "get")]);
         assert!(entry.verbs.has_items());
         assert_eq!(spec.guides, Lenient::Malformed);
+        assert_eq!((spec.image.text(), spec.image_pull_policy.text()), (None, Some("")));
     }
 
     #[test]
@@ -187,7 +219,7 @@ mod tests {
         for document in [json!(null), json!("x"), json!([1]), json!({"spec": "x", "metadata": 1})] {
             let outline = DefinitionOutline::read(&document);
             assert_eq!(outline.spec(), SpecOutline::default());
-            assert!(outline.metadata.get().is_none());
+            assert_eq!(outline.metadata(), MetadataOutline::default());
         }
     }
 }

@@ -1,19 +1,18 @@
 //! `metadata`: the name and version end up in resource names and URLs.
 
 use fundament_kube_core::validation::is_dns1123_label;
-use fundament_plugin_types::DefinitionMetadata;
-use fundament_plugin_types::outline::Lenient;
+use fundament_plugin_types::outline::MetadataOutline;
 
 use super::Finding;
 
 /// `metadata.name` names the installation (`<organization>--<name>`) and the
 /// namespace `plugin-<installation>`, so it must be a DNS label; the version is
 /// a path segment of every plugin page URL.
-pub(super) fn check(metadata: &Lenient<DefinitionMetadata>, out: &mut Vec<Finding>) {
-    // Metadata of the wrong shape was reported by the schema check; missing
-    // fields (empty here) are its business too.
-    let Some(metadata) = metadata.get() else { return };
-    let (name, version) = (metadata.name.as_str(), metadata.version.as_str());
+pub(super) fn check(metadata: &MetadataOutline, out: &mut Vec<Finding>) {
+    // Values of the wrong type were reported by the schema check; missing ones
+    // (empty here) are its business too.
+    let (name, version) =
+        (metadata.name.text().unwrap_or_default(), metadata.version.text().unwrap_or_default());
     if !name.is_empty() && !is_dns1123_label(name) {
         out.push(Finding::error(
             "metadata.name",

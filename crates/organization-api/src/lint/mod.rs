@@ -104,7 +104,7 @@ fn lint_document(dir: &Path, doc: &Value) -> Vec<Finding> {
     }
     let outline = DefinitionOutline::read(doc);
     let spec = outline.spec();
-    metadata::check(&outline.metadata, &mut out);
+    metadata::check(&outline.metadata(), &mut out);
     if let Some(permissions) = spec.permissions.get() {
         rbac::check(&permissions.rbac, &mut out);
     }
