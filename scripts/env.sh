@@ -34,3 +34,18 @@ if [ "${FUNDAMENT_TOOLCHAIN:-}" = "debian" ] || [ -f "$FUNDAMENT_TOOLS_DIR/toolc
 fi
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Installs Debian packages that are not installed yet (apt-get update once per run).
+apt_updated=false
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  if ! $apt_updated; then $sudo apt-get update -qq; apt_updated=true; fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
