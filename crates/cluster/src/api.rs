@@ -404,7 +404,7 @@ fn resource(
                 &options["preconditions"],
                 WriteOptions { dry_run, ..opts },
             )?;
-            if rt.crd.is_some() || gone["metadata"]["deletionTimestamp"].is_string() {
+            if rt.crd.is_some() || crate::object::is_terminating(&gone) {
                 return Ok(json_response(StatusCode::OK, &gone));
             }
             Ok(json_response(

@@ -170,7 +170,7 @@ impl Cluster {
     ) -> Result<Value, ApiError> {
         let mut obj = prepare_body(rt, ns, body, true)?;
         if opts.origin == Origin::Api {
-            if !obj["metadata"]["resourceVersion"].as_str().unwrap_or_default().is_empty() {
+            if !object::resource_version(&obj).is_empty() {
                 return Err(ApiError::bad_request(
                     "resourceVersion should not be set on objects to be created",
                 ));
@@ -178,9 +178,8 @@ impl Cluster {
             strategy::for_type(rt).prepare_for_create(rt, &mut obj);
         }
         let mut state = self.write();
-        if obj["metadata"]["name"].as_str().unwrap_or_default().is_empty()
-            && let Some(prefix) = obj["metadata"]["generateName"].as_str().map(String::from)
-        {
+        if object::name(&obj).is_empty() && !object::generate_name(&obj).is_empty() {
+            let prefix = object::generate_name(&obj).to_string();
             let generated = generate_name(&prefix, |n| state.store.get(&rt.storage_key(), ns, n).is_some());
             metadata_mut(rt, &mut obj)?.insert("name".into(), Value::String(generated));
         }
@@ -192,7 +191,7 @@ impl Cluster {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
         self.check_new(&state, rt, &mut obj, None, "", user, opts)?;
-        if opts.origin == Origin::Api || obj["metadata"]["creationTimestamp"].as_str().is_none() {
+        if opts.origin == Origin::Api || object::creation_timestamp(&obj).is_empty() {
             metadata_mut(rt, &mut obj)?.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
         }
         let meta = metadata_mut(rt, &mut obj)?;
@@ -303,7 +302,7 @@ impl Cluster {
         if opts.dry_run {
             return Ok(at_version(&obj, rt));
         }
-        let finished = obj["metadata"]["deletionTimestamp"].is_string()
+        let finished = object::is_terminating(&obj)
             && obj["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
         if finished {
             // The last finalizer went: the object goes as a delete would take it.
@@ -398,7 +397,7 @@ impl Cluster {
         }
         let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
         if has_finalizers {
-            if old["metadata"]["deletionTimestamp"].is_string() {
+            if object::is_terminating(&old) {
                 return Ok(at_version(&old, rt));
             }
             let mut marked = (*old).clone();
@@ -580,7 +579,7 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
     causes.extend(fields::expect_elements(&obj, &["metadata", "finalizers"], "string"));
     causes.extend(fields::expect_elements(&obj, &["metadata", "ownerReferences"], "object"));
     if !causes.is_empty() {
-        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let name = object::name(&obj).to_string();
         return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
     }
     let meta = metadata_mut(rt, &mut obj)?;
@@ -596,10 +595,7 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
     } else {
         meta.remove("namespace");
     }
-    if creating
-        && object::name(&obj).is_empty()
-        && obj["metadata"]["generateName"].as_str().is_none_or(str::is_empty)
-    {
+    if creating && object::name(&obj).is_empty() && object::generate_name(&obj).is_empty() {
         return Err(status::invalid(rt, "", object::name_required()));
     }
     Ok(obj)

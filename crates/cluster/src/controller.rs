@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::authn::User;
 use crate::cluster::{Cluster, WriteOptions, now_rfc3339};
+use crate::object;
 use crate::status::ApiError;
 use crate::store::EventType;
 
@@ -85,7 +86,7 @@ impl Definitions {
 
 fn create_or_keep(cluster: &Cluster, api_version: &str, kind: &str, obj: Value) -> Result<(), ApiError> {
     let rt = cluster.registry().by_kind(api_version, kind).cloned().ok_or_else(ApiError::no_route)?;
-    let ns = obj["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+    let ns = object::namespace(&obj).to_string();
     match cluster.create(&User::system(), &rt, &ns, obj, WriteOptions::SYSTEM) {
         Ok(_) => Ok(()),
         Err(e) if e.reason == "AlreadyExists" => Ok(()),
@@ -204,7 +205,7 @@ pub fn spawn(cluster: Arc<Cluster>, definitions: Definitions) -> tokio::task::Jo
                 continue;
             }
             let obj = &change.object;
-            let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let name = object::name(obj).to_string();
             let result = match change.kind {
                 EventType::Deleted => teardown(&cluster, &name),
                 _ => reconcile(&cluster, &definitions, obj),
@@ -228,7 +229,7 @@ fn failed(reason: &str, message: String) -> Value {
 
 fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Result<(), ApiError> {
     let phase = obj["status"]["phase"].as_str();
-    if matches!(phase, Some("Running" | "Failed")) || obj["metadata"]["deletionTimestamp"].is_string() {
+    if matches!(phase, Some("Running" | "Failed")) || object::is_terminating(obj) {
         return Ok(());
     }
     let rt = cluster
@@ -241,7 +242,7 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
     let (name, status) = match PluginInstallation::from_value(obj) {
         // Without a definitionRef there is no definition to find; the name is read on its own for the update.
         Err(e) => (
-            obj["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+            object::name(obj).to_string(),
             failed("DefinitionNotFound", format!("plugin definition not found: {e}")),
         ),
         Ok(installation) => {

@@ -66,7 +66,7 @@ pub fn load_file(cluster: &Cluster, path: &Path) -> Result<usize, FixtureError> 
     for (index, doc) in docs.into_iter().enumerate() {
         let api_version = doc["apiVersion"].as_str().unwrap_or_default().to_string();
         let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-        let name = doc["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let name = crate::object::name(&doc).to_string();
         let fail = |detail: String| FixtureError::Object {
             path: path.to_path_buf(),
             index,
@@ -78,7 +78,12 @@ pub fn load_file(cluster: &Cluster, path: &Path) -> Result<usize, FixtureError> 
             fail(format!("no kind {kind} in {api_version} is served (is its CRD loaded first?)"))
         })?;
         let ns = if rt.namespaced {
-            doc["metadata"]["namespace"].as_str().unwrap_or("default").to_string()
+            // As kubectl does: a namespaced object without one goes to `default`.
+            match crate::object::namespace(&doc) {
+                "" => "default",
+                ns => ns,
+            }
+            .to_string()
         } else {
             String::new()
         };

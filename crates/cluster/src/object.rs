@@ -7,16 +7,22 @@ use serde_json::Value;
 use crate::fields;
 use crate::status::Cause;
 
+/// A text field of `metadata`; empty where absent or not a string (the
+/// write path refuses such objects before they are stored).
+fn text<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj["metadata"][field].as_str().unwrap_or_default()
+}
+
 pub fn name(obj: &Value) -> &str {
-    obj["metadata"]["name"].as_str().unwrap_or_default()
+    text(obj, "name")
 }
 
 pub fn namespace(obj: &Value) -> &str {
-    obj["metadata"]["namespace"].as_str().unwrap_or_default()
+    text(obj, "namespace")
 }
 
 pub fn uid(obj: &Value) -> &str {
-    obj["metadata"]["uid"].as_str().unwrap_or_default()
+    text(obj, "uid")
 }
 
 pub fn labels(obj: &Value) -> BTreeMap<String, String> {
@@ -30,7 +36,21 @@ pub fn string_map(v: &Value) -> BTreeMap<String, String> {
 }
 
 pub fn resource_version(obj: &Value) -> &str {
-    obj["metadata"]["resourceVersion"].as_str().unwrap_or_default()
+    text(obj, "resourceVersion")
+}
+
+pub fn generate_name(obj: &Value) -> &str {
+    text(obj, "generateName")
+}
+
+/// RFC 3339; empty until the cluster has stored the object.
+pub fn creation_timestamp(obj: &Value) -> &str {
+    text(obj, "creationTimestamp")
+}
+
+/// Whether a delete waits for the object's finalizers.
+pub fn is_terminating(obj: &Value) -> bool {
+    obj["metadata"]["deletionTimestamp"].is_string()
 }
 
 use fundament_kube_core::validation;

@@ -280,7 +280,7 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
         errors.push(crd_error("spec.names.kind", "Required value"));
     }
     let expected = format!("{plural}.{group}");
-    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    let name = crate::object::name(crd);
     if !plural.is_empty() && !group.is_empty() && name != expected {
         errors.push(crd_error(
             "metadata.name",

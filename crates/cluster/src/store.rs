@@ -94,8 +94,8 @@ impl Store {
 
     /// Stores `object` (already stamped with `rv`) and logs the change.
     pub fn put(&mut self, key: &StorageKey, rv: u64, object: Value) -> Arc<Change> {
-        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let ns = crate::object::namespace(&object).to_string();
+        let name = crate::object::name(&object).to_string();
         let object = Arc::new(object);
         let old = self.objects.entry(key.clone()).or_default().insert((ns, name), Arc::clone(&object));
         let kind = if old.is_some() { EventType::Modified } else { EventType::Added };

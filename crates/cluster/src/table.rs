@@ -189,10 +189,8 @@ pub fn cells(rt: &ResourceType, obj: &Value, now: OffsetDateTime) -> Vec<Value> 
     if let Some(crd) = &rt.crd {
         return fundament_jsonpath::row_cells(&crd.columns, obj, now);
     }
-    let name = json!(obj["metadata"]["name"].as_str().unwrap_or_default());
-    let age = || {
-        json!(fundament_jsonpath::age(obj["metadata"]["creationTimestamp"].as_str().unwrap_or_default(), now))
-    };
+    let name = json!(crate::object::name(obj));
+    let age = || json!(fundament_jsonpath::age(crate::object::creation_timestamp(obj), now));
     let count = |v: &Value| v.as_object().map_or(0, |m| m.len());
     match rt.builtin {
         Some(Builtin::Namespace) => {
@@ -235,7 +233,7 @@ pub fn cells(rt: &ResourceType, obj: &Value, now: OffsetDateTime) -> Vec<Value> 
                 ts("lastTimestamp"),
                 ts("eventTime"),
                 ts("firstTimestamp"),
-                obj["metadata"]["creationTimestamp"].as_str().unwrap_or_default().to_string(),
+                crate::object::creation_timestamp(obj).to_string(),
             ]
             .into_iter()
             .find(|s| !s.is_empty())
