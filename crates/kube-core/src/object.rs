@@ -150,8 +150,9 @@ impl DynamicObject {
     }
 }
 
-/// An explicit `null` is an absent field, as the API server decodes it.
-fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+/// An explicit `null` is an absent field, as the API server decodes it (and as
+/// plugin-types reads definitions and installations).
+pub fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

@@ -6,13 +6,7 @@ use serde_json::Value;
 
 /// An explicit `null` is an absent field (as the definition schema and
 /// upstream's decoder treat it): the default.
-pub(crate) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
+pub(crate) use fundament_kube_core::object::null_default;
 
 /// A value of the wrong type reads as the default. For fields that only
 /// inform (an installation's phase, message and labels): a reader that indexed
