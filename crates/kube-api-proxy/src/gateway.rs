@@ -213,6 +213,9 @@ async fn forward(
     let target = &judged.target;
     let (parts, body) = req.into_parts();
     let failed = |e: crate::upstream::UpstreamError| {
+        if let crate::upstream::UpstreamError::TooLarge { limit } = e {
+            return Status::too_large(limit);
+        }
         tracing::warn!(error = %e, "forwarding failed");
         Status::bad_gateway("failed to contact the Kubernetes API")
     };

@@ -2,19 +2,18 @@
 //! and the calls the gateway makes itself with the cluster's admin
 //! credentials (TokenRequest, SubjectAccessReview, PluginInstallation reads).
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
+use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -28,15 +27,25 @@ use crate::kubereq::KubeRequest;
 pub enum UpstreamError {
     #[error("the cluster's CA certificate is not usable: {0}")]
     Ca(String),
+    #[error("the kubeconfig {path} is not usable: {detail}")]
+    Kubeconfig { path: String, detail: String },
+    #[error(
+        "the kubeconfig of {server} turns off verification of the server's certificate (insecure-skip-tls-verify); allow it only for a throw-away cluster, with --allow-insecure-kubeconfig or FUNDAMENT_ALLOW_INSECURE_KUBECONFIG=true"
+    )]
+    Insecure { server: String },
+    #[error("cannot set up the connection to {server}: {detail}")]
+    Client { server: String, detail: String },
     #[error("cannot reach the cluster: {0}")]
     Transport(String),
     #[error("the cluster answered {status}: {message}")]
     Status { status: u16, message: String },
     #[error("the cluster's answer could not be read: {0}")]
     Body(String),
+    #[error("the request body is larger than {limit} bytes")]
+    TooLarge { limit: usize },
 }
 
-/// How to reach one cluster's API server.
+/// How to reach the embedded cluster's API server (mock mode).
 #[derive(Debug, Clone)]
 pub struct UpstreamConfig {
     /// `https://localhost:8090`
@@ -48,6 +57,83 @@ pub struct UpstreamConfig {
     pub admin_token: String,
 }
 
+impl UpstreamConfig {
+    /// The same as a kube-rs configuration: one way to reach every cluster.
+    pub fn kube_config(&self) -> Result<kube::Config, UpstreamError> {
+        let url = self.url.parse().map_err(|e| UpstreamError::Client {
+            server: self.url.clone(),
+            detail: format!("not a URL: {e}"),
+        })?;
+        let mut roots = Vec::new();
+        let mut reader = std::io::Cursor::new(self.ca_pem.as_bytes());
+        for cert in rustls_pemfile::certs(&mut reader) {
+            roots.push(cert.map_err(|e| UpstreamError::Ca(e.to_string()))?.to_vec());
+        }
+        if roots.is_empty() {
+            return Err(UpstreamError::Ca("no certificate in the PEM".into()));
+        }
+        let mut config = kube::Config::new(url);
+        config.root_cert = Some(roots);
+        config.auth_info.token = Some(self.admin_token.clone().into());
+        Ok(config)
+    }
+}
+
+/// Whether a kubeconfig may turn off the verification of its server's certificate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServerVerification {
+    /// `insecure-skip-tls-verify` is refused.
+    #[default]
+    Required,
+    /// `insecure-skip-tls-verify` is honoured (and logged once, when the connection is set up).
+    SkipAllowed,
+}
+
+/// Reads the kubeconfig at `path` (its current context) as kube-rs does: tokens, token files,
+/// client certificates, exec credential plugins, CA data and files, tls-server-name, proxy-url.
+pub async fn load_kubeconfig(path: &Path) -> Result<kube::Config, UpstreamError> {
+    let failed = |detail: String| UpstreamError::Kubeconfig { path: path.display().to_string(), detail };
+    let kubeconfig = Kubeconfig::read_from(path).map_err(|e| failed(e.to_string()))?;
+    let config = kube_config_of(kubeconfig).await.map_err(failed)?;
+    if let Some(file) = &config.auth_info.token_file {
+        check_token_file(Path::new(file)).map_err(failed)?;
+    }
+    Ok(config)
+}
+
+/// kube-rs sends a token file's text as it is (client-go trims it): a token followed by a
+/// newline would be refused as an invalid header at the first call, so it is refused here.
+fn check_token_file(file: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
+    if text.trim() != text || text.is_empty() {
+        return Err(format!(
+            "the token file {} is empty or has white space around the token (a trailing newline?): write the token alone, e.g. with printf '%s'",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A kubeconfig already read (e.g. one a garden issued), as kube-rs configures it.
+pub async fn kube_config_of(kubeconfig: Kubeconfig) -> Result<kube::Config, String> {
+    kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The same server, trusted the same way, but with no identity at all: no client
+/// certificate, token, exec plugin, basic auth or impersonation. Forwarded requests go out on
+/// it carrying only the ServiceAccount token they are given, so the kubeconfig's own
+/// (often admin) identity can never authenticate a user's or a plugin's call — an API server
+/// authenticates a client certificate before it looks at a bearer token.
+pub fn anonymous(config: &kube::Config) -> kube::Config {
+    let mut anonymous = config.clone();
+    anonymous.auth_info = AuthInfo::default();
+    anonymous.headers.clear();
+    anonymous
+}
+
 /// A ServiceAccount token and how long it is good for.
 #[derive(Debug, Clone)]
 pub struct SaToken {
@@ -56,9 +142,13 @@ pub struct SaToken {
 }
 
 pub struct Upstream {
-    base: String,
-    client: Client<HttpsConnector<HttpConnector>, Body>,
-    admin_token: HeaderValue,
+    server: String,
+    /// The kubeconfig's identity: the gateway's own calls only.
+    own: kube::Client,
+    /// No identity ([`anonymous`]): every forwarded request.
+    forwarding: kube::Client,
+    /// How many calls went out on the gateway's own identity (round trips a request cost).
+    own_calls: AtomicU64,
     tokens: Cache<(String, String), SaToken>,
     reviews: Cache<(String, KubeRequest), bool>,
     installations: Cache<String, Option<Value>>,
@@ -69,6 +159,8 @@ pub struct Upstream {
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a fetched page may pause between two chunks.
 const BODY_IDLE: Duration = Duration::from_secs(30);
+/// The largest request body passed on: kube-apiserver's own limit (3 MiB).
+pub const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
 
 /// Besides the headers no proxy passes on ([`headers::NOT_FORWARDED`]), the
 /// browser page's own: where a call comes from is the gateway's judgement
@@ -80,41 +172,89 @@ fn crosses(name: &http::HeaderName) -> bool {
     headers::is_forwarded(name.as_str()) && !PAGE_HEADERS.contains(&name.as_str())
 }
 
+fn transport(e: kube::Error) -> UpstreamError {
+    UpstreamError::Transport(e.to_string())
+}
+
+/// A request body, read whole (kube-rs sends bodies it holds) up to [`MAX_REQUEST_BODY`],
+/// with at most [`BODY_IDLE`] between two chunks.
+async fn buffered(mut body: Body) -> Result<Bytes, UpstreamError> {
+    let mut whole = bytes::BytesMut::new();
+    loop {
+        let frame = tokio::time::timeout(BODY_IDLE, body.frame()).await.map_err(|_| {
+            UpstreamError::Transport(format!("the request body went quiet for {} s", BODY_IDLE.as_secs()))
+        })?;
+        let Some(frame) = frame else { return Ok(whole.freeze()) };
+        let frame =
+            frame.map_err(|e| UpstreamError::Transport(format!("the request body broke off: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if whole.len() + data.len() > MAX_REQUEST_BODY {
+                return Err(UpstreamError::TooLarge { limit: MAX_REQUEST_BODY });
+            }
+            whole.extend_from_slice(&data);
+        }
+    }
+}
+
 impl Upstream {
+    /// The embedded cluster, reached with its CA and admin token.
     pub fn new(config: &UpstreamConfig) -> Result<Self, UpstreamError> {
-        let mut roots = rustls::RootCertStore::empty();
-        let mut reader = std::io::Cursor::new(config.ca_pem.as_bytes());
-        for cert in rustls_pemfile::certs(&mut reader) {
-            let cert = cert.map_err(|e| UpstreamError::Ca(e.to_string()))?;
-            roots.add(cert).map_err(|e| UpstreamError::Ca(e.to_string()))?;
+        Self::from_kube_config(config.kube_config()?, ServerVerification::Required)
+    }
+
+    /// A cluster as a kube-rs configuration describes it (a kubeconfig's current context).
+    pub fn from_kube_config(
+        mut config: kube::Config,
+        verification: ServerVerification,
+    ) -> Result<Self, UpstreamError> {
+        let server = config.cluster_url.to_string();
+        if config.accept_invalid_certs {
+            if verification == ServerVerification::Required {
+                return Err(UpstreamError::Insecure { server });
+            }
+            tracing::warn!(%server, "the cluster's certificate is NOT verified (insecure-skip-tls-verify allowed by --allow-insecure-kubeconfig)");
         }
-        if roots.is_empty() {
-            return Err(UpstreamError::Ca("no certificate in the PEM".into()));
-        }
-        let tls =
-            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map_err(|e| UpstreamError::Ca(e.to_string()))?
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .enable_http1()
-            .enable_http2()
-            .build();
-        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(64).build(connector);
-        let admin_token = HeaderValue::from_str(&format!("Bearer {}", config.admin_token))
-            .map_err(|_| UpstreamError::Ca("the admin token is not a valid header value".into()))?;
+        // Retries are the caller's decision: a forwarded POST must never be sent twice.
+        config.default_retry = false;
+        let client = |config: kube::Config| {
+            kube::Client::try_from(config)
+                .map_err(|e| UpstreamError::Client { server: server.clone(), detail: e.to_string() })
+        };
+        let forwarding = client(anonymous(&config))?;
+        let own = client(config)?;
         Ok(Self {
-            base: config.url.trim_end_matches('/').to_string(),
-            client,
-            admin_token,
+            server: server.clone(),
+            own,
+            forwarding,
+            own_calls: AtomicU64::new(0),
             tokens: Cache::new(10_000),
             reviews: Cache::new(50_000),
             installations: Cache::new(10_000),
             all_installations: Cache::new(1),
         })
+    }
+
+    /// The API server's URL, for messages and logs.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// How many requests went out on the gateway's own identity so far.
+    pub fn own_calls(&self) -> u64 {
+        self.own_calls.load(Ordering::Relaxed)
+    }
+
+    /// Sends `req` as the gateway itself, waiting at most `wait` for the answer's head.
+    async fn send_own(
+        &self,
+        req: http::Request<kube::client::Body>,
+        wait: Duration,
+    ) -> Result<http::Response<kube::client::Body>, UpstreamError> {
+        self.own_calls.fetch_add(1, Ordering::Relaxed);
+        tokio::time::timeout(wait, self.own.send(req))
+            .await
+            .map_err(|_| UpstreamError::Transport("timeout".into()))?
+            .map_err(transport)
     }
 
     /// One call of the gateway's own: the answer read as `R`; `None` for a 404;
@@ -125,26 +265,19 @@ impl Upstream {
         path: &str,
         body: Option<Value>,
     ) -> Result<Option<R>, UpstreamError> {
-        let mut req = http::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, self.admin_token.clone())
-            .header(header::ACCEPT, "application/json");
+        let mut req =
+            http::Request::builder().method(method).uri(path).header(header::ACCEPT, "application/json");
         let body = match body {
             Some(v) => {
                 req = req.header(header::CONTENT_TYPE, "application/json");
-                Body::from(v.to_string())
+                kube::client::Body::from(v.to_string().into_bytes())
             }
-            None => Body::empty(),
+            None => kube::client::Body::empty(),
         };
         let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let res = tokio::time::timeout(Duration::from_secs(15), self.client.request(req))
-            .await
-            .map_err(|_| UpstreamError::Transport("timeout".into()))?
-            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = self.send_own(req, Duration::from_secs(15)).await?;
         let status = res.status();
-        let bytes =
-            res.into_body().collect().await.map_err(|e| UpstreamError::Body(e.to_string()))?.to_bytes();
+        let bytes = res.into_body().collect_bytes().await.map_err(|e| UpstreamError::Body(e.to_string()))?;
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
@@ -257,14 +390,10 @@ impl Upstream {
     ) -> Result<(StatusCode, HeaderMap, Body), UpstreamError> {
         let req = http::Request::builder()
             .method(Method::GET)
-            .uri(format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, self.admin_token.clone())
-            .body(Body::empty())
+            .uri(path)
+            .body(kube::client::Body::empty())
             .map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let res = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(req))
-            .await
-            .map_err(|_| UpstreamError::Transport("timeout".into()))?
-            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        let res = self.send_own(req, HEAD_TIMEOUT).await?;
         let (parts, body) = res.into_parts();
         let declared =
             parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
@@ -295,10 +424,13 @@ impl Upstream {
         headers: &HeaderMap,
         body: Body,
     ) -> Result<Response, UpstreamError> {
-        self.send(method, path_and_query, headers, body, self.admin_token.clone()).await
+        let req = outgoing(method, path_and_query, headers, body).await?;
+        let res = self.send_own(req, HEAD_TIMEOUT).await?;
+        incoming(res)
     }
 
-    /// Forwards a request as `token`; the answer streams back untouched (watches too).
+    /// Forwards a request as `token`, on the transport without an identity of its own;
+    /// the answer streams back untouched (watches too).
     pub async fn forward(
         &self,
         method: Method,
@@ -309,38 +441,43 @@ impl Upstream {
     ) -> Result<Response, UpstreamError> {
         let auth = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| UpstreamError::Transport("the token is not a valid header value".into()))?;
-        self.send(method, path_and_query, headers, body, auth).await
-    }
-
-    async fn send(
-        &self,
-        method: Method,
-        path_and_query: &str,
-        headers: &HeaderMap,
-        body: Body,
-        auth: HeaderValue,
-    ) -> Result<Response, UpstreamError> {
-        let mut req = http::Request::builder().method(method).uri(format!("{}{path_and_query}", self.base));
-        for (k, v) in headers {
-            if crosses(k) {
-                req = req.header(k, v);
-            }
-        }
-        req = req.header(header::AUTHORIZATION, auth);
-        let req = req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let res = tokio::time::timeout(HEAD_TIMEOUT, self.client.request(req))
+        let mut req = outgoing(method, path_and_query, headers, body).await?;
+        req.headers_mut().insert(header::AUTHORIZATION, auth);
+        let res = tokio::time::timeout(HEAD_TIMEOUT, self.forwarding.send(req))
             .await
             .map_err(|_| UpstreamError::Transport("no answer within 30 s".into()))?
-            .map_err(|e| UpstreamError::Transport(e.to_string()))?;
-        let (parts, incoming) = res.into_parts();
-        let mut out = Response::builder().status(parts.status);
-        for (k, v) in &parts.headers {
-            if crosses(k) {
-                out = out.header(k, v);
-            }
-        }
-        out.body(Body::new(incoming)).map_err(|e| UpstreamError::Transport(e.to_string()))
+            .map_err(transport)?;
+        incoming(res)
     }
+}
+
+/// The request as it goes on: the headers that cross, the body read whole.
+async fn outgoing(
+    method: Method,
+    path_and_query: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<http::Request<kube::client::Body>, UpstreamError> {
+    let mut req = http::Request::builder().method(method).uri(path_and_query);
+    for (k, v) in headers {
+        if crosses(k) {
+            req = req.header(k, v);
+        }
+    }
+    let body = kube::client::Body::from(buffered(body).await?);
+    req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))
+}
+
+/// The cluster's answer as it goes back: the headers that cross, the body streamed.
+fn incoming(res: http::Response<kube::client::Body>) -> Result<Response, UpstreamError> {
+    let (parts, body) = res.into_parts();
+    let mut out = Response::builder().status(parts.status);
+    for (k, v) in &parts.headers {
+        if crosses(k) {
+            out = out.header(k, v);
+        }
+    }
+    out.body(Body::new(body)).map_err(|e| UpstreamError::Transport(e.to_string()))
 }
 
 /// A list answer; its items as they came (each reader types its kind).

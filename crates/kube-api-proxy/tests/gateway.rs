@@ -498,6 +498,13 @@ async fn the_user_path_runs_as_the_users_service_account() {
         .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &alice)], Some(cm))
         .await;
     assert_eq!(code, 201);
+    // A body past kube-apiserver's own 3 MiB limit is refused whole, as that server would.
+    let huge = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                      "data": {"x": "y".repeat(fundament_kube_api_proxy::upstream::MAX_REQUEST_BODY)}});
+    let (code, _, v) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &alice)], Some(huge))
+        .await;
+    assert_eq!((code, v["reason"].as_str()), (413, Some("RequestEntityTooLarge")), "{v}");
     // Nobody views the restricted cluster.
     let (code, _, v) =
         s.call(Method::GET, &ns.replace(PROD, RESTRICTED), &[("authorization", &alice)], None).await;
