@@ -81,9 +81,9 @@ pub async fn plugin_token(
     let u = user(email)?;
     let ttl = ttl.map(parse_ttl).transpose()?.unwrap_or(fundament_tokens::PLUGIN_TOKEN_TTL_SECS);
     let cluster = uuid_lower(cluster)?;
-    let upstream = services::cluster_upstream(settings)?;
-    let clusters = services::clusters(settings, &upstream)?;
-    let up = clusters.get(&cluster).ok_or_else(|| {
+    let access = services::ClusterAccess::of(settings)?;
+    let clusters = services::clusters(settings, &access).await?;
+    let up = clusters.get(&cluster).await.map_err(|_| {
         CommandError::NotEmbedded(cluster.clone(), fundament_seed::DEFAULT_CLUSTER_ID.to_string())
     })?;
     let obj = up

@@ -2,7 +2,12 @@
 
 use std::io::Write;
 
+use fundament_cluster::controller::PluginDefinition;
+use fundament_kube_api_proxy::upstream::UpstreamConfig;
+use fundament_plugin_proxy::Runtimes;
 use fundament_settings::{Key, Mode, Settings, SettingsError, Source};
+
+use crate::services::ClusterAccess;
 
 use crate::{console, listen};
 
@@ -22,22 +27,22 @@ pub enum DevError {
     /// The embedded cluster could not start (state, fixtures, port).
     #[error(transparent)]
     Cluster(#[from] fundament_cluster::StartError),
+    /// A plugin folder could not be read.
+    #[error(transparent)]
+    Definition(#[from] fundament_cluster::controller::DefinitionError),
+    /// The plugin runtimes could not start.
+    #[error("cannot start the plugin runtimes: {0}")]
+    Runtimes(std::io::Error),
     /// authn, organization-api or kube-api-proxy could not start.
     #[error(transparent)]
     Stack(#[from] crate::stack::StackError),
 }
 
-/// `dev` runs the embedded stack, which is mock mode by definition.
-pub fn check_mode(settings: &Settings, source: Source) -> Result<(), SettingsError> {
-    if settings.mode == Mode::Mock {
-        return Ok(());
-    }
-    Err(SettingsError::Invalid {
-        key: Key::Mode,
-        origin: source,
-        value: settings.mode.to_string(),
-        reason: "fundament dev runs the embedded stack, which needs mode mock".to_owned(),
-    })
+/// Every mode runs under `fundament dev`: mock with the embedded cluster, sandbox against a
+/// kubeconfig's cluster, real against a Gardener's Shoots. What each needs is checked when the
+/// settings resolve.
+pub fn check_mode(_settings: &Settings, _source: Source) -> Result<(), SettingsError> {
+    Ok(())
 }
 
 fn hint(key: Key) -> String {
@@ -48,30 +53,17 @@ fn hint(key: Key) -> String {
 pub async fn run(settings: Settings) -> Result<(), DevError> {
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
-    let cluster = crate::cluster::start(&settings).await?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let target = Target::start(&settings, stopped.clone()).await?;
     let signer = crate::services::signer(&settings).map_err(crate::stack::StackError::from)?;
     let jwks = signer.jwks();
     let signer = std::sync::Arc::new(std::sync::RwLock::new(signer));
-    let upstream = fundament_kube_api_proxy::upstream::UpstreamConfig {
-        url: cluster.url.clone(),
-        ca_pem: cluster.ca_pem.clone(),
-        admin_token: cluster.admin_token.clone(),
-    };
     let services = [
-        crate::stack::authn(&settings, &upstream, signer).await?,
+        crate::stack::authn(&settings, &target.access, signer, true).await?,
         crate::stack::organization_api(&settings).await?,
-        crate::stack::kube_api_proxy(&settings, &upstream).await?,
-        crate::stack::plugin_proxy(&settings, &upstream).await?,
+        crate::stack::kube_api_proxy(&settings, &target.access).await?,
+        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?).await?,
     ];
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    crate::plugins::start_runtimes(&cluster, fundament_seed::ORGANIZATION, stopped.clone()).await.map_err(
-        |source| listen::ListenError::Other {
-            service: "plugin runtime",
-            addr: ([127, 0, 0, 1], 0).into(),
-            hint: String::new(),
-            source,
-        },
-    )?;
     for service in services {
         let mut stopped = stopped.clone();
         tokio::spawn(service.serve(async move {
@@ -103,7 +95,7 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     let router = router.layer(fundament_telemetry::http_layer());
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
-    print_banner(&settings, &cluster.url);
+    print_banner(&settings, &target.describe());
     axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await.map_err(|source| {
         listen::ListenError::Other {
             service: "console",
@@ -118,17 +110,17 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
 }
 
 /// What the user sees in the terminal: where to go and as whom.
-fn print_banner(settings: &Settings, cluster_url: &str) {
+fn print_banner(settings: &Settings, cluster: &str) {
     let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
     let text = format!(
-        "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  plugin-proxy      {}\n  authn             {}\n  organization-api  {}\n  cluster           {} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)\n\nSign in as {}. Ctrl-C stops it.\n\n",
+        "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  plugin-proxy      {}\n  authn             {}\n  organization-api  {}\n  cluster           {}\n\nSign in as {}. Ctrl-C stops it.\n\n",
         settings.mode,
         settings.urls.console.as_str().trim_end_matches('/'),
         settings.urls.kube_api_proxy.as_str().trim_end_matches('/'),
         settings.urls.plugin_proxy.as_str().trim_end_matches('/'),
         settings.urls.authn.as_str().trim_end_matches('/'),
         settings.urls.organization_api.as_str().trim_end_matches('/'),
-        cluster_url,
+        cluster,
         users.join(" or "),
     );
     let authn = settings.urls.authn.as_str().trim_end_matches('/');
@@ -162,4 +154,85 @@ pub async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down");
+}
+
+/// What the stack runs against, and the plugin runtimes it started for it.
+struct Target {
+    access: ClusterAccess,
+    /// Mock mode: the embedded cluster (kept running while the stack runs).
+    embedded: Option<fundament_cluster::Running>,
+    /// Sandbox mode: each installation's runtime on this machine.
+    local_runtimes: Vec<(String, std::net::SocketAddr)>,
+}
+
+impl Target {
+    async fn start(settings: &Settings, stopped: tokio::sync::watch::Receiver<bool>) -> Result<Self, DevError> {
+        let organization = fundament_seed::ORGANIZATION;
+        match settings.mode {
+            Mode::Mock => {
+                let cluster = crate::cluster::start(settings).await?;
+                let runtimes = crate::plugins::start_runtimes(&cluster.definitions.0, organization, stopped)
+                    .await
+                    .map_err(DevError::Runtimes)?;
+                crate::plugins::register_in(&cluster, &runtimes);
+                let access = ClusterAccess::Embedded(UpstreamConfig {
+                    url: cluster.url.clone(),
+                    ca_pem: cluster.ca_pem.clone(),
+                    admin_token: cluster.admin_token.clone(),
+                });
+                Ok(Self { access, embedded: Some(cluster), local_runtimes: Vec::new() })
+            }
+            Mode::Sandbox => {
+                let access = ClusterAccess::of(settings).map_err(crate::stack::StackError::from)?;
+                let definitions = plugin_definitions(settings)?;
+                crate::sandbox::install(settings, &definitions).await?;
+                let runtimes = crate::plugins::start_runtimes(&definitions, organization, stopped)
+                    .await
+                    .map_err(DevError::Runtimes)?;
+                Ok(Self { access, embedded: None, local_runtimes: runtimes })
+            }
+            Mode::Real => {
+                let access = ClusterAccess::of(settings).map_err(crate::stack::StackError::from)?;
+                Ok(Self { access, embedded: None, local_runtimes: Vec::new() })
+            }
+        }
+    }
+
+    /// Where plugin-proxy finds the runtimes.
+    fn runtimes(&self) -> Result<Runtimes, crate::stack::StackError> {
+        if self.local_runtimes.is_empty() {
+            return Ok(Runtimes::ServiceProxy);
+        }
+        Runtimes::local(self.local_runtimes.iter().cloned())
+            .map_err(|e| crate::stack::StackError::from(crate::services::ServiceError::from(e)))
+    }
+
+    /// The cluster line of the banner.
+    fn describe(&self) -> String {
+        match (&self.access, &self.embedded) {
+            (_, Some(cluster)) => format!(
+                "{} (kubectl: fundament cluster kubeconfig > /tmp/kc; KUBECONFIG=/tmp/kc kubectl get ns)",
+                cluster.url
+            ),
+            (ClusterAccess::Kubeconfig(path), _) => format!("the sandbox cluster of {}", path.display()),
+            (ClusterAccess::Garden(path), _) => format!("the Shoots of the garden of {}", path.display()),
+            (ClusterAccess::Embedded(config), None) => config.url.clone(),
+        }
+    }
+}
+
+/// The plugin folders the stack installs: every folder of the plugins directory and each
+/// `--plugin` folder.
+fn plugin_definitions(settings: &Settings) -> Result<Vec<PluginDefinition>, DevError> {
+    let c = &settings.cluster;
+    let mut definitions = Vec::new();
+    for dir in fundament_cluster::fixtures::plugin_dirs(&c.plugins_dir).unwrap_or_default() {
+        definitions.push(fundament_cluster::controller::read_definition(&dir)?);
+    }
+    for dir in &c.development_plugins {
+        let mut def = fundament_cluster::controller::read_definition(dir)?;
+        def.development = true;
+        definitions.push(def);
+    }
+    Ok(definitions)
 }

@@ -1,18 +1,23 @@
-//! The example plugins of mock mode: each plugin folder's runtime runs in
-//! process on a loopback port, behind its Service in the embedded cluster, so
-//! plugin-proxy reaches its pages through the service proxy as on a real cluster.
+//! The example plugins' runtimes: each plugin folder's runtime runs in process on a loopback
+//! port. In mock mode each sits behind its Service in the embedded cluster, so plugin-proxy
+//! reaches its pages through the service proxy as on a real cluster; in sandbox mode, whose
+//! cluster may run no plugin pods, plugin-proxy reaches them directly.
 
-use fundament_cluster::Running;
+use std::net::SocketAddr;
+
+use fundament_cluster::controller::{PluginDefinition, installation_name};
 use fundament_plugin_runtime::{Assets, PluginInfo, Runtime};
 
-/// Starts a runtime per installed plugin folder and registers it behind `plugin-<installation>`.
+/// Starts a runtime for each of `definitions` installed in `organization`: the installation
+/// names and where their runtimes listen.
 pub async fn start_runtimes(
-    cluster: &Running,
+    definitions: &[PluginDefinition],
     organization: &str,
     shutdown: tokio::sync::watch::Receiver<bool>,
-) -> std::io::Result<()> {
-    for def in cluster.definitions.0.iter() {
-        let installation = fundament_cluster::controller::installation_name(organization, &def.name);
+) -> std::io::Result<Vec<(String, SocketAddr)>> {
+    let mut started = Vec::new();
+    for def in definitions {
+        let installation = installation_name(organization, &def.name);
         let console = def.dir.join("console");
         let assets = if console.is_dir() { Assets::Directory(console) } else { Assets::None };
         let runtime = Runtime::new(
@@ -26,8 +31,6 @@ pub async fn start_runtimes(
         runtime.report_ready();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let service = format!("plugin-{installation}");
-        cluster.backends.register(&service, &service, 8080, addr);
         tracing::info!(plugin = %def.name, %addr, "plugin runtime running");
         let mut stop = shutdown.clone();
         tokio::spawn(async move {
@@ -38,6 +41,16 @@ pub async fn start_runtimes(
                 tracing::error!(%error, "plugin runtime stopped");
             }
         });
+        started.push((installation, addr));
     }
-    Ok(())
+    Ok(started)
+}
+
+/// Registers each runtime behind its installation's Service `plugin-<installation>` of the
+/// embedded cluster.
+pub fn register_in(cluster: &fundament_cluster::Running, runtimes: &[(String, SocketAddr)]) {
+    for (installation, addr) in runtimes {
+        let service = format!("plugin-{installation}");
+        cluster.backends.register(&service, &service, 8080, *addr);
+    }
 }

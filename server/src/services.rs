@@ -1,8 +1,7 @@
 //! Wiring of authn, organization-api and kube-api-proxy: settings and the
 //! embedded cluster's state to the services' libraries.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};
@@ -10,7 +9,9 @@ use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::clusters::{ClusterError, Clusters};
+use fundament_kube_api_proxy::garden::Garden;
+use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, UpstreamConfig, load_kubeconfig};
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_organization_api::Catalog;
 use fundament_plugin_types::PluginInstallation;
@@ -29,8 +30,10 @@ pub enum ServiceError {
     Fga(#[from] fundament_fga::FgaError),
     #[error("authn keys: {0}")]
     Keys(#[from] fundament_tokens::KeyError),
-    #[error("the embedded cluster: {0}")]
+    #[error("the cluster: {0}")]
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
+    #[error("mode {0} needs a kubeconfig")]
+    NoKubeconfig(Mode),
     #[error("{0}; set by --audit-log or FUNDAMENT_AUDIT_LOG")]
     AuditLog(#[from] fundament_kube_api_proxy::audit::AuditFileError),
     #[error(transparent)]
@@ -101,16 +104,48 @@ pub fn cluster_upstream(settings: &Settings) -> Result<UpstreamConfig, ServiceEr
     })
 }
 
-/// The clusters behind the gateway: in mock mode, the embedded cluster is the default cluster.
-pub fn clusters(
-    settings: &Settings,
-    upstream: &UpstreamConfig,
-) -> Result<HashMap<String, Arc<Upstream>>, ServiceError> {
-    let mut map = HashMap::new();
-    if settings.mode == Mode::Mock {
-        map.insert(fundament_seed::DEFAULT_CLUSTER_ID.to_string(), Arc::new(Upstream::new(upstream)?));
+/// How the stack reaches Kubernetes, per mode.
+#[derive(Debug, Clone)]
+pub enum ClusterAccess {
+    /// Mock: the embedded cluster.
+    Embedded(UpstreamConfig),
+    /// Sandbox: one cluster from a kubeconfig.
+    Kubeconfig(PathBuf),
+    /// Real: the Shoots of a Gardener, from the garden's kubeconfig.
+    Garden(PathBuf),
+}
+
+impl ClusterAccess {
+    /// The access the settings' mode describes; mock mode reads the embedded cluster's state.
+    pub fn of(settings: &Settings) -> Result<Self, ServiceError> {
+        let required = |path: &Option<PathBuf>| path.clone().ok_or(ServiceError::NoKubeconfig(settings.mode));
+        Ok(match settings.mode {
+            Mode::Mock => ClusterAccess::Embedded(cluster_upstream(settings)?),
+            Mode::Sandbox => ClusterAccess::Kubeconfig(required(&settings.kubeconfig)?),
+            Mode::Real => ClusterAccess::Garden(required(&settings.gardener_kubeconfig)?),
+        })
     }
-    Ok(map)
+}
+
+fn verification(settings: &Settings) -> ServerVerification {
+    if settings.allow_insecure_kubeconfig { ServerVerification::SkipAllowed } else { ServerVerification::Required }
+}
+
+/// The clusters behind the gateway: mock and sandbox mode have one, the default cluster;
+/// real mode has every Shoot of the garden.
+pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clusters, ServiceError> {
+    let id = fundament_seed::DEFAULT_CLUSTER_ID;
+    let verification = verification(settings);
+    Ok(match access {
+        ClusterAccess::Embedded(config) => Clusters::one(id, Upstream::new(config)?),
+        ClusterAccess::Kubeconfig(path) => {
+            Clusters::one(id, Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?)
+        }
+        ClusterAccess::Garden(path) => {
+            let garden = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
+            Clusters::Garden(Arc::new(Garden::new(garden, verification)))
+        }
+    })
 }
 
 /// organization-api's catalog, as the gateway reads allowedResources from it.
@@ -124,7 +159,7 @@ impl DefinitionSource for CatalogDefinitions {
 }
 
 /// Installations found through the cluster API (authn's lookup for MintPluginToken).
-pub struct ClusterInstallations(pub HashMap<String, Arc<Upstream>>);
+pub struct ClusterInstallations(pub Clusters);
 
 impl InstallationLookup for ClusterInstallations {
     fn lookup<'a>(
@@ -133,8 +168,12 @@ impl InstallationLookup for ClusterInstallations {
         installation_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<Installation>, LookupError>> {
         Box::pin(async move {
-            let up =
-                self.0.get(cluster_id).ok_or_else(|| LookupError::UnknownCluster(cluster_id.to_string()))?;
+            let up = self.0.get(cluster_id).await.map_err(|e| match e {
+                ClusterError::Unknown(_) | ClusterError::NoShoot(_) => {
+                    LookupError::UnknownCluster(cluster_id.to_string())
+                }
+                other => LookupError::Other(other.to_string()),
+            })?;
             let items = up.installations().await.map_err(|e| LookupError::Other(e.to_string()))?;
             // An object that is not a PluginInstallation (no definitionRef) cannot be minted for: skipped.
             Ok(items
@@ -158,7 +197,8 @@ pub fn authn_state(
     settings: &Settings,
     signer: Arc<RwLock<Signer>>,
     fga: Arc<dyn CanView>,
-    clusters: HashMap<String, Arc<Upstream>>,
+    clusters: Clusters,
+    dev_sign_in: bool,
 ) -> Result<Arc<AuthnState>, ServiceError> {
     let revocations = fundament_authn::Revocations::load(
         &crate::state_dir(settings).join("authn").join("revoked-sessions.json"),
@@ -169,7 +209,7 @@ pub fn authn_state(
         installations: Arc::new(ClusterInstallations(clusters)),
         revocations: Arc::new(revocations),
         config: AuthnConfig {
-            mock: settings.mode == Mode::Mock,
+            mock: dev_sign_in,
             users: seed_users(),
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
@@ -197,7 +237,7 @@ pub fn gateway(
     settings: &Settings,
     credentials: Credentials,
     fga: Arc<dyn CanView>,
-    clusters: HashMap<String, Arc<Upstream>>,
+    clusters: Clusters,
     catalog: Arc<Catalog>,
 ) -> Result<Arc<Gateway>, ServiceError> {
     Ok(Arc::new(Gateway {

@@ -4,11 +4,10 @@
 use std::sync::{Arc, RwLock};
 
 use axum::Router;
-use fundament_kube_api_proxy::upstream::UpstreamConfig;
 use fundament_settings::{Key, Settings};
 
 use crate::listen::{self, ListenError};
-use crate::services::{self, ServiceError};
+use crate::services::{self, ClusterAccess, ServiceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
@@ -38,17 +37,20 @@ impl Bound {
     }
 }
 
+/// authn; `dev_sign_in`: seed users sign in by email (`fundament dev`, any mode).
 pub async fn authn(
     settings: &Settings,
-    upstream: &UpstreamConfig,
+    access: &ClusterAccess,
     signer: Arc<RwLock<fundament_tokens::Signer>>,
+    dev_sign_in: bool,
 ) -> Result<Bound, StackError> {
     let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
     let state = services::authn_state(
         settings,
         signer,
         services::fga(settings)?,
-        services::clusters(settings, upstream)?,
+        services::clusters(settings, access).await?,
+        dev_sign_in,
     )?;
     // No CORS: no browser page calls authn (the console's server does).
     let router = fundament_authn::router(state);
@@ -64,7 +66,7 @@ pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> 
     Ok(Bound { name: "organization-api", listener, router })
 }
 
-pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+pub async fn kube_api_proxy(settings: &Settings, access: &ClusterAccess) -> Result<Bound, StackError> {
     let listener =
         listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
     // Public keys only, from authn's JWKS (refetched when a token names an unknown key), and
@@ -73,13 +75,17 @@ pub async fn kube_api_proxy(settings: &Settings, upstream: &UpstreamConfig) -> R
         settings,
         services::credentials(settings),
         services::fga(settings)?,
-        services::clusters(settings, upstream)?,
+        services::clusters(settings, access).await?,
         services::catalog(settings)?,
     )?;
     Ok(Bound { name: "kube-api-proxy", listener, router: fundament_kube_api_proxy::router(gateway) })
 }
 
-pub async fn plugin_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Result<Bound, StackError> {
+pub async fn plugin_proxy(
+    settings: &Settings,
+    access: &ClusterAccess,
+    runtimes: fundament_plugin_proxy::Runtimes,
+) -> Result<Bound, StackError> {
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
@@ -94,7 +100,8 @@ pub async fn plugin_proxy(settings: &Settings, upstream: &UpstreamConfig) -> Res
         },
         credentials: services::credentials(settings),
         fga: services::fga(settings)?,
-        clusters: services::clusters(settings, upstream)?,
+        clusters: services::clusters(settings, access).await?,
+        runtimes,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
         used_tickets: Default::default(),
@@ -126,12 +133,16 @@ impl Service {
 pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackError> {
     let bound = match service {
         Service::OrganizationApi => organization_api(&settings).await?,
-        Service::PluginProxy => plugin_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
+        Service::PluginProxy => {
+            plugin_proxy(&settings, &ClusterAccess::of(&settings)?, fundament_plugin_proxy::Runtimes::ServiceProxy)
+                .await?
+        }
         Service::Authn => {
             let signer = Arc::new(RwLock::new(services::signer(&settings)?));
-            authn(&settings, &services::cluster_upstream(&settings)?, signer).await?
+            let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
+            authn(&settings, &ClusterAccess::of(&settings)?, signer, dev_sign_in).await?
         }
-        Service::KubeApiProxy => kube_api_proxy(&settings, &services::cluster_upstream(&settings)?).await?,
+        Service::KubeApiProxy => kube_api_proxy(&settings, &ClusterAccess::of(&settings)?).await?,
     };
     let service = service.name();
     tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");

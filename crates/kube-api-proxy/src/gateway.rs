@@ -2,7 +2,6 @@
 //! path or the PluginToken path, and reaches the cluster as a ServiceAccount
 //! whose rights the cluster itself enforces.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,6 +18,7 @@ use http::{HeaderMap, Method, StatusCode, header};
 use tracing::Instrument;
 
 use crate::audit::{AuditLine, AuditSink};
+use crate::clusters::Clusters;
 use crate::cors::{self, Caller, Origins};
 use crate::kubereq::KubeRequest;
 use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
@@ -50,8 +50,8 @@ pub struct Gateway {
     /// authn's public keys and revoked sessions.
     pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
-    /// Canonical (lower-case) cluster id → its API server.
-    pub clusters: HashMap<String, Arc<Upstream>>,
+    /// The clusters, by canonical (lower-case) id.
+    pub clusters: Clusters,
     pub definitions: Arc<dyn DefinitionSource>,
     pub audit: Arc<dyn AuditSink>,
     pub watches: Arc<WatchLimits>,
@@ -185,10 +185,8 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
     user_path(gw, req, judged, token).await
 }
 
-fn upstream<'a>(gw: &'a Gateway, cluster_id: &str) -> Result<&'a Arc<Upstream>, Status> {
-    gw.clusters.get(cluster_id).ok_or_else(|| {
-        Status::service_unavailable(format!("cluster {cluster_id} is not reachable from kube-api-proxy"))
-    })
+async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Status> {
+    gw.clusters.get(cluster_id).await.map_err(|e| e.status())
 }
 
 /// A watch holds a slot of its user (and PluginToken) until its stream ends.
@@ -255,7 +253,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
             claims.sub
         )));
     }
-    let up = upstream(gw, cluster_id)?;
+    let up = upstream(gw, cluster_id).await?;
     let permit =
         if judged.info.verb == "watch" { Some(gw.watches.acquire(&claims.sub, None)?) } else { None };
     let sa = format!("fundament-{}", claims.sub);
@@ -264,7 +262,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
         .await
         .map_err(|e| Status::internal(&e))?
         .ok_or_else(|| Status::service_unavailable("service account sync pending, try again shortly"))?;
-    let response = forward(up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
+    let response = forward(&up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
     Ok(hold(response, permit))
 }
 
@@ -427,7 +425,7 @@ async fn admit_plugin(
         )
     })?;
     call.request(&kube);
-    let up = upstream(gw, cluster_id).map_err(|status| refusal("error:plugin-sa", status))?;
+    let up = upstream(gw, cluster_id).await.map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
     let installation =
         up.installation(installation_name).await.map_err(|e| broke("error:plugin-sa", &e))?.ok_or_else(
@@ -515,7 +513,7 @@ async fn admit_plugin(
                 ),
             )
         })?;
-    Ok(Admitted { up: Arc::clone(up), namespace, sa_token: sa_token.token, permit })
+    Ok(Admitted { up, namespace, sa_token: sa_token.token, permit })
 }
 
 #[cfg(test)]

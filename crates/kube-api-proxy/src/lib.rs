@@ -16,7 +16,9 @@
 
 pub mod audit;
 pub mod cache;
+pub mod clusters;
 pub mod cors;
+pub mod garden;
 pub mod gateway;
 pub mod kubereq;
 pub mod limits;

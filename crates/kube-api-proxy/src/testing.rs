@@ -4,7 +4,6 @@
 //! tests and benchmarks (the gateway's and plugin-proxy's): each function
 //! panics when a fixture does not load or the cluster does not start.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,6 +13,7 @@ use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, Signer, Verifier};
 use serde_json::Value;
 
+use crate::clusters::Clusters;
 use crate::upstream::{Upstream, UpstreamConfig};
 
 /// The id the gateway knows the seeded cluster by (the FGA fixtures' production cluster).
@@ -67,9 +67,8 @@ impl SeededCluster {
     }
 
     /// The clusters of a gateway (or plugin-proxy) that knows this one, as [`CLUSTER_ID`].
-    pub fn clusters(&self) -> HashMap<String, Arc<Upstream>> {
-        let upstream = Upstream::new(&self.upstream_config()).expect("the cluster's CA is usable");
-        HashMap::from([(CLUSTER_ID.to_string(), Arc::new(upstream))])
+    pub fn clusters(&self) -> Clusters {
+        Clusters::one(CLUSTER_ID, Upstream::new(&self.upstream_config()).expect("the cluster's CA is usable"))
     }
 
     /// The PluginInstallation `name` as stored.

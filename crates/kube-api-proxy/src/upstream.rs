@@ -3,6 +3,7 @@
 //! credentials (TokenRequest, SubjectAccessReview, PluginInstallation reads).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ pub enum UpstreamError {
     #[error("the kubeconfig {path} is not usable: {detail}")]
     Kubeconfig { path: String, detail: String },
     #[error(
-        "the kubeconfig of {server} turns off verification of the server's certificate (insecure-skip-tls-verify); allow it only for a throw-away cluster, with --allow-insecure-kubeconfig or FUNDAMENT_ALLOW_INSECURE_KUBECONFIG=true"
+        "the kubeconfig of {server} turns off verification of the server's certificate (insecure-skip-tls-verify); allow it only for a throw-away cluster, with --allow-insecure-kubeconfig true or FUNDAMENT_ALLOW_INSECURE_KUBECONFIG=true"
     )]
     Insecure { server: String },
     #[error("cannot set up the connection to {server}: {detail}")]
@@ -141,12 +142,39 @@ pub struct SaToken {
     pub ttl: Duration,
 }
 
-pub struct Upstream {
+/// The two connections to one API server.
+struct Transports {
     server: String,
     /// The kubeconfig's identity: the gateway's own calls only.
     own: kube::Client,
     /// No identity ([`anonymous`]): every forwarded request.
     forwarding: kube::Client,
+}
+
+impl Transports {
+    fn new(mut config: kube::Config, verification: ServerVerification) -> Result<Self, UpstreamError> {
+        let server = config.cluster_url.to_string();
+        if config.accept_invalid_certs {
+            if verification == ServerVerification::Required {
+                return Err(UpstreamError::Insecure { server });
+            }
+            tracing::warn!(%server, "the cluster's certificate is NOT verified (insecure-skip-tls-verify allowed by --allow-insecure-kubeconfig)");
+        }
+        // Retries are the caller's decision: a forwarded POST must never be sent twice.
+        config.default_retry = false;
+        let client = |config: kube::Config| {
+            kube::Client::try_from(config)
+                .map_err(|e| UpstreamError::Client { server: server.clone(), detail: e.to_string() })
+        };
+        let forwarding = client(anonymous(&config))?;
+        let own = client(config)?;
+        Ok(Self { server, own, forwarding })
+    }
+}
+
+pub struct Upstream {
+    /// Replaced whole when the cluster's credentials are renewed ([`Upstream::reconnect`]).
+    transports: std::sync::RwLock<Arc<Transports>>,
     /// How many calls went out on the gateway's own identity (round trips a request cost).
     own_calls: AtomicU64,
     tokens: Cache<(String, String), SaToken>,
@@ -204,28 +232,11 @@ impl Upstream {
 
     /// A cluster as a kube-rs configuration describes it (a kubeconfig's current context).
     pub fn from_kube_config(
-        mut config: kube::Config,
+        config: kube::Config,
         verification: ServerVerification,
     ) -> Result<Self, UpstreamError> {
-        let server = config.cluster_url.to_string();
-        if config.accept_invalid_certs {
-            if verification == ServerVerification::Required {
-                return Err(UpstreamError::Insecure { server });
-            }
-            tracing::warn!(%server, "the cluster's certificate is NOT verified (insecure-skip-tls-verify allowed by --allow-insecure-kubeconfig)");
-        }
-        // Retries are the caller's decision: a forwarded POST must never be sent twice.
-        config.default_retry = false;
-        let client = |config: kube::Config| {
-            kube::Client::try_from(config)
-                .map_err(|e| UpstreamError::Client { server: server.clone(), detail: e.to_string() })
-        };
-        let forwarding = client(anonymous(&config))?;
-        let own = client(config)?;
         Ok(Self {
-            server: server.clone(),
-            own,
-            forwarding,
+            transports: std::sync::RwLock::new(Arc::new(Transports::new(config, verification)?)),
             own_calls: AtomicU64::new(0),
             tokens: Cache::new(10_000),
             reviews: Cache::new(50_000),
@@ -234,9 +245,39 @@ impl Upstream {
         })
     }
 
+    /// A server on this machine over plain HTTP, reached without any credentials (a plugin's
+    /// runtime in sandbox mode).
+    pub fn loopback(addr: std::net::SocketAddr) -> Result<Self, UpstreamError> {
+        if !addr.ip().is_loopback() {
+            return Err(UpstreamError::Client {
+                server: addr.to_string(),
+                detail: "not a loopback address".into(),
+            });
+        }
+        let url = format!("http://{addr}");
+        let uri =
+            url.parse().map_err(|e| UpstreamError::Client { server: url.clone(), detail: format!("{e}") })?;
+        Self::from_kube_config(kube::Config::new(uri), ServerVerification::Required)
+    }
+
+    /// Goes on with new credentials (a renewed admin kubeconfig); what was cached stays.
+    pub fn reconnect(
+        &self,
+        config: kube::Config,
+        verification: ServerVerification,
+    ) -> Result<(), UpstreamError> {
+        let fresh = Arc::new(Transports::new(config, verification)?);
+        *self.transports.write().unwrap_or_else(std::sync::PoisonError::into_inner) = fresh;
+        Ok(())
+    }
+
+    fn transports(&self) -> Arc<Transports> {
+        Arc::clone(&self.transports.read().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
     /// The API server's URL, for messages and logs.
-    pub fn server(&self) -> &str {
-        &self.server
+    pub fn server(&self) -> String {
+        self.transports().server.clone()
     }
 
     /// How many requests went out on the gateway's own identity so far.
@@ -251,7 +292,8 @@ impl Upstream {
         wait: Duration,
     ) -> Result<http::Response<kube::client::Body>, UpstreamError> {
         self.own_calls.fetch_add(1, Ordering::Relaxed);
-        tokio::time::timeout(wait, self.own.send(req))
+        let own = self.transports().own.clone();
+        tokio::time::timeout(wait, own.send(req))
             .await
             .map_err(|_| UpstreamError::Transport("timeout".into()))?
             .map_err(transport)
@@ -259,7 +301,7 @@ impl Upstream {
 
     /// One call of the gateway's own: the answer read as `R`; `None` for a 404;
     /// the cluster's refusal (its Status message) for any other failure.
-    async fn call<R: DeserializeOwned>(
+    pub(crate) async fn call<R: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
@@ -443,7 +485,8 @@ impl Upstream {
             .map_err(|_| UpstreamError::Transport("the token is not a valid header value".into()))?;
         let mut req = outgoing(method, path_and_query, headers, body).await?;
         req.headers_mut().insert(header::AUTHORIZATION, auth);
-        let res = tokio::time::timeout(HEAD_TIMEOUT, self.forwarding.send(req))
+        let forwarding = self.transports().forwarding.clone();
+        let res = tokio::time::timeout(HEAD_TIMEOUT, forwarding.send(req))
             .await
             .map_err(|_| UpstreamError::Transport("no answer within 30 s".into()))?
             .map_err(transport)?;

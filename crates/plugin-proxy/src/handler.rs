@@ -153,7 +153,7 @@ async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath)
             return Err(plain(StatusCode::INTERNAL_SERVER_ERROR, "internal server error"));
         }
     }
-    let up = proxy.clusters.get(&path.cluster_id).ok_or_else(not_found)?;
+    let up = proxy.clusters.get(&path.cluster_id).await.map_err(|_| not_found())?;
     let installation = match up.installation(&path.installation).await {
         Ok(Some(i)) => i,
         Ok(None) => return Err(not_found()),
@@ -181,13 +181,11 @@ async fn serve(
     path: &AssetPath,
 ) -> Result<(String, Body, bool), Response> {
     let development = entitled(proxy, session, path).await?;
-    let up = proxy.clusters.get(&path.cluster_id).ok_or_else(not_found)?;
+    let up = proxy.clusters.get(&path.cluster_id).await.map_err(|_| not_found())?;
     let name = &path.installation;
     let file: Vec<String> = path.file.iter().map(|s| asset_path::encode(s)).collect();
-    let upstream = format!(
-        "/api/v1/namespaces/plugin-{name}/services/http:plugin-{name}:8080/proxy/console/{}",
-        file.join("/")
-    );
+    let (up, upstream) =
+        proxy.runtimes.route(up, name, &format!("console/{}", file.join("/"))).ok_or_else(not_found)?;
     let (status, upstream_headers, body) = up.get_stream(&upstream, MAX_ASSET).await.map_err(|e| {
         tracing::warn!(installation = %name, error = %e, "plugin-proxy: plugin unreachable");
         plain(StatusCode::BAD_GATEWAY, "plugin unavailable")

@@ -74,7 +74,7 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
             return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }
     }
-    let Some(up) = proxy.clusters.get(&cluster) else {
+    let Ok(up) = proxy.clusters.get(&cluster).await else {
         return plain(StatusCode::FORBIDDEN, "permission denied");
     };
     match up.installation(&claims.installation_name).await {
@@ -88,8 +88,9 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
         }
     }
     let name = &claims.installation_name;
-    let mut target =
-        format!("/api/v1/namespaces/plugin-{name}/services/http:plugin-{name}:8080/proxy/{}", tail.join("/"));
+    let Some((up, mut target)) = proxy.runtimes.route(up, name, &tail.join("/")) else {
+        return plain(StatusCode::NOT_FOUND, "not found");
+    };
     if let Some(q) = req.uri().query() {
         target.push('?');
         target.push_str(q);

@@ -34,7 +34,8 @@ use std::sync::Arc;
 
 use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
-use fundament_kube_api_proxy::upstream::Upstream;
+use fundament_kube_api_proxy::clusters::Clusters;
+use fundament_kube_api_proxy::upstream::{Upstream, UpstreamError};
 use fundament_plugin_origin::{PluginHost, PluginOrigins};
 
 pub use frame_cookie::{FrameKey, FrameKeyError};
@@ -64,13 +65,51 @@ impl Origins {
     }
 }
 
+/// Where each installation's runtime is: the pod behind its Service, or a process on this machine.
+#[derive(Default)]
+pub enum Runtimes {
+    /// Behind the installation's Service `plugin-<installation>`, through the cluster's service proxy.
+    #[default]
+    ServiceProxy,
+    /// On this machine, by installation name: a sandbox cluster may run no plugin pods, so
+    /// `fundament dev --mode sandbox` serves each plugin folder itself.
+    Local(HashMap<String, Arc<Upstream>>),
+}
+
+impl Runtimes {
+    /// Runtimes on loopback ports, by installation name.
+    pub fn local(
+        addrs: impl IntoIterator<Item = (String, std::net::SocketAddr)>,
+    ) -> Result<Self, UpstreamError> {
+        let mut map = HashMap::new();
+        for (name, addr) in addrs {
+            map.insert(name, Arc::new(Upstream::loopback(addr)?));
+        }
+        Ok(Runtimes::Local(map))
+    }
+
+    /// The connection and the path of `path` (`console/…`, `api/…`) of installation `name`'s
+    /// runtime, given its cluster's connection; `None` for a runtime this proxy does not know.
+    fn route(&self, cluster: Arc<Upstream>, name: &str, path: &str) -> Option<(Arc<Upstream>, String)> {
+        match self {
+            Runtimes::ServiceProxy => Some((
+                cluster,
+                format!("/api/v1/namespaces/plugin-{name}/services/http:plugin-{name}:8080/proxy/{path}"),
+            )),
+            Runtimes::Local(map) => map.get(name).map(|up| (Arc::clone(up), format!("/{path}"))),
+        }
+    }
+}
+
 pub struct PluginProxy {
     pub origins: Origins,
     /// authn's public keys (frame tickets, PluginTokens) and revoked sessions.
     pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
-    /// Canonical cluster id → its API server (with the proxy's credentials).
-    pub clusters: HashMap<String, Arc<Upstream>>,
+    /// The clusters by canonical id (reached with the proxy's credentials).
+    pub clusters: Clusters,
+    /// Where each installation's runtime (its pages, its runtime API) is reached.
+    pub runtimes: Runtimes,
     /// Where plugin-sdk.js, plugin-sdk.css and plugin-sdk.d.ts are.
     pub sdk_dir: Option<PathBuf>,
     /// Seals the frame cookies.

@@ -76,6 +76,7 @@ async fn start(register_backend: bool) -> Stack {
         sdk_dir: Some(sdk),
         frame_key: FrameKey::generate(),
         used_tickets: Default::default(),
+        runtimes: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

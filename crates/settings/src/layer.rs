@@ -56,6 +56,12 @@ pub enum Key {
     PluginSdkDir,
     /// File kube-api-proxy appends its plugin-path audit lines to (none: the log only).
     AuditLog,
+    /// Sandbox mode: the kubeconfig of the one cluster.
+    Kubeconfig,
+    /// Real mode: the kubeconfig of the Gardener whose Shoots are the clusters.
+    GardenerKubeconfig,
+    /// Whether a kubeconfig may turn off verification of its server's certificate.
+    AllowInsecureKubeconfig,
 }
 
 impl Key {

@@ -81,6 +81,12 @@ pub struct Settings {
     pub state_dir: Option<PathBuf>,
     /// kube-api-proxy's audit lines also go to this file (JSON lines); `None`: the log only.
     pub audit_log: Option<PathBuf>,
+    /// Sandbox mode's cluster (required there).
+    pub kubeconfig: Option<PathBuf>,
+    /// Real mode's Gardener (required there).
+    pub gardener_kubeconfig: Option<PathBuf>,
+    /// Whether kubeconfigs may skip verifying their server's certificate.
+    pub allow_insecure_kubeconfig: bool,
 }
 
 /// Socket addresses of the services.
@@ -152,7 +158,8 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
-        Key::AuditLog => return None,
+        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
+        Key::AllowInsecureKubeconfig => "false",
     })
 }
 
@@ -277,7 +284,43 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     }
     let state_dir = r.parse(Key::StateDir, path)?;
     let audit_log = r.parse(Key::AuditLog, path)?;
-    Ok(Settings { mode, console_listen, site_root, urls, cluster, listen, fga, state_dir, audit_log })
+    let kubeconfig = r.parse(Key::Kubeconfig, path)?;
+    let gardener_kubeconfig = r.parse(Key::GardenerKubeconfig, path)?;
+    let allow_insecure_kubeconfig = r.required(Key::AllowInsecureKubeconfig, |v| match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("expected true or false".to_owned()),
+    })?;
+    // Each mode names what it needs; the error says which setting and where to set it.
+    let needs = |key: Key, what: &str| SettingsError::Invalid {
+        key,
+        origin: Source::Default,
+        value: String::new(),
+        reason: format!("mode {mode} needs {what} (--{} or {})", key.flag(), key.env()),
+    };
+    match mode {
+        Mode::Sandbox if kubeconfig.is_none() => {
+            return Err(needs(Key::Kubeconfig, "the cluster's kubeconfig"));
+        }
+        Mode::Real if gardener_kubeconfig.is_none() => {
+            return Err(needs(Key::GardenerKubeconfig, "the Gardener's kubeconfig"));
+        }
+        _ => {}
+    }
+    Ok(Settings {
+        mode,
+        console_listen,
+        site_root,
+        urls,
+        cluster,
+        listen,
+        fga,
+        state_dir,
+        audit_log,
+        kubeconfig,
+        gardener_kubeconfig,
+        allow_insecure_kubeconfig,
+    })
 }
 
 #[cfg(test)]
@@ -306,9 +349,41 @@ mod tests {
     }
 
     #[test]
+    fn each_mode_names_the_kubeconfig_it_needs() {
+        let sandbox = layer(Source::Flag, &[(Key::Mode, "sandbox")]);
+        let err = resolve(&[&sandbox]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "mode sandbox needs the cluster's kubeconfig (--kubeconfig or PLUGIN_SANDBOX_KUBECONFIG)"
+            ),
+            "{err}"
+        );
+        let real = layer(Source::Flag, &[(Key::Mode, "real"), (Key::Kubeconfig, "/tmp/kc")]);
+        let err = resolve(&[&real]).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "mode real needs the Gardener's kubeconfig (--gardener-kubeconfig or GARDENER_KUBECONFIG)"
+            ),
+            "{err}"
+        );
+        let real = layer(Source::Env, &[(Key::Mode, "real"), (Key::GardenerKubeconfig, "/tmp/garden")]);
+        let s = resolve(&[&real]).unwrap();
+        assert_eq!(
+            (s.gardener_kubeconfig.as_deref(), s.allow_insecure_kubeconfig),
+            (Some(std::path::Path::new("/tmp/garden")), false)
+        );
+        let insecure = layer(Source::Env, &[(Key::AllowInsecureKubeconfig, "yes")]);
+        let err = resolve(&[&insecure]).unwrap_err().to_string();
+        assert!(err.contains("expected true or false"), "{err}");
+    }
+
+    #[test]
     fn flags_beat_env_beat_file() {
         let flags = layer(Source::Flag, &[(Key::ConsoleListen, "127.0.0.1:4001")]);
-        let env = layer(Source::Env, &[(Key::ConsoleListen, "127.0.0.1:4002"), (Key::Mode, "sandbox")]);
+        let env = layer(
+            Source::Env,
+            &[(Key::ConsoleListen, "127.0.0.1:4002"), (Key::Mode, "sandbox"), (Key::Kubeconfig, "/tmp/kc")],
+        );
         let file = layer(
             Source::File("Leptos.toml".into()),
             &[(Key::ConsoleListen, "127.0.0.1:4003"), (Key::Mode, "real"), (Key::SiteRoot, "site")],

@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 26] = [
+pub const SPECS: [Spec; 29] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -271,6 +271,33 @@ pub const SPECS: [Spec; 26] = [
         "Also append kube-api-proxy's plugin-path audit lines to this file, one JSON object per line; its directory must exist",
         "none: the log only",
     ),
+    spec(
+        Key::Kubeconfig,
+        "kubeconfig",
+        "PLUGIN_SANDBOX_KUBECONFIG",
+        "stack.kubeconfig",
+        "FILE",
+        "Sandbox mode: the kubeconfig of the cluster (its current context); its identity is used for the gateway's own calls only",
+        "none (required in sandbox mode)",
+    ),
+    spec(
+        Key::GardenerKubeconfig,
+        "gardener-kubeconfig",
+        "GARDENER_KUBECONFIG",
+        "stack.gardener-kubeconfig",
+        "FILE",
+        "Real mode: the kubeconfig of the Gardener whose Shoots labelled fundament.io/cluster-id are the clusters",
+        "none (required in real mode)",
+    ),
+    spec(
+        Key::AllowInsecureKubeconfig,
+        "allow-insecure-kubeconfig",
+        "FUNDAMENT_ALLOW_INSECURE_KUBECONFIG",
+        "stack.allow-insecure-kubeconfig",
+        "BOOL",
+        "Honour insecure-skip-tls-verify in kubeconfigs (logged at start); for throw-away clusters only",
+        "`false`: such a kubeconfig is refused",
+    ),
 ];
 
 /// `--help`'s text of a setting: its sentence, file key and default (clap adds the variable).
@@ -309,8 +336,17 @@ mod tests {
             seen.dedup();
             assert_eq!(seen.len(), SPECS.len());
         }
+        // The kubeconfig variables keep the names operators of the original know.
+        let upstream_names = [
+            (Key::Kubeconfig, "PLUGIN_SANDBOX_KUBECONFIG"),
+            (Key::GardenerKubeconfig, "GARDENER_KUBECONFIG"),
+        ];
         for s in &SPECS {
-            assert_eq!(s.env, format!("FUNDAMENT_{}", s.flag.to_uppercase().replace('-', "_")), "{s:?}");
+            let expected = match upstream_names.iter().find(|(k, _)| *k == s.key) {
+                Some((_, name)) => (*name).to_owned(),
+                None => format!("FUNDAMENT_{}", s.flag.to_uppercase().replace('-', "_")),
+            };
+            assert_eq!(s.env, expected, "{s:?}");
         }
     }
 

@@ -1,0 +1,71 @@
+//! The clusters behind the gateway, by id: a fixed set (mock mode's embedded cluster, a
+//! sandbox's kubeconfig), or the Shoots of a Gardener (real mode), each reached through its
+//! admin kubeconfig.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fundament_kube_core::Status;
+
+use crate::garden::Garden;
+use crate::upstream::{Upstream, UpstreamError};
+
+/// Why a cluster id does not lead to a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("cluster {0} is not reachable from kube-api-proxy")]
+    Unknown(String),
+    #[error("cluster {0} not found: no Shoot is labelled fundament.io/cluster-id={0}")]
+    NoShoot(String),
+    #[error("found {count} shoots labelled with cluster {id}, expected exactly one")]
+    AmbiguousShoot { id: String, count: usize },
+    #[error("the garden: {0}")]
+    Garden(#[from] UpstreamError),
+    #[error("the admin kubeconfig of shoot {shoot}: {detail}")]
+    AdminKubeconfig { shoot: String, detail: String },
+}
+
+impl ClusterError {
+    /// The answer a client gets: what it can act on, never the garden's internals.
+    pub fn status(&self) -> Status {
+        match self {
+            ClusterError::Unknown(_) => Status::service_unavailable(self.to_string()),
+            ClusterError::NoShoot(id) => Status::not_found_because(format!("cluster {id} not found")),
+            ClusterError::AmbiguousShoot { .. } => Status::internal(self),
+            ClusterError::Garden(_) | ClusterError::AdminKubeconfig { .. } => {
+                tracing::warn!(error = %self, "a cluster could not be reached through the garden");
+                Status::service_unavailable("the cluster cannot be reached right now, try again shortly")
+            }
+        }
+    }
+}
+
+pub enum Clusters {
+    /// Canonical (lower-case) cluster id → its API server.
+    Fixed(HashMap<String, Arc<Upstream>>),
+    /// Every Shoot of the garden labelled `fundament.io/cluster-id`.
+    Garden(Arc<Garden>),
+}
+
+impl Clusters {
+    /// One cluster under `id`.
+    pub fn one(id: &str, upstream: Upstream) -> Self {
+        Clusters::Fixed(HashMap::from([(id.to_string(), Arc::new(upstream))]))
+    }
+
+    /// The cluster `id` (canonical, lower-case).
+    pub async fn get(&self, id: &str) -> Result<Arc<Upstream>, ClusterError> {
+        match self {
+            Clusters::Fixed(map) => map.get(id).cloned().ok_or_else(|| ClusterError::Unknown(id.to_string())),
+            Clusters::Garden(garden) => garden.shoot(id).await,
+        }
+    }
+
+    /// The ids known without asking anyone (a garden's shoots are found on demand).
+    pub fn fixed_ids(&self) -> Vec<String> {
+        match self {
+            Clusters::Fixed(map) => map.keys().cloned().collect(),
+            Clusters::Garden(_) => Vec::new(),
+        }
+    }
+}

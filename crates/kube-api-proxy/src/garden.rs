@@ -1,0 +1,168 @@
+//! Real mode: each cluster is a Gardener Shoot labelled `fundament.io/cluster-id=<id>`,
+//! reached with an admin kubeconfig the garden issues for it (`adminkubeconfig`
+//! subresource). A shoot's connection is built once and rebuilt at 70 % of its kubeconfig's
+//! lifetime; concurrent first requests share one build; in between, a request costs no
+//! round trip to the garden. The shoot's [`Upstream`] is kept across rebuilds, so the
+//! ServiceAccount tokens it cached (per user) survive a new kubeconfig.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use fundament_kube_core::ObjectMeta;
+use http::Method;
+use kube::config::Kubeconfig;
+use serde::{Deserialize, Serialize};
+
+use crate::cache::Cache;
+use crate::clusters::ClusterError;
+use crate::upstream::{ServerVerification, Upstream, kube_config_of};
+
+/// The label that ties a Shoot to a Fundament cluster id.
+pub const CLUSTER_ID_LABEL: &str = "fundament.io/cluster-id";
+
+/// How long an admin kubeconfig is asked to live (Gardener's minimum is 600 s).
+pub const ADMIN_KUBECONFIG_SECONDS: i64 = 3600;
+
+/// The share of an admin kubeconfig's lifetime after which it is replaced.
+const REBUILD_AT: f64 = 0.7;
+
+pub struct Garden {
+    /// The garden's API server, as the gateway (its kubeconfig's identity).
+    garden: Upstream,
+    verification: ServerVerification,
+    expiration_seconds: i64,
+    /// Cluster id → the shoot's connection, fresh until 70 % of its kubeconfig's lifetime.
+    shoots: Cache<String, Arc<Upstream>>,
+    /// Every shoot connected so far: rebuilt in place, never replaced.
+    connected: Mutex<HashMap<String, Arc<Upstream>>>,
+}
+
+#[derive(Deserialize)]
+struct ShootList {
+    #[serde(default)]
+    items: Vec<Shoot>,
+}
+
+/// What the gateway reads of a Shoot.
+#[derive(Deserialize)]
+struct Shoot {
+    metadata: ObjectMeta,
+}
+
+/// `authentication.gardener.cloud/v1alpha1` `AdminKubeconfigRequest`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AdminKubeconfigRequest {
+    api_version: String,
+    kind: String,
+    spec: AdminKubeconfigSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<AdminKubeconfigStatus>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AdminKubeconfigSpec {
+    expiration_seconds: i64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AdminKubeconfigStatus {
+    /// Base64 of a kubeconfig YAML.
+    kubeconfig: String,
+    /// RFC 3339.
+    expiration_timestamp: String,
+}
+
+impl Garden {
+    /// `garden` reaches the garden's API server; the shoots' kubeconfigs are checked with
+    /// `verification` as the garden's own was.
+    pub fn new(garden: Upstream, verification: ServerVerification) -> Self {
+        Self {
+            garden,
+            verification,
+            expiration_seconds: ADMIN_KUBECONFIG_SECONDS,
+            shoots: Cache::new(10_000),
+            connected: Mutex::default(),
+        }
+    }
+
+    /// The garden's own connection (round trips to it are counted there).
+    pub fn garden(&self) -> &Upstream {
+        &self.garden
+    }
+
+    /// The shoot of cluster `id`, connected with a current admin kubeconfig.
+    pub async fn shoot(&self, id: &str) -> Result<Arc<Upstream>, ClusterError> {
+        self.shoots.get(id.to_string(), || self.connect(id)).await
+    }
+
+    /// The Shoot labelled with `id`, as (namespace, name).
+    pub async fn find_shoot(&self, id: &str) -> Result<(String, String), ClusterError> {
+        let path =
+            format!("/apis/core.gardener.cloud/v1beta1/shoots?labelSelector={CLUSTER_ID_LABEL}%3D{id}");
+        let list: ShootList =
+            self.garden.call(Method::GET, &path, None).await?.unwrap_or(ShootList { items: vec![] });
+        match list.items.as_slice() {
+            [] => Err(ClusterError::NoShoot(id.to_string())),
+            [shoot] => Ok((shoot.metadata.namespace.clone(), shoot.metadata.name.clone())),
+            more => Err(ClusterError::AmbiguousShoot { id: id.to_string(), count: more.len() }),
+        }
+    }
+
+    async fn connect(&self, id: &str) -> Result<(Arc<Upstream>, Duration), ClusterError> {
+        let (namespace, name) = self.find_shoot(id).await?;
+        let shoot = format!("{namespace}/{name}");
+        let failed = |detail: String| ClusterError::AdminKubeconfig { shoot: shoot.clone(), detail };
+        let request = AdminKubeconfigRequest {
+            api_version: "authentication.gardener.cloud/v1alpha1".into(),
+            kind: "AdminKubeconfigRequest".into(),
+            spec: AdminKubeconfigSpec { expiration_seconds: self.expiration_seconds },
+            status: None,
+        };
+        let path =
+            format!("/apis/core.gardener.cloud/v1beta1/namespaces/{namespace}/shoots/{name}/adminkubeconfig");
+        let body = serde_json::to_value(&request).map_err(|e| failed(e.to_string()))?;
+        let answer: AdminKubeconfigRequest = self
+            .garden
+            .call(Method::POST, &path, Some(body))
+            .await?
+            .ok_or_else(|| failed("the garden has no adminkubeconfig subresource for it".into()))?;
+        let status = answer.status.ok_or_else(|| failed("the answer has no status".into()))?;
+        let yaml = base64::engine::general_purpose::STANDARD
+            .decode(status.kubeconfig.trim())
+            .map_err(|e| failed(format!("status.kubeconfig is not base64: {e}")))?;
+        let yaml = String::from_utf8(yaml).map_err(|e| failed(e.to_string()))?;
+        let kubeconfig = Kubeconfig::from_yaml(&yaml).map_err(|e| failed(e.to_string()))?;
+        let config = kube_config_of(kubeconfig).await.map_err(failed)?;
+        let expires = time::OffsetDateTime::parse(
+            &status.expiration_timestamp,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .map_err(|e| failed(format!("status.expirationTimestamp: {e}")))?;
+        let lifetime = expires - time::OffsetDateTime::now_utc();
+        let lifetime = Duration::try_from(lifetime)
+            .ok()
+            .filter(|l| !l.is_zero())
+            .ok_or_else(|| failed(format!("it expired already ({})", status.expiration_timestamp)))?;
+        let upstream = {
+            let mut connected = self.connected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match connected.get(id) {
+                Some(existing) => {
+                    existing.reconnect(config, self.verification)?;
+                    Arc::clone(existing)
+                }
+                None => {
+                    let fresh = Arc::new(Upstream::from_kube_config(config, self.verification)?);
+                    connected.insert(id.to_string(), Arc::clone(&fresh));
+                    fresh
+                }
+            }
+        };
+        tracing::info!(cluster_id = %id, %shoot, expires = %status.expiration_timestamp, "shoot connected with a new admin kubeconfig");
+        Ok((upstream, lifetime.mul_f64(REBUILD_AT)))
+    }
+}
