@@ -3,11 +3,14 @@
 //! namespace `plugin-<name>`, ServiceAccount `plugin`, the ClusterRole
 //! `plugin-<name>-scope` with the definition's `permissions.rbac` bound to
 //! that ServiceAccount, a Service on port 8080, and status Running/ready.
+//! The objects come from `fundament_plugin_types::install`, which the
+//! installer (sandbox mode on a real cluster) builds them with too.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fundament_plugin_types::{DefinitionRef, InstallationSpec, PluginInstallation, RbacRule, hash_manifest};
+use fundament_plugin_types::install::{self, PinnedDefinition};
+use fundament_plugin_types::{PluginInstallation, RbacRule};
 use serde_json::{Value, json};
 
 use crate::authn::User;
@@ -49,34 +52,28 @@ pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> 
     let bytes = std::fs::read(&path).map_err(|source| DefinitionError::Io { path: path.clone(), source })?;
     let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
     let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
-    let definition =
-        fundament_plugin_types::PluginDefinition::from_value(&doc).map_err(|e| invalid(e.to_string()))?;
-    let metadata = definition.metadata;
-    if metadata.name.is_empty() {
-        return Err(invalid("metadata.name is missing".into()));
-    }
-    if metadata.version.is_empty() {
-        return Err(invalid("metadata.version is missing".into()));
-    }
-    Ok(PluginDefinition {
-        name: metadata.name,
-        version: metadata.version,
-        // The same bytes organization-api hashes, so the pin of an installation made here is the catalog's.
-        hash: hash_manifest(&bytes),
-        rules: definition.spec.permissions.rbac,
-        dir: dir.to_path_buf(),
-        development: false,
-    })
+    let PinnedDefinition { name, version, hash, rules } =
+        PinnedDefinition::from_manifest(&bytes, &doc).map_err(|e| invalid(e.to_string()))?;
+    Ok(PluginDefinition { name, version, hash, rules, dir: dir.to_path_buf(), development: false })
 }
 
 /// The installation name of a plugin in an organization: `<organization>--<plugin>`.
-pub fn installation_name(organization: &str, plugin: &str) -> String {
-    format!("{organization}--{plugin}")
-}
+pub use fundament_plugin_types::install::installation_name;
 
 /// The plugin definitions the controller knows.
 #[derive(Clone, Default)]
 pub struct Definitions(pub Arc<Vec<PluginDefinition>>);
+
+impl PluginDefinition {
+    /// The `spec.definitionRef` of an installation of this definition.
+    pub fn definition_ref(&self) -> fundament_plugin_types::DefinitionRef {
+        fundament_plugin_types::DefinitionRef {
+            plugin_name: self.name.clone(),
+            plugin_version: self.version.clone(),
+            definition_hash: self.hash.clone(),
+        }
+    }
+}
 
 impl Definitions {
     fn find(&self, name: &str, version: &str) -> Option<&PluginDefinition> {
@@ -84,7 +81,9 @@ impl Definitions {
     }
 }
 
-fn create_or_keep(cluster: &Cluster, api_version: &str, kind: &str, obj: Value) -> Result<(), ApiError> {
+/// Creates `obj` (complete with `apiVersion` and `kind`) unless it exists.
+fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
+    let (api_version, kind) = (obj["apiVersion"].as_str().unwrap_or(""), obj["kind"].as_str().unwrap_or(""));
     let rt = cluster.registry().by_kind(api_version, kind).cloned().ok_or_else(ApiError::no_route)?;
     let ns = object::namespace(&obj).to_string();
     match cluster.create(&User::system(), &rt, &ns, obj, WriteOptions::SYSTEM) {
@@ -94,97 +93,25 @@ fn create_or_keep(cluster: &Cluster, api_version: &str, kind: &str, obj: Value) 
     }
 }
 
-fn labels(installation: &str, plugin: &str) -> Value {
-    json!({
-        "plugins.fundament.io/plugin": plugin,
-        "plugins.fundament.io/installation-name": installation,
-        "app.kubernetes.io/managed-by": "plugin-controller",
-    })
-}
-
 /// Creates what an installation needs (idempotent).
 pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition) -> Result<(), ApiError> {
-    let ns = format!("plugin-{installation}");
-    let l = labels(installation, &def.name);
-    create_or_keep(cluster, "v1", "Namespace", json!({"metadata": {"name": ns, "labels": l}}))?;
-    create_or_keep(
-        cluster,
-        "v1",
-        "ServiceAccount",
-        json!({"metadata": {"name": "plugin", "namespace": ns, "labels": l}}),
-    )?;
-    create_or_keep(
-        cluster,
-        "v1",
-        "Service",
-        json!({"metadata": {"name": format!("plugin-{installation}"), "namespace": ns, "labels": l},
-               "spec": {"type": "ClusterIP", "clusterIP": "None", "publishNotReadyAddresses": true,
-                        "selector": {"plugins.fundament.io/installation-name": installation},
-                        "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": "http"}]}}),
-    )?;
-    let rbac = "rbac.authorization.k8s.io/v1";
-    let role = format!("plugin-{installation}-scope");
-    create_or_keep(
-        cluster,
-        rbac,
-        "ClusterRole",
-        json!({"metadata": {"name": role, "labels": l}, "rules": def.rules}),
-    )?;
-    create_or_keep(
-        cluster,
-        rbac,
-        "ClusterRoleBinding",
-        json!({"metadata": {"name": role, "labels": l},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-               "subjects": [{"kind": "ServiceAccount", "name": "plugin", "namespace": ns}]}),
-    )?;
-    create_or_keep(
-        cluster,
-        rbac,
-        "RoleBinding",
-        json!({"metadata": {"name": format!("plugin-{installation}-admin"), "namespace": ns, "labels": l},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
-               "subjects": [{"kind": "ServiceAccount", "name": "plugin", "namespace": ns}]}),
-    )
+    install::installation_objects(installation, &def.name, &def.rules)
+        .into_iter()
+        .try_for_each(|obj| create_or_keep(cluster, obj))
 }
 
 fn running_status(generation: i64) -> Value {
-    let now = now_rfc3339();
-    json!({
-        "phase": "Running",
-        "ready": true,
-        "message": "plugin is running",
-        "observedGeneration": generation,
-        "conditions": [
-            {"type": "PluginScopeReady", "status": "True", "reason": "Materialised",
-             "message": "ClusterRole and ClusterRoleBinding match the pinned definition",
-             "lastTransitionTime": now, "observedGeneration": generation},
-            {"type": "Ready", "status": "True", "reason": "Running", "message": "plugin is running",
-             "lastTransitionTime": now, "observedGeneration": generation},
-        ],
-    })
+    install::running_status(generation, &now_rfc3339())
 }
 
 /// Installs `def` as `<organization>--<name>`: the installation object, Running, and its children.
 pub fn install(cluster: &Cluster, organization: &str, def: &PluginDefinition) -> Result<String, ApiError> {
     let name = installation_name(organization, &def.name);
     materialize(cluster, &name, def)?;
-    create_or_keep(
-        cluster,
-        &format!("{INSTALLATION_GROUP}/v1"),
-        "PluginInstallation",
-        json!({"metadata": {"name": name, "labels": if def.development {
-                json!({"plugins.fundament.io/plugin": def.name, DEVELOPMENT_LABEL: "true"})
-            } else {
-                json!({"plugins.fundament.io/plugin": def.name})
-            }},
-               "spec": InstallationSpec { definition_ref: DefinitionRef {
-                   plugin_name: def.name.clone(),
-                   plugin_version: def.version.clone(),
-                   definition_hash: def.hash.clone(),
-               }},
-               "status": running_status(1)}),
-    )?;
+    let mut obj = install::installation(&name, def.definition_ref(), def.development);
+    // Created as the cluster itself, which keeps the status (an API create would drop it).
+    obj["status"] = running_status(1);
+    create_or_keep(cluster, obj)?;
     Ok(name)
 }
 
@@ -272,11 +199,11 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
 fn teardown(cluster: &Cluster, installation: &str) -> Result<(), ApiError> {
     let registry = cluster.registry();
     let user = User::system();
-    let role = format!("plugin-{installation}-scope");
+    let role = install::scope_role(installation);
     for (group, plural, ns, name) in [
         ("rbac.authorization.k8s.io", "clusterrolebindings", "", role.as_str()),
         ("rbac.authorization.k8s.io", "clusterroles", "", role.as_str()),
-        ("", "namespaces", "", &format!("plugin-{installation}")),
+        ("", "namespaces", "", &install::plugin_namespace(installation)),
     ] {
         if let Some(rt) = registry.get(group, "v1", plural) {
             match cluster.delete(&user, rt, ns, name, &Value::Null, WriteOptions::SYSTEM) {

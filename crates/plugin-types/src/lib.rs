@@ -7,14 +7,17 @@
 //! travel with the data (the definition hash, what an `allowedResources`
 //! entry admits, what a condition reason means) live next to them, as do the
 //! messages of the console's postMessage protocol ([`protocol`]). A linter
-//! reads a definition part by part with [`outline::DefinitionOutline`]. No IO and
-//! no heavy dependencies, so the browser build of the console uses it too.
+//! reads a definition part by part with [`outline::DefinitionOutline`]. What
+//! installing a plugin creates is built by [`install`], for the embedded
+//! cluster and the installer alike. No IO and no heavy dependencies, so the
+//! browser build of the console uses it too.
 
 #![forbid(unsafe_code)]
 
 mod allowed;
 mod definition;
 mod guide;
+pub mod install;
 mod installation;
 pub mod outline;
 pub mod protocol;

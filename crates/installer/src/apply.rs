@@ -1,0 +1,401 @@
+//! Writing one object: a server-side apply as [`FIELD_MANAGER`], forced, of
+//! the document with the installer's label, and its status through the
+//! status subresource where the kind has one.
+//!
+//! An API server that refuses apply patches (415: one before 1.16, or the
+//! embedded cluster today) gets the same result by create, or by a replace
+//! of the current object with the document's fields laid over it, skipped
+//! when the object has them already; the switch happens once and is logged.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kube::Client;
+use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::discovery::{ApiCapabilities, ApiResource, Scope};
+use serde_json::{Map, Value, json};
+
+use crate::documents::Document;
+use crate::error::{InstallError, ObjectName, is_status, server_message};
+use crate::kinds::Kinds;
+use crate::{ADDED_LABELS_ANNOTATION, ADOPTED_BY_LABEL, FIELD_MANAGER, INSTALLED_BY_LABEL};
+
+/// How often a replace is tried in all when it conflicts (another writer in between).
+const ATTEMPTS: usize = 5;
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Created,
+    Changed,
+    /// The object was as the document says already (same resourceVersion).
+    Unchanged,
+    /// A namespace that existed before got the document's missing labels.
+    Adopted,
+}
+
+impl Outcome {
+    /// The outcome of a write of the object followed by one of its status.
+    pub fn then(self, status: Outcome) -> Outcome {
+        match (self, status) {
+            (Outcome::Unchanged, Outcome::Changed | Outcome::Created) => Outcome::Changed,
+            (first, _) => first,
+        }
+    }
+}
+
+/// An object as the cluster has it after a write.
+pub(crate) struct Placed {
+    pub path: PathBuf,
+    pub name: ObjectName,
+    pub api: Api<DynamicObject>,
+    pub resource: ApiResource,
+    pub object: DynamicObject,
+    pub outcome: Outcome,
+}
+
+impl Placed {
+    pub fn refused(&self, error: &kube::Error) -> InstallError {
+        refused(&self.path, &self.name, error)
+    }
+}
+
+pub(crate) struct Writer {
+    client: Client,
+    pub kinds: Kinds,
+    /// Until the server answers an apply patch with 415.
+    server_side_apply: AtomicBool,
+}
+
+impl Writer {
+    pub fn new(client: Client) -> Writer {
+        Writer { kinds: Kinds::new(client.clone()), client, server_side_apply: AtomicBool::new(true) }
+    }
+
+    pub fn uses_server_side_apply(&self) -> bool {
+        self.server_side_apply.load(Ordering::Relaxed)
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Installs one document: the object, then (for a custom resource with a
+    /// status subresource) the document's status.
+    pub async fn put(&self, doc: Document) -> Result<Placed, InstallError> {
+        let Document { path, mut object } = doc;
+        let types = object.types.clone().unwrap_or_default();
+        let mut name = ObjectName {
+            kind: types.kind.clone(),
+            namespace: String::new(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        };
+        let Some((resource, caps)) = self.kinds.find(&types.api_version, &types.kind).await? else {
+            return Err(InstallError::UnknownKind { path, api_version: types.api_version, object: name });
+        };
+        let api: Api<DynamicObject> = if caps.scope == Scope::Namespaced {
+            // As kubectl does: a namespaced object without one goes to `default`.
+            let ns = object
+                .metadata
+                .namespace
+                .clone()
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or_else(|| "default".into());
+            object.metadata.namespace = Some(ns.clone());
+            name.namespace = ns.clone();
+            Api::namespaced_with(self.client.clone(), &ns, &resource)
+        } else {
+            object.metadata.namespace = None;
+            Api::all_with(self.client.clone(), &resource)
+        };
+        clear_server_fields(&mut object.metadata);
+        let status = split_status(&mut object, &resource, &caps);
+        let current = api.get_opt(&name.name).await.map_err(|e| refused(&path, &name, &e))?;
+        if let Some(current) = current.as_ref().filter(|c| !installed_here(&c.metadata)) {
+            if !(resource.group.is_empty() && resource.kind == "Namespace") {
+                return Err(InstallError::NotOurs { path, object: name });
+            }
+            let (stored, outcome) =
+                adopt(&api, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
+            return Ok(Placed { path, name, api, resource, object: stored, outcome });
+        }
+        mark(&mut object.metadata);
+        let before = current.as_ref().map(|c| c.metadata.resource_version.clone().unwrap_or_default());
+        let stored =
+            self.write(&api, &name.name, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
+        let outcome = outcome_of(before.as_deref(), &stored);
+        let mut placed = Placed { path, name, api, resource, outcome, object: stored };
+        if let Some(status) = status {
+            let before = placed.object.metadata.resource_version.clone();
+            placed.object = self.put_status(&placed, status).await?;
+            placed.outcome = placed.outcome.then(outcome_of(before.as_deref(), &placed.object));
+        }
+        Ok(placed)
+    }
+
+    /// Writes `status` through the status subresource of `placed`; the object as stored after.
+    pub async fn put_status(&self, placed: &Placed, status: Value) -> Result<DynamicObject, InstallError> {
+        let name = placed.name.name.as_str();
+        if self.uses_server_side_apply() {
+            let mut body = json!({
+                "apiVersion": placed.resource.api_version,
+                "kind": placed.resource.kind,
+                "metadata": {"name": name},
+                "status": status,
+            });
+            if !placed.name.namespace.is_empty() {
+                body["metadata"]["namespace"] = json!(placed.name.namespace);
+            }
+            match placed.api.patch_status(name, &apply_params(), &Patch::Apply(&body)).await {
+                Err(e) if is_status(&e, 415) => self.no_server_side_apply(&e),
+                other => return other.map_err(|e| placed.refused(&e)),
+            }
+        }
+        let params = post_params();
+        let mut attempt = 1;
+        loop {
+            let mut current = placed.api.get_status(name).await.map_err(|e| placed.refused(&e))?;
+            if current.data.get("status").is_some_and(|have| contains(have, &status)) {
+                return Ok(current);
+            }
+            if let Value::Object(data) = &mut current.data {
+                data.insert("status".into(), status.clone());
+            }
+            match placed.api.replace_status(name, &params, &current).await {
+                // Written in between (the embedded cluster's controller): again, from what is there now.
+                Err(e) if is_status(&e, 409) && attempt < ATTEMPTS => attempt += 1,
+                other => return other.map_err(|e| placed.refused(&e)),
+            }
+        }
+    }
+
+    /// Applies `desired`; `current` is the object before, if there was one.
+    async fn write(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+        current: Option<DynamicObject>,
+        desired: &DynamicObject,
+    ) -> Result<DynamicObject, kube::Error> {
+        if self.uses_server_side_apply() {
+            match api.patch(name, &apply_params(), &Patch::Apply(desired)).await {
+                Err(e) if is_status(&e, 415) => self.no_server_side_apply(&e),
+                other => return other,
+            }
+        }
+        let params = post_params();
+        let wanted = serde_json::to_value(desired).map_err(kube::Error::SerdeError)?;
+        let (mut current, mut attempt) = (current, 1);
+        loop {
+            let Some(now) = current.take() else {
+                return api.create(&params, desired).await;
+            };
+            let mut merged = serde_json::to_value(&now).map_err(kube::Error::SerdeError)?;
+            if contains(&merged, &wanted) {
+                return Ok(now);
+            }
+            overlay(&mut merged, &wanted);
+            let merged: DynamicObject = serde_json::from_value(merged).map_err(kube::Error::SerdeError)?;
+            match api.replace(name, &params, &merged).await {
+                // Written in between (a controller's status): again, from what is there now.
+                Err(e) if is_status(&e, 409) && attempt < ATTEMPTS => {
+                    attempt += 1;
+                    current = api.get_opt(name).await?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn no_server_side_apply(&self, error: &kube::Error) {
+        if self.server_side_apply.swap(false, Ordering::Relaxed) {
+            tracing::warn!(
+                answer = %server_message(error).1,
+                "the API server refuses server-side apply: objects are created, or replaced with the files' fields"
+            );
+        }
+    }
+}
+
+fn apply_params() -> PatchParams {
+    PatchParams::apply(FIELD_MANAGER).force()
+}
+
+fn post_params() -> PostParams {
+    PostParams { dry_run: false, field_manager: Some(FIELD_MANAGER.into()) }
+}
+
+fn refused(path: &std::path::Path, name: &ObjectName, error: &kube::Error) -> InstallError {
+    let (code, message) = server_message(error);
+    InstallError::Refused { path: path.to_path_buf(), object: name.clone(), code, message }
+}
+
+/// Whether `metadata` carries the installer's label.
+pub(crate) fn installed_here(metadata: &ObjectMeta) -> bool {
+    metadata.labels.as_ref().and_then(|l| l.get(INSTALLED_BY_LABEL)).is_some_and(|v| v == FIELD_MANAGER)
+}
+
+fn mark(metadata: &mut ObjectMeta) {
+    metadata.labels.get_or_insert_with(BTreeMap::new).insert(INSTALLED_BY_LABEL.into(), FIELD_MANAGER.into());
+}
+
+/// The fields a server sets: a fixture's (its creation time) would be refused or ignored.
+fn clear_server_fields(metadata: &mut ObjectMeta) {
+    metadata.uid = None;
+    metadata.resource_version = None;
+    metadata.creation_timestamp = None;
+    metadata.generation = None;
+    metadata.managed_fields = None;
+    metadata.self_link = None;
+    metadata.deletion_timestamp = None;
+    metadata.deletion_grace_period_seconds = None;
+}
+
+/// The status the document's object gets through the status subresource, if
+/// any. With a status subresource a write of the object drops its status, so
+/// it is taken out either way; it is written back only for custom resources,
+/// since the status of a built-in kind (a Namespace's phase) is its
+/// controller's to write on a real cluster.
+fn split_status(object: &mut DynamicObject, resource: &ApiResource, caps: &ApiCapabilities) -> Option<Value> {
+    if !caps.subresources.iter().any(|(sub, _)| sub.plural == "status") {
+        return None;
+    }
+    let status = object.data.as_object_mut().and_then(|data| data.remove("status"))?;
+    (!builtin_group(&resource.group) && !status.is_null()).then_some(status)
+}
+
+/// The API groups of Kubernetes itself.
+fn builtin_group(group: &str) -> bool {
+    matches!(group, "" | "apps" | "batch" | "autoscaling" | "policy" | "extensions")
+        || group.ends_with(".k8s.io")
+}
+
+/// Created when there was nothing before, unchanged when the resourceVersion stayed.
+fn outcome_of(before: Option<&str>, after: &DynamicObject) -> Outcome {
+    match (before, after.metadata.resource_version.as_deref()) {
+        (None, _) => Outcome::Created,
+        (Some(a), Some(b)) if a == b => Outcome::Unchanged,
+        _ => Outcome::Changed,
+    }
+}
+
+/// Adds the labels of `desired` that `current` lacks, and records which, so
+/// that uninstall can take exactly those away again. Labels someone else set
+/// stay as they are, whatever the document says.
+async fn adopt(
+    api: &Api<DynamicObject>,
+    current: &DynamicObject,
+    desired: &DynamicObject,
+) -> Result<(DynamicObject, Outcome), kube::Error> {
+    let have = current.metadata.labels.clone().unwrap_or_default();
+    let missing: Map<String, Value> = desired
+        .metadata
+        .labels
+        .iter()
+        .flatten()
+        .filter(|(key, _)| !have.contains_key(*key))
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+        .collect();
+    if missing.is_empty() && have.get(ADOPTED_BY_LABEL).is_some_and(|v| v == FIELD_MANAGER) {
+        return Ok((current.clone(), Outcome::Unchanged));
+    }
+    let mut added: BTreeSet<String> = added_labels(&current.metadata);
+    added.extend(missing.keys().cloned());
+    let mut labels = missing;
+    labels.insert(ADOPTED_BY_LABEL.into(), json!(FIELD_MANAGER));
+    let added: Vec<String> = added.into_iter().collect();
+    let patch =
+        json!({"metadata": {"labels": labels, "annotations": {ADDED_LABELS_ANNOTATION: added.join(",")}}});
+    let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..PatchParams::default() };
+    let name = current.metadata.name.as_deref().unwrap_or_default();
+    let stored = api.patch(name, &params, &Patch::Merge(&patch)).await?;
+    Ok((stored, Outcome::Adopted))
+}
+
+/// The labels [`adopt`] added to a namespace.
+pub(crate) fn added_labels(metadata: &ObjectMeta) -> BTreeSet<String> {
+    let recorded = metadata.annotations.as_ref().and_then(|a| a.get(ADDED_LABELS_ANNOTATION));
+    recorded
+        .map(|list| list.split(',').filter(|k| !k.is_empty()).map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// Whether `have` has every field of `want` with its value (maps may have
+/// more keys; lists match element by element, as a server adds defaults to
+/// each element).
+fn contains(have: &Value, want: &Value) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => w.iter().all(|(key, wv)| match h.get(key) {
+            Some(hv) => contains(hv, wv),
+            None => wv.is_null(),
+        }),
+        (Value::Array(h), Value::Array(w)) => {
+            h.len() == w.len() && h.iter().zip(w).all(|(a, b)| contains(a, b))
+        }
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (h, w) => h == w,
+    }
+}
+
+/// Lays `top` over `base`: maps merge, anything else is replaced, `null` removes.
+fn overlay(base: &mut Value, top: &Value) {
+    match (base, top) {
+        (Value::Object(b), Value::Object(t)) => {
+            for (key, value) in t {
+                if value.is_null() {
+                    b.remove(key);
+                } else if let Some(existing) = b.get_mut(key) {
+                    overlay(existing, value);
+                } else {
+                    b.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        (base, top) => *base = top.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_sees_the_documents_fields_among_the_servers() {
+        let have = json!({"metadata": {"name": "a", "uid": "u", "labels": {"x": "1", "y": "2"}},
+                          "spec": {"ports": [{"port": 80, "protocol": "TCP"}], "size": 3.0}});
+        assert!(contains(
+            &have,
+            &json!({"metadata": {"labels": {"x": "1"}}, "spec": {"ports": [{"port": 80}], "size": 3}})
+        ));
+        assert!(contains(&have, &json!({"spec": {"gone": null}})));
+        assert!(!contains(&have, &json!({"metadata": {"labels": {"x": "2"}}})));
+        assert!(!contains(&have, &json!({"spec": {"ports": [{"port": 80}, {"port": 81}]}})));
+        assert!(!contains(&have, &json!({"spec": {"other": 1}})));
+    }
+
+    #[test]
+    fn overlay_merges_maps_and_replaces_the_rest() {
+        let mut base =
+            json!({"metadata": {"labels": {"x": "1", "y": "2"}}, "spec": {"list": [1, 2], "keep": true}});
+        overlay(&mut base, &json!({"metadata": {"labels": {"x": "9", "y": null}}, "spec": {"list": [3]}}));
+        assert_eq!(base, json!({"metadata": {"labels": {"x": "9"}}, "spec": {"list": [3], "keep": true}}));
+    }
+
+    #[test]
+    fn built_in_groups_are_told_from_custom_ones() {
+        for group in ["", "apps", "batch", "rbac.authorization.k8s.io", "apiextensions.k8s.io"] {
+            assert!(builtin_group(group), "{group}");
+        }
+        for group in ["cert-manager.io", "plugins.fundament.io", "demo.fundament.io"] {
+            assert!(!builtin_group(group), "{group}");
+        }
+    }
+
+    #[test]
+    fn a_status_write_after_an_unchanged_object_is_a_change() {
+        assert_eq!(Outcome::Unchanged.then(Outcome::Changed), Outcome::Changed);
+        assert_eq!(Outcome::Unchanged.then(Outcome::Unchanged), Outcome::Unchanged);
+        assert_eq!(Outcome::Created.then(Outcome::Changed), Outcome::Created);
+    }
+}

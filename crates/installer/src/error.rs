@@ -1,0 +1,79 @@
+//! What can go wrong, naming the file or object and the server's message.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// An object by kind, namespace and name, as messages name it
+/// (`Certificate default/web-tls-cert`, `ClusterRole fundament-read-only`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectName {
+    pub kind: String,
+    /// Empty for cluster-scoped objects.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectName {
+    pub(crate) fn of(kind: &str, object: &kube::api::DynamicObject) -> ObjectName {
+        ObjectName {
+            kind: kind.to_string(),
+            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Display for ObjectName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.namespace.as_str() {
+            "" => write!(f, "{} {}", self.kind, self.name),
+            ns => write!(f, "{} {ns}/{}", self.kind, self.name),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Not YAML, or not an object with `apiVersion`, `kind` and `metadata.name`.
+    #[error("{path}: document {index}: {detail}")]
+    Document { path: PathBuf, index: usize, detail: String },
+    #[error("{path}: {detail}")]
+    Definition { path: PathBuf, detail: String },
+    #[error("{path}: {object}: the cluster serves no kind {} in {api_version}", object.kind)]
+    UnknownKind { path: PathBuf, api_version: String, object: ObjectName },
+    /// Installing would take over an object someone else made.
+    #[error(
+        "{path}: {object} exists and was not installed by fundament-dev (it has no label \
+         fundament.io/installed-by): it is left as it is; delete it to install this file"
+    )]
+    NotOurs { path: PathBuf, object: ObjectName },
+    /// The API server refused a request (`code` 0: the request did not reach it).
+    #[error("{path}: {object}: {message}")]
+    Refused { path: PathBuf, object: ObjectName, code: u16, message: String },
+    #[error("{path}: {object} was not established within {seconds} s ({detail})")]
+    NotEstablished { path: PathBuf, object: ObjectName, seconds: u64, detail: String },
+    #[error(
+        "{path}: {object}: the status reads back as phase {phase:?}, ready {ready}, not Running and ready"
+    )]
+    NotRunning { path: PathBuf, object: ObjectName, phase: String, ready: bool },
+    #[error("discovery of {what}: {message}")]
+    Discovery { what: String, message: String },
+    #[error("uninstall: {object}: {message}")]
+    Uninstall { object: ObjectName, code: u16, message: String },
+    #[error("uninstall: {object} is still there after {seconds} s")]
+    NotGone { object: ObjectName, seconds: u64 },
+}
+
+/// The API server's own message and code, or what kept the request from it.
+pub(crate) fn server_message(error: &kube::Error) -> (u16, String) {
+    match error {
+        kube::Error::Api(status) => (status.code, status.message.clone()),
+        other => (0, other.to_string()),
+    }
+}
+
+pub(crate) fn is_status(error: &kube::Error, code: u16) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == code)
+}

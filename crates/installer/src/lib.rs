@@ -1,0 +1,51 @@
+//! The installer of sandbox mode: puts on a real cluster what the embedded
+//! cluster seeds itself with (`fundament dev`), so the console, kube-api-proxy
+//! and plugin pages meet the same objects there, and takes exactly that away
+//! again.
+//!
+//! - [`Installer::install_platform`]: the platform CRDs of `fixtures/cluster/crds`
+//!   (each waited for until Established and served), then the other files of
+//!   `fixtures/cluster` (namespaces, the users' ServiceAccounts and RBAC, the
+//!   seed's installations) except the embedded cluster's stand-in for a real
+//!   server's bootstrap RBAC;
+//! - [`Installer::install_plugin`]: a plugin folder's `crds/`, `admission/`
+//!   (where the cluster serves ValidatingAdmissionPolicy), `fixtures/`, the
+//!   installation's objects of [`fundament_plugin_types::install`] and its
+//!   PluginInstallation with a Running, ready status, read back to check;
+//! - [`Installer::uninstall`]: everything that carries [`INSTALLED_BY_LABEL`],
+//!   installations first and CRDs last.
+//!
+//! Every write is a server-side apply as [`FIELD_MANAGER`] (forced), so a
+//! second install changes nothing. Kinds are found through the cluster's
+//! discovery; a document of a kind the cluster does not serve is an error
+//! that names its file.
+#![forbid(unsafe_code)]
+#![allow(
+    clippy::result_large_err,
+    reason = "an InstallError names file, object and the server's message; it is returned once per \
+              failed install, next to network round trips, so its size costs nothing worth boxing for"
+)]
+
+mod apply;
+mod documents;
+mod error;
+mod installer;
+mod kinds;
+mod uninstall;
+
+pub use error::{InstallError, ObjectName};
+pub use installer::{InstalledPlugin, Installer, Summary};
+
+/// The field manager of every write, and the value of [`INSTALLED_BY_LABEL`].
+pub const FIELD_MANAGER: &str = "fundament-dev";
+
+/// Marks what the installer created, so that uninstall removes exactly that.
+pub const INSTALLED_BY_LABEL: &str = "fundament.io/installed-by";
+
+/// Marks a namespace that existed before (`default`, `kube-system`) and that
+/// the installer only added labels to: uninstall takes the labels away and
+/// leaves the namespace.
+pub const ADOPTED_BY_LABEL: &str = "fundament.io/adopted-by";
+
+/// The labels the installer added to an adopted namespace, comma-separated.
+pub const ADDED_LABELS_ANNOTATION: &str = "fundament.io/added-labels";
