@@ -21,9 +21,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run the whole stack in one process in mock mode (the embedded default)
-    /// and print its URLs.
+    /// Run the whole stack in one process and print its URLs. --mode mock (the default):
+    /// against the embedded cluster. --mode sandbox --kubeconfig FILE: against that cluster,
+    /// after installing the platform and the plugin folders into it (server-side apply,
+    /// idempotent). --mode real --gardener-kubeconfig FILE: against every Shoot of that
+    /// Gardener labelled fundament.io/cluster-id.
     Dev(Box<DevArgs>),
+    /// Remove from a sandbox cluster what `fundament dev --mode sandbox` installed there,
+    /// and nothing else (needs --kubeconfig or PLUGIN_SANDBOX_KUBECONFIG).
+    Uninstall(Box<SettingsArgs>),
     /// Run the embedded cluster alone (a kubectl-compatible API over TLS), or
     /// print its admin kubeconfig.
     Cluster(Box<ClusterArgs>),
@@ -88,7 +94,7 @@ enum PluginCommand {
 #[derive(Debug, Args)]
 pub struct DevArgs {
     /// Load a plugin folder under development (definition.yaml, crds/, fixtures/, console/):
-    /// installed on prod-eu as acme-corp--<name>, its pages served from the folder and never
+    /// installed on prod-eu (mock) or the sandbox cluster as acme-corp--<name>, its pages served from the folder and never
     /// cached, so edits show on reload. Repeatable.
     #[arg(long = "plugin", value_name = "DIR")]
     plugins: Vec<PathBuf>,
@@ -222,6 +228,9 @@ pub fn main() -> ExitCode {
                 print_kubeconfig(&settings)
             }
         },
+        Command::Uninstall(args) => with_settings(&args, |settings| {
+            runtime()?.block_on(crate::sandbox::uninstall(settings)).map_err(|e| e.to_string())
+        }),
         Command::Authn(args) => run_service(&args, Service::Authn),
         Command::OrganizationApi(args) => run_service(&args, Service::OrganizationApi),
         Command::KubeApiProxy(args) => run_service(&args, Service::KubeApiProxy),
@@ -308,9 +317,7 @@ fn print_kubeconfig(args: &SettingsArgs) -> ExitCode {
 }
 
 fn run_dev(args: &SettingsArgs, plugins: &[PathBuf]) -> ExitCode {
-    let resolved = args
-        .resolve(|name| std::env::var(name).ok())
-        .and_then(|(settings, source)| crate::dev::check_mode(&settings, source).map(|()| settings));
+    let resolved = args.resolve(|name| std::env::var(name).ok()).map(|(settings, _)| settings);
     let mut settings = match resolved {
         Ok(settings) => settings,
         Err(error) => return usage_error(&error),
@@ -392,14 +399,18 @@ mod tests {
     }
 
     #[test]
-    fn dev_refuses_other_modes_naming_the_source() {
+    fn dev_takes_every_mode_and_each_names_its_kubeconfig() {
         let args = SettingsArgs::default().with_flag(Key::Mode, "real");
-        let (settings, source) = args.resolve(|_| None).unwrap();
-        let err = crate::dev::check_mode(&settings, source).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "invalid mode \"real\" (from --mode): fundament dev runs the embedded stack, which needs mode mock"
-        );
+        let err = args.resolve(|_| None).unwrap_err().to_string();
+        assert!(err.contains("--gardener-kubeconfig or GARDENER_KUBECONFIG"), "{err}");
+        let args =
+            SettingsArgs::default().with_flag(Key::Mode, "sandbox").with_flag(Key::Kubeconfig, "/tmp/kc");
+        let (settings, _) = args.resolve(|_| None).unwrap();
+        assert_eq!(settings.kubeconfig.as_deref(), Some(std::path::Path::new("/tmp/kc")));
+        let help = Cli::try_parse_from(["fundament", "dev", "--help"]).unwrap_err().to_string();
+        for mode in ["--mode sandbox --kubeconfig FILE", "--mode real --gardener-kubeconfig FILE"] {
+            assert!(help.contains(mode), "{help}");
+        }
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! `fundament dev`: the whole stack in one process, in mock mode.
+//! `fundament dev`: the whole stack in one process, in any mode: mock (the embedded
+//! cluster), sandbox (a kubeconfig's cluster) or real (a Gardener's Shoots).
 
 use std::io::Write;
 
 use fundament_cluster::controller::PluginDefinition;
 use fundament_kube_api_proxy::upstream::UpstreamConfig;
 use fundament_plugin_proxy::Runtimes;
-use fundament_settings::{Key, Mode, Settings, SettingsError, Source};
+use fundament_settings::{Key, Mode, Settings, SettingsError};
 
 use crate::services::ClusterAccess;
 
@@ -27,6 +28,9 @@ pub enum DevError {
     /// The embedded cluster could not start (state, fixtures, port).
     #[error(transparent)]
     Cluster(#[from] fundament_cluster::StartError),
+    /// The sandbox cluster could not be set up.
+    #[error(transparent)]
+    Sandbox(#[from] Box<crate::sandbox::SandboxError>),
     /// A plugin folder could not be read.
     #[error(transparent)]
     Definition(#[from] fundament_cluster::controller::DefinitionError),
@@ -36,13 +40,6 @@ pub enum DevError {
     /// authn, organization-api or kube-api-proxy could not start.
     #[error(transparent)]
     Stack(#[from] crate::stack::StackError),
-}
-
-/// Every mode runs under `fundament dev`: mock with the embedded cluster, sandbox against a
-/// kubeconfig's cluster, real against a Gardener's Shoots. What each needs is checked when the
-/// settings resolve.
-pub fn check_mode(_settings: &Settings, _source: Source) -> Result<(), SettingsError> {
-    Ok(())
 }
 
 fn hint(key: Key) -> String {
@@ -166,7 +163,10 @@ struct Target {
 }
 
 impl Target {
-    async fn start(settings: &Settings, stopped: tokio::sync::watch::Receiver<bool>) -> Result<Self, DevError> {
+    async fn start(
+        settings: &Settings,
+        stopped: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Self, DevError> {
         let organization = fundament_seed::ORGANIZATION;
         match settings.mode {
             Mode::Mock => {
@@ -185,7 +185,7 @@ impl Target {
             Mode::Sandbox => {
                 let access = ClusterAccess::of(settings).map_err(crate::stack::StackError::from)?;
                 let definitions = plugin_definitions(settings)?;
-                crate::sandbox::install(settings, &definitions).await?;
+                crate::sandbox::install(settings, &definitions).await.map_err(Box::new)?;
                 let runtimes = crate::plugins::start_runtimes(&definitions, organization, stopped)
                     .await
                     .map_err(DevError::Runtimes)?;

@@ -13,6 +13,7 @@ pub mod dev;
 pub mod listen;
 pub mod middleware;
 pub mod plugins;
+pub mod sandbox;
 pub mod services;
 pub mod stack;
 

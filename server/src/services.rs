@@ -8,8 +8,8 @@ use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup,
 use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
-use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::clusters::{ClusterError, Clusters};
+use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::garden::Garden;
 use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, UpstreamConfig, load_kubeconfig};
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
@@ -128,7 +128,11 @@ impl ClusterAccess {
 }
 
 fn verification(settings: &Settings) -> ServerVerification {
-    if settings.allow_insecure_kubeconfig { ServerVerification::SkipAllowed } else { ServerVerification::Required }
+    if settings.allow_insecure_kubeconfig {
+        ServerVerification::SkipAllowed
+    } else {
+        ServerVerification::Required
+    }
 }
 
 /// The clusters behind the gateway: mock and sandbox mode have one, the default cluster;

@@ -134,8 +134,12 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
     let bound = match service {
         Service::OrganizationApi => organization_api(&settings).await?,
         Service::PluginProxy => {
-            plugin_proxy(&settings, &ClusterAccess::of(&settings)?, fundament_plugin_proxy::Runtimes::ServiceProxy)
-                .await?
+            plugin_proxy(
+                &settings,
+                &ClusterAccess::of(&settings)?,
+                fundament_plugin_proxy::Runtimes::ServiceProxy,
+            )
+            .await?
         }
         Service::Authn => {
             let signer = Arc::new(RwLock::new(services::signer(&settings)?));

@@ -280,6 +280,12 @@ impl Upstream {
         self.transports().server.clone()
     }
 
+    /// A client on the gateway's own identity (the kubeconfig's), for set-up work such as
+    /// sandbox mode's installer; never for a user's or a plugin's request.
+    pub fn own_client(&self) -> kube::Client {
+        self.transports().own.clone()
+    }
+
     /// How many requests went out on the gateway's own identity so far.
     pub fn own_calls(&self) -> u64 {
         self.own_calls.load(Ordering::Relaxed)

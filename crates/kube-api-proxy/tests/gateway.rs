@@ -609,7 +609,7 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
         origins: origins(),
         credentials: Credentials::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
         fga: Arc::new(Broken),
-        clusters: HashMap::new(),
+        clusters: fundament_kube_api_proxy::clusters::Clusters::Fixed(HashMap::new()),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
         watches: Default::default(),

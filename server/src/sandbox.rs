@@ -1,0 +1,53 @@
+//! Sandbox mode's set-up of its cluster: the platform (the PluginInstallation CRD, the seed
+//! namespaces, the users' ServiceAccounts and RBAC) and every plugin folder, installed through
+//! server-side apply with the kubeconfig's own (admin) identity; and `fundament uninstall`,
+//! which removes exactly that again.
+
+use fundament_cluster::controller::PluginDefinition;
+use fundament_installer::{InstallError, Installer};
+use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, UpstreamError, load_kubeconfig};
+use fundament_settings::Settings;
+
+/// Why the sandbox could not be set up or cleaned up.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("sandbox mode needs --kubeconfig or PLUGIN_SANDBOX_KUBECONFIG")]
+    NoKubeconfig,
+    #[error(transparent)]
+    Cluster(#[from] UpstreamError),
+    #[error("installing into the sandbox cluster: {0}")]
+    Install(#[from] InstallError),
+}
+
+/// The installer, on the kubeconfig's own identity (verified as the gateway verifies it).
+async fn installer(settings: &Settings) -> Result<Installer, SandboxError> {
+    let path = settings.kubeconfig.as_ref().ok_or(SandboxError::NoKubeconfig)?;
+    let verification = if settings.allow_insecure_kubeconfig {
+        ServerVerification::SkipAllowed
+    } else {
+        ServerVerification::Required
+    };
+    let upstream = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
+    Ok(Installer::new(upstream.own_client()))
+}
+
+/// Installs the platform and `definitions` (idempotent: a second run changes nothing).
+pub async fn install(settings: &Settings, definitions: &[PluginDefinition]) -> Result<(), SandboxError> {
+    let installer = installer(settings).await?;
+    let platform = installer.install_platform(&settings.cluster.fixtures_dir).await?;
+    tracing::info!(%platform, "sandbox: platform installed");
+    for def in definitions {
+        let installed =
+            installer.install_plugin(fundament_seed::ORGANIZATION, &def.dir, def.development).await?;
+        tracing::info!(installation = %installed.installation, summary = %installed.summary, "sandbox: plugin installed");
+    }
+    Ok(())
+}
+
+/// `fundament uninstall`: removes what sandbox mode installed, nothing else.
+pub async fn uninstall(settings: Settings) -> Result<(), SandboxError> {
+    let summary = installer(&settings).await?.uninstall().await?;
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "uninstalled: {summary}");
+    Ok(())
+}
