@@ -100,7 +100,15 @@ pub fn format_of(headers: &HeaderMap) -> Format {
 
 async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let user = authn::authenticate(&api.cluster, &api.issuer, &api.admin_token, &parts.headers, now_unix())?;
+    let certificate = parts.extensions.get::<authn::CertificateIdentity>();
+    let user = authn::authenticate(
+        &api.cluster,
+        &api.issuer,
+        &api.admin_token,
+        certificate,
+        &parts.headers,
+        now_unix(),
+    )?;
     let user = authn::impersonate(&api.cluster, user, &parts.headers)?;
     span.record("user", user.name.as_str());
     let query = fundament_kube_core::Query::parse(parts.uri.query().unwrap_or_default());

@@ -12,7 +12,7 @@ use crate::cluster::Cluster;
 use crate::controller::{self, Definitions};
 use crate::proxy::ServiceBackends;
 use crate::status::ApiError;
-use crate::tls::CertificateAuthority;
+use crate::tls::{CertificateAuthority, ClientCertificate, TlsError};
 use crate::tokens::{self, TokenIssuer};
 use crate::{fixtures, kubeconfig, snapshot};
 
@@ -89,12 +89,32 @@ pub struct Running {
     pub admin_token: String,
     pub backends: ServiceBackends,
     pub definitions: Definitions,
+    /// Kept inside: callers get certificates it signs, never its key.
+    pub(crate) ca: Arc<CertificateAuthority>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Running {
     pub fn kubeconfig(&self) -> String {
         kubeconfig::admin(&self.url, &self.ca_pem, &self.admin_token)
+    }
+
+    /// A client certificate of this cluster's CA for `user` in `groups`, valid
+    /// from now for `valid_for`: the cluster authenticates it as that user
+    /// (`system:masters` among the groups makes a superuser).
+    pub fn issue_client_certificate(
+        &self,
+        user: &str,
+        groups: &[&str],
+        valid_for: std::time::Duration,
+    ) -> Result<ClientCertificate, TlsError> {
+        self.ca.client_certificate(user, groups, valid_for)
+    }
+
+    /// A kubeconfig for this cluster that authenticates with `cert`; `name`
+    /// names its cluster, user and context entries.
+    pub fn client_certificate_kubeconfig(&self, cert: &ClientCertificate, name: &str) -> String {
+        kubeconfig::client_certificate(&self.url, &self.ca_pem, cert, name)
     }
 }
 
@@ -138,7 +158,7 @@ pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), Star
 pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
     std::fs::create_dir_all(&config.state_dir)
         .map_err(|source| crate::tls::TlsError::Io { path: config.state_dir.clone(), source })?;
-    let ca = CertificateAuthority::load_or_create(&config.state_dir)?;
+    let ca = Arc::new(CertificateAuthority::load_or_create(&config.state_dir)?);
     let issuer = TokenIssuer::load_or_create(&config.state_dir)?;
     let admin_token = tokens::admin_token(&config.state_dir, config.admin_token.as_deref())?;
     let (cluster, definitions) = build(&config)?;
@@ -179,7 +199,17 @@ pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
     }
     tasks.push(tokio::spawn(crate::serve::serve_tls(listener, tls, app, std::future::pending())));
     tracing::info!(%addr, url = %url, state_dir = %config.state_dir.display(), "embedded cluster listening");
-    Ok(Running { cluster, addr, url, ca_pem: ca.cert_pem.clone(), admin_token, backends, definitions, tasks })
+    Ok(Running {
+        cluster,
+        addr,
+        url,
+        ca_pem: ca.cert_pem.clone(),
+        admin_token,
+        backends,
+        definitions,
+        ca,
+        tasks,
+    })
 }
 
 fn url_host(url: &str) -> Option<String> {
