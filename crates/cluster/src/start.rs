@@ -76,6 +76,8 @@ pub enum StartError {
     Definition(#[from] controller::DefinitionError),
     #[error("cannot install plugin {plugin}: {detail}")]
     Install { plugin: String, detail: String },
+    #[error("garden: cannot write {what}: {detail}")]
+    Garden { what: String, detail: String },
     #[error("embedded cluster: cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -156,6 +158,15 @@ pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), Star
 
 /// Starts the cluster and its listener.
 pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
+    start_serving(config, None).await
+}
+
+/// Starts a cluster that, with `garden`, also answers for the shoots it names
+/// (their `adminkubeconfig` subresource).
+pub(crate) async fn start_serving(
+    config: ClusterConfig,
+    garden: Option<Arc<crate::garden::Shoots>>,
+) -> Result<Running, StartError> {
     std::fs::create_dir_all(&config.state_dir)
         .map_err(|source| crate::tls::TlsError::Io { path: config.state_dir.clone(), source })?;
     let ca = Arc::new(CertificateAuthority::load_or_create(&config.state_dir)?);
@@ -185,6 +196,7 @@ pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
         admin_token: admin_token.clone(),
         backends: backends.clone(),
         server_address: format!("localhost:{}", addr.port()),
+        garden,
     });
     // A handler that panics answers the API server's 500 Status; the server serves on.
     let app =
