@@ -33,6 +33,8 @@ pub struct Api {
     pub backends: ServiceBackends,
     /// `host:port` clients reach the server at (for `/api`).
     pub server_address: String,
+    /// The shoots this cluster answers for when it is a garden.
+    pub garden: Option<Arc<crate::garden::Shoots>>,
 }
 
 pub fn router(api: Arc<Api>) -> axum::Router {
@@ -100,7 +102,15 @@ pub fn format_of(headers: &HeaderMap) -> Format {
 
 async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let user = authn::authenticate(&api.cluster, &api.issuer, &api.admin_token, &parts.headers, now_unix())?;
+    let certificate = parts.extensions.get::<authn::CertificateIdentity>();
+    let user = authn::authenticate(
+        &api.cluster,
+        &api.issuer,
+        &api.admin_token,
+        certificate,
+        &parts.headers,
+        now_unix(),
+    )?;
     let user = authn::impersonate(&api.cluster, user, &parts.headers)?;
     span.record("user", user.name.as_str());
     let query = fundament_kube_core::Query::parse(parts.uri.query().unwrap_or_default());
@@ -178,7 +188,11 @@ fn non_resource(
         NonResource::Groups => discovery::groups(&registry),
         NonResource::Group(g) => discovery::group(&registry, &g).ok_or_else(ApiError::no_route)?,
         NonResource::GroupVersion { group, version } => {
-            discovery::resources(&registry, &group, &version).ok_or_else(ApiError::no_route)?
+            let mut doc = discovery::resources(&registry, &group, &version).ok_or_else(ApiError::no_route)?;
+            if let Some(garden) = &api.garden {
+                garden.extend_discovery(&group, &version, &mut doc);
+            }
+            doc
         }
         NonResource::OpenApiV2 => openapi::v2(&registry),
         NonResource::OpenApiV3Root => openapi::v3_root(&registry, &registry_hash(&registry)),
@@ -213,6 +227,7 @@ fn resolve(api: &Api, p: &ResourcePath, method: &Method) -> Result<Arc<ResourceT
         "status" => rt.status_subresource,
         "token" => rt.builtin == Some(Builtin::ServiceAccount),
         "proxy" => rt.builtin == Some(Builtin::Service),
+        crate::garden::ADMIN_KUBECONFIG => api.garden.is_some() && crate::garden::is_shoots(&rt),
         _ => false,
     };
     if !sub_ok {
@@ -344,6 +359,13 @@ fn resource(
             return Err(ApiError::method_not_allowed());
         }
         return token_request(api, rt, p, decode_body(headers, body)?);
+    }
+    if let Some(garden) = api.garden.as_ref().filter(|_| p.subresource == crate::garden::ADMIN_KUBECONFIG) {
+        if verb != "create" {
+            return Err(ApiError::method_not_allowed());
+        }
+        let answer = garden.admin_kubeconfig(cluster, rt, p, user, decode_body(headers, body)?)?;
+        return Ok(json_response(StatusCode::CREATED, &answer));
     }
     let status_sub = p.subresource == "status";
     match verb {

@@ -45,8 +45,13 @@ fn entries_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf
 pub fn documents(path: &Path) -> Result<Vec<Value>, FixtureError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| FixtureError::Io { path: path.to_path_buf(), source })?;
+    documents_in(path, &text)
+}
+
+/// The documents of YAML `text` that was read from (or is built in as) `path`.
+pub fn documents_in(path: &Path, text: &str) -> Result<Vec<Value>, FixtureError> {
     let mut docs = Vec::new();
-    for (index, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+    for (index, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let value = <Value as serde::Deserialize>::deserialize(doc).map_err(|e| FixtureError::Yaml {
             path: path.to_path_buf(),
             index,

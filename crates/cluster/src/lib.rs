@@ -1,9 +1,13 @@
 //! The embedded cluster: a small, kubectl-compatible Kubernetes API server in
 //! process, for mock mode. Real HTTP over TLS with a CA it keeps, discovery
 //! and OpenAPI, CRUD, patch and watch, Table output, CRD schema validation
-//! with CEL, RBAC with impersonation, TokenRequest, access reviews,
-//! ValidatingAdmissionPolicies (the Grant author policy among them), the
-//! service proxy, and YAML fixtures.
+//! with CEL, RBAC with impersonation, x509 client certificates and bearer
+//! tokens, TokenRequest, access reviews, ValidatingAdmissionPolicies (the
+//! Grant author policy among them), the service proxy, and YAML fixtures.
+//!
+//! [`garden`] runs several of them as a simulated Gardener: a garden cluster
+//! serving `Shoot`s and their `adminkubeconfig` subresource, and one embedded
+//! cluster per shoot behind them.
 #![forbid(unsafe_code)]
 
 pub mod admission;
@@ -14,6 +18,7 @@ pub mod controller;
 pub mod discovery;
 pub mod fields;
 pub mod fixtures;
+pub mod garden;
 pub mod kubeconfig;
 pub mod object;
 pub mod openapi;

@@ -1,4 +1,5 @@
-//! Serving the API over TLS on a TCP listener (HTTP/1.1 and HTTP/2).
+//! Serving the API over TLS on a TCP listener (HTTP/1.1 and HTTP/2), each
+//! request carrying the client certificate its connection presented.
 
 use std::sync::Arc;
 
@@ -7,6 +8,9 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt;
+
+use crate::authn::CertificateIdentity;
 
 /// Accepts connections until `shutdown` resolves; each connection is served
 /// on its own task, so a slow TLS handshake blocks nobody else.
@@ -43,6 +47,22 @@ pub async fn serve_tls(
                 }
                 Err(_) => return,
             };
+            // The handshake verified the chain; what it names is read once, here.
+            let leaf = tls_stream.get_ref().1.peer_certificates().and_then(|chain| chain.first());
+            let identity = match leaf.map(|der| CertificateIdentity::from_der(der)) {
+                None => None,
+                Some(Ok(identity)) => Some(identity),
+                Some(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "client certificate refused");
+                    return;
+                }
+            };
+            let app = app.map_request(move |mut req: http::Request<hyper::body::Incoming>| {
+                if let Some(identity) = &identity {
+                    req.extensions_mut().insert(identity.clone());
+                }
+                req
+            });
             let service = TowerToHyperService::new(app);
             let builder = auto::Builder::new(TokioExecutor::new());
             if let Err(e) = builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), service).await {

@@ -12,7 +12,7 @@ use crate::cluster::Cluster;
 use crate::controller::{self, Definitions};
 use crate::proxy::ServiceBackends;
 use crate::status::ApiError;
-use crate::tls::CertificateAuthority;
+use crate::tls::{CertificateAuthority, ClientCertificate, TlsError};
 use crate::tokens::{self, TokenIssuer};
 use crate::{fixtures, kubeconfig, snapshot};
 
@@ -76,6 +76,8 @@ pub enum StartError {
     Definition(#[from] controller::DefinitionError),
     #[error("cannot install plugin {plugin}: {detail}")]
     Install { plugin: String, detail: String },
+    #[error("garden: cannot write {what}: {detail}")]
+    Garden { what: String, detail: String },
     #[error("embedded cluster: cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
 }
@@ -89,12 +91,32 @@ pub struct Running {
     pub admin_token: String,
     pub backends: ServiceBackends,
     pub definitions: Definitions,
+    /// Kept inside: callers get certificates it signs, never its key.
+    pub(crate) ca: Arc<CertificateAuthority>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Running {
     pub fn kubeconfig(&self) -> String {
         kubeconfig::admin(&self.url, &self.ca_pem, &self.admin_token)
+    }
+
+    /// A client certificate of this cluster's CA for `user` in `groups`, valid
+    /// from now for `valid_for`: the cluster authenticates it as that user
+    /// (`system:masters` among the groups makes a superuser).
+    pub fn issue_client_certificate(
+        &self,
+        user: &str,
+        groups: &[&str],
+        valid_for: std::time::Duration,
+    ) -> Result<ClientCertificate, TlsError> {
+        self.ca.client_certificate(user, groups, valid_for)
+    }
+
+    /// A kubeconfig for this cluster that authenticates with `cert`; `name`
+    /// names its cluster, user and context entries.
+    pub fn client_certificate_kubeconfig(&self, cert: &ClientCertificate, name: &str) -> String {
+        kubeconfig::client_certificate(&self.url, &self.ca_pem, cert, name)
     }
 }
 
@@ -136,9 +158,18 @@ pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), Star
 
 /// Starts the cluster and its listener.
 pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
+    start_serving(config, None).await
+}
+
+/// Starts a cluster that, with `garden`, also answers for the shoots it names
+/// (their `adminkubeconfig` subresource).
+pub(crate) async fn start_serving(
+    config: ClusterConfig,
+    garden: Option<Arc<crate::garden::Shoots>>,
+) -> Result<Running, StartError> {
     std::fs::create_dir_all(&config.state_dir)
         .map_err(|source| crate::tls::TlsError::Io { path: config.state_dir.clone(), source })?;
-    let ca = CertificateAuthority::load_or_create(&config.state_dir)?;
+    let ca = Arc::new(CertificateAuthority::load_or_create(&config.state_dir)?);
     let issuer = TokenIssuer::load_or_create(&config.state_dir)?;
     let admin_token = tokens::admin_token(&config.state_dir, config.admin_token.as_deref())?;
     let (cluster, definitions) = build(&config)?;
@@ -165,6 +196,7 @@ pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
         admin_token: admin_token.clone(),
         backends: backends.clone(),
         server_address: format!("localhost:{}", addr.port()),
+        garden,
     });
     // A handler that panics answers the API server's 500 Status; the server serves on.
     let app =
@@ -179,7 +211,17 @@ pub async fn start(config: ClusterConfig) -> Result<Running, StartError> {
     }
     tasks.push(tokio::spawn(crate::serve::serve_tls(listener, tls, app, std::future::pending())));
     tracing::info!(%addr, url = %url, state_dir = %config.state_dir.display(), "embedded cluster listening");
-    Ok(Running { cluster, addr, url, ca_pem: ca.cert_pem.clone(), admin_token, backends, definitions, tasks })
+    Ok(Running {
+        cluster,
+        addr,
+        url,
+        ca_pem: ca.cert_pem.clone(),
+        admin_token,
+        backends,
+        definitions,
+        ca,
+        tasks,
+    })
 }
 
 fn url_host(url: &str) -> Option<String> {

@@ -1,16 +1,21 @@
 //! The cluster's own certificate authority, generated on first start and kept
-//! in the state directory, and the serving certificate it signs at each start.
-//! kubectl (client-go) only sends bearer tokens over TLS, so identities need it.
+//! in the state directory: it signs the serving certificate at each start and
+//! the client certificates it hands out, and the TLS server asks every client
+//! for a certificate it signed (optional, as kube-apiserver's
+//! `--client-ca-file`: bearer-token and anonymous clients connect without one).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
     KeyPair, KeyUsagePurpose, SanType,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::WebPkiClientVerifier;
+use time::OffsetDateTime;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
@@ -22,6 +27,12 @@ pub enum TlsError {
     Generate(#[from] rcgen::Error),
     #[error("cannot configure TLS: {0}")]
     Rustls(#[from] rustls::Error),
+    #[error("cannot verify client certificates: {0}")]
+    ClientVerifier(#[from] rustls::server::VerifierBuilderError),
+    #[error("a client certificate needs a user name (its common name)")]
+    NoUser,
+    #[error("cannot write a certificate: {0}")]
+    Encode(&'static str),
 }
 
 /// Reads a file of the state directory; `None` when it does not exist yet.
@@ -64,7 +75,30 @@ fn ca_params() -> Result<CertificateParams, rcgen::Error> {
     Ok(params)
 }
 
-/// The CA: its certificate (PEM, for kubeconfigs) and what signs server certificates.
+/// A client certificate the CA signed and its private key, both PEM (for the
+/// `client-certificate-data` and `client-key-data` of a kubeconfig).
+#[derive(Clone)]
+pub struct ClientCertificate {
+    pub cert_pem: String,
+    pub key_pem: String,
+    /// The certificate's `notAfter`, to the second (what X.509 keeps).
+    pub not_after: OffsetDateTime,
+}
+
+impl std::fmt::Debug for ClientCertificate {
+    // The key is a credential: it never reaches a log through `{:?}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCertificate").field("not_after", &self.not_after).finish_non_exhaustive()
+    }
+}
+
+/// How far back a client certificate's `notBefore` is set, so that a client
+/// whose clock runs a little behind can use it at once (kube-apiserver's CSR
+/// signer backdates by as much).
+const BACKDATE: Duration = Duration::from_secs(5 * 60);
+
+/// The CA: its certificate (PEM, for kubeconfigs) and what signs server and
+/// client certificates.
 pub struct CertificateAuthority {
     pub cert_pem: String,
     key: KeyPair,
@@ -132,18 +166,181 @@ impl CertificateAuthority {
         let chain = vec![cert.der().clone()];
         let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
         let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for der in self.cert_der() {
+            roots.add(der)?;
+        }
+        // A certificate is asked for, never required: bearer-token and anonymous
+        // clients must still connect. One that is offered must chain to this CA
+        // and be valid now, or the handshake fails.
+        let client_verifier =
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                .allow_unauthenticated()
+                .build()?;
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
-            .with_no_client_auth()
+            .with_client_cert_verifier(client_verifier)
             .with_single_cert(chain, key_der)?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Arc::new(config))
+    }
+
+    /// A client certificate for `user` (its common name) in `groups` (one
+    /// organization each), valid from now for `valid_for`: the identity
+    /// kube-apiserver's x509 authenticator reads.
+    pub fn client_certificate(
+        &self,
+        user: &str,
+        groups: &[&str],
+        valid_for: Duration,
+    ) -> Result<ClientCertificate, TlsError> {
+        let now =
+            OffsetDateTime::now_utc().replace_nanosecond(0).unwrap_or_else(|_| OffsetDateTime::now_utc());
+        self.client_certificate_between(user, groups, now - BACKDATE, now + valid_for)
+    }
+
+    /// A client certificate valid from `not_before` to `not_after` (tests of
+    /// validity ask for windows in the past or the future).
+    pub(crate) fn client_certificate_between(
+        &self,
+        user: &str,
+        groups: &[&str],
+        not_before: OffsetDateTime,
+        not_after: OffsetDateTime,
+    ) -> Result<ClientCertificate, TlsError> {
+        if user.is_empty() {
+            return Err(TlsError::NoUser);
+        }
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+        // X.509 keeps whole seconds: what the caller is told is what the certificate says.
+        params.not_before = not_before.replace_nanosecond(0).unwrap_or(not_before);
+        params.not_after = not_after.replace_nanosecond(0).unwrap_or(not_after);
+        let key = KeyPair::generate()?;
+        let issuer = Issuer::new(ca_params()?, &self.key);
+        let signed = params.signed_by(&key, &issuer)?;
+        // rcgen keeps one value per attribute type, and each group is an organization
+        // of its own: the subject is written here and the certificate signed again.
+        let der = subject::replace(signed.der(), &subject::encode(user, groups), &self.key)?;
+        Ok(ClientCertificate {
+            cert_pem: pem_block("CERTIFICATE", &der),
+            key_pem: key.serialize_pem(),
+            not_after: params.not_after,
+        })
     }
 
     /// The CA certificate as DER, for clients that trust it (tests, the gateway).
     pub fn cert_der(&self) -> Vec<CertificateDer<'static>> {
         let mut reader = io::Cursor::new(self.cert_pem.as_bytes());
         rustls_pemfile::certs(&mut reader).filter_map(Result::ok).collect()
+    }
+}
+
+fn pem_block(label: &str, der: &[u8]) -> String {
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(std::str::from_utf8(line).unwrap_or_default());
+        pem.push('\n');
+    }
+    pem.push_str(&format!("-----END {label}-----\n"));
+    pem
+}
+
+/// The subject of a client certificate, in DER, and putting it into a
+/// certificate rcgen signed: just enough DER to walk a `TBSCertificate`.
+mod subject {
+    use rcgen::{KeyPair, SigningKey};
+
+    use super::TlsError;
+
+    const SEQUENCE: u8 = 0x30;
+    const SET: u8 = 0x31;
+    const OID: u8 = 0x06;
+    const UTF8_STRING: u8 = 0x0c;
+    const BIT_STRING: u8 = 0x03;
+    /// `[0] EXPLICIT Version` of a `TBSCertificate`.
+    const VERSION: u8 = 0xa0;
+    /// 2.5.4.10 and 2.5.4.3.
+    const ORGANIZATION: &[u8] = &[0x55, 0x04, 0x0a];
+    const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+
+    fn tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+        let mut out = vec![tag];
+        match u8::try_from(content.len()) {
+            Ok(len) if len < 0x80 => out.push(len),
+            _ => {
+                let len = content.len().to_be_bytes();
+                let significant: Vec<u8> = len.into_iter().skip_while(|b| *b == 0).collect();
+                // At most eight length bytes: the count fits the low seven bits.
+                out.push(0x80 | significant.len() as u8);
+                out.extend(significant);
+            }
+        }
+        out.extend_from_slice(content);
+        out
+    }
+
+    fn attribute(oid: &[u8], value: &str) -> Vec<u8> {
+        let pair = [tlv(OID, oid), tlv(UTF8_STRING, value.as_bytes())].concat();
+        tlv(SET, &tlv(SEQUENCE, &pair))
+    }
+
+    /// `O=<group>` for each group, then `CN=<user>`, as kubeadm writes them.
+    pub fn encode(user: &str, groups: &[&str]) -> Vec<u8> {
+        let mut rdns: Vec<u8> = groups.iter().flat_map(|g| attribute(ORGANIZATION, g)).collect();
+        rdns.extend(attribute(COMMON_NAME, user));
+        tlv(SEQUENCE, &rdns)
+    }
+
+    /// One DER element off the front of `bytes`.
+    struct Element<'a> {
+        tag: u8,
+        whole: &'a [u8],
+        content: &'a [u8],
+        rest: &'a [u8],
+    }
+
+    fn split(bytes: &[u8]) -> Result<Element<'_>, TlsError> {
+        let bad = || TlsError::Encode("a truncated DER element");
+        let (&tag, after_tag) = bytes.split_first().ok_or_else(bad)?;
+        let (&first, after_len) = after_tag.split_first().ok_or_else(bad)?;
+        let (len, header) = if first < 0x80 {
+            (usize::from(first), 2)
+        } else {
+            let n = usize::from(first & 0x7f);
+            if n == 0 || n > std::mem::size_of::<usize>() || after_len.len() < n {
+                return Err(bad());
+            }
+            (after_len[..n].iter().fold(0usize, |acc, b| (acc << 8) | usize::from(*b)), 2 + n)
+        };
+        let end = header.checked_add(len).filter(|e| *e <= bytes.len()).ok_or_else(bad)?;
+        Ok(Element { tag, whole: &bytes[..end], content: &bytes[header..end], rest: &bytes[end..] })
+    }
+
+    /// `cert` with its subject replaced by `subject`, signed again with `ca_key`
+    /// (the key that signed it, so the signature algorithm it names stays true).
+    pub fn replace(cert: &[u8], subject: &[u8], ca_key: &KeyPair) -> Result<Vec<u8>, TlsError> {
+        let certificate = split(cert)?;
+        let tbs = split(certificate.content)?;
+        let algorithm = split(tbs.rest)?;
+        // [version,] serialNumber, signature, issuer, validity; then the subject.
+        let before_subject = if split(tbs.content)?.tag == VERSION { 5 } else { 4 };
+        let mut head = Vec::new();
+        let mut fields = tbs.content;
+        for _ in 0..before_subject {
+            let field = split(fields)?;
+            head.extend_from_slice(field.whole);
+            fields = field.rest;
+        }
+        let old_subject = split(fields)?;
+        let tbs = tlv(SEQUENCE, &[head.as_slice(), subject, old_subject.rest].concat());
+        let signature = ca_key.sign(&tbs)?;
+        // A BIT STRING of whole bytes: no unused bits.
+        let bits = [&[0u8][..], &signature].concat();
+        Ok(tlv(SEQUENCE, &[tbs.as_slice(), algorithm.whole, &tlv(BIT_STRING, &bits)].concat()))
     }
 }
 
