@@ -144,9 +144,10 @@ impl Writer {
     ///
     /// An update, as controllers write status, not an apply: before 1.22 an
     /// object's managedFields do not tell its status from the rest, so
-    /// applying both as one manager makes each apply give up the fields of the
-    /// other; and 1.20 applies the empty strings of a status as null, which
-    /// the CRD's schema then refuses.
+    /// applying both as one manager makes each apply take the other's fields
+    /// away and back (on 1.20.2 every apply of the object after one of its
+    /// status, and the reverse, is a new resourceVersion), and no install
+    /// would ever be unchanged.
     pub async fn put_status(&self, placed: &Placed, status: Value) -> Result<DynamicObject, InstallError> {
         let name = placed.name.name.as_str();
         let params = post_params();
