@@ -405,6 +405,26 @@ mod tests {
     }
 
     #[test]
+    fn a_field_unknown_to_the_schema_is_told_from_other_refusals() {
+        let refusal = |code: u16, message: &str| {
+            kube::Error::Api(kube::core::Status::failure(message, "InternalError").with_code(code).boxed())
+        };
+        // As kube-apiserver 1.20.2 answers for a CRD with x-kubernetes-validations.
+        let unknown = refusal(
+            500,
+            "failed to create typed patch object: .spec.versions[0].schema.openAPIV3Schema.properties.spec\
+             .properties.definitionRef.x-kubernetes-validations: field not declared in schema",
+        );
+        assert!(unknown_to_the_schema(&unknown));
+        assert!(!unknown_to_the_schema(&refusal(
+            500,
+            "failed to create typed patch object: .spec.size: expected numeric"
+        )));
+        assert!(!unknown_to_the_schema(&refusal(422, "spec.note: Invalid value")));
+        assert!(is_status(&refusal(415, "unsupported"), 415));
+    }
+
+    #[test]
     fn a_status_write_after_an_unchanged_object_is_a_change() {
         assert_eq!(Outcome::Unchanged.then(Outcome::Changed), Outcome::Changed);
         assert_eq!(Outcome::Unchanged.then(Outcome::Unchanged), Outcome::Unchanged);
