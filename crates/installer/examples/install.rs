@@ -80,11 +80,7 @@ async fn install(installer: &Installer, args: &Args) -> Result<(Summary, Vec<(St
     let mut installations = Vec::new();
     for dir in &args.plugins {
         let installed = installer.install_plugin(&args.organization, dir, args.development).await?;
-        let s = installed.summary;
-        (total.created, total.changed, total.unchanged) =
-            (total.created + s.created, total.changed + s.changed, total.unchanged + s.unchanged);
-        total.adopted += s.adopted;
-        total.skipped.extend(s.skipped);
+        total += installed.summary;
         installations.push((installed.installation, installed.definition_hash));
     }
     Ok((total, installations))

@@ -65,12 +65,7 @@ async fn install_all(installer: &Installer) -> Result<fundament_installer::Summa
         let installed =
             installer.install_plugin(ORGANIZATION, &repo().join("plugins").join(plugin), false).await?;
         ensure!(installed.installation == format!("{ORGANIZATION}--{plugin}"), "{installed:?}");
-        let s = installed.summary;
-        summary.created += s.created;
-        summary.changed += s.changed;
-        summary.unchanged += s.unchanged;
-        summary.adopted += s.adopted;
-        summary.skipped.extend(s.skipped);
+        summary += installed.summary;
     }
     Ok(summary)
 }
