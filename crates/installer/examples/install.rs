@@ -41,6 +41,8 @@ enum Mode {
 
 fn args() -> Result<Args> {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Messages name files by this path: without the `..` of the manifest's.
+    let repo = repo.canonicalize().unwrap_or(repo);
     let mut args = std::env::args().skip(1);
     let mut kubeconfig = None;
     let (mut fixtures, mut plugins) = (repo.join("fixtures/cluster"), Vec::new());
