@@ -1,11 +1,16 @@
 //! Writing one object: a server-side apply as [`FIELD_MANAGER`], forced, of
-//! the document with the installer's label, and its status through the
-//! status subresource where the kind has one.
+//! the document with the installer's label, and an update of its status
+//! through the status subresource where the kind has one.
 //!
 //! An API server that refuses apply patches (415: one before 1.16, or the
 //! embedded cluster today) gets the same result by create, or by a replace
 //! of the current object with the document's fields laid over it, skipped
 //! when the object has them already; the switch happens once and is logged.
+//! An object whose fields the server's schema does not know (a CRD with
+//! `x-kubernetes-validations` on a server before 1.25) cannot be applied:
+//! server-side apply refuses it whole, while a create or replace drops the
+//! unknown fields, as kubectl's client-side apply would. Such an object is
+//! written that way, with a warning.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -123,7 +128,7 @@ impl Writer {
         mark(&mut object.metadata);
         let before = current.as_ref().map(|c| c.metadata.resource_version.clone().unwrap_or_default());
         let stored =
-            self.write(&api, &name.name, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
+            self.write(&api, &name, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
         let outcome = outcome_of(before.as_deref(), &stored);
         let mut placed = Placed { path, name, api, resource, outcome, object: stored };
         if let Some(status) = status {
@@ -134,24 +139,17 @@ impl Writer {
         Ok(placed)
     }
 
-    /// Writes `status` through the status subresource of `placed`; the object as stored after.
+    /// Writes `status` through the status subresource of `placed` (unless it
+    /// says so already); the object as stored after.
+    ///
+    /// An update, as controllers write status, not an apply: before 1.22 an
+    /// object's managedFields do not tell its status from the rest, so
+    /// applying both as one manager makes each apply take the other's fields
+    /// away and back (on 1.20.2 every apply of the object after one of its
+    /// status, and the reverse, is a new resourceVersion), and no install
+    /// would ever be unchanged.
     pub async fn put_status(&self, placed: &Placed, status: Value) -> Result<DynamicObject, InstallError> {
         let name = placed.name.name.as_str();
-        if self.uses_server_side_apply() {
-            let mut body = json!({
-                "apiVersion": placed.resource.api_version,
-                "kind": placed.resource.kind,
-                "metadata": {"name": name},
-                "status": status,
-            });
-            if !placed.name.namespace.is_empty() {
-                body["metadata"]["namespace"] = json!(placed.name.namespace);
-            }
-            match placed.api.patch_status(name, &apply_params(), &Patch::Apply(&body)).await {
-                Err(e) if is_status(&e, 415) => self.no_server_side_apply(&e),
-                other => return other.map_err(|e| placed.refused(&e)),
-            }
-        }
         let params = post_params();
         let mut attempt = 1;
         loop {
@@ -174,13 +172,20 @@ impl Writer {
     async fn write(
         &self,
         api: &Api<DynamicObject>,
-        name: &str,
+        object: &ObjectName,
         current: Option<DynamicObject>,
         desired: &DynamicObject,
     ) -> Result<DynamicObject, kube::Error> {
+        let name = object.name.as_str();
         if self.uses_server_side_apply() {
             match api.patch(name, &apply_params(), &Patch::Apply(desired)).await {
                 Err(e) if is_status(&e, 415) => self.no_server_side_apply(&e),
+                Err(e) if unknown_to_the_schema(&e) => tracing::warn!(
+                    %object,
+                    answer = %server_message(&e).1,
+                    "server-side apply refuses fields the server does not know: written by create or replace, \
+                     which drop them"
+                ),
                 other => return other,
             }
         }
@@ -216,6 +221,13 @@ impl Writer {
             );
         }
     }
+}
+
+/// The refusal of an apply patch with a field the server's OpenAPI schema
+/// lacks (structured-merge-diff cannot type it; the server answers 500).
+fn unknown_to_the_schema(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status)
+        if status.message.contains("failed to create typed patch object") && status.message.contains("field not declared in schema"))
 }
 
 fn apply_params() -> PatchParams {
@@ -390,6 +402,26 @@ mod tests {
         for group in ["cert-manager.io", "plugins.fundament.io", "demo.fundament.io"] {
             assert!(!builtin_group(group), "{group}");
         }
+    }
+
+    #[test]
+    fn a_field_unknown_to_the_schema_is_told_from_other_refusals() {
+        let refusal = |code: u16, message: &str| {
+            kube::Error::Api(kube::core::Status::failure(message, "InternalError").with_code(code).boxed())
+        };
+        // As kube-apiserver 1.20.2 answers for a CRD with x-kubernetes-validations.
+        let unknown = refusal(
+            500,
+            "failed to create typed patch object: .spec.versions[0].schema.openAPIV3Schema.properties.spec\
+             .properties.definitionRef.x-kubernetes-validations: field not declared in schema",
+        );
+        assert!(unknown_to_the_schema(&unknown));
+        assert!(!unknown_to_the_schema(&refusal(
+            500,
+            "failed to create typed patch object: .spec.size: expected numeric"
+        )));
+        assert!(!unknown_to_the_schema(&refusal(422, "spec.note: Invalid value")));
+        assert!(is_status(&refusal(415, "unsupported"), 415));
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub enum InstallError {
         "{path}: {object}: the status reads back as phase {phase:?}, ready {ready}, not Running and ready"
     )]
     NotRunning { path: PathBuf, object: ObjectName, phase: String, ready: bool },
+    /// What the server answered is not a readable PluginInstallation.
+    #[error("{path}: {object}: not readable as a PluginInstallation: {detail}")]
+    Unreadable { path: PathBuf, object: ObjectName, detail: String },
     #[error("discovery of {what}: {message}")]
     Discovery { what: String, message: String },
     #[error("uninstall: {object}: {message}")]

@@ -53,6 +53,18 @@ impl Summary {
     }
 }
 
+/// Adds up what several installs did.
+impl std::ops::AddAssign for Summary {
+    fn add_assign(&mut self, other: Summary) {
+        self.created += other.created;
+        self.changed += other.changed;
+        self.unchanged += other.unchanged;
+        self.adopted += other.adopted;
+        self.deleted += other.deleted;
+        self.skipped.extend(other.skipped);
+    }
+}
+
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -196,13 +208,13 @@ impl Installer {
             false => Outcome::Changed,
         };
         let read = placed.api.get_status(&placed.name.name).await.map_err(|e| placed.refused(&e))?;
-        let value = serde_json::to_value(&read).unwrap_or_default();
-        let installation = PluginInstallation::from_value(&value).map_err(|e| InstallError::Refused {
+        let unreadable = |detail: String| InstallError::Unreadable {
             path: placed.path.clone(),
             object: placed.name.clone(),
-            code: 0,
-            message: e.to_string(),
-        })?;
+            detail,
+        };
+        let value = serde_json::to_value(&read).map_err(|e| unreadable(e.to_string()))?;
+        let installation = PluginInstallation::from_value(&value).map_err(|e| unreadable(e.to_string()))?;
         if !installation.is_running() {
             return Err(InstallError::NotRunning {
                 path: placed.path.clone(),
@@ -324,6 +336,19 @@ mod tests {
     }
 
     #[test]
+    fn installing_can_run_on_any_thread() {
+        fn send<T: Send>(_: &T) {}
+        // No client is needed to build the futures, only to run them.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let _guard = runtime.enter();
+        let config = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
+        let installer = Installer::new(Client::try_from(config).unwrap());
+        send(&installer.install_platform(Path::new("fixtures")));
+        send(&installer.install_plugin("acme-corp", Path::new("plugins/demo"), false));
+        send(&installer.uninstall());
+    }
+
+    #[test]
     fn now_is_to_the_second() {
         let now = now_rfc3339();
         assert_eq!(now.len(), "2026-01-01T00:00:00Z".len(), "{now}");
@@ -341,5 +366,7 @@ mod tests {
             s.to_string(),
             "2 created, 0 changed, 1 unchanged, 1 adopted, 0 deleted; skipped admission/ (2 objects): no policies"
         );
+        s += Summary { created: 1, deleted: 2, skipped: vec!["x".into()], ..Summary::default() };
+        assert_eq!((s.created, s.deleted, s.skipped.len()), (3, 2, 2));
     }
 }

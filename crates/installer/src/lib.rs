@@ -15,10 +15,13 @@
 //! - [`Installer::uninstall`]: everything that carries [`INSTALLED_BY_LABEL`],
 //!   installations first and CRDs last.
 //!
-//! Every write is a server-side apply as [`FIELD_MANAGER`] (forced), so a
-//! second install changes nothing. Kinds are found through the cluster's
+//! Objects are written by server-side apply as [`FIELD_MANAGER`] (forced),
+//! statuses by update of the status subresource, each only where it differs,
+//! so a second install changes nothing. Kinds are found through the cluster's
 //! discovery; a document of a kind the cluster does not serve is an error
-//! that names its file.
+//! that names its file. Namespaces that exist already (`default`) are not
+//! taken over: they get the files' missing labels, which uninstall takes away
+//! again; any other object that exists and is not the installer's is an error.
 #![forbid(unsafe_code)]
 #![allow(
     clippy::result_large_err,

@@ -125,7 +125,12 @@ impl Installer {
             failed(name, &e)
         })?;
         // The server selected them; the label is checked again so that nothing else can be deleted.
-        Ok(list.items.into_iter().filter(|o| installed_here(&o.metadata)).collect())
+        // Objects a controller made for one of ours (the EndpointSlices of a Service, which copy
+        // its labels) go with their owner, by the garbage collector: they are not the installer's.
+        let controlled = |o: &DynamicObject| {
+            o.metadata.owner_references.iter().flatten().any(|r| r.controller == Some(true))
+        };
+        Ok(list.items.into_iter().filter(|o| installed_here(&o.metadata) && !controlled(o)).collect())
     }
 
     fn api(&self, resource: &ApiResource, caps: &ApiCapabilities, namespace: &str) -> Api<DynamicObject> {
