@@ -57,14 +57,17 @@ fn origin_of(url: &url::Url) -> String {
 }
 
 /// What the console's pages and server functions get at run time.
+/// `dev_sign_in`: the sign-in page offers the seed users by email (`fundament dev`, in
+/// every mode, until an identity provider is configured).
 pub fn console_state(
     settings: &Settings,
     sessions: Arc<dyn SessionAuthority>,
+    dev_sign_in: bool,
 ) -> Result<ConsoleState, crate::services::ServiceError> {
     let urls = &settings.urls;
     Ok(ConsoleState {
         sessions,
-        mock: settings.mode == fundament_settings::Mode::Mock,
+        mock: dev_sign_in,
         console_origin: origin_of(&urls.console),
         // Every installation's origin, and nothing else: not plugin-proxy's own host, not the
         // console, not the gateway (a plugin frame cannot be navigated to any of them).

@@ -81,7 +81,7 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     };
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
-    let state = console::console_state(&settings, sessions).map_err(crate::stack::StackError::from)?;
+    let state = console::console_state(&settings, sessions, true).map_err(crate::stack::StackError::from)?;
     let router = console::router(
         console::leptos_options(&settings),
         state,

@@ -359,6 +359,17 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
         };
         let printer = if printer.is_empty() { fundament_jsonpath::default_columns() } else { printer };
         for (j, col) in printer.iter().enumerate() {
+            // kube-apiserver's CRD validation: a column type outside these is refused.
+            if !["boolean", "date", "integer", "number", "string"].contains(&col.type_name.as_str()) {
+                errors.push(crd_error(
+                    &format!("spec.versions[{i}].additionalPrinterColumns[{j}].type"),
+                    format!(
+                        "Invalid value: \"{}\": must be one of boolean,date,integer,number,string",
+                        col.type_name
+                    ),
+                ));
+                continue;
+            }
             match col.compile() {
                 Ok(c) => columns.push(c),
                 Err(e) => errors.push(crd_error(

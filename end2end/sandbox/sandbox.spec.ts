@@ -1,0 +1,145 @@
+// The seed's "Verifying the integration end-to-end" walk in sandbox mode, against a real
+// kube-apiserver: the frame and its CSP, plugin:ready → fundament:init, Bearer data calls,
+// navigation to the detail view, an audit line per call, and the authorization spot-check
+// the upstream's sandbox failed — a call the plugin's RBAC does not allow is refused by the
+// real API server although the sandbox kubeconfig's admin certificate could read it. Then
+// the generated views on the real server's Table answers.
+import { test, expect, type Frame, type Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { frameReady, pluginFrame, signIn } from '../tests/fixtures';
+import { auditLog } from '../playwright.sandbox.config';
+
+const PROD = '019b4000-2000-7000-8000-000000000001';
+const KUBE_API_PROXY = 'http://localhost:8081';
+const CERT_MANAGER_ORIGIN = 'http://acme-corp--cert-manager.localhost:8082';
+const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+const SCOPE_ROLE = 'plugin-acme-corp--cert-manager-scope';
+
+/** kubectl on the sandbox cluster, as its admin (the kubeconfig's own identity). */
+const kubectl = (...args: string[]) =>
+  execFileSync('kubectl', ['--kubeconfig', process.env.SANDBOX_KUBECONFIG!, ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+
+/** The real server's Table answer for `path` (what the console's generated list reads). */
+function kubectlTable(path: string): string {
+  const config = JSON.parse(kubectl('config', 'view', '--raw', '--minify', '-o', 'json'));
+  const cluster = config.clusters[0].cluster;
+  const user = config.users[0].user;
+  return execFileSync('curl', ['-sf', '--cacert', cluster['certificate-authority'], '--cert', user['client-certificate'], '--key', user['client-key'],
+    '-H', 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io', `${cluster.server}${path}`], { encoding: 'utf8' });
+}
+
+function auditLines(since: number): Record<string, unknown>[] {
+  if (!fs.existsSync(auditLog)) return [];
+  return fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    .filter((l) => Date.parse(l.time) >= since - 1000);
+}
+
+async function recordMessages(page: Page) {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __messages: unknown[] };
+    w.__messages = [];
+    window.addEventListener('message', (e) => {
+      const d = e.data && typeof e.data === 'object' ? e.data : {};
+      w.__messages.push({ ...d, token: d.token ? '<token>' : d.token, origin: e.origin });
+    }, true);
+  });
+}
+type Message = { type: string; origin: string; [k: string]: unknown };
+const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);
+
+/** What the SDK in `frame` answers for a list of `resource`: 'allowed' or the SdkError. */
+const sdkList = (frame: Frame, target: { group?: string; version: string; resource: string; namespace: string }) =>
+  frame.evaluate(async (t) => {
+    try {
+      await (window as any).fundament.k8s.list(t);
+      return 'allowed';
+    } catch (err: any) {
+      return `${err.name}:${err.code}:${err.status}`;
+    }
+  }, target);
+
+test.describe('sandbox mode on a real kube-apiserver', () => {
+  test("the seed's end-to-end walk, and the real API server refuses what the plugin's RBAC does not allow", async ({ page }) => {
+    const started = Date.now();
+    await recordMessages(page);
+    const pageResponse = page.waitForResponse((r) => r.url().endsWith('/console/certificates-list.html'));
+    const dataRequest = page.waitForRequest((r) => r.url().startsWith(`${KUBE_API_PROXY}/clusters/${PROD}/apis/cert-manager.io/`));
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+
+    const iframe = page.locator('[data-plugin-frame] iframe');
+    await expect(iframe).toHaveAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
+    const src = new URL((await iframe.getAttribute('src'))!);
+    expect(`${src.origin}${src.pathname}`).toBe(
+      `${CERT_MANAGER_ORIGIN}/clusters/${PROD}/plugins/acme-corp--cert-manager/v1.17.2/console/certificates-list.html`,
+    );
+    const csp = (await (await pageResponse).allHeaders())['content-security-policy'];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain('frame-ancestors http://localhost:3000');
+
+    const list = pluginFrame(page, 'certificates-list.html');
+    await expect.poll(async () => (await messages(page)).some((m) => m.type === 'plugin:ready')).toBe(true);
+    expect((await messages(list)).find((m) => m.type === 'fundament:init')).toMatchObject({
+      origin: 'http://localhost:3000', pluginName: 'acme-corp--cert-manager', view: 'list', clusterId: PROD, token: '<token>',
+    });
+    const headers = await (await dataRequest).allHeaders();
+    expect(headers.authorization).toMatch(/^Bearer ey/);
+    expect(headers.cookie).toBeUndefined();
+
+    // The fixtures were installed into the real cluster: the page lists them from it.
+    const frame = page.frameLocator('[data-plugin-frame] iframe');
+    await frame.getByRole('link', { name: 'web-tls-cert' }).click();
+    await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
+    await frameReady(page);
+    const detail = pluginFrame(page, 'certificates-detail.html');
+    expect((await messages(detail)).find((m) => m.type === 'fundament:init')).toMatchObject({
+      view: 'detail', resource: { name: 'web-tls-cert', namespace: 'default' },
+    });
+
+    // The spot-check. allowedResources admits certificaterequests; take them out of the
+    // plugin's ClusterRole on the real cluster. The kubeconfig's admin certificate can still
+    // read them — so a 403 proves the forwarded call did not carry that certificate.
+    const role = JSON.parse(kubectl('get', 'clusterrole', SCOPE_ROLE, '-o', 'json'));
+    const narrowed = role.rules.map((r: { resources: string[] }) => ({ ...r, resources: r.resources.filter((x) => x !== 'certificaterequests') }));
+    kubectl('patch', 'clusterrole', SCOPE_ROLE, '--type', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/rules', value: narrowed }]));
+    try {
+      expect(kubectl('get', 'certificaterequests', '-n', 'default', '-o', 'name')).toContain('certificaterequest');
+      const requests = { group: 'cert-manager.io', version: 'v1', resource: 'certificaterequests', namespace: 'default' };
+      await expect.poll(() => sdkList(detail, requests)).toBe('SdkError:forbidden:403');
+      // What the plugin's RBAC allows still works, and secrets stay refused by allowedResources.
+      expect(await sdkList(detail, { group: 'cert-manager.io', version: 'v1', resource: 'certificates', namespace: 'default' })).toBe('allowed');
+      expect(await sdkList(detail, { version: 'v1', resource: 'secrets', namespace: 'default' })).toBe('SdkError:forbidden:403');
+    } finally {
+      kubectl('patch', 'clusterrole', SCOPE_ROLE, '--type', 'json', '-p', JSON.stringify([{ op: 'replace', path: '/rules', value: role.rules }]));
+    }
+
+    // An audit line per call, with its decision; the cluster's own refusal is an allowed call that got 403.
+    await expect.poll(() => auditLines(started).filter((l) => l.installation_name === 'acme-corp--cert-manager').length).toBeGreaterThanOrEqual(5);
+    const lines = auditLines(started).filter((l) => l.installation_name === 'acme-corp--cert-manager');
+    expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'list')).toMatchObject({ decision: 'allowed', status: 200 });
+    expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'get' && l.name === 'web-tls-cert')).toMatchObject({ decision: 'allowed' });
+    expect(lines.filter((l) => l.resource === 'certificaterequests').some((l) => l.decision === 'allowed' && l.status === 403)).toBe(true);
+    expect(lines.find((l) => l.resource === 'secrets')?.decision).toBe('denied:allowed-resources');
+  });
+
+  test("generated list and detail views render the real server's Table answers", async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    const names = kubectl('get', 'demoitems', '-A', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').filter(Boolean);
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) await expect(page.getByRole('link', { name, exact: true }).first()).toBeVisible();
+    // The columns are the CRD's printer columns, as the real server's Table names them.
+    // The columns of the real server's Table answer, as it sends them (not the CRD as filed).
+    const table = JSON.parse(kubectlTable('/apis/demo.fundament.io/v1/demoitems'));
+    const serverColumns = (table.columnDefinitions as { name: string; priority: number }[])
+      .filter((c) => !c.priority).map((c) => c.name);
+    expect(serverColumns).toContain('Name');
+    const shown = (await page.locator('main table thead th:visible').allInnerTexts()).map((x) => x.replace(/[▲▼]/g, '').trim());
+    for (const column of serverColumns) expect(shown).toContain(column);
+    await page.getByRole('link', { name: names[0], exact: true }).first().click();
+    await expect(page.getByRole('region', { name: 'Metadata' })).toContainText(names[0]);
+    await expect(page.getByRole('region', { name: 'Spec' })).toBeVisible();
+  });
+});
