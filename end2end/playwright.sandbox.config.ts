@@ -5,6 +5,7 @@
 // stack uses the default ports, so this runs after the mock suites.
 import { defineConfig } from '@playwright/test';
 import os from 'node:os';
+import { auditLog } from './clusters/cluster';
 import path from 'node:path';
 import { chromiumArgs, executablePath } from './chromium';
 
@@ -12,11 +13,11 @@ const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 const kubeconfig = process.env.SANDBOX_KUBECONFIG;
 if (!kubeconfig) throw new Error('SANDBOX_KUBECONFIG must name the sandbox cluster\'s kubeconfig (scripts/test sets it)');
-export const auditLog = path.join(os.tmpdir(), 'fundament-sandbox-audit.jsonl');
+process.env.WALK_MODE = 'sandbox';
 const stateDir = path.join(os.tmpdir(), 'fundament-sandbox-state');
 
 export default defineConfig({
-  testDir: './sandbox',
+  testDir: './clusters',
   outputDir: './test-results-sandbox',
   timeout: 30_000,
   expect: { timeout: 10_000 },

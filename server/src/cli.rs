@@ -27,6 +27,10 @@ enum Command {
     /// idempotent). --mode real --gardener-kubeconfig FILE: against every Shoot of that
     /// Gardener labelled fundament.io/cluster-id.
     Dev(Box<DevArgs>),
+    /// Run a simulated Gardener: a garden whose two Shoots (prod-eu and restricted, labelled
+    /// with the seed's cluster ids) are embedded clusters seeded like mock mode's; writes the
+    /// garden's kubeconfig for `fundament dev --mode real --gardener-kubeconfig FILE`.
+    Garden(Box<SettingsArgs>),
     /// Remove from a sandbox cluster what `fundament dev --mode sandbox` installed there,
     /// and nothing else (needs --kubeconfig or PLUGIN_SANDBOX_KUBECONFIG).
     Uninstall(Box<SettingsArgs>),
@@ -228,6 +232,9 @@ pub fn main() -> ExitCode {
                 print_kubeconfig(&settings)
             }
         },
+        Command::Garden(args) => with_settings(&args, |settings| {
+            runtime()?.block_on(crate::garden::run(settings)).map_err(|e| e.to_string())
+        }),
         Command::Uninstall(args) => with_settings(&args, |settings| {
             runtime()?.block_on(crate::sandbox::uninstall(settings)).map_err(|e| e.to_string())
         }),

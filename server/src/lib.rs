@@ -10,6 +10,7 @@ pub mod commands;
 pub mod console;
 pub mod console_auth;
 pub mod dev;
+pub mod garden;
 pub mod listen;
 pub mod middleware;
 pub mod plugins;

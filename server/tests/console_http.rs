@@ -86,7 +86,12 @@ fn console() -> Router {
     CONSOLE
         .get_or_init(|| {
             let settings = resolve(&[]).expect("defaults resolve");
-            let state = server::console::console_state(&settings, sessions(), settings.mode == fundament_settings::Mode::Mock).expect("console state");
+            let state = server::console::console_state(
+                &settings,
+                sessions(),
+                settings.mode == fundament_settings::Mode::Mock,
+            )
+            .expect("console state");
             server::console::router(
                 server::console::leptos_options(&settings),
                 state,

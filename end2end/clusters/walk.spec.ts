@@ -1,14 +1,15 @@
-// The seed's "Verifying the integration end-to-end" walk in sandbox mode, against a real
-// kube-apiserver: the frame and its CSP, plugin:ready → fundament:init, Bearer data calls,
+// The seed's "Verifying the integration end-to-end" walk on real clusters: in sandbox mode
+// against a real kube-apiserver (playwright.sandbox.config.ts), and in real mode against the
+// prod-eu Shoot of a simulated Gardener (playwright.real.config.ts). The frame and its CSP, plugin:ready → fundament:init, Bearer data calls,
 // navigation to the detail view, an audit line per call, and the authorization spot-check
 // the upstream's sandbox failed — a call the plugin's RBAC does not allow is refused by the
-// real API server although the sandbox kubeconfig's admin certificate could read it. Then
-// the generated views on the real server's Table answers.
+// cluster although the gateway's own (admin certificate) identity could read it. Then the
+// generated views on the cluster's Table answers.
 import { test, expect, type Frame, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { frameReady, pluginFrame, signIn } from '../tests/fixtures';
-import { auditLog } from '../playwright.sandbox.config';
+import { auditLog, clusterKubeconfig } from './cluster';
 
 const PROD = '019b4000-2000-7000-8000-000000000001';
 const KUBE_API_PROXY = 'http://localhost:8081';
@@ -17,18 +18,9 @@ const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certif
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 const SCOPE_ROLE = 'plugin-acme-corp--cert-manager-scope';
 
-/** kubectl on the sandbox cluster, as its admin (the kubeconfig's own identity). */
+/** kubectl on the cluster behind the walk, as its admin. */
 const kubectl = (...args: string[]) =>
-  execFileSync('kubectl', ['--kubeconfig', process.env.SANDBOX_KUBECONFIG!, ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
-
-/** The real server's Table answer for `path` (what the console's generated list reads). */
-function kubectlTable(path: string): string {
-  const config = JSON.parse(kubectl('config', 'view', '--raw', '--minify', '-o', 'json'));
-  const cluster = config.clusters[0].cluster;
-  const user = config.users[0].user;
-  return execFileSync('curl', ['-sf', '--cacert', cluster['certificate-authority'], '--cert', user['client-certificate'], '--key', user['client-key'],
-    '-H', 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io', `${cluster.server}${path}`], { encoding: 'utf8' });
-}
+  execFileSync('kubectl', ['--kubeconfig', clusterKubeconfig(), ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 
 function auditLines(since: number): Record<string, unknown>[] {
   if (!fs.existsSync(auditLog)) return [];
@@ -60,8 +52,8 @@ const sdkList = (frame: Frame, target: { group?: string; version: string; resour
     }
   }, target);
 
-test.describe('sandbox mode on a real kube-apiserver', () => {
-  test("the seed's end-to-end walk, and the real API server refuses what the plugin's RBAC does not allow", async ({ page }) => {
+test.describe(`the plugin walk in ${process.env.WALK_MODE} mode`, () => {
+  test("the seed's end-to-end walk, and the cluster refuses what the plugin's RBAC does not allow", async ({ page }) => {
     const started = Date.now();
     await recordMessages(page);
     const pageResponse = page.waitForResponse((r) => r.url().endsWith('/console/certificates-list.html'));
@@ -124,19 +116,16 @@ test.describe('sandbox mode on a real kube-apiserver', () => {
     expect(lines.find((l) => l.resource === 'secrets')?.decision).toBe('denied:allowed-resources');
   });
 
-  test("generated list and detail views render the real server's Table answers", async ({ page }) => {
+  test("generated list and detail views render the cluster's Table answers", async ({ page }) => {
     await signIn(page, 'alice@acme-corp.com', DEMO);
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
     const names = kubectl('get', 'demoitems', '-A', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').filter(Boolean);
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) await expect(page.getByRole('link', { name, exact: true }).first()).toBeVisible();
-    // The columns are the CRD's printer columns, as the real server's Table names them.
-    // The columns of the real server's Table answer, as it sends them (not the CRD as filed).
-    const table = JSON.parse(kubectlTable('/apis/demo.fundament.io/v1/demoitems'));
-    const serverColumns = (table.columnDefinitions as { name: string; priority: number }[])
-      .filter((c) => !c.priority).map((c) => c.name);
-    expect(serverColumns).toContain('Name');
-    const shown = (await page.locator('main table thead th:visible').allInnerTexts()).map((x) => x.replace(/[▲▼]/g, '').trim());
+    // The columns are those of the cluster's own Table answer, as kubectl prints them.
+    const serverColumns = kubectl('get', 'demoitems', '-A').split('\n')[0].trim().split(/\s{2,}/);
+    expect(serverColumns).toContain('NAME');
+    const shown = (await page.locator('main table thead th:visible').allInnerTexts()).map((x) => x.replace(/[▲▼]/g, '').trim().toUpperCase());
     for (const column of serverColumns) expect(shown).toContain(column);
     await page.getByRole('link', { name: names[0], exact: true }).first().click();
     await expect(page.getByRole('region', { name: 'Metadata' })).toContainText(names[0]);
