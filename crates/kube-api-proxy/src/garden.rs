@@ -90,9 +90,23 @@ impl Garden {
         }
     }
 
+    /// Asks for admin kubeconfigs that live `seconds` (the garden may grant less or refuse
+    /// less than its minimum): a test or a deployment with its own policy; otherwise
+    /// [`ADMIN_KUBECONFIG_SECONDS`].
+    pub fn with_expiration_seconds(mut self, seconds: i64) -> Self {
+        self.expiration_seconds = seconds;
+        self
+    }
+
     /// The garden's own connection (round trips to it are counted there).
     pub fn garden(&self) -> &Upstream {
         &self.garden
+    }
+
+    /// The shoot of cluster `id` if it was connected before, without asking the garden
+    /// whether its kubeconfig is still current (its own calls are counted there).
+    pub fn connected(&self, id: &str) -> Option<Arc<Upstream>> {
+        self.connected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
     /// The shoot of cluster `id`, connected with a current admin kubeconfig.

@@ -1,20 +1,27 @@
 //! Test and benchmark support (feature `test-support`): the embedded cluster,
 //! seeded with the repository's fixtures and reached as the gateway reaches a
-//! cluster, and the fixtures the gateway's checks read. For this workspace's
-//! tests and benchmarks (the gateway's and plugin-proxy's): each function
-//! panics when a fixture does not load or the cluster does not start.
+//! cluster (its admin token, or a kubeconfig file of each credential kind), the
+//! fixtures the gateway's checks read, and a gateway served on a loopback port.
+//! For this workspace's tests and benchmarks (the gateway's and plugin-proxy's):
+//! each function panics when a fixture does not load or the cluster does not start.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use base64::Engine;
 use fundament_authn_client::{Credentials, Keys, RevokedSessions};
-use fundament_fga::TupleStore;
+use fundament_cluster::Running;
+use fundament_fga::{CanView, Tuple, TupleStore};
 use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, Signer, Verifier};
 use serde_json::Value;
 
+use crate::audit::MemoryAudit;
 use crate::clusters::Clusters;
+use crate::cors::Origins;
 use crate::upstream::{Upstream, UpstreamConfig};
+use crate::{DefinitionSource, Gateway, PublishedDefinition};
 
 /// The id the gateway knows the seeded cluster by (the FGA fixtures' production cluster).
 pub const CLUSTER_ID: &str = "019b4000-2000-7000-8000-000000000001";
@@ -34,6 +41,140 @@ pub fn fga() -> Arc<TupleStore> {
 pub fn credentials(signer: &Signer, revoked: &Arc<RevokedSessions>) -> Credentials {
     let verifier = Verifier::from_jwks(&signer.jwks()).expect("a signer's own JWKS verifies");
     Credentials { keys: Keys::fixed(verifier), revoked: Arc::clone(revoked) }
+}
+
+/// A can_view of exactly these `(user, cluster)` viewer grants (users and clusters the
+/// fixtures do not know: a user without a ServiceAccount yet, a shoot's second cluster).
+pub fn viewers(grants: &[(&str, &str)]) -> Arc<TupleStore> {
+    let tuples = grants
+        .iter()
+        .map(|(user, cluster)| Tuple {
+            user: format!("user:{user}"),
+            relation: "viewer".into(),
+            object: format!("cluster:{cluster}"),
+        })
+        .collect();
+    Arc::new(TupleStore::from_tuples(tuples))
+}
+
+/// A UserToken of `user` for an hour, as authn signs it.
+pub fn user_token(signer: &Signer, user: &str) -> String {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    signer.sign_user(user, &format!("{user}@acme-corp.com"), user, now, 3600)
+}
+
+/// The plugins' base URL of the dev stack (plugin pages' origins derive from it).
+pub const PLUGINS_BASE: &str = "http://localhost:8082";
+
+/// The definitions of the repository's plugin folders, as organization-api publishes them.
+pub struct PluginFolders(HashMap<(String, String), PublishedDefinition>);
+
+impl PluginFolders {
+    pub fn load() -> Self {
+        let dirs = fundament_cluster::fixtures::plugin_dirs(&repo().join("plugins")).expect("plugins/");
+        let mut map = HashMap::new();
+        for dir in dirs {
+            let def = fundament_cluster::controller::read_definition(&dir).expect("a plugin definition");
+            let docs = fundament_cluster::fixtures::documents(&dir.join("definition.yaml"))
+                .expect("definition.yaml reads");
+            let doc = docs.into_iter().next().expect("definition.yaml has a document");
+            let allowed = fundament_plugin_types::PluginDefinition::from_value(&doc)
+                .expect("a valid definition")
+                .spec
+                .allowed_resources;
+            map.insert((def.name, def.version), PublishedDefinition { hash: def.hash, allowed });
+        }
+        Self(map)
+    }
+}
+
+impl DefinitionSource for PluginFolders {
+    fn definition(&self, name: &str, version: &str) -> Option<PublishedDefinition> {
+        self.0.get(&(name.to_string(), version.to_string())).cloned()
+    }
+}
+
+/// A gateway in front of `clusters` that trusts `signer`'s tokens (no session signed out),
+/// asks `fga` for can_view, knows the plugin folders' definitions and audits into `audit`.
+pub fn gateway(
+    clusters: Clusters,
+    fga: Arc<dyn CanView>,
+    signer: &Signer,
+    audit: Arc<MemoryAudit>,
+) -> Gateway {
+    let plugins = fundament_plugin_origin::PluginOrigins::from_base(PLUGINS_BASE).expect("a plugins base");
+    Gateway {
+        origins: Origins { plugins },
+        credentials: credentials(signer, &RevokedSessions::none()),
+        fga,
+        clusters,
+        definitions: Arc::new(PluginFolders::load()),
+        audit,
+        watches: Default::default(),
+    }
+}
+
+/// Serves `gateway` over HTTP on a loopback port: its base URL.
+pub async fn serve(gateway: Gateway) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("a bound port"));
+    tokio::spawn(async move { axum::serve(listener, crate::router(Arc::new(gateway))).await });
+    url
+}
+
+/// How a kubeconfig file of [`SeededCluster::kubeconfig_file`] authenticates to the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    /// A client certificate of the cluster's CA in `system:masters` (as Gardener, kind or
+    /// kubeadm hand out): the one an API server authenticates before any bearer token.
+    ClientCertificate,
+    /// The cluster's admin token.
+    Token,
+    /// An exec credential plugin: a shell script that prints an `ExecCredential` with the
+    /// admin token.
+    Exec,
+}
+
+/// The PluginInstallation `name` of `running` as stored.
+pub fn installation_object(running: &Running, name: &str) -> Value {
+    let cluster = &running.cluster;
+    let registry = cluster.registry();
+    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").expect("the plugin CRDs");
+    cluster.get(rt, "", name).expect("the installation exists")
+}
+
+/// The claims authn mints for `user` through the installation `name` of `running`: its
+/// uid and the definition it pins, the cluster as given, `ttl` seconds from `now`.
+pub fn plugin_claims(
+    running: &Running,
+    user: &str,
+    cluster: &str,
+    name: &str,
+    session: &str,
+    now: i64,
+    ttl: i64,
+) -> PluginClaims {
+    let installation =
+        PluginInstallation::from_value(&installation_object(running, name)).expect("a valid installation");
+    let pinned = installation.definition_ref();
+    Signer::plugin_claims(
+        user,
+        cluster,
+        &installation.metadata.uid,
+        name,
+        &pinned.plugin_name,
+        &pinned.plugin_version,
+        &pinned.definition_hash,
+        session,
+        now,
+        ttl,
+    )
+}
+
+/// A PluginToken of `user` through the installation `name` of `running`, for 15 minutes.
+pub fn plugin_token(signer: &Signer, running: &Running, user: &str, cluster: &str, name: &str) -> String {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    signer.sign_plugin(&plugin_claims(running, user, cluster, name, "session-1", now, 900))
 }
 
 /// The embedded cluster with the repository's fixtures, its state in a
@@ -71,12 +212,47 @@ impl SeededCluster {
         Clusters::one(CLUSTER_ID, Upstream::new(&self.upstream_config()).expect("the cluster's CA is usable"))
     }
 
+    /// A kubeconfig file for this cluster in [`SeededCluster::dir`], authenticating with
+    /// `credential`, as sandbox mode reads one.
+    pub fn kubeconfig_file(&self, credential: Credential) -> PathBuf {
+        let running = &self.running;
+        let (file, text) = match credential {
+            Credential::ClientCertificate => {
+                let valid_for = std::time::Duration::from_secs(3600);
+                let cert = running
+                    .issue_client_certificate("kubernetes-admin", &["system:masters"], valid_for)
+                    .expect("the cluster's CA signs a client certificate");
+                ("client-certificate.kubeconfig", running.client_certificate_kubeconfig(&cert, "sandbox"))
+            }
+            Credential::Token => ("token.kubeconfig", running.kubeconfig()),
+            Credential::Exec => {
+                let script = self.dir().join("credential-plugin.sh");
+                let credential = serde_json::json!({
+                    "apiVersion": "client.authentication.k8s.io/v1",
+                    "kind": "ExecCredential",
+                    "status": {"token": running.admin_token},
+                });
+                // The admin token is hex: the JSON holds no single quote and is printed as it is.
+                std::fs::write(&script, format!("#!/bin/sh\nprintf '%s' '{credential}'\n"))
+                    .expect("the credential plugin is written");
+                executable(&script);
+                let ca = base64::engine::general_purpose::STANDARD.encode(&running.ca_pem);
+                let text = format!(
+                    "apiVersion: v1\nkind: Config\ncurrent-context: sandbox\nclusters:\n- name: sandbox\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\ncontexts:\n- name: sandbox\n  context:\n    cluster: sandbox\n    user: sandbox\nusers:\n- name: sandbox\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+                    running.url,
+                    script.display()
+                );
+                ("exec.kubeconfig", text)
+            }
+        };
+        let path = self.dir().join(file);
+        std::fs::write(&path, text).expect("the kubeconfig is written");
+        path
+    }
+
     /// The PluginInstallation `name` as stored.
     pub fn installation_object(&self, name: &str) -> Value {
-        let cluster = &self.running.cluster;
-        let registry = cluster.registry();
-        let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").expect("the plugin CRDs");
-        cluster.get(rt, "", name).expect("the installation exists")
+        installation_object(&self.running, name)
     }
 
     pub fn installation(&self, name: &str) -> PluginInstallation {
@@ -94,19 +270,18 @@ impl SeededCluster {
         now: i64,
         ttl: i64,
     ) -> PluginClaims {
-        let installation = self.installation(name);
-        let pinned = installation.definition_ref();
-        Signer::plugin_claims(
-            user,
-            cluster,
-            &installation.metadata.uid,
-            name,
-            &pinned.plugin_name,
-            &pinned.plugin_version,
-            &pinned.definition_hash,
-            session,
-            now,
-            ttl,
-        )
+        plugin_claims(&self.running, user, cluster, name, session, now, ttl)
     }
+}
+
+/// Makes `path` executable by its owner (a credential plugin kube-rs runs).
+fn executable(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .expect("the script is made executable");
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
