@@ -415,6 +415,8 @@ mod tests {
         let (settings, _) = args.resolve(|_| None).unwrap();
         assert_eq!(settings.kubeconfig.as_deref(), Some(std::path::Path::new("/tmp/kc")));
         let help = Cli::try_parse_from(["fundament", "dev", "--help"]).unwrap_err().to_string();
+        // Wrapped to the terminal's width: compared word by word.
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
         for mode in ["--mode sandbox --kubeconfig FILE", "--mode real --gardener-kubeconfig FILE"] {
             assert!(help.contains(mode), "{help}");
         }
