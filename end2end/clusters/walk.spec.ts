@@ -5,10 +5,10 @@
 // the upstream's sandbox failed — a call the plugin's RBAC does not allow is refused by the
 // cluster although the gateway's own (admin certificate) identity could read it. Then the
 // generated views on the cluster's Table answers.
-import { test, expect, type Frame, type Page } from '@playwright/test';
+import { test, expect, type Frame } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { frameReady, pluginFrame, signIn } from '../tests/fixtures';
+import { frameReady, messages, pluginFrame, recordMessages, signIn } from '../tests/fixtures';
 import { auditLog, clusterKubeconfig } from './cluster';
 
 const PROD = '019b4000-2000-7000-8000-000000000001';
@@ -28,18 +28,6 @@ function auditLines(since: number): Record<string, unknown>[] {
     .filter((l) => Date.parse(l.time) >= since - 1000);
 }
 
-async function recordMessages(page: Page) {
-  await page.addInitScript(() => {
-    const w = window as unknown as { __messages: unknown[] };
-    w.__messages = [];
-    window.addEventListener('message', (e) => {
-      const d = e.data && typeof e.data === 'object' ? e.data : {};
-      w.__messages.push({ ...d, token: d.token ? '<token>' : d.token, origin: e.origin });
-    }, true);
-  });
-}
-type Message = { type: string; origin: string; [k: string]: unknown };
-const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);
 
 /** What the SDK in `frame` answers for a list of `resource`: 'allowed' or the SdkError. */
 const sdkList = (frame: Frame, target: { group?: string; version: string; resource: string; namespace: string }) =>
@@ -116,8 +104,13 @@ test.describe(`the plugin walk in ${process.env.WALK_MODE} mode`, () => {
     expect(lines.find((l) => l.resource === 'secrets')?.decision).toBe('denied:allowed-resources');
   });
 
-  test("generated list and detail views render the cluster's Table answers", async ({ page }) => {
-    await signIn(page, 'alice@acme-corp.com', DEMO);
+  test("the cluster list and the generated views show the cluster's own answers", async ({ page }) => {
+    // /clusters asks the cluster itself, through the gateway: it answers with its version.
+    await signIn(page, 'alice@acme-corp.com', '/clusters');
+    const version = JSON.parse(kubectl('version', '-o', 'json')).serverVersion.gitVersion;
+    const escaped = version.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    await expect(page.getByRole('row').filter({ hasText: 'prod-eu' })).toContainText(new RegExp(`Reachable\\s*${escaped}`));
+    await page.goto(DEMO);
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
     const names = kubectl('get', 'demoitems', '-A', '-o', 'jsonpath={.items[*].metadata.name}').split(' ').filter(Boolean);
     expect(names.length).toBeGreaterThan(0);

@@ -26,6 +26,8 @@ test('signing in shows the shell with header, sidebar and overview', async ({ pa
   await expect(page).toHaveURL(/\/clusters$/);
   await expect(page.getByRole('cell', { name: 'prod-eu' })).toBeVisible();
   await expect(page.getByRole('cell', { name: 'restricted' })).toHaveCount(0);
+  // Asked just now, through kube-api-proxy as alice: it answers with its version.
+  await expect(page.getByRole('row').filter({ hasText: 'prod-eu' })).toContainText(/Reachable\s*v\d+\.\d+\.\d+/);
 });
 
 test('an unknown path answers 404 with a way back', async ({ page }) => {

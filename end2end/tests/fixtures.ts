@@ -30,3 +30,18 @@ export function pluginFrame(page: Page, file: string): Frame {
 export async function frameReady(page: Page) {
   await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
 }
+
+/** Records every message each frame receives, with the sender's origin. */
+export async function recordMessages(page: Page) {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __messages: unknown[] };
+    w.__messages = [];
+    window.addEventListener('message', (e) => {
+      const d = e.data && typeof e.data === 'object' ? e.data : {};
+      w.__messages.push({ ...d, token: d.token ? '<token>' : d.token, origin: e.origin, at: Date.now() });
+    }, true);
+  });
+}
+
+export type Message = { type: string; origin: string; at: number; [k: string]: unknown };
+export const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { frameReady, hydrated, pluginFrame, signIn } from './fixtures';
+import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
 
 const root = path.resolve(__dirname, '../..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
@@ -18,20 +18,6 @@ const KUBE_API_PROXY = 'http://localhost:8081';
 const PROD = '019b4000-2000-7000-8000-000000000001';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 
-/** Records every message each frame receives, with the sender's origin. */
-async function recordMessages(page: Page) {
-  await page.addInitScript(() => {
-    const w = window as unknown as { __messages: unknown[] };
-    w.__messages = [];
-    window.addEventListener('message', (e) => {
-      const d = e.data && typeof e.data === 'object' ? e.data : {};
-      w.__messages.push({ ...d, token: d.token ? '<token>' : d.token, origin: e.origin, at: Date.now() });
-    }, true);
-  });
-}
-
-type Message = { type: string; origin: string; at: number; [k: string]: unknown };
-const messages = (frame: Frame | Page) => frame.evaluate(() => (window as unknown as { __messages: Message[] }).__messages);
 
 
 function kubectl(...args: string[]): string {

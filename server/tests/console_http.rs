@@ -334,6 +334,8 @@ fn signing_in_renders_the_shell_for_that_user() {
         assert!(body.contains(r#"aria-label="Sidebar""#), "{body}");
         assert!(body.contains("prod-eu") && !body.contains("restricted"), "{body}");
         assert!(body.contains("User menu: </span>") && body.contains(">Alice<"), "{body}");
+        // No kube-api-proxy runs beside this test: the cluster is a clear state, not a spinner.
+        assert!(body.contains(">Unreachable<") && body.contains("kube-api-proxy did not answer"), "{body}");
     });
 }
 

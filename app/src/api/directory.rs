@@ -16,14 +16,60 @@ pub struct ClusterRow {
     pub selected: bool,
     /// Names of the projects that run on it.
     pub projects: Vec<String>,
+    /// Whether the console reached it just now.
+    pub reachability: Reachability,
+}
+
+/// Whether a cluster answered kube-api-proxy's `/version`, asked as the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reachability {
+    /// It answered: its Kubernetes version.
+    Reachable { version: String },
+    /// It did not: why, as the gateway put it (a cluster without a Shoot, a ServiceAccount
+    /// not synced yet), or that nothing answered in time.
+    Unreachable { reason: String },
+}
+
+/// How long the cluster list waits for each cluster: a dead one must not hold the page.
+#[cfg(feature = "ssr")]
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+#[cfg(feature = "ssr")]
+async fn reachability(state: &crate::state::ConsoleState, token: &str, cluster_id: &str) -> Reachability {
+    use crate::plugins::backend::BackendError;
+    #[derive(Deserialize)]
+    struct Version {
+        #[serde(rename = "gitVersion")]
+        git_version: String,
+    }
+    let unreachable = |reason: &str| Reachability::Unreachable { reason: reason.to_owned() };
+    match tokio::time::timeout(PROBE_TIMEOUT, state.backend.kube_get(token, cluster_id, "/version")).await {
+        Err(_) => unreachable("no answer within 3 s"),
+        Ok(Ok(answer)) => match serde_json::from_value::<Version>(answer) {
+            Ok(v) => Reachability::Reachable { version: v.git_version },
+            Err(_) => unreachable("its /version answer is not one of Kubernetes"),
+        },
+        // The gateway's Status messages are written for the client.
+        Ok(Err(BackendError::Status { message, .. })) if !message.is_empty() => unreachable(&message),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, cluster_id, "cluster probe failed");
+            unreachable("kube-api-proxy did not answer")
+        }
+    }
 }
 
 /// The clusters the signed-in user can view.
 #[server(endpoint = "clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
     let email = super::session::ssr::signed_in_email().ok_or(AppError::Unauthenticated)?;
-    Ok(fundament_seed::clusters_visible_to(&email)
-        .map(|c| ClusterRow {
+    let (state, token) = crate::plugins::api::ssr::user()?;
+    let visible: Vec<_> = fundament_seed::clusters_visible_to(&email).collect();
+    // Every cluster is asked at once: the page waits for the slowest, at most PROBE_TIMEOUT.
+    let probes = futures::future::join_all(visible.iter().map(|c| reachability(&state, &token, c.id))).await;
+    Ok(visible
+        .into_iter()
+        .zip(probes)
+        .map(|(c, reachability)| ClusterRow {
             id: c.id.to_owned(),
             name: c.name.to_owned(),
             selected: c.id == fundament_seed::DEFAULT_CLUSTER_ID,
@@ -32,6 +78,7 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
                 .filter(|p| p.cluster_id == c.id)
                 .map(|p| p.display_name.to_owned())
                 .collect(),
+            reachability,
         })
         .collect())
 }

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::{
-    api::directory::{ClusterRow, list_clusters},
+    api::directory::{ClusterRow, Reachability, list_clusters},
     components::status::{ErrorView, Loading},
     routes::PageHeader,
 };
@@ -41,7 +41,7 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
             <table class="table">
                 <caption class="sr-only">"Clusters you can view"</caption>
                 <thead>
-                    <tr><th scope="col">"Name"</th><th scope="col">"ID"</th><th scope="col">"Projects"</th><th scope="col">"Status"</th></tr>
+                    <tr><th scope="col">"Name"</th><th scope="col">"ID"</th><th scope="col">"Projects"</th><th scope="col">"Reachability"</th><th scope="col">"Status"</th></tr>
                 </thead>
                 <tbody>
                     {rows
@@ -51,6 +51,7 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
                                 <td class="font-medium whitespace-nowrap">{c.name}</td>
                                 <td class="font-mono text-sm text-muted">{c.id}</td>
                                 <td>{c.projects.join(", ")}</td>
+                                <td><ReachabilityCell reachability=c.reachability /></td>
                                 <td>{c.selected.then(|| view! { <span class="badge">"Selected"</span> })}</td>
                             </tr>
                         })
@@ -60,4 +61,21 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+/// Reachable with its version, or unreachable with the reason: never an endless spinner.
+#[component]
+fn ReachabilityCell(reachability: Reachability) -> impl IntoView {
+    match reachability {
+        Reachability::Reachable { version } => view! {
+            <span class="badge">"Reachable"</span>
+            <span class="ml-2 font-mono text-sm text-muted">{version}</span>
+        }
+        .into_any(),
+        Reachability::Unreachable { reason } => view! {
+            <span class="badge text-danger">"Unreachable"</span>
+            <span class="ml-2 text-sm text-muted">{reason}</span>
+        }
+        .into_any(),
+    }
 }
