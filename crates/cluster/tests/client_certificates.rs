@@ -14,18 +14,9 @@ use serde_json::{Value, json};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
-/// Who the cluster says `client` is (a SelfSubjectReview, as `kubectl auth whoami`).
+/// Who the cluster says `client` is: user name and groups.
 async fn whoami(client: &kube::Client) -> (String, Vec<String>) {
-    let (code, review) = common::send_raw(
-        client,
-        http::Method::POST,
-        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        "application/json",
-        br#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#.to_vec(),
-    )
-    .await;
-    assert_eq!(code, 201, "{review}");
-    let info = &review["status"]["userInfo"];
+    let info = common::whoami(client).await;
     let groups = info["groups"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
     (info["username"].as_str().unwrap().to_string(), groups)
 }

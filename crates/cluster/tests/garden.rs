@@ -64,19 +64,6 @@ fn decoded_kubeconfig(answer: &Value) -> String {
     String::from_utf8(base64::engine::general_purpose::STANDARD.decode(data).unwrap()).unwrap()
 }
 
-async fn whoami(client: &kube::Client) -> Value {
-    let (code, review) = common::send_raw(
-        client,
-        http::Method::POST,
-        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-        "application/json",
-        br#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#.to_vec(),
-    )
-    .await;
-    assert_eq!(code, 201, "{review}");
-    review["status"]["userInfo"].clone()
-}
-
 async fn namespaces(client: &kube::Client) -> Result<Vec<String>, kube::Error> {
     let list = Api::<Namespace>::all(client.clone()).list(&ListParams::default()).await?;
     Ok(list.items.into_iter().filter_map(|n| n.metadata.name).collect())
@@ -146,7 +133,7 @@ async fn shoots_are_listed_by_label_and_hand_out_admin_kubeconfigs_of_their_own_
     assert_eq!(parsed["current-context"], "garden-acme-corp--prod-external");
     let shoot_admin = common::client_for(&kubeconfig).await;
     assert!(namespaces(&shoot_admin).await.unwrap().contains(&"plugin-acme-corp--demo".to_string()));
-    let me = whoami(&shoot_admin).await;
+    let me = common::whoami(&shoot_admin).await;
     assert_eq!(me["username"], "gardener.cloud:admin:kubernetes-admin");
     assert_eq!(me["groups"][0], "system:masters");
     // Signed by prod's CA: the staging shoot does not take it.
@@ -260,7 +247,7 @@ async fn the_gardens_rbac_decides_who_gets_an_admin_kubeconfig() {
     let (code, answer) = request(&jane, "prod", json!({})).await;
     assert_eq!(code, 201, "{answer}");
     let shoot = common::client_for(&decoded_kubeconfig(&answer)).await;
-    assert_eq!(whoami(&shoot).await["username"], "gardener.cloud:admin:jane");
+    assert_eq!(common::whoami(&shoot).await["username"], "gardener.cloud:admin:jane");
     let shoots_of_jane: Api<DynamicObject> = Api::namespaced_with(jane.clone(), PROJECT_NS, &shoots());
     match shoots_of_jane.list(&ListParams::default()).await.unwrap_err() {
         kube::Error::Api(s) => assert_eq!(s.code, 403),

@@ -1,6 +1,8 @@
 //! The gateway over real HTTP in front of the embedded cluster (over HTTPS):
 //! both paths, every check, CORS and the audit line.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -8,8 +10,8 @@ use axum::body::Body;
 use fundament_authn_client::{Credentials, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::testing::{self, SeededCluster};
-use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
+use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy::Gateway;
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};
@@ -27,37 +29,6 @@ const DEMO_ORIGIN: &str = "http://acme-corp--demo.localhost:8082";
 
 fn origins() -> Origins {
     Origins { plugins: PluginOrigins::from_base(PLUGINS).unwrap() }
-}
-
-/// Definitions read from the example plugins, as organization-api publishes them.
-struct PluginFolders(HashMap<(String, String), PublishedDefinition>);
-
-impl PluginFolders {
-    fn load() -> Self {
-        let mut map = HashMap::new();
-        for dir in fundament_cluster::fixtures::plugin_dirs(&testing::repo().join("plugins")).unwrap() {
-            let def = fundament_cluster::controller::read_definition(&dir).unwrap();
-            let doc: Value = serde_yaml_from(&dir.join("definition.yaml"));
-            let allowed =
-                fundament_plugin_types::PluginDefinition::from_value(&doc).unwrap().spec.allowed_resources;
-            map.insert(
-                (def.name.clone(), def.version.clone()),
-                PublishedDefinition { hash: def.hash, allowed },
-            );
-        }
-        Self(map)
-    }
-}
-
-fn serde_yaml_from(path: &std::path::Path) -> Value {
-    let docs = fundament_cluster::fixtures::documents(path).unwrap();
-    docs.into_iter().next().unwrap()
-}
-
-impl DefinitionSource for PluginFolders {
-    fn definition(&self, name: &str, version: &str) -> Option<PublishedDefinition> {
-        self.0.get(&(name.to_string(), version.to_string())).cloned()
-    }
 }
 
 struct Stack {
@@ -121,23 +92,7 @@ impl Stack {
         headers: &[(&str, &str)],
         body: Option<Value>,
     ) -> (u16, http::HeaderMap, Value) {
-        let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-        let mut req = Request::builder().method(method).uri(format!("{}{path}", self.url));
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let body = match body {
-            Some(v) => {
-                req = req.header(header::CONTENT_TYPE, "application/json");
-                Body::from(v.to_string())
-            }
-            None => Body::empty(),
-        };
-        let res = client.request(req.body(body).unwrap()).await.unwrap();
-        let status = res.status().as_u16();
-        let headers = res.headers().clone();
-        let bytes = res.into_body().collect().await.unwrap().to_bytes();
-        (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        common::request(&self.url, method, path, headers, body).await
     }
 
     /// A call whose only header is `authorization` (a `Bearer …` value).

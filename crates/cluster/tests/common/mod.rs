@@ -83,3 +83,17 @@ pub async fn send_raw(
     let bytes = res.into_body().collect_bytes().await.unwrap();
     (code, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
 }
+
+/// Who the cluster says `client` is: the `userInfo` of a SelfSubjectReview (`kubectl auth whoami`).
+pub async fn whoami(client: &kube::Client) -> serde_json::Value {
+    let (code, review) = send_raw(
+        client,
+        http::Method::POST,
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        "application/json",
+        br#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 201, "{review}");
+    review["status"]["userInfo"].clone()
+}

@@ -1,4 +1,6 @@
 //! What the mode tests share: calls to a gateway served on a loopback port.
+// Each test file uses a part of it.
+#![allow(dead_code)]
 
 use axum::body::Body;
 use http::{Method, Request, header};
@@ -7,14 +9,20 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
-/// `method path` on the gateway at `url` with `Authorization: Bearer token`: the status
-/// and the JSON answer (`Null` if it is not JSON).
-pub async fn call(url: &str, method: Method, path: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+/// `method path` on the gateway at `url` with `headers` (and a JSON `body`): the status,
+/// the headers and the JSON answer (`Null` if it is not JSON).
+pub async fn request(
+    url: &str,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> (u16, http::HeaderMap, Value) {
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-    let mut req = Request::builder()
-        .method(method)
-        .uri(format!("{url}{path}"))
-        .header(header::AUTHORIZATION, format!("Bearer {token}"));
+    let mut req = Request::builder().method(method).uri(format!("{url}{path}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
     let body = match body {
         Some(v) => {
             req = req.header(header::CONTENT_TYPE, "application/json");
@@ -24,8 +32,16 @@ pub async fn call(url: &str, method: Method, path: &str, token: &str, body: Opti
     };
     let res = client.request(req.body(body).unwrap()).await.unwrap();
     let status = res.status().as_u16();
+    let headers = res.headers().clone();
     let bytes = res.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// `method path` with `Authorization: Bearer token`: the status and the JSON answer.
+pub async fn call(url: &str, method: Method, path: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    let authorization = format!("Bearer {token}");
+    let (status, _, answer) = request(url, method, path, &[("authorization", &authorization)], body).await;
+    (status, answer)
 }
 
 /// A GET.
