@@ -18,6 +18,8 @@ pub struct ClusterRow {
     pub projects: Vec<String>,
     /// Whether the console reached it just now.
     pub reachability: Reachability,
+    /// The Gardener Shoot that is the cluster (real mode).
+    pub shoot: Option<fundament_kube_core::cluster_info::ShootSummary>,
 }
 
 /// Whether a cluster answered kube-api-proxy's `/version`, asked as the user.
@@ -58,6 +60,20 @@ async fn reachability(state: &crate::state::ConsoleState, token: &str, cluster_i
     }
 }
 
+/// The Shoot behind a cluster, as kube-api-proxy tells it (`GET /clusters/<id>`); `None`
+/// outside real mode, and when it cannot say (the reachability column says why).
+#[cfg(feature = "ssr")]
+async fn shoot(
+    state: &crate::state::ConsoleState,
+    token: &str,
+    cluster_id: &str,
+) -> Option<fundament_kube_core::cluster_info::ShootSummary> {
+    let answer =
+        tokio::time::timeout(PROBE_TIMEOUT, state.backend.kube_get(token, cluster_id, "")).await.ok()?;
+    let info: fundament_kube_core::cluster_info::ClusterInfo = serde_json::from_value(answer.ok()?).ok()?;
+    info.shoot
+}
+
 /// The clusters the signed-in user can view.
 #[server(endpoint = "clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
@@ -65,11 +81,15 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
     let (state, token) = crate::plugins::api::ssr::user()?;
     let visible: Vec<_> = fundament_seed::clusters_visible_to(&email).collect();
     // Every cluster is asked at once: the page waits for the slowest, at most PROBE_TIMEOUT.
-    let probes = futures::future::join_all(visible.iter().map(|c| reachability(&state, &token, c.id))).await;
+    let probes =
+        futures::future::join_all(visible.iter().map(|c| async {
+            futures::join!(reachability(&state, &token, c.id), shoot(&state, &token, c.id))
+        }))
+        .await;
     Ok(visible
         .into_iter()
         .zip(probes)
-        .map(|(c, reachability)| ClusterRow {
+        .map(|(c, (reachability, shoot))| ClusterRow {
             id: c.id.to_owned(),
             name: c.name.to_owned(),
             selected: c.id == fundament_seed::DEFAULT_CLUSTER_ID,
@@ -79,6 +99,7 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
                 .map(|p| p.display_name.to_owned())
                 .collect(),
             reachability,
+            shoot,
         })
         .collect())
 }

@@ -52,7 +52,14 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
                                 <td class="font-mono text-sm text-muted">{c.id}</td>
                                 <td>{c.projects.join(", ")}</td>
                                 <td><ReachabilityCell reachability=c.reachability /></td>
-                                <td>{c.selected.then(|| view! { <span class="badge">"Selected"</span> })}</td>
+                                <td>
+                                    {c.selected.then(|| view! { <span class="badge">"Selected"</span> })}
+                                    {c.shoot.map(|shoot| view! {
+                                        <span class="ml-2 text-sm">
+                                            {format!("Shoot {}/{}: {}", shoot.namespace, shoot.name, shoot.describe())}
+                                        </span>
+                                    })}
+                                </td>
                             </tr>
                         })
                         .collect_view()}

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use fundament_kube_core::Status;
+use fundament_kube_core::cluster_info::ClusterInfo;
 
 use crate::garden::Garden;
 use crate::upstream::{Upstream, UpstreamError};
@@ -58,6 +59,15 @@ impl Clusters {
         match self {
             Clusters::Fixed(map) => map.get(id).cloned().ok_or_else(|| ClusterError::Unknown(id.to_string())),
             Clusters::Garden(garden) => garden.shoot(id).await,
+        }
+    }
+
+    /// What is known of cluster `id` beyond its API: its Shoot in real mode.
+    pub async fn info(&self, id: &str) -> Result<ClusterInfo, ClusterError> {
+        match self {
+            Clusters::Fixed(map) if map.contains_key(id) => Ok(ClusterInfo::default()),
+            Clusters::Fixed(_) => Err(ClusterError::Unknown(id.to_string())),
+            Clusters::Garden(garden) => Ok(ClusterInfo { shoot: Some(garden.shoot_summary(id).await?) }),
         }
     }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use fundament_kube_core::ObjectMeta;
+use fundament_kube_core::cluster_info::{Condition, LastOperation, ShootSummary};
 use http::Method;
 use kube::config::Kubeconfig;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,8 @@ pub struct Garden {
     expiration_seconds: i64,
     /// Cluster id → the shoot's connection, fresh until 70 % of its kubeconfig's lifetime.
     shoots: Cache<String, Arc<Upstream>>,
+    /// Cluster id → its Shoot's status, for the console's cluster list.
+    summaries: Cache<String, ShootSummary>,
     /// Every shoot connected so far: rebuilt in place, never replaced.
     connected: Mutex<HashMap<String, Arc<Upstream>>>,
 }
@@ -49,7 +52,24 @@ struct ShootList {
 #[derive(Deserialize)]
 struct Shoot {
     metadata: ObjectMeta,
+    #[serde(default)]
+    status: ShootStatus,
 }
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ShootStatus {
+    #[serde(default)]
+    last_operation: Option<LastOperation>,
+    #[serde(default)]
+    conditions: Vec<Condition>,
+}
+
+/// The label Gardener keeps a Shoot's health in.
+const STATUS_LABEL: &str = "shoot.gardener.cloud/status";
+
+/// How long a Shoot's status is shown as read (the cluster list asks on every load).
+const SUMMARY_FRESH: Duration = Duration::from_secs(10);
 
 /// `authentication.gardener.cloud/v1alpha1` `AdminKubeconfigRequest`.
 #[derive(Serialize, Deserialize)]
@@ -86,6 +106,7 @@ impl Garden {
             verification,
             expiration_seconds: ADMIN_KUBECONFIG_SECONDS,
             shoots: Cache::new(10_000),
+            summaries: Cache::new(10_000),
             connected: Mutex::default(),
         }
     }
@@ -116,14 +137,40 @@ impl Garden {
 
     /// The Shoot labelled with `id`, as (namespace, name).
     pub async fn find_shoot(&self, id: &str) -> Result<(String, String), ClusterError> {
+        let shoot = self.the_shoot(id).await?;
+        Ok((shoot.metadata.namespace, shoot.metadata.name))
+    }
+
+    /// The Shoot of cluster `id` as its status tells it, read at most every 10 s.
+    pub async fn shoot_summary(&self, id: &str) -> Result<ShootSummary, ClusterError> {
+        self.summaries
+            .get(id.to_string(), || async {
+                let Shoot { metadata, status } = self.the_shoot(id).await?;
+                let health = metadata.labels.get(STATUS_LABEL).cloned().unwrap_or_default();
+                let summary = ShootSummary {
+                    namespace: metadata.namespace,
+                    name: metadata.name,
+                    health,
+                    last_operation: status.last_operation,
+                    conditions: status.conditions,
+                };
+                Ok((summary, SUMMARY_FRESH))
+            })
+            .await
+    }
+
+    /// The one Shoot labelled with `id`.
+    async fn the_shoot(&self, id: &str) -> Result<Shoot, ClusterError> {
         let path =
             format!("/apis/core.gardener.cloud/v1beta1/shoots?labelSelector={CLUSTER_ID_LABEL}%3D{id}");
         let list: ShootList =
             self.garden.call(Method::GET, &path, None).await?.unwrap_or(ShootList { items: vec![] });
-        match list.items.as_slice() {
-            [] => Err(ClusterError::NoShoot(id.to_string())),
-            [shoot] => Ok((shoot.metadata.namespace.clone(), shoot.metadata.name.clone())),
-            more => Err(ClusterError::AmbiguousShoot { id: id.to_string(), count: more.len() }),
+        let count = list.items.len();
+        let mut items = list.items.into_iter();
+        match (items.next(), count) {
+            (None, _) => Err(ClusterError::NoShoot(id.to_string())),
+            (Some(shoot), 1) => Ok(shoot),
+            (Some(_), count) => Err(ClusterError::AmbiguousShoot { id: id.to_string(), count }),
         }
     }
 

@@ -161,7 +161,36 @@ fn judge(req: &Request) -> Result<Judged, Status> {
     Ok(Judged { cluster_id, info, target })
 }
 
+/// `GET /clusters/<id>` (nothing after the id): the cluster's id, if that is the request.
+fn info_request(req: &Request) -> Option<String> {
+    let (id, tail) = split_path(req.uri().path()).ok()?;
+    (tail.is_empty() && req.method() == Method::GET).then_some(id)
+}
+
+/// What the gateway knows of a cluster beyond its API (its Shoot in real mode), for the
+/// console's cluster list: a user who may view the cluster, from the console's server (no
+/// browser origin: plugin pages never ask it).
+async fn cluster_info(gw: &Gateway, cluster_id: &str, token: &str) -> Result<Response, Status> {
+    let claims = gw.credentials.verify_user(token, now_unix()).await.map_err(|e| invalid("user", &e))?;
+    if !gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Status::internal(&e))? {
+        return Err(Status::forbidden_because_of(format!(
+            "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
+            claims.sub
+        )));
+    }
+    let info = gw.clusters.info(cluster_id).await.map_err(|e| e.status())?;
+    Ok(axum::Json(info).into_response())
+}
+
 async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, Status> {
+    if let Some(cluster_id) = info_request(&req) {
+        if *caller != Caller::NoOrigin {
+            return Err(Status::forbidden_because_of(ORIGIN_REFUSED));
+        }
+        let token = bearer(req.headers())
+            .ok_or_else(|| Status::unauthorized_because("no credentials: send a bearer token"))?;
+        return cluster_info(gw, &cluster_id, &token).await;
+    }
     let judged = judge(&req)?;
     if *caller == Caller::Other {
         return Err(Status::forbidden_because_of(ORIGIN_REFUSED));

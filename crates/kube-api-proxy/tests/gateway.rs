@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use fundament_authn_client::{Credentials, RevokedSessions};
+use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
-use fundament_kube_api_proxy::Gateway;
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};

@@ -19,6 +19,7 @@ use fundament_kube_api_proxy::clusters::Clusters;
 use fundament_kube_api_proxy::garden::Garden;
 use fundament_kube_api_proxy::testing;
 use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, load_kubeconfig};
+use fundament_kube_core::cluster_info::ShootSummary;
 use fundament_tokens::Signer;
 use http::Method;
 use k8s_openapi::api::core::v1::Namespace;
@@ -294,4 +295,36 @@ async fn an_admin_kubeconfig_is_renewed_at_70_percent_of_its_lifetime() {
     assert_eq!(common::get(&r.url, &certificates(PROD), &token).await.0, 200);
     assert_eq!(shoot.own_calls(), 4);
     assert_eq!(r.garden_calls(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shoot_behind_a_cluster_is_told_to_those_who_may_view_it() {
+    let r = real(GardenConfig::MINIMUM_KUBECONFIG_EXPIRATION, 3600).await;
+    let info = format!("/clusters/{PROD}");
+    let (code, v) = common::get(&r.url, &info, &r.user("alice")).await;
+    assert_eq!(code, 200, "{v}");
+    let shoot: ShootSummary = serde_json::from_value(v["shoot"].clone()).unwrap();
+    assert_eq!(
+        (shoot.namespace.as_str(), shoot.name.as_str(), shoot.health.as_str()),
+        (PROJECT_NS, "prod", "healthy")
+    );
+    assert_eq!(shoot.describe(), "healthy · Reconcile Succeeded (100 %)");
+    assert!(shoot.conditions.iter().any(|c| c.kind == "APIServerAvailable" && c.status == "True"), "{v}");
+    // Read once per 10 s, not on every load of the cluster list.
+    let before = r.garden_calls();
+    assert_eq!(common::get(&r.url, &info, &r.user("alice")).await.0, 200);
+    assert_eq!(r.garden_calls(), before);
+    // No Shoot: 404 naming the cluster; someone who may not view it: 403; never from a browser page.
+    let (code, v) = common::get(&r.url, &format!("/clusters/{NOWHERE}"), &r.user("alice")).await;
+    assert_eq!(code, 404, "{v}");
+    assert!(common::message(&v).contains(NOWHERE), "{v}");
+    assert_eq!(common::get(&r.url, &info, &r.user("mallory")).await.0, 403);
+    let authorization = format!("Bearer {}", r.user("alice"));
+    let from_page = [
+        ("authorization", authorization.as_str()),
+        ("origin", "http://acme-corp--cert-manager.localhost:8082"),
+    ];
+    assert_eq!(common::request(&r.url, Method::GET, &info, &from_page, None).await.0, 403);
+    let plugin = r.plugin("prod", PROD, "alice", "acme-corp--cert-manager");
+    assert_eq!(common::get(&r.url, &info, &plugin).await.0, 401, "a PluginToken is no user's token");
 }

@@ -19,6 +19,7 @@
 //!   object of any kind with its metadata typed.
 #![forbid(unsafe_code)]
 
+pub mod cluster_info;
 pub mod headers;
 pub mod object;
 pub mod query;
