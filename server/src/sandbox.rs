@@ -5,7 +5,7 @@
 
 use fundament_cluster::controller::PluginDefinition;
 use fundament_installer::{InstallError, Installer};
-use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, UpstreamError, load_kubeconfig};
+use fundament_kube_api_proxy::upstream::{Upstream, UpstreamError, load_kubeconfig};
 use fundament_settings::Settings;
 
 /// Why the sandbox could not be set up or cleaned up.
@@ -22,11 +22,7 @@ pub enum SandboxError {
 /// The installer, on the kubeconfig's own identity (verified as the gateway verifies it).
 async fn installer(settings: &Settings) -> Result<Installer, SandboxError> {
     let path = settings.kubeconfig.as_ref().ok_or(SandboxError::NoKubeconfig)?;
-    let verification = if settings.allow_insecure_kubeconfig {
-        ServerVerification::SkipAllowed
-    } else {
-        ServerVerification::Required
-    };
+    let verification = crate::services::verification(settings);
     let upstream = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
     Ok(Installer::new(upstream.own_client()))
 }

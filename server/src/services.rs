@@ -127,7 +127,8 @@ impl ClusterAccess {
     }
 }
 
-fn verification(settings: &Settings) -> ServerVerification {
+/// Whether kubeconfigs may skip verifying their server (`--allow-insecure-kubeconfig`).
+pub fn verification(settings: &Settings) -> ServerVerification {
     if settings.allow_insecure_kubeconfig {
         ServerVerification::SkipAllowed
     } else {

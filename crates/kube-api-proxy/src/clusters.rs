@@ -70,12 +70,4 @@ impl Clusters {
             Clusters::Garden(garden) => Ok(ClusterInfo { shoot: Some(garden.shoot_summary(id).await?) }),
         }
     }
-
-    /// The ids known without asking anyone (a garden's shoots are found on demand).
-    pub fn fixed_ids(&self) -> Vec<String> {
-        match self {
-            Clusters::Fixed(map) => map.keys().cloned().collect(),
-            Clusters::Garden(_) => Vec::new(),
-        }
-    }
 }

@@ -136,7 +136,7 @@ impl Garden {
     }
 
     /// The Shoot labelled with `id`, as (namespace, name).
-    pub async fn find_shoot(&self, id: &str) -> Result<(String, String), ClusterError> {
+    async fn find_shoot(&self, id: &str) -> Result<(String, String), ClusterError> {
         let shoot = self.the_shoot(id).await?;
         Ok((shoot.metadata.namespace, shoot.metadata.name))
     }

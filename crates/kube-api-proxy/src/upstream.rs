@@ -144,7 +144,6 @@ pub struct SaToken {
 
 /// The two connections to one API server.
 struct Transports {
-    server: String,
     /// The kubeconfig's identity: the gateway's own calls only.
     own: kube::Client,
     /// No identity ([`anonymous`]): every forwarded request.
@@ -168,7 +167,7 @@ impl Transports {
         };
         let forwarding = client(anonymous(&config))?;
         let own = client(config)?;
-        Ok(Self { server, own, forwarding })
+        Ok(Self { own, forwarding })
     }
 }
 
@@ -273,11 +272,6 @@ impl Upstream {
 
     fn transports(&self) -> Arc<Transports> {
         Arc::clone(&self.transports.read().unwrap_or_else(std::sync::PoisonError::into_inner))
-    }
-
-    /// The API server's URL, for messages and logs.
-    pub fn server(&self) -> String {
-        self.transports().server.clone()
     }
 
     /// A client on the gateway's own identity (the kubeconfig's), for set-up work such as
