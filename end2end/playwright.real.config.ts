@@ -1,8 +1,8 @@
-// Real mode in Chromium: `fundament garden` runs a simulated Gardener whose Shoots are
-// embedded clusters (prod-eu and restricted), and `fundament dev --mode real
-// --gardener-kubeconfig FILE` finds each cluster as the Shoot labelled with its id and
-// reaches it with an admin kubeconfig the garden issues. The walk runs on prod-eu, the
-// cluster the console's projects are on.
+// Real mode in Chromium: `fundament garden` runs a simulated Gardener with a Shoot for each
+// cluster of clusters/real-directory.yaml (prod-eu and prod-us, embedded clusters), and
+// `fundament dev --mode real --gardener-kubeconfig FILE` finds each cluster as the Shoot
+// labelled with its id and reaches it with an admin kubeconfig the garden issues. The walk
+// runs on both Shoots, through the project each one has.
 import os from 'node:os';
 import path from 'node:path';
 import { auditLog, gardenState } from './clusters/cluster';
@@ -13,18 +13,20 @@ const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundame
 process.env.WALK_MODE = 'real';
 const garden = path.join(gardenState, 'garden', 'kubeconfig');
 const stackState = path.join(os.tmpdir(), 'fundament-real-state');
+const directory = path.join(__dirname, 'clusters', 'real-directory.yaml');
+const tuples = path.join(__dirname, 'clusters', 'real-tuples.yaml');
 const server = { cwd: root, reuseExistingServer: false, timeout: 60_000, stdout: 'ignore' as const, stderr: 'pipe' as const };
 
 export default clusterSuite('test-results-real', [
   {
     ...server,
-    command: `"${bin}" garden --state-dir "${gardenState}" --cluster-listen 127.0.0.1:8190 --cluster-url https://localhost:8190`,
+    command: `"${bin}" garden --directory "${directory}" --state-dir "${gardenState}" --cluster-listen 127.0.0.1:8190 --cluster-url https://localhost:8190`,
     url: 'https://localhost:8190/livez',
     ignoreHTTPSErrors: true,
   },
   {
     ...server,
-    command: `"${bin}" dev --mode real --gardener-kubeconfig "${garden}" --state-dir "${stackState}"`,
+    command: `"${bin}" dev --mode real --gardener-kubeconfig "${garden}" --directory "${directory}" --fga-tuples "${tuples}" --state-dir "${stackState}"`,
     url: 'http://localhost:3000/',
     env: { ...process.env, FUNDAMENT_AUDIT_LOG: auditLog } as Record<string, string>,
   },

@@ -48,7 +48,7 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// Provided as context to every render and server function.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConsoleState {
     /// Signs users in and reads their sessions.
     pub sessions: Arc<dyn SessionAuthority>,
@@ -62,6 +62,21 @@ pub struct ConsoleState {
     pub backend: Arc<crate::plugins::backend::Backend>,
     /// Service URLs the browser uses.
     pub endpoints: crate::api::session::Endpoints,
+    /// Organizations, projects, clusters and users (the same directory authn and the gateway read).
+    pub directory: Arc<dyn fundament_directory::Directory>,
+    /// Who may view which cluster: the question the gateway asks too, so the cluster list
+    /// shows exactly the clusters the user can reach.
+    pub fga: Arc<dyn fundament_fga::CanView>,
+}
+
+impl std::fmt::Debug for ConsoleState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsoleState")
+            .field("mock", &self.mock)
+            .field("console_origin", &self.console_origin)
+            .field("directory", &self.directory)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Sets the page's security headers: a CSP whose only inline scripts are the

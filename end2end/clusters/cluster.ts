@@ -10,21 +10,36 @@ export const auditLog = path.join(os.tmpdir(), 'fundament-clusters-audit.jsonl')
 /** Where `fundament garden` keeps its state in real mode. */
 export const gardenState = path.join(os.tmpdir(), 'fundament-real-garden');
 
-let cached: string | undefined;
+/** A cluster the walk runs on, and the project of the console that opens it. */
+export interface WalkCluster { id: string; name: string; project: string }
 
-/** An admin kubeconfig of the cluster the walk runs on: the sandbox's own, or the prod-eu
- *  Shoot's, issued by the garden's adminkubeconfig subresource as Gardener issues it. */
-export function clusterKubeconfig(): string {
-  if (cached) return cached;
-  if (process.env.WALK_MODE === 'sandbox') return (cached = process.env.SANDBOX_KUBECONFIG!);
+/** Sandbox mode has one cluster (fixtures/directory.yaml's default); real mode a Shoot for
+ *  each cluster of clusters/real-directory.yaml. A function: the configs import this module
+ *  before they set WALK_MODE. */
+export const walkClusters = (): WalkCluster[] => process.env.WALK_MODE === 'real'
+  ? [
+    { id: '019b4000-2000-7000-8000-000000000001', name: 'prod-eu', project: 'webshop' },
+    { id: '019b4000-2000-7000-8000-000000000003', name: 'prod-us', project: 'storefront' },
+  ]
+  : [{ id: '019b4000-2000-7000-8000-000000000001', name: 'prod-eu', project: 'webshop' }];
+
+const cached = new Map<string, string>();
+
+/** An admin kubeconfig of a cluster the walk runs on: the sandbox's own, or the Shoot's,
+ *  issued by the garden's adminkubeconfig subresource as Gardener issues it. */
+export function clusterKubeconfig(shoot = 'prod-eu'): string {
+  const known = cached.get(shoot);
+  if (known) return known;
+  if (process.env.WALK_MODE === 'sandbox') return process.env.SANDBOX_KUBECONFIG!;
   const garden = path.join(gardenState, 'garden', 'kubeconfig');
   const request = path.join(os.tmpdir(), `fundament-adminkubeconfig-${process.pid}.json`);
   fs.writeFileSync(request, JSON.stringify({
     apiVersion: 'authentication.gardener.cloud/v1alpha1', kind: 'AdminKubeconfigRequest', spec: { expirationSeconds: 3600 },
   }));
   const answer = JSON.parse(execFileSync('kubectl', ['--kubeconfig', garden, 'create', '--raw',
-    '/apis/core.gardener.cloud/v1beta1/namespaces/garden-acme-corp/shoots/prod-eu/adminkubeconfig', '-f', request], { encoding: 'utf8' }));
-  const file = path.join(os.tmpdir(), `fundament-prod-eu-kubeconfig-${process.pid}`);
+    `/apis/core.gardener.cloud/v1beta1/namespaces/garden-acme-corp/shoots/${shoot}/adminkubeconfig`, '-f', request], { encoding: 'utf8' }));
+  const file = path.join(os.tmpdir(), `fundament-${shoot}-kubeconfig-${process.pid}`);
   fs.writeFileSync(file, Buffer.from(answer.status.kubeconfig, 'base64'));
-  return (cached = file);
+  cached.set(shoot, file);
+  return file;
 }

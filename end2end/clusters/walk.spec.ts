@@ -1,6 +1,6 @@
 // The seed's "Verifying the integration end-to-end" walk on real clusters: in sandbox mode
-// against a real kube-apiserver (playwright.sandbox.config.ts), and in real mode against the
-// prod-eu Shoot of a simulated Gardener (playwright.real.config.ts). The frame and its CSP, plugin:ready → fundament:init, Bearer data calls,
+// against a real kube-apiserver (playwright.sandbox.config.ts), and in real mode against
+// both Shoots of a simulated Gardener (playwright.real.config.ts), each through its project. The frame and its CSP, plugin:ready → fundament:init, Bearer data calls,
 // navigation to the detail view, an audit line per call, and the authorization spot-check
 // the upstream's sandbox failed — a call the plugin's RBAC does not allow is refused by the
 // cluster although the gateway's own (admin certificate) identity could read it. Then the
@@ -9,23 +9,21 @@ import { test, expect, type Frame } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { frameReady, messages, pluginFrame, recordMessages, signIn } from '../tests/fixtures';
-import { auditLog, clusterKubeconfig } from './cluster';
+import { auditLog, clusterKubeconfig, walkClusters, type WalkCluster } from './cluster';
 
-const PROD = '019b4000-2000-7000-8000-000000000001';
 const KUBE_API_PROXY = 'http://localhost:8081';
 const CERT_MANAGER_ORIGIN = 'http://acme-corp--cert-manager.localhost:8082';
-const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
-const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 const SCOPE_ROLE = 'plugin-acme-corp--cert-manager-scope';
 
-/** kubectl on the cluster behind the walk, as its admin. */
-const kubectl = (...args: string[]) =>
-  execFileSync('kubectl', ['--kubeconfig', clusterKubeconfig(), ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+/** kubectl on a cluster behind the walk, as its admin. */
+const kubectlOn = (c: WalkCluster) => (...args: string[]) =>
+  execFileSync('kubectl', ['--kubeconfig', clusterKubeconfig(c.name), ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 
-function auditLines(since: number): Record<string, unknown>[] {
+/** The gateway's audit lines about `cluster` since `since`. */
+function auditLines(since: number, cluster: WalkCluster): Record<string, unknown>[] {
   if (!fs.existsSync(auditLog)) return [];
   return fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-    .filter((l) => Date.parse(l.time) >= since - 1000);
+    .filter((l) => Date.parse(l.time) >= since - 1000 && l.cluster_id === cluster.id);
 }
 
 
@@ -40,7 +38,12 @@ const sdkList = (frame: Frame, target: { group?: string; version: string; resour
     }
   }, target);
 
-test.describe(`the plugin walk in ${process.env.WALK_MODE} mode`, () => {
+for (const cluster of walkClusters()) test.describe(`the plugin walk in ${process.env.WALK_MODE} mode on ${cluster.name}`, () => {
+  const PROD = cluster.id;
+  const CERTS = `/projects/${cluster.project}/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io`;
+  const DEMO = `/projects/${cluster.project}/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io`;
+  const kubectl = kubectlOn(cluster);
+
   test("the seed's end-to-end walk, and the cluster refuses what the plugin's RBAC does not allow", async ({ page }) => {
     const started = Date.now();
     await recordMessages(page);
@@ -96,8 +99,8 @@ test.describe(`the plugin walk in ${process.env.WALK_MODE} mode`, () => {
     }
 
     // An audit line per call, with its decision; the cluster's own refusal is an allowed call that got 403.
-    await expect.poll(() => auditLines(started).filter((l) => l.installation_name === 'acme-corp--cert-manager').length).toBeGreaterThanOrEqual(5);
-    const lines = auditLines(started).filter((l) => l.installation_name === 'acme-corp--cert-manager');
+    await expect.poll(() => auditLines(started, cluster).filter((l) => l.installation_name === 'acme-corp--cert-manager').length).toBeGreaterThanOrEqual(5);
+    const lines = auditLines(started, cluster).filter((l) => l.installation_name === 'acme-corp--cert-manager');
     expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'list')).toMatchObject({ decision: 'allowed', status: 200 });
     expect(lines.find((l) => l.resource === 'certificates' && l.verb === 'get' && l.name === 'web-tls-cert')).toMatchObject({ decision: 'allowed' });
     expect(lines.filter((l) => l.resource === 'certificaterequests').some((l) => l.decision === 'allowed' && l.status === 403)).toBe(true);
@@ -109,10 +112,10 @@ test.describe(`the plugin walk in ${process.env.WALK_MODE} mode`, () => {
     await signIn(page, 'alice@acme-corp.com', '/clusters');
     const version = JSON.parse(kubectl('version', '-o', 'json')).serverVersion.gitVersion;
     const escaped = version.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const row = page.getByRole('row').filter({ hasText: 'prod-eu' });
+    const row = page.getByRole('row').filter({ hasText: cluster.name });
     await expect(row).toContainText(new RegExp(`Reachable\\s*${escaped}`));
     // In real mode the cluster is a Shoot, and its status is the garden's.
-    if (process.env.WALK_MODE === 'real') await expect(row).toContainText('Shoot garden-acme-corp/prod-eu: healthy · Reconcile Succeeded (100 %)');
+    if (process.env.WALK_MODE === 'real') await expect(row).toContainText(`Shoot garden-acme-corp/${cluster.name}: healthy · Reconcile Succeeded (100 %)`);
     else await expect(row).not.toContainText('Shoot');
     await page.goto(DEMO);
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();

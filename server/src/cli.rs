@@ -236,6 +236,7 @@ pub fn main() -> ExitCode {
             runtime()?.block_on(crate::garden::run(settings)).map_err(|e| e.to_string())
         }),
         Command::Uninstall(args) => with_settings(&args, |settings| {
+            settings.check_cluster_access().map_err(|e| e.to_string())?;
             runtime()?.block_on(crate::sandbox::uninstall(settings)).map_err(|e| e.to_string())
         }),
         Command::Authn(args) => run_service(&args, Service::Authn),
@@ -288,6 +289,9 @@ fn with_settings<E: std::fmt::Display>(
 
 fn run_service(args: &SettingsArgs, service: Service) -> ExitCode {
     with_settings(args, |settings| {
+        if service.reaches_clusters() {
+            settings.check_cluster_access().map_err(|e| e.to_string())?;
+        }
         runtime()?.block_on(crate::stack::run_one(settings, service)).map_err(|e| e.to_string())
     })
 }
@@ -329,6 +333,9 @@ fn run_dev(args: &SettingsArgs, plugins: &[PathBuf]) -> ExitCode {
         Ok(settings) => settings,
         Err(error) => return usage_error(&error),
     };
+    if let Err(error) = settings.check_cluster_access() {
+        return usage_error(&error);
+    }
     for dir in plugins {
         if !dir.join("definition.yaml").is_file() {
             return usage_error(&format!("--plugin {}: no definition.yaml in that folder", dir.display()));
@@ -408,8 +415,11 @@ mod tests {
     #[test]
     fn dev_takes_every_mode_and_each_names_its_kubeconfig() {
         let args = SettingsArgs::default().with_flag(Key::Mode, "real");
-        let err = args.resolve(|_| None).unwrap_err().to_string();
+        let (settings, _) = args.resolve(|_| None).unwrap();
+        let err = settings.check_cluster_access().unwrap_err().to_string();
         assert!(err.contains("--gardener-kubeconfig or GARDENER_KUBECONFIG"), "{err}");
+        // organization-api reaches no cluster: it starts in any mode without a kubeconfig.
+        assert!(!Service::OrganizationApi.reaches_clusters() && Service::KubeApiProxy.reaches_clusters());
         let args =
             SettingsArgs::default().with_flag(Key::Mode, "sandbox").with_flag(Key::Kubeconfig, "/tmp/kc");
         let (settings, _) = args.resolve(|_| None).unwrap();

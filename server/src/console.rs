@@ -81,6 +81,8 @@ pub fn console_state(
             kube_api_proxy: urls.kube_api_proxy.as_str().trim_end_matches('/').to_owned(),
             plugin_proxy: urls.plugin_proxy.as_str().trim_end_matches('/').to_owned(),
         },
+        directory: crate::services::directory(settings)?,
+        fga: crate::services::fga(settings)?,
     })
 }
 

@@ -47,7 +47,14 @@ fn hint(key: Key) -> String {
 }
 
 /// Starts the stack and serves until SIGINT or SIGTERM.
-pub async fn run(settings: Settings) -> Result<(), DevError> {
+pub async fn run(mut settings: Settings) -> Result<(), DevError> {
+    if settings.mode != Mode::Mock && settings.directory.is_none() {
+        // The development stack's users and clusters, as a file: real and sandbox clusters
+        // get the same demo users as mock mode unless told otherwise.
+        let path = std::path::PathBuf::from(DEV_DIRECTORY);
+        tracing::info!(path = %path.display(), "no --directory: using the development directory");
+        settings.directory = Some(path);
+    }
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -82,6 +89,8 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
     let state = console::console_state(&settings, sessions, true).map_err(crate::stack::StackError::from)?;
+    let users: Vec<String> =
+        crate::services::dev_users(&*state.directory).into_iter().map(|u| u.email).collect();
     let router = console::router(
         console::leptos_options(&settings),
         state,
@@ -92,7 +101,7 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     let router = router.layer(fundament_telemetry::http_layer());
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
-    print_banner(&settings, &target.describe());
+    print_banner(&settings, &target.describe(), &users);
     axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await.map_err(|source| {
         listen::ListenError::Other {
             service: "console",
@@ -106,9 +115,11 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     Ok(())
 }
 
+/// `fundament dev`'s directory outside mock mode when `--directory` is not given.
+const DEV_DIRECTORY: &str = "fixtures/directory.yaml";
+
 /// What the user sees in the terminal: where to go and as whom.
-fn print_banner(settings: &Settings, cluster: &str) {
-    let users: Vec<&str> = fundament_seed::USERS.iter().map(|u| u.email).collect();
+fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
     let text = format!(
         "\nFundament dev stack ({} mode) is running:\n  console           {}\n  kube-api-proxy    {}\n  plugin-proxy      {}\n  authn             {}\n  organization-api  {}\n  cluster           {}\n\nSign in as {}. Ctrl-C stops it.\n\n",
         settings.mode,
@@ -118,7 +129,7 @@ fn print_banner(settings: &Settings, cluster: &str) {
         settings.urls.authn.as_str().trim_end_matches('/'),
         settings.urls.organization_api.as_str().trim_end_matches('/'),
         cluster,
-        users.join(" or "),
+        if users.is_empty() { "a user of the directory".to_owned() } else { users.join(" or ") },
     );
     let authn = settings.urls.authn.as_str().trim_end_matches('/');
     let audit = settings.audit_log.as_ref().map_or_else(
@@ -167,7 +178,9 @@ impl Target {
         settings: &Settings,
         stopped: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Self, DevError> {
-        let organization = fundament_seed::ORGANIZATION;
+        let (organization, _) =
+            crate::services::single_cluster(settings).map_err(crate::stack::StackError::from)?;
+        let organization = organization.as_str();
         match settings.mode {
             Mode::Mock => {
                 let cluster = crate::cluster::start(settings).await?;

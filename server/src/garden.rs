@@ -1,7 +1,8 @@
 //! `fundament garden`: a simulated Gardener for `fundament dev --mode real` — a garden
-//! cluster whose Shoots are two embedded clusters seeded like mock mode's (fixtures and the
-//! example plugins, each plugin's runtime behind its Service), labelled with the seed's
-//! cluster ids. Writes the garden's admin kubeconfig and serves until SIGINT or SIGTERM.
+//! cluster with a Shoot for each cluster of the directory (mock mode's seed, or
+//! `--directory`), in the garden project of the cluster's organization, labelled with the
+//! cluster's id; each Shoot an embedded cluster seeded like mock mode's (fixtures and the
+//! example plugins, each plugin's runtime behind its Service). Writes the garden's admin kubeconfig and serves until SIGINT or SIGTERM.
 
 use std::io::Write;
 
@@ -14,8 +15,10 @@ use fundament_settings::Settings;
 pub enum GardenError {
     #[error(transparent)]
     Start(#[from] StartError),
-    #[error("invalid seed cluster id {0}")]
+    #[error("a Shoot's cluster id must be a UUID (it is the Shoot's label): {0}")]
     ClusterId(String),
+    #[error(transparent)]
+    Directory(#[from] crate::services::ServiceError),
     #[error("cannot write the garden's kubeconfig: {0}")]
     Kubeconfig(#[from] fundament_cluster::tls::TlsError),
     #[error("cannot start the plugin runtimes: {0}")]
@@ -34,17 +37,26 @@ fn shoot_cluster(settings: &Settings, name: &str) -> ClusterConfig {
 }
 
 pub async fn run(settings: Settings) -> Result<(), GardenError> {
+    let directory = crate::services::directory(&settings)?.current();
     let mut shoots = Vec::new();
-    for seed in &fundament_seed::CLUSTERS {
-        let cluster_id =
-            uuid::Uuid::parse_str(seed.id).map_err(|_| GardenError::ClusterId(seed.id.to_owned()))?;
+    for c in &directory.clusters {
+        let cluster_id = uuid::Uuid::parse_str(&c.id).map_err(|_| GardenError::ClusterId(c.id.clone()))?;
+        let mut cluster = shoot_cluster(&settings, &c.name);
+        cluster.organization = c.organization.clone();
         shoots.push(ShootConfig {
-            project: fundament_seed::ORGANIZATION.to_owned(),
-            name: seed.name.to_owned(),
+            project: c.organization.clone(),
+            name: c.name.clone(),
             cluster_id,
             provider: "gcp".to_owned(),
             region: "europe-west1".to_owned(),
-            cluster: shoot_cluster(&settings, seed.name),
+            cluster,
+            project_namespaces: Some(
+                directory
+                    .projects
+                    .iter()
+                    .filter_map(|p| p.namespaces.get(&c.id).map(|nss| (p.id.clone(), nss.clone())))
+                    .collect(),
+            ),
         });
     }
     // The garden itself: the settings' cluster address, no plugins of its own.
@@ -56,13 +68,13 @@ pub async fn run(settings: Settings) -> Result<(), GardenError> {
     let running = garden::start(GardenConfig::new(cluster, shoots)).await?;
     let (_stop, stopped) = tokio::sync::watch::channel(false);
     for shoot in &running.shoots {
-        let runtimes = crate::plugins::start_runtimes(
-            &shoot.running.definitions.0,
-            fundament_seed::ORGANIZATION,
-            stopped.clone(),
-        )
-        .await
-        .map_err(GardenError::Runtimes)?;
+        let organization = directory
+            .cluster(&shoot.cluster_id.to_string())
+            .map_or_else(String::new, |c| c.organization.clone());
+        let runtimes =
+            crate::plugins::start_runtimes(&shoot.running.definitions.0, &organization, stopped.clone())
+                .await
+                .map_err(GardenError::Runtimes)?;
         crate::plugins::register_in(&shoot.running, &runtimes);
     }
     let path = crate::state_dir(&settings).join("garden").join("kubeconfig");

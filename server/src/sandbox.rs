@@ -17,6 +17,8 @@ pub enum SandboxError {
     Cluster(#[from] UpstreamError),
     #[error("installing into the sandbox cluster: {0}")]
     Install(#[from] InstallError),
+    #[error(transparent)]
+    Directory(#[from] crate::services::ServiceError),
 }
 
 /// The installer, on the kubeconfig's own identity (verified as the gateway verifies it).
@@ -29,12 +31,12 @@ async fn installer(settings: &Settings) -> Result<Installer, SandboxError> {
 
 /// Installs the platform and `definitions` (idempotent: a second run changes nothing).
 pub async fn install(settings: &Settings, definitions: &[PluginDefinition]) -> Result<(), SandboxError> {
+    let (organization, _) = crate::services::single_cluster(settings)?;
     let installer = installer(settings).await?;
     let platform = installer.install_platform(&settings.cluster.fixtures_dir).await?;
     tracing::info!(%platform, "sandbox: platform installed");
     for def in definitions {
-        let installed =
-            installer.install_plugin(fundament_seed::ORGANIZATION, &def.dir, def.development).await?;
+        let installed = installer.install_plugin(&organization, &def.dir, def.development).await?;
         tracing::info!(installation = %installed.installation, summary = %installed.summary, "sandbox: plugin installed");
     }
     Ok(())

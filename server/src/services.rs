@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use fundament_authn::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};
 use fundament_authn_client::Credentials;
+use fundament_directory::{Directory, FileDirectory};
 use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
 use fundament_kube_api_proxy::clusters::{ClusterError, Clusters};
@@ -34,6 +35,14 @@ pub enum ServiceError {
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
     #[error("mode {0} needs a kubeconfig")]
     NoKubeconfig(Mode),
+    #[error(transparent)]
+    Directory(#[from] fundament_directory::DirectoryError),
+    #[error(
+        "mode {0} needs a directory of organizations, projects, clusters and users: set --directory or FUNDAMENT_DIRECTORY (fixtures/directory.yaml shows the format)"
+    )]
+    NoDirectory(Mode),
+    #[error("the directory lists no organization with a cluster, so there is no cluster to serve")]
+    NoCluster,
     #[error("{0}; set by --audit-log or FUNDAMENT_AUDIT_LOG")]
     AuditLog(#[from] fundament_kube_api_proxy::audit::AuditFileError),
     #[error(transparent)]
@@ -136,16 +145,43 @@ pub fn verification(settings: &Settings) -> ServerVerification {
     }
 }
 
-/// The clusters behind the gateway: mock and sandbox mode have one, the default cluster;
-/// real mode has every Shoot of the garden.
+/// The directory every service reads: the file of `--directory` (reloaded on change), else
+/// mock mode's seed. Outside mock mode there is no default: a production console must not
+/// come up with the demo's users.
+pub fn directory(settings: &Settings) -> Result<Arc<dyn Directory>, ServiceError> {
+    match &settings.directory {
+        Some(path) => {
+            let directory = FileDirectory::load(path)?;
+            directory.spawn_reload();
+            Ok(directory)
+        }
+        None if settings.mode == Mode::Mock => Ok(Arc::new(fundament_directory::seed())),
+        None => Err(ServiceError::NoDirectory(settings.mode)),
+    }
+}
+
+/// The organization of a stack with one cluster (mock and sandbox mode): the directory's
+/// first organization that has a cluster, and that cluster (its default one).
+pub fn single_cluster(settings: &Settings) -> Result<(String, String), ServiceError> {
+    let data = directory(settings)?.current();
+    data.organizations
+        .iter()
+        .find_map(|o| data.default_cluster(&o.id).map(|c| (o.id.clone(), c.id.clone())))
+        .ok_or(ServiceError::NoCluster)
+}
+
+/// The clusters behind the gateway: mock and sandbox mode have one, the directory's default
+/// cluster; real mode has every Shoot of the garden.
 pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clusters, ServiceError> {
-    let id = fundament_seed::DEFAULT_CLUSTER_ID;
     let verification = verification(settings);
     Ok(match access {
-        ClusterAccess::Embedded(config) => Clusters::one(id, Upstream::new(config)?),
-        ClusterAccess::Kubeconfig(path) => {
-            Clusters::one(id, Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?)
+        ClusterAccess::Embedded(config) => {
+            Clusters::one(&single_cluster(settings)?.1, Upstream::new(config)?)
         }
+        ClusterAccess::Kubeconfig(path) => Clusters::one(
+            &single_cluster(settings)?.1,
+            Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?,
+        ),
         ClusterAccess::Garden(path) => {
             let garden = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
             Clusters::Garden(Arc::new(Garden::new(garden, verification)))
@@ -190,11 +226,13 @@ impl InstallationLookup for ClusterInstallations {
     }
 }
 
-/// The seed users `DevSignIn` knows.
-pub fn seed_users() -> Vec<User> {
-    fundament_seed::USERS
+/// The users `DevSignIn` knows: the directory's.
+pub fn dev_users(directory: &dyn Directory) -> Vec<User> {
+    directory
+        .current()
+        .users
         .iter()
-        .map(|u| User { id: u.id.to_string(), email: u.email.to_string(), name: u.name.to_string() })
+        .map(|u| User { id: u.id.clone(), email: u.email.clone(), name: u.name.clone() })
         .collect()
 }
 
@@ -215,7 +253,7 @@ pub fn authn_state(
         revocations: Arc::new(revocations),
         config: AuthnConfig {
             mock: dev_sign_in,
-            users: seed_users(),
+            users: if dev_sign_in { dev_users(&*directory(settings)?) } else { Vec::new() },
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
         fail_mint_plugin_token: Default::default(),

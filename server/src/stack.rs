@@ -120,6 +120,11 @@ pub enum Service {
 }
 
 impl Service {
+    /// Whether the service needs the mode's way to the clusters (a kubeconfig, a garden).
+    pub fn reaches_clusters(self) -> bool {
+        !matches!(self, Service::OrganizationApi)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Service::Authn => "authn",

@@ -50,7 +50,7 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                 revocations: Arc::new(fundament_authn::Revocations::in_memory()),
                 config: fundament_authn::AuthnConfig {
                     mock: true,
-                    users: server::services::seed_users(),
+                    users: server::services::dev_users(&fundament_directory::seed()),
                     dev_hosts: Vec::new(),
                 },
                 fail_mint_plugin_token: Default::default(),
@@ -85,7 +85,10 @@ fn console() -> Router {
     static CONSOLE: OnceLock<Router> = OnceLock::new();
     CONSOLE
         .get_or_init(|| {
-            let settings = resolve(&[]).expect("defaults resolve");
+            let mut settings = resolve(&[]).expect("defaults resolve");
+            // Tests run in server/: the tuple file is the checkout's.
+            settings.fga.tuples =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/fga/tuples.yaml");
             let state = server::console::console_state(
                 &settings,
                 sessions(),

@@ -74,30 +74,42 @@ async fn shoot(
     info.shoot
 }
 
-/// The clusters the signed-in user can view.
+/// The clusters of the user's organization they can view (OpenFGA's `can_view`, as the
+/// gateway asks it; an error there hides the cluster, logged).
 #[server(endpoint = "clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
-    let email = super::session::ssr::signed_in_email().ok_or(AppError::Unauthenticated)?;
+    let user = super::session::ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
+    let session = super::session::ssr::session_of_request().ok_or(AppError::Unauthenticated)?;
     let (state, token) = crate::plugins::api::ssr::user()?;
-    let visible: Vec<_> = fundament_seed::clusters_visible_to(&email).collect();
+    let directory = state.directory.current();
+    let candidates: Vec<_> = directory.clusters_of(&session.organization).collect();
+    let checks =
+        futures::future::join_all(candidates.iter().map(|c| state.fga.can_view(&user.id, &c.id))).await;
+    let visible: Vec<_> = candidates
+        .into_iter()
+        .zip(checks)
+        .filter_map(|(c, check)| match check {
+            Ok(true) => Some(c),
+            Ok(false) => None,
+            Err(error) => {
+                tracing::error!(%error, cluster = %c.id, "can_view failed; the cluster is not listed");
+                None
+            }
+        })
+        .collect();
     // Every cluster is asked at once: the page waits for the slowest, at most PROBE_TIMEOUT.
-    let probes =
-        futures::future::join_all(visible.iter().map(|c| async {
-            futures::join!(reachability(&state, &token, c.id), shoot(&state, &token, c.id))
-        }))
-        .await;
+    let probes = futures::future::join_all(visible.iter().map(|c| async {
+        futures::join!(reachability(&state, &token, &c.id), shoot(&state, &token, &c.id))
+    }))
+    .await;
     Ok(visible
         .into_iter()
         .zip(probes)
         .map(|(c, (reachability, shoot))| ClusterRow {
-            id: c.id.to_owned(),
-            name: c.name.to_owned(),
-            selected: c.id == fundament_seed::DEFAULT_CLUSTER_ID,
-            projects: fundament_seed::PROJECTS
-                .iter()
-                .filter(|p| p.cluster_id == c.id)
-                .map(|p| p.display_name.to_owned())
-                .collect(),
+            id: c.id.clone(),
+            name: c.shown_name().to_owned(),
+            selected: c.id == session.selected_cluster_id,
+            projects: directory.projects_on(&c.id).map(|p| p.display_name.clone()).collect(),
             reachability,
             shoot,
         })

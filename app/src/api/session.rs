@@ -254,47 +254,60 @@ pub(crate) mod ssr {
         })
     }
 
-    /// The session of the request being rendered.
+    /// The session of the request being rendered: the signed-in user, the organization
+    /// they are a member of and its projects they work in, from the directory. A valid
+    /// token of a user who is a member of no organization opens nothing (logged).
     pub fn session_of_request() -> Option<super::Session> {
         use super::{ProjectSummary, Session, Viewer};
-        let endpoints = use_context::<ConsoleState>()?.endpoints;
-        let email = signed_in_email()?;
-        let user = fundament_seed::user_by_email(&email)?;
+        let state = use_context::<ConsoleState>()?;
+        let user = signed_in_user()?;
+        let directory = state.directory.current();
+        let Some(organization) = directory.organization_of(&user.id) else {
+            tracing::warn!(user = %user.id, "signed in, but a member of no organization in the directory");
+            return None;
+        };
         let cluster_name =
-            |id: &str| fundament_seed::cluster(id).map_or_else(|| id.to_owned(), |c| c.name.to_owned());
+            |id: &str| directory.cluster(id).map_or_else(|| id.to_owned(), |c| c.shown_name().to_owned());
+        let selected = directory.default_cluster(&organization.id);
         Some(Session {
-            viewer: Viewer { email: user.email.to_owned(), name: user.name.to_owned() },
-            organization: fundament_seed::ORGANIZATION.to_owned(),
-            projects: fundament_seed::PROJECTS
-                .iter()
+            viewer: Viewer { email: user.email, name: user.name },
+            organization: organization.id.clone(),
+            projects: directory
+                .projects_for(&user.id, &organization.id)
+                .into_iter()
                 .map(|p| ProjectSummary {
-                    id: p.id.to_owned(),
-                    display_name: p.display_name.to_owned(),
-                    cluster_name: cluster_name(p.cluster_id),
-                    cluster_id: p.cluster_id.to_owned(),
+                    id: p.id.clone(),
+                    display_name: p.display_name.clone(),
+                    cluster_name: cluster_name(&p.cluster),
+                    cluster_id: p.cluster.clone(),
                 })
                 .collect(),
-            selected_cluster: cluster_name(fundament_seed::DEFAULT_CLUSTER_ID),
-            selected_cluster_id: fundament_seed::DEFAULT_CLUSTER_ID.to_owned(),
-            endpoints,
+            selected_cluster: selected.map(|c| c.shown_name().to_owned()).unwrap_or_default(),
+            selected_cluster_id: selected.map(|c| c.id.clone()).unwrap_or_default(),
+            endpoints: state.endpoints,
         })
     }
 
     pub fn sign_in_methods() -> super::SignInMethods {
-        let mock = use_context::<ConsoleState>().is_some_and(|s| s.mock);
-        let users = if mock {
-            fundament_seed::USERS
+        let Some(state) = use_context::<ConsoleState>() else {
+            return super::SignInMethods { mock: false, users: Vec::new() };
+        };
+        let users = if state.mock {
+            state
+                .directory
+                .current()
+                .users
                 .iter()
                 .map(|u| super::SeedUser {
-                    email: u.email.to_owned(),
-                    name: u.name.to_owned(),
-                    role: u.role.to_owned(),
+                    email: u.email.clone(),
+                    name: u.name.clone(),
+                    role: u.description.clone().unwrap_or_default(),
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        super::SignInMethods { mock, users }
+        super::SignInMethods { mock: state.mock, users }
     }
 
     /// Percent-encodes a value for a query string.
@@ -311,10 +324,11 @@ pub(crate) mod ssr {
     }
 
     /// The email of a valid session on this request.
-    pub fn signed_in_email() -> Option<String> {
+    /// Who the request's session cookie names, when it is valid.
+    pub fn signed_in_user() -> Option<crate::state::SessionUser> {
         let state = use_context::<ConsoleState>()?;
         let token = crate::state::request_session_token()?;
-        state.sessions.verify(&token).map(|user| user.email)
+        state.sessions.verify(&token)
     }
 
     /// For a plain form post (no JavaScript): go back to the page the form

@@ -107,13 +107,15 @@ pub(crate) mod ssr {
             .await
             .map_err(|e| user_error(e, "the plugin installations of this cluster"))?;
         let installations = model::installations(&list);
+        let organization =
+            crate::api::session::ssr::session_of_request().ok_or(AppError::Unauthenticated)?.organization;
         let lookups = installations.iter().filter(|i| i.is_running()).map(|i| {
             let backend = &state.backend;
+            let organization = &organization;
             async move {
                 let pinned = i.definition_ref();
-                let answer = backend
-                    .definition(fundament_seed::ORGANIZATION, &pinned.plugin_name, &pinned.plugin_version)
-                    .await;
+                let answer =
+                    backend.definition(organization, &pinned.plugin_name, &pinned.plugin_version).await;
                 (i.metadata.name.clone(), answer)
             }
         });

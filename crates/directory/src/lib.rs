@@ -23,7 +23,7 @@ pub use model::{Cluster, DirectoryData, Identity, Membership, Organization, Proj
 pub use validate::problems;
 
 /// Where the directory's data comes from.
-pub trait Directory: Send + Sync + 'static {
+pub trait Directory: Send + Sync + std::fmt::Debug + 'static {
     /// One consistent read: callers look everything up in the same snapshot.
     fn current(&self) -> Arc<DirectoryData>;
 }

@@ -1,6 +1,7 @@
 //! The file backend on real files: what it accepts, how it says what is wrong, and reloads.
 
 use fundament_directory::{Directory, DirectoryError, FileDirectory};
+use serde::Deserialize;
 
 const GOOD: &str = r#"
 organizations:
@@ -145,4 +146,34 @@ async fn the_reload_task_picks_up_a_change() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     task.abort();
+}
+
+#[test]
+fn the_development_directory_file_is_the_seed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/directory.yaml");
+    let file = FileDirectory::load(&path).unwrap().current();
+    assert_eq!(*file, *fundament_directory::seed().current());
+}
+
+#[test]
+fn the_seeds_project_namespaces_are_those_the_fixtures_label() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cluster/namespaces.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut labelled: Vec<(String, String)> = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let ns = serde_yaml::Value::deserialize(doc).unwrap();
+        if let Some(project) = ns["metadata"]["labels"]["fundament.io/project"].as_str() {
+            labelled.push((project.to_owned(), ns["metadata"]["name"].as_str().unwrap().to_owned()));
+        }
+    }
+    let seed = fundament_directory::seed().current();
+    let mut declared: Vec<(String, String)> = seed
+        .projects
+        .iter()
+        .flat_map(|p| p.namespaces.values().flatten().map(|ns| (p.id.clone(), ns.clone())))
+        .collect();
+    labelled.sort();
+    declared.sort();
+    assert_eq!(declared, labelled);
 }

@@ -35,7 +35,7 @@ pub struct Project {
     pub display_name: &'static str,
     /// The cluster the project runs on.
     pub cluster_id: &'static str,
-    /// Its namespaces there.
+    /// Its namespaces there (those fixtures/cluster/namespaces.yaml labels `fundament.io/project`).
     pub namespaces: &'static [&'static str],
 }
 
@@ -67,13 +67,13 @@ pub const PROJECTS: [Project; 2] = [
         id: "webshop",
         display_name: "Webshop",
         cluster_id: DEFAULT_CLUSTER_ID,
-        namespaces: &["prod", "staging"],
+        namespaces: &["default", "prod", "internal", "fsc-demo", "fsc-broken", "my-cluster-ns"],
     },
     Project {
         id: "analytics",
         display_name: "Analytics",
         cluster_id: DEFAULT_CLUSTER_ID,
-        namespaces: &["analytics"],
+        namespaces: &["analytics", "staging"],
     },
 ];
 

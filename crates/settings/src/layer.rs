@@ -62,6 +62,8 @@ pub enum Key {
     GardenerKubeconfig,
     /// Whether a kubeconfig may turn off verification of its server's certificate.
     AllowInsecureKubeconfig,
+    /// The directory file (organizations, projects, clusters, users).
+    Directory,
 }
 
 impl Key {

@@ -87,6 +87,32 @@ pub struct Settings {
     pub gardener_kubeconfig: Option<PathBuf>,
     /// Whether kubeconfigs may skip verifying their server's certificate.
     pub allow_insecure_kubeconfig: bool,
+    /// The directory file (organizations, projects, clusters, users); mock mode's seed when unset.
+    pub directory: Option<PathBuf>,
+}
+
+impl Settings {
+    /// For the commands that reach clusters (`dev`, authn, kube-api-proxy, plugin-proxy,
+    /// `uninstall`): what the mode needs to reach them is set. The console and
+    /// organization-api reach no cluster and do not ask. The error says which setting and
+    /// where to set it.
+    pub fn check_cluster_access(&self) -> Result<(), SettingsError> {
+        let needs = |key: Key, what: &str| SettingsError::Invalid {
+            key,
+            origin: Source::Default,
+            value: String::new(),
+            reason: format!("mode {} needs {what} (--{} or {})", self.mode, key.flag(), key.env()),
+        };
+        match self.mode {
+            Mode::Sandbox if self.kubeconfig.is_none() => {
+                Err(needs(Key::Kubeconfig, "the cluster's kubeconfig"))
+            }
+            Mode::Real if self.gardener_kubeconfig.is_none() => {
+                Err(needs(Key::GardenerKubeconfig, "the Gardener's kubeconfig"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Socket addresses of the services.
@@ -158,7 +184,7 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
-        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
+        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig | Key::Directory => return None,
         Key::AllowInsecureKubeconfig => "false",
     })
 }
@@ -286,27 +312,12 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     let audit_log = r.parse(Key::AuditLog, path)?;
     let kubeconfig = r.parse(Key::Kubeconfig, path)?;
     let gardener_kubeconfig = r.parse(Key::GardenerKubeconfig, path)?;
+    let directory = r.parse(Key::Directory, path)?;
     let allow_insecure_kubeconfig = r.required(Key::AllowInsecureKubeconfig, |v| match v {
         "true" => Ok(true),
         "false" => Ok(false),
         _ => Err("expected true or false".to_owned()),
     })?;
-    // Each mode names what it needs; the error says which setting and where to set it.
-    let needs = |key: Key, what: &str| SettingsError::Invalid {
-        key,
-        origin: Source::Default,
-        value: String::new(),
-        reason: format!("mode {mode} needs {what} (--{} or {})", key.flag(), key.env()),
-    };
-    match mode {
-        Mode::Sandbox if kubeconfig.is_none() => {
-            return Err(needs(Key::Kubeconfig, "the cluster's kubeconfig"));
-        }
-        Mode::Real if gardener_kubeconfig.is_none() => {
-            return Err(needs(Key::GardenerKubeconfig, "the Gardener's kubeconfig"));
-        }
-        _ => {}
-    }
     Ok(Settings {
         mode,
         console_listen,
@@ -320,6 +331,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         kubeconfig,
         gardener_kubeconfig,
         allow_insecure_kubeconfig,
+        directory,
     })
 }
 
@@ -351,7 +363,7 @@ mod tests {
     #[test]
     fn each_mode_names_the_kubeconfig_it_needs() {
         let sandbox = layer(Source::Flag, &[(Key::Mode, "sandbox")]);
-        let err = resolve(&[&sandbox]).unwrap_err().to_string();
+        let err = resolve(&[&sandbox]).unwrap().check_cluster_access().unwrap_err().to_string();
         assert!(
             err.contains(
                 "mode sandbox needs the cluster's kubeconfig (--kubeconfig or PLUGIN_SANDBOX_KUBECONFIG)"
@@ -359,7 +371,7 @@ mod tests {
             "{err}"
         );
         let real = layer(Source::Flag, &[(Key::Mode, "real"), (Key::Kubeconfig, "/tmp/kc")]);
-        let err = resolve(&[&real]).unwrap_err().to_string();
+        let err = resolve(&[&real]).unwrap().check_cluster_access().unwrap_err().to_string();
         assert!(
             err.contains(
                 "mode real needs the Gardener's kubeconfig (--gardener-kubeconfig or GARDENER_KUBECONFIG)"
@@ -368,6 +380,7 @@ mod tests {
         );
         let real = layer(Source::Env, &[(Key::Mode, "real"), (Key::GardenerKubeconfig, "/tmp/garden")]);
         let s = resolve(&[&real]).unwrap();
+        s.check_cluster_access().unwrap();
         assert_eq!(
             (s.gardener_kubeconfig.as_deref(), s.allow_insecure_kubeconfig),
             (Some(std::path::Path::new("/tmp/garden")), false)

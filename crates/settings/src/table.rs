@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 29] = [
+pub const SPECS: [Spec; 30] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -297,6 +297,15 @@ pub const SPECS: [Spec; 29] = [
         "BOOL",
         "Honour insecure-skip-tls-verify in kubeconfigs (logged at start); for throw-away clusters only",
         "`false`: such a kubeconfig is refused",
+    ),
+    spec(
+        Key::Directory,
+        "directory",
+        "FUNDAMENT_DIRECTORY",
+        "stack.directory",
+        "FILE",
+        "The directory: organizations, projects with their namespaces, clusters, users and memberships, as YAML (fixtures/directory.yaml shows the format); reloaded when it changes",
+        "mock mode: the seed; `fundament dev` in the other modes: fixtures/directory.yaml; the services alone: required",
     ),
 ];
 

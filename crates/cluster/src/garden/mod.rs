@@ -26,7 +26,7 @@
 mod admin_kubeconfig;
 mod shoot;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +72,14 @@ pub struct ShootConfig {
     pub provider: String,
     pub region: String,
     pub cluster: ClusterConfig,
+    /// The namespaces of each project on this shoot, as the platform provisions them: once
+    /// the shoot runs, exactly these carry `fundament.io/project=<project>` (created when
+    /// missing). `None` keeps the fixtures' labels.
+    pub project_namespaces: Option<BTreeMap<String, Vec<String>>>,
 }
+
+/// The label that puts a namespace in a project (the console lists a project's objects by it).
+pub const PROJECT_LABEL: &str = "fundament.io/project";
 
 impl GardenConfig {
     /// Gardener's minimum for `spec.expirationSeconds`.
@@ -110,6 +117,7 @@ impl ShootConfig {
             provider: "gcp".into(),
             region: "europe-west1".into(),
             cluster: ClusterConfig::seeded(dir, repo)?,
+            project_namespaces: None,
         })
     }
 
@@ -150,6 +158,9 @@ pub async fn start(config: GardenConfig) -> Result<RunningGarden, StartError> {
     let mut clusters = HashMap::new();
     for shoot in &config.shoots {
         let running = crate::start(shoot.cluster.clone()).await?;
+        if let Some(projects) = &shoot.project_namespaces {
+            label_project_namespaces(&running.cluster, projects)?;
+        }
         clusters.insert(
             (shoot.namespace(), shoot.name.clone()),
             ShootCluster {
@@ -188,6 +199,57 @@ fn seed(cluster: &Cluster, config: &GardenConfig, shoots: &[RunningShoot]) -> Re
     }
     for (shoot, running) in config.shoots.iter().zip(shoots) {
         apply(cluster, shoot::object(shoot, &running.running.url))?;
+    }
+    Ok(())
+}
+
+/// Makes `projects` the shoot's project namespaces: each listed namespace carries its
+/// project's label (created when missing), no other namespace carries one.
+fn label_project_namespaces(
+    cluster: &Cluster,
+    projects: &BTreeMap<String, Vec<String>>,
+) -> Result<(), StartError> {
+    let wanted: HashMap<&str, &str> =
+        projects.iter().flat_map(|(p, nss)| nss.iter().map(move |ns| (ns.as_str(), p.as_str()))).collect();
+    let fail = |what: &str, e: crate::status::ApiError| StartError::Garden {
+        what: format!("namespace {what}"),
+        detail: e.message,
+    };
+    let rt = cluster
+        .registry()
+        .by_kind("v1", "Namespace")
+        .cloned()
+        .ok_or_else(|| fail("kind", crate::status::ApiError::no_route()))?;
+    let system = User::system();
+    let existing = cluster.list(&rt, "", &Default::default()).map_err(|e| fail("list", e))?;
+    let mut seen = std::collections::HashSet::new();
+    for mut ns in existing.items {
+        let name = crate::object::name(&ns).to_string();
+        seen.insert(name.clone());
+        let current = ns["metadata"]["labels"][PROJECT_LABEL].as_str().map(str::to_owned);
+        let desired = wanted.get(name.as_str()).map(|p| (*p).to_owned());
+        if current == desired {
+            continue;
+        }
+        let labels = &mut ns["metadata"]["labels"];
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        let labels = labels.as_object_mut().expect("an object");
+        match desired {
+            Some(p) => labels.insert(PROJECT_LABEL.to_owned(), Value::String(p)),
+            None => labels.remove(PROJECT_LABEL),
+        };
+        cluster
+            .update(&system, &rt, "", &name, ns, false, WriteOptions::SYSTEM)
+            .map_err(|e| fail(&name, e))?;
+    }
+    for (name, project) in wanted.iter().filter(|(n, _)| !seen.contains(**n)) {
+        let ns = json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {PROJECT_LABEL: project, "kubernetes.io/metadata.name": name}},
+        });
+        cluster.create(&system, &rt, "", ns, WriteOptions::SYSTEM).map_err(|e| fail(name, e))?;
     }
     Ok(())
 }
