@@ -131,11 +131,15 @@ class Secrets(unittest.TestCase):
     def test_two_signing_keys_during_a_rotation_are_both_mounted_where_authn_reads_them(self):
         docs = render("real-values.yaml")
         secret = next(d for d in of_kind(docs, "Secret") if d["metadata"]["name"] == "t-fundament-signing-keys")
-        self.assertEqual(set(secret["data"]), {"2026-11.pem", "2026-12.pem"})
+        self.assertEqual(set(secret["data"]), {"current", "2026-11.pem", "2026-12.pem"})
+        self.assertEqual(base64.b64decode(secret["data"]["current"]).decode(), "2026-12")
         pod = by_component(docs, "Deployment")["authn"]["spec"]["template"]["spec"]
         volume = next(v for v in pod["volumes"] if v["name"] == "signing-keys")
         self.assertEqual(volume["secret"]["secretName"], "t-fundament-signing-keys")
-        self.assertEqual({i["key"] for i in volume["secret"]["items"]}, {"2026-11.pem", "2026-12.pem"})
+        self.assertEqual(
+            {i["key"]: i["path"] for i in volume["secret"]["items"]},
+            {"current": "current", "2026-11.pem": "2026-11.pem", "2026-12.pem": "2026-12.pem"},
+        )
         container = pod["containers"][0]
         mount = next(m for m in container["volumeMounts"] if m["name"] == "signing-keys")
         env = {e["name"]: e.get("value") for e in container["env"]}
@@ -169,6 +173,10 @@ class Secrets(unittest.TestCase):
         self.assertIn("signingKeys.keys", render_error("real-values.yaml", ["signingKeys.keys=null"]))
         self.assertIn("oidc.issuer", render_error("sandbox-values.yaml", ["oidc.issuer="]))
         self.assertIn("frameKey.key", render_error("real-values.yaml", ["frameKey.existingSecret="]))
+        self.assertIn(
+            'signingKeys.current "2026-10" must name one of signingKeys.keys without .pem (2026-11.pem, 2026-12.pem)',
+            render_error("real-values.yaml", ["signingKeys.current=2026-10"]),
+        )
         self.assertIn("expected one of mock, sandbox, real", render_error("mock-values.yaml", ["mode=prod"]))
 
 

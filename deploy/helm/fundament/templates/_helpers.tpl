@@ -129,6 +129,14 @@ seccompProfile:
 {{- if not .Values.oidc.clientId -}}{{- fail "set oidc.clientId" -}}{{- end -}}
 {{- if not (or .Values.oidc.clientSecret .Values.oidc.existingSecret) -}}{{- fail "set oidc.clientSecret or oidc.existingSecret" -}}{{- end -}}
 {{- if not (or .Values.signingKeys.existingSecret .Values.signingKeys.keys) -}}{{- fail (printf "mode %s runs several authn replicas: set signingKeys.keys or signingKeys.existingSecret so they sign with the same keys" $mode) -}}{{- end -}}
+{{- if and .Values.signingKeys.keys (not .Values.signingKeys.existingSecret) -}}
+{{- range $file, $_ := .Values.signingKeys.keys -}}
+{{- if not (hasSuffix ".pem" $file) -}}{{- fail (printf "signingKeys.keys: %q must be named <name>.pem" $file) -}}{{- end -}}
+{{- end -}}
+{{- if not (hasKey .Values.signingKeys.keys (printf "%s.pem" .Values.signingKeys.current)) -}}
+{{- fail (printf "signingKeys.current %q must name one of signingKeys.keys without .pem (%s)" .Values.signingKeys.current (keys .Values.signingKeys.keys | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- end -}}
 {{- if not (or .Values.frameKey.existingSecret .Values.frameKey.key) -}}{{- fail (printf "mode %s runs several plugin-proxy replicas: set frameKey.key or frameKey.existingSecret" $mode) -}}{{- end -}}
 {{- end -}}
 {{- if and (eq $mode "sandbox") (not (or .Values.sandbox.kubeconfig .Values.sandbox.existingSecret)) -}}
