@@ -293,6 +293,27 @@ class NetworkPolicies(unittest.TestCase):
         self.assertEqual(facing, {"console", "kube-api-proxy", "plugin-proxy"})
 
 
+def leaves(value, prefix=""):
+    """The documented paths of values.yaml: every leaf, where maps of resources and lists count
+    as one value."""
+    if isinstance(value, dict) and value and not prefix.endswith(("resources", "ingressFrom", "dns")):
+        for key, child in value.items():
+            yield from leaves(child, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix
+
+
+class Documentation(unittest.TestCase):
+    def test_every_value_is_in_the_charts_readme_and_nothing_else_is(self):
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            values = set(leaves(yaml.safe_load(f)))
+        with open(os.path.join(CHART, "README.md")) as f:
+            rows = [line for line in f if line.startswith("| `")]
+        documented = {line.split("`")[1] for line in rows}
+        self.assertEqual(values - documented, set(), "values without a row in README.md")
+        self.assertEqual(documented - values, set(), "rows in README.md for values that do not exist")
+
+
 if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=1).result
     failed = len(result.failures) + len(result.errors)
