@@ -160,3 +160,15 @@ seccompProfile:
 {{- if or (ne $c.name "authn") (include "fundament.hasSharedStore" .root) -}}true{{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The head of a Secret the chart makes: (dict "root" $ "suffix" "oidc"). */}}
+{{- define "fundament.secretHeader" -}}
+apiVersion: v1
+kind: Secret
+type: Opaque
+metadata:
+  name: {{ include "fundament.fullname" .root }}-{{ .suffix }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "fundament.labels" .root | nindent 4 }}
+{{- end -}}
