@@ -61,9 +61,9 @@ impl Credentials {
     /// Whether tokens can be verified: keys held and the first snapshot of revoked sessions
     /// received (before it, a signed-out session would pass). Once keys are held this is two
     /// loads, never a call to authn: an authn outage later does not take verifiers out of
-    /// service (they keep the keys they have). Until then it fetches the JWKS, at most every
-    /// 10 seconds (the keys' own limit) and for at most 2 seconds, since keys are otherwise
-    /// fetched on a first token only, which an unready replica never gets.
+    /// service (they keep the keys they have). Until then it fetches the JWKS (rate-limited
+    /// like every fetch of [`Keys`]) for at most 2 seconds, since keys are otherwise fetched on
+    /// a first token only, which an unready replica never gets.
     pub async fn ready(&self) -> Result<(), NotReady> {
         if !self.keys.loaded() {
             if let Ok(Err(error)) = tokio::time::timeout(READY_FETCH, self.keys.refresh()).await {
