@@ -293,6 +293,44 @@ class NetworkPolicies(unittest.TestCase):
         self.assertEqual(facing, {"console", "kube-api-proxy", "plugin-proxy"})
 
 
+REPO = os.path.join(CHART, "..", "..", "..")
+
+
+class Image(unittest.TestCase):
+    """The chart and the Containerfile agree on the image's layout and user."""
+
+    def containerfile(self):
+        with open(os.path.join(REPO, "Containerfile")) as f:
+            return f.read().replace("\\\n", " ")
+
+    def test_every_path_the_settings_name_is_in_the_image_and_comes_from_the_repository(self):
+        text = self.containerfile()
+        copied = {}
+        for line in text.splitlines():
+            words = line.split()
+            if words[:2] == ["COPY", "--from=build"]:
+                *sources, destination = words[2:]
+                for source in sources:
+                    copied[source] = destination
+        for source, destination in copied.items():
+            if source.startswith("/src/"):
+                self.assertTrue(os.path.exists(os.path.join(REPO, source[len("/src/"):])), source)
+        destinations = set(copied.values())
+        settings = of_kind(render("sandbox-values.yaml"), "ConfigMap")[0]["data"]
+        for key in ["FUNDAMENT_SITE_ROOT", "FUNDAMENT_PLUGINS_DIR", "FUNDAMENT_PLUGIN_SDK_DIR", "FUNDAMENT_FIXTURES_DIR", "FUNDAMENT_FGA_TUPLES"]:
+            path = settings[key]
+            self.assertTrue(
+                any(path == d.rstrip("/") or path.startswith(d.rstrip("/") + "/") for d in destinations),
+                f"{key}={path} is not copied into the image",
+            )
+            self.assertIn(f"{key}={path}", text, "the image's own default is the chart's")
+
+    def test_the_image_user_is_the_pods_user(self):
+        self.assertIn("USER 65532:65532", self.containerfile())
+        pod = of_kind(render("sandbox-values.yaml"), "Deployment")[0]["spec"]["template"]["spec"]
+        self.assertEqual(pod["securityContext"]["runAsUser"], 65532)
+
+
 def leaves(value, prefix=""):
     """The documented paths of values.yaml: every leaf, where maps of resources and lists count
     as one value."""
