@@ -177,7 +177,10 @@ class Secrets(unittest.TestCase):
             'signingKeys.current "2026-10" must name one of signingKeys.keys without .pem (2026-11.pem, 2026-12.pem)',
             render_error("real-values.yaml", ["signingKeys.current=2026-10"]),
         )
-        self.assertIn("expected one of mock, sandbox, real", render_error("mock-values.yaml", ["mode=prod"]))
+        # values.schema.json: a bad value or a misspelt name is refused before rendering.
+        self.assertIn("at '/mode': value must be one of 'mock', 'sandbox', 'real'", render_error("mock-values.yaml", ["mode=prod"]))
+        self.assertIn("at '/oidc': additional properties 'isuer' not allowed", render_error("sandbox-values.yaml", ["oidc.isuer=x"]))
+        self.assertIn("at '/sharedStore/url'", render_error("sandbox-values.yaml", ["sharedStore.url=http://x"]))
 
 
 class ApiVersions(unittest.TestCase):
