@@ -172,6 +172,7 @@ class Secrets(unittest.TestCase):
         self.assertIn("sandbox.kubeconfig", render_error("sandbox-values.yaml", ["sandbox.kubeconfig="]))
         self.assertIn("signingKeys.keys", render_error("real-values.yaml", ["signingKeys.keys=null"]))
         self.assertIn("oidc.issuer", render_error("sandbox-values.yaml", ["oidc.issuer="]))
+        self.assertIn("directory.content", render_error("sandbox-values.yaml", ["directory.content="]))
         self.assertIn("frameKey.key", render_error("real-values.yaml", ["frameKey.existingSecret="]))
         self.assertIn(
             'signingKeys.current "2026-10" must name one of signingKeys.keys without .pem (2026-11.pem, 2026-12.pem)',

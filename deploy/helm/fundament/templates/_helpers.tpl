@@ -137,6 +137,7 @@ seccompProfile:
 {{- fail (printf "signingKeys.current %q must name one of signingKeys.keys without .pem (%s)" .Values.signingKeys.current (keys .Values.signingKeys.keys | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- end -}}
+{{- if not (or .Values.directory.content .Values.directory.existingConfigMap) -}}{{- fail (printf "mode %s: set directory.content or directory.existingConfigMap (organizations, projects, clusters, users; the services alone have no seed)" $mode) -}}{{- end -}}
 {{- if not (or .Values.frameKey.existingSecret .Values.frameKey.key) -}}{{- fail (printf "mode %s runs several plugin-proxy replicas: set frameKey.key or frameKey.existingSecret" $mode) -}}{{- end -}}
 {{- end -}}
 {{- if and (eq $mode "sandbox") (not (or .Values.sandbox.kubeconfig .Values.sandbox.existingSecret)) -}}
