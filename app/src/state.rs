@@ -45,6 +45,11 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     /// Ends the session on the server (authn revokes it), so a copy of the token stops
     /// working everywhere. Failures are logged where they happen.
     fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+    /// Whether sessions can be read now (the console's `/readyz`): `Err` says what is missing.
+    /// Cheap: called on every readiness probe.
+    fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Provided as context to every render and server function.

@@ -86,6 +86,21 @@ pub fn console_state(
     })
 }
 
+/// `/livez` (the process serves) and `/readyz` (sessions can be read: authn's keys fetched and
+/// the revoked sessions received; `503` and the reason in plain text before).
+fn health_routes<S: Clone + Send + Sync + 'static>(sessions: Arc<dyn SessionAuthority>) -> Router<S> {
+    use axum::routing::get;
+    Router::new().route("/livez", get(|| async { "ok" })).route(
+        "/readyz",
+        get(move || async move {
+            match sessions.ready().await {
+                Ok(()) => (http::StatusCode::OK, "ok".to_string()),
+                Err(reason) => (http::StatusCode::SERVICE_UNAVAILABLE, reason),
+            }
+        }),
+    )
+}
+
 /// The console's router.
 /// `sdk_dir`: the plugin SDK, served at `/plugin-ui/` (for the console's own tools and previews).
 pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url, sdk_dir: &Path) -> Router {
@@ -97,6 +112,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             axum::routing::any(app::cluster_route::handle),
         )
         .with_state(state.clone());
+    let health = health_routes(Arc::clone(&state.sessions));
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     // Files in /pkg keep their names across builds: browsers revalidate them
@@ -112,6 +128,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
         .nest_service("/pkg", pkg)
         .merge(cluster_route)
+        .merge(health)
         .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.js")))
         .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
@@ -139,4 +156,53 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             header::REFERRER_POLICY,
             HeaderValue::from_static("strict-origin-when-cross-origin"),
         ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::state::{IssuedSession, SessionUser, SignInError};
+    use std::future::Future;
+    use std::pin::Pin;
+    use tower::ServiceExt;
+
+    /// Sessions that cannot be read yet, for the reason given.
+    #[derive(Debug)]
+    struct NotReady(&'static str);
+
+    impl SessionAuthority for NotReady {
+        fn dev_sign_in<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> Pin<Box<dyn Future<Output = Result<IssuedSession, SignInError>> + Send + 'a>> {
+            Box::pin(async { Err(SignInError::Failed) })
+        }
+        fn verify(&self, _: &str) -> Option<SessionUser> {
+            None
+        }
+        fn sign_out<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+            Box::pin(async {})
+        }
+        fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+            Box::pin(async { Err(self.0.to_string()) })
+        }
+    }
+
+    async fn get(sessions: Arc<dyn SessionAuthority>, path: &str) -> (u16, String) {
+        let req = http::Request::get(path).body(axum::body::Body::empty()).unwrap();
+        let res = health_routes::<()>(sessions).oneshot(req).await.unwrap();
+        let status = res.status().as_u16();
+        let body = axum::body::to_bytes(res.into_body(), 1024).await.unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn readyz_is_503_with_the_reason_until_sessions_can_be_read_and_livez_is_200() {
+        let sessions: Arc<dyn SessionAuthority> = Arc::new(NotReady("authn's keys (JWKS) not fetched yet"));
+        assert_eq!(
+            get(Arc::clone(&sessions), "/readyz").await,
+            (503, "authn's keys (JWKS) not fetched yet".into())
+        );
+        assert_eq!(get(sessions, "/livez").await, (200, "ok".into()));
+    }
 }

@@ -104,6 +104,10 @@ impl SessionAuthority for AuthnSessions {
         })
     }
 
+    fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
+        Box::pin(async move { self.credentials.ready().await.map_err(|reason| reason.to_string()) })
+    }
+
     fn verify(&self, token: &str) -> Option<SessionUser> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         match self.credentials.verify_user_now(token, now) {

@@ -436,3 +436,25 @@ fn an_unknown_project_is_a_404_inside_the_shell() {
         assert!(body.contains(r#"aria-label="Sidebar""#), "the shell stays around the 404");
     });
 }
+
+#[test]
+fn readyz_answers_ok_once_authns_revocations_arrived_and_livez_always() {
+    run(async {
+        let (status, _, body) = send(get("/livez", None)).await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
+        // The revocation stream's first snapshot arrives within moments of start-up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let (status, body) = loop {
+            let (status, _, body) = send(get("/readyz", None)).await;
+            if status == StatusCode::OK || std::time::Instant::now() > deadline {
+                break (status, body);
+            }
+            assert_eq!(
+                (status, body.as_str()),
+                (StatusCode::SERVICE_UNAVAILABLE, "the revoked sessions not received from authn yet")
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "ok"));
+    });
+}

@@ -123,6 +123,11 @@ impl Keys {
         }
     }
 
+    /// Whether keys are held: fixed ones, or a JWKS fetched at least once.
+    pub fn loaded(&self) -> bool {
+        self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
+    }
+
     /// Fetches the JWKS now (at most every 10 seconds).
     pub async fn refresh(&self) -> Result<(), KeysError> {
         self.fetch().await

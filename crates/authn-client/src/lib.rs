@@ -25,6 +25,18 @@ pub enum CredentialError {
     SignedOut,
 }
 
+/// Why a verifier cannot serve yet: its `/readyz` answers 503 with this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("authn's keys (JWKS) not fetched yet")]
+    Keys,
+    #[error("the revoked sessions not received from authn yet")]
+    Revocations,
+}
+
+/// How long a readiness check waits for a first JWKS fetch: shorter than a probe's timeout.
+const READY_FETCH: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// authn's keys and revoked sessions.
 pub struct Credentials {
     pub keys: Keys,
@@ -44,6 +56,27 @@ impl Credentials {
     /// Fixed keys and nothing revoked (tests, benchmarks).
     pub fn fixed(verifier: fundament_tokens::Verifier) -> Credentials {
         Credentials { keys: Keys::fixed(verifier), revoked: RevokedSessions::none() }
+    }
+
+    /// Whether tokens can be verified: keys held and the first snapshot of revoked sessions
+    /// received (before it, a signed-out session would pass). Once keys are held this is two
+    /// loads, never a call to authn: an authn outage later does not take verifiers out of
+    /// service (they keep the keys they have). Until then it fetches the JWKS (rate-limited
+    /// like every fetch of [`Keys`]) for at most 2 seconds, since keys are otherwise fetched on
+    /// a first token only, which an unready replica never gets.
+    pub async fn ready(&self) -> Result<(), NotReady> {
+        if !self.keys.loaded() {
+            if let Ok(Err(error)) = tokio::time::timeout(READY_FETCH, self.keys.refresh()).await {
+                tracing::debug!(%error, "readiness: authn's JWKS not fetched yet");
+            }
+            if !self.keys.loaded() {
+                return Err(NotReady::Keys);
+            }
+        }
+        if !self.revoked.synced() {
+            return Err(NotReady::Revocations);
+        }
+        Ok(())
     }
 
     fn live(&self, sid: &str) -> Result<(), CredentialError> {

@@ -44,9 +44,9 @@ pub struct RevokedSessions {
 }
 
 impl RevokedSessions {
-    /// Nothing revoked, nothing followed (tests, tools).
+    /// Nothing revoked, nothing followed (tests, tools). Synced: there is no stream to wait for.
     pub fn none() -> Arc<RevokedSessions> {
-        Arc::new(RevokedSessions::default())
+        Arc::new(RevokedSessions { synced: AtomicBool::new(true), ..RevokedSessions::default() })
     }
 
     /// Follows authn's stream at `url` for as long as the process runs.

@@ -1,10 +1,10 @@
-//! The public endpoints: the signing keys as a JWKS, and liveness.
+//! The public endpoints: the signing keys as a JWKS, liveness and readiness.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::state::AuthnState;
@@ -20,4 +20,14 @@ pub(crate) async fn jwks(State(state): State<Arc<AuthnState>>) -> Response {
 /// `GET /livez`: the process serves requests.
 pub(crate) async fn livez() -> &'static str {
     "ok"
+}
+
+/// `GET /readyz`: authn can sign: `200 ok` while it holds a signing key, else `503` and why.
+/// The keys and revoked sessions are loaded before the router exists, so this holds from the
+/// first request on; what authn calls per request (can_view, a cluster's installations) is
+/// not probed: an outage there fails those calls with a clear error, and taking every
+/// replica out of the load balancer would fail sign-in and the JWKS as well.
+pub(crate) async fn readyz(State(state): State<Arc<AuthnState>>) -> (StatusCode, &'static str) {
+    let has_key = state.signer().jwks()["keys"].as_array().is_some_and(|keys| !keys.is_empty());
+    if has_key { (StatusCode::OK, "ok") } else { (StatusCode::SERVICE_UNAVAILABLE, "no signing key") }
 }

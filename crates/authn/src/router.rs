@@ -34,6 +34,7 @@ pub fn router(state: Arc<AuthnState>) -> Router {
         .route("/sessions/revocations", get(revocation_stream::revocations))
         .route("/.well-known/jwks.json", get(public::jwks))
         .route("/livez", get(public::livez))
+        .route("/readyz", get(public::readyz))
         .fallback(|uri: http::Uri| async move {
             ConnectError::unknown_procedure(uri.path().trim_start_matches('/'))
         })

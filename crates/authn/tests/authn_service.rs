@@ -292,6 +292,12 @@ async fn livez_is_ok() {
 }
 
 #[tokio::test]
+async fn readyz_is_ok_with_a_signing_key_and_plain_text() {
+    let reply = Harness::new().send(Request::get("/readyz").body(Body::empty()).unwrap()).await;
+    assert_eq!((reply.status, reply.text.as_str()), (StatusCode::OK, "ok"));
+}
+
+#[tokio::test]
 async fn connect_protocol_edges() {
     let h = Harness::new();
     let post = |path: &str, content_type: &str, body: String| {

@@ -54,6 +54,15 @@ impl Clusters {
         Clusters::Fixed(HashMap::from([(id.to_string(), Arc::new(upstream))]))
     }
 
+    /// Whether any cluster can be reached at all: a fixed set that is not empty, or a garden
+    /// (whose Shoots are found per request).
+    pub fn configured(&self) -> bool {
+        match self {
+            Clusters::Fixed(map) => !map.is_empty(),
+            Clusters::Garden(_) => true,
+        }
+    }
+
     /// The cluster `id` (canonical, lower-case).
     pub async fn get(&self, id: &str) -> Result<Arc<Upstream>, ClusterError> {
         match self {

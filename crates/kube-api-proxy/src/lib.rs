@@ -34,10 +34,27 @@ pub use gateway::{AllowedResource, DefinitionSource, Gateway, PublishedDefinitio
 pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     axum::Router::new()
         .route("/livez", axum::routing::get(|| async { "ok" }))
-        .route("/readyz", axum::routing::get(|| async { "ready" }))
+        .route("/readyz", axum::routing::get(readyz))
         .fallback(gateway::handle)
         .with_state(gateway)
         .layer(fundament_telemetry::catch_panics(PANIC_ANSWER))
+}
+
+/// `GET /readyz`: `200 ok` once tokens can be verified (authn's keys fetched, the revoked
+/// sessions received) and a cluster is configured; else `503` and the reason, in plain text.
+/// Cheap: no call to authn once keys are held, none to a cluster ever, so an outage of one
+/// cluster or of authn does not take every replica out of the load balancer.
+async fn readyz(
+    axum::extract::State(gateway): axum::extract::State<Arc<Gateway>>,
+) -> (http::StatusCode, String) {
+    let not_ready = |reason: String| (http::StatusCode::SERVICE_UNAVAILABLE, reason);
+    if let Err(reason) = gateway.credentials.ready().await {
+        return not_ready(reason.to_string());
+    }
+    if !gateway.clusters.configured() {
+        return not_ready("no cluster configured".into());
+    }
+    (http::StatusCode::OK, "ok".into())
 }
 
 /// A handler that panics answers the API server's 500 Status.

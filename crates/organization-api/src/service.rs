@@ -22,11 +22,15 @@ const SERVICE: &str = "organization.v1.PluginService";
 /// and installations pin them by hash. The router has no fallback, so the
 /// server can merge it with others.
 pub fn router(catalog: Arc<Catalog>) -> Router {
-    Router::new().route(&format!("/{SERVICE}/{{method}}"), any(call)).with_state(catalog).layer(
-        fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
+    Router::new()
+        .route(&format!("/{SERVICE}/{{method}}"), any(call))
+        // The catalog is read before the router exists and nothing else is called: alive is ready.
+        .route("/livez", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(|| async { "ok" }))
+        .with_state(catalog)
+        .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
             ("application/json", fundament_connect::ConnectError::internal_body())
-        })),
-    )
+        })))
 }
 
 /// `GetPluginDefinitionRequest`. Field names as protobuf JSON writes them

@@ -151,3 +151,14 @@ async fn only_json_is_accepted() {
     let (status, _, _) = send(Request::post(PATH).body(Body::from("{}")).unwrap()).await;
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
+
+#[tokio::test]
+async fn livez_and_readyz_answer_ok_once_the_catalog_is_loaded() {
+    for path in ["/livez", "/readyz"] {
+        let response =
+            router(catalog()).oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&bytes[..], b"ok", "{path}");
+    }
+}

@@ -131,13 +131,29 @@ impl PluginProxy {
     }
 }
 
+/// `GET /readyz`: `200 ok` once frame tickets and PluginTokens can be verified (authn's keys
+/// fetched, the revoked sessions received) and a cluster is configured; else `503` and the
+/// reason, in plain text. No call to a cluster: one cluster's outage is that cluster's 502s,
+/// not every replica out of the load balancer.
+async fn readyz(
+    axum::extract::State(proxy): axum::extract::State<Arc<PluginProxy>>,
+) -> (http::StatusCode, String) {
+    if let Err(reason) = proxy.credentials.ready().await {
+        return (http::StatusCode::SERVICE_UNAVAILABLE, reason.to_string());
+    }
+    if !proxy.clusters.configured() {
+        return (http::StatusCode::SERVICE_UNAVAILABLE, "no cluster configured".into());
+    }
+    (http::StatusCode::OK, "ok".into())
+}
+
 /// The largest page or asset passed on.
 pub const MAX_ASSET: usize = 32 * 1024 * 1024;
 
 pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
     axum::Router::new()
         .route("/livez", axum::routing::get(|| async { "ok" }))
-        .route("/readyz", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(readyz))
         .route("/plugins/sdk/v1/{file}", axum::routing::get(handler::sdk))
         .route("/installations/{*rest}", axum::routing::any(installation::handle))
         .fallback(handler::asset)

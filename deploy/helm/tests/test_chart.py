@@ -1,0 +1,363 @@
+"""What the Helm chart must render, checked on `helm template` output: the restricted security
+context on every container, probes on /livez and /readyz, a subcommand per Deployment, both
+signing keys mounted during a rotation, API versions per server version, NetworkPolicies that
+allow exactly the calls the README lists, secrets kept out of ConfigMaps, and precise failures
+for missing values.
+
+Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-validate):
+    python deploy/helm/tests/test_chart.py
+"""
+
+import base64
+import itertools
+import os
+import subprocess
+import sys
+import unittest
+
+import yaml
+
+CHART = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fundament")
+CI = os.path.join(CHART, "ci")
+MODES = ["mock", "sandbox", "real"]
+SERVICES = {"console": 3000, "authn": 8083, "organization-api": 8084, "kube-api-proxy": 8081, "plugin-proxy": 8082}
+
+
+def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=()):
+    """The chart's documents for these values, as dicts."""
+    args = ["helm", "template", "t", CHART, "--namespace", "fundament", "--kube-version", kube_version]
+    if values_file:
+        args += ["-f", os.path.join(CI, values_file)]
+    for s in sets:
+        args += ["--set", s]
+    for a in api_versions:
+        args += ["--api-versions", a]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def render_error(values_file, sets=()):
+    """helm's error output for values that must not render."""
+    args = ["helm", "template", "t", CHART, "-f", os.path.join(CI, values_file)]
+    for s in sets:
+        args += ["--set", s]
+    done = subprocess.run(args, capture_output=True, text=True)
+    assert done.returncode != 0, f"rendered although it must not: {sets}"
+    return done.stderr
+
+
+def of_kind(docs, kind):
+    return [d for d in docs if d["kind"] == kind]
+
+
+def component(doc):
+    return doc["metadata"]["labels"]["app.kubernetes.io/component"]
+
+
+def by_component(docs, kind):
+    return {component(d): d for d in of_kind(docs, kind)}
+
+
+class SecurityContext(unittest.TestCase):
+    def test_every_container_is_restricted_non_root_read_only_without_capabilities(self):
+        for mode in MODES:
+            for deployment in of_kind(render(f"{mode}-values.yaml"), "Deployment"):
+                name = f"{mode}: {deployment['metadata']['name']}"
+                pod = deployment["spec"]["template"]["spec"]
+                self.assertTrue(pod["securityContext"]["runAsNonRoot"], name)
+                self.assertNotEqual(pod["securityContext"]["runAsUser"], 0, name)
+                self.assertEqual(pod["securityContext"]["seccompProfile"], {"type": "RuntimeDefault"}, name)
+                self.assertFalse(pod["automountServiceAccountToken"], name)
+                containers = pod["containers"] + pod.get("initContainers", [])
+                self.assertTrue(containers)
+                for c in containers:
+                    sc = c["securityContext"]
+                    self.assertIs(sc["allowPrivilegeEscalation"], False, name)
+                    self.assertIs(sc["readOnlyRootFilesystem"], True, name)
+                    self.assertIs(sc["runAsNonRoot"], True, name)
+                    self.assertEqual(sc["capabilities"], {"drop": ["ALL"]}, name)
+                    self.assertNotIn("privileged", sc, name)
+                    self.assertTrue(c["resources"]["requests"]["cpu"], name)
+                    self.assertTrue(c["resources"]["requests"]["memory"], name)
+                    self.assertTrue(c["resources"]["limits"]["memory"], name)
+
+
+class Probes(unittest.TestCase):
+    def test_liveness_and_readiness_probe_livez_and_readyz_on_the_served_port(self):
+        for mode in MODES:
+            for deployment in of_kind(render(f"{mode}-values.yaml"), "Deployment"):
+                if component(deployment) == "redis":
+                    continue
+                c = deployment["spec"]["template"]["spec"]["containers"][0]
+                ports = {p["containerPort"] for p in c["ports"]}
+                self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/livez")
+                self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
+                self.assertIn(c["livenessProbe"]["httpGet"]["port"], ports)
+                self.assertIn(c["readinessProbe"]["httpGet"]["port"], ports)
+
+
+class Deployments(unittest.TestCase):
+    def test_a_deployment_per_service_with_its_subcommand_in_sandbox_and_real_mode(self):
+        for mode in ["sandbox", "real"]:
+            deployments = by_component(render(f"{mode}-values.yaml"), "Deployment")
+            fundament = {k: v for k, v in deployments.items() if k != "redis"}
+            self.assertEqual(set(fundament), set(SERVICES))
+            for name, d in fundament.items():
+                c = d["spec"]["template"]["spec"]["containers"][0]
+                self.assertEqual(c["args"], [name])
+                self.assertEqual([p["containerPort"] for p in c["ports"]], [SERVICES[name]])
+
+    def test_mock_mode_is_one_dev_pod_behind_every_service(self):
+        docs = render("mock-values.yaml")
+        deployments = of_kind(docs, "Deployment")
+        self.assertEqual([component(d) for d in deployments], ["stack"])
+        self.assertEqual(deployments[0]["spec"]["replicas"], 1)
+        self.assertEqual(deployments[0]["spec"]["template"]["spec"]["containers"][0]["args"], ["dev"])
+        self.assertEqual(of_kind(docs, "HorizontalPodAutoscaler"), [])
+        for service in of_kind(docs, "Service"):
+            self.assertEqual(service["spec"]["selector"]["app.kubernetes.io/component"], "stack")
+
+    def test_services_select_their_deployment_on_its_port(self):
+        docs = render("sandbox-values.yaml")
+        deployments = by_component(docs, "Deployment")
+        for name, service in by_component(docs, "Service").items():
+            labels = deployments[name]["spec"]["template"]["metadata"]["labels"]
+            self.assertLessEqual(service["spec"]["selector"].items(), labels.items(), name)
+            port = service["spec"]["ports"][0]
+            self.assertEqual(port["targetPort"], SERVICES.get(name, 6379))
+
+
+class Secrets(unittest.TestCase):
+    def test_two_signing_keys_during_a_rotation_are_both_mounted_where_authn_reads_them(self):
+        docs = render("real-values.yaml")
+        secret = next(d for d in of_kind(docs, "Secret") if d["metadata"]["name"] == "t-fundament-signing-keys")
+        self.assertEqual(set(secret["data"]), {"current", "2026-11.pem", "2026-12.pem"})
+        self.assertEqual(base64.b64decode(secret["data"]["current"]).decode(), "2026-12")
+        pod = by_component(docs, "Deployment")["authn"]["spec"]["template"]["spec"]
+        volume = next(v for v in pod["volumes"] if v["name"] == "signing-keys")
+        self.assertEqual(volume["secret"]["secretName"], "t-fundament-signing-keys")
+        self.assertEqual(
+            {i["key"]: i["path"] for i in volume["secret"]["items"]},
+            {"current": "current", "2026-11.pem": "2026-11.pem", "2026-12.pem": "2026-12.pem"},
+        )
+        container = pod["containers"][0]
+        mount = next(m for m in container["volumeMounts"] if m["name"] == "signing-keys")
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        self.assertEqual(env["FUNDAMENT_SIGNING_KEYS_DIR"], mount["mountPath"])
+        # Only authn holds the private keys.
+        for name, d in by_component(docs, "Deployment").items():
+            if name != "authn":
+                volumes = d["spec"]["template"]["spec"].get("volumes", [])
+                self.assertNotIn("signing-keys", [v["name"] for v in volumes], name)
+
+    def test_secret_values_never_reach_a_configmap(self):
+        docs = render("sandbox-values.yaml")
+        configmaps = yaml.safe_dump(of_kind(docs, "ConfigMap"))
+        for secret in ["not-a-real-secret", "not-a-real-frame-key", "not-a-real-token", "BEGIN PRIVATE KEY"]:
+            self.assertNotIn(secret, configmaps)
+        secrets = [base64.b64decode(v).decode() for s in of_kind(docs, "Secret") for v in s["data"].values()]
+        self.assertTrue(any("not-a-real-token" in s for s in secrets), "the kubeconfig is in a Secret")
+        self.assertIn("not-a-real-secret", secrets)
+
+    def test_each_secret_file_variable_points_at_a_mounted_file(self):
+        for mode in ["sandbox", "real"]:
+            for name, d in by_component(render(f"{mode}-values.yaml"), "Deployment").items():
+                c = d["spec"]["template"]["spec"]["containers"][0]
+                mounts = [m["mountPath"] for m in c.get("volumeMounts", [])]
+                for e in c.get("env", []):
+                    if e["name"].endswith(("_FILE", "_DIR", "KUBECONFIG")):
+                        self.assertTrue(any(e["value"].startswith(m) for m in mounts), f"{mode} {name} {e}")
+
+    def test_missing_values_fail_naming_the_value(self):
+        self.assertIn("sandbox.kubeconfig", render_error("sandbox-values.yaml", ["sandbox.kubeconfig="]))
+        self.assertIn("signingKeys.keys", render_error("real-values.yaml", ["signingKeys.keys=null"]))
+        self.assertIn("oidc.issuer", render_error("sandbox-values.yaml", ["oidc.issuer="]))
+        self.assertIn("directory.content", render_error("sandbox-values.yaml", ["directory.content="]))
+        self.assertIn("frameKey.key", render_error("real-values.yaml", ["frameKey.existingSecret="]))
+        self.assertIn(
+            'signingKeys.current "2026-10" must name one of signingKeys.keys without .pem (2026-11.pem, 2026-12.pem)',
+            render_error("real-values.yaml", ["signingKeys.current=2026-10"]),
+        )
+        # values.schema.json: a bad value or a misspelt name is refused before rendering.
+        self.assertIn("at '/mode': value must be one of 'mock', 'sandbox', 'real'", render_error("mock-values.yaml", ["mode=prod"]))
+        self.assertIn("at '/oidc': additional properties 'isuer' not allowed", render_error("sandbox-values.yaml", ["oidc.isuer=x"]))
+        self.assertIn("at '/sharedStore/url'", render_error("sandbox-values.yaml", ["sharedStore.url=http://x"]))
+
+
+class ApiVersions(unittest.TestCase):
+    def test_pdb_and_hpa_versions_follow_the_server(self):
+        old = render("sandbox-values.yaml", kube_version="1.20.2", api_versions=["policy/v1beta1", "autoscaling/v2beta2"])
+        new = render("sandbox-values.yaml", kube_version="1.30.0")
+        self.assertEqual({d["apiVersion"] for d in of_kind(old, "PodDisruptionBudget")}, {"policy/v1beta1"})
+        self.assertEqual({d["apiVersion"] for d in of_kind(old, "HorizontalPodAutoscaler")}, {"autoscaling/v2beta2"})
+        self.assertEqual({d["apiVersion"] for d in of_kind(new, "PodDisruptionBudget")}, {"policy/v1"})
+        self.assertEqual({d["apiVersion"] for d in of_kind(new, "HorizontalPodAutoscaler")}, {"autoscaling/v2"})
+
+    def test_every_deployment_has_a_pdb_and_the_stateless_ones_an_hpa(self):
+        docs = render("sandbox-values.yaml")
+        self.assertEqual(set(by_component(docs, "PodDisruptionBudget")), set(SERVICES) | {"redis"})
+        hpas = by_component(docs, "HorizontalPodAutoscaler")
+        self.assertEqual(set(hpas), set(SERVICES))
+        for name, hpa in hpas.items():
+            self.assertEqual(hpa["spec"]["scaleTargetRef"]["name"], f"t-fundament-{name}")
+            self.assertNotIn("replicas", by_component(docs, "Deployment")[name]["spec"], "the HPA owns replicas")
+
+    def test_authn_is_not_autoscaled_without_a_shared_store(self):
+        docs = render("sandbox-values.yaml", sets=["redis.enabled=false"])
+        self.assertNotIn("authn", by_component(docs, "HorizontalPodAutoscaler"))
+        self.assertEqual(by_component(docs, "Deployment")["authn"]["spec"]["replicas"], 2)
+
+
+class Routes(unittest.TestCase):
+    def test_the_ingress_routes_console_gateway_and_every_plugin_origin(self):
+        ingress = of_kind(render("real-values.yaml"), "Ingress")[0]
+        routes = {
+            r["host"]: (p["backend"]["service"]["name"], p["backend"]["service"]["port"]["number"])
+            for r in ingress["spec"]["rules"]
+            for p in r["http"]["paths"]
+        }
+        self.assertEqual(
+            routes,
+            {
+                "console.example.test": ("t-fundament-console", 3000),
+                "kube.example.test": ("t-fundament-kube-api-proxy", 8081),
+                "plugins.example.test": ("t-fundament-plugin-proxy", 8082),
+                "*.plugins.example.test": ("t-fundament-plugin-proxy", 8082),
+            },
+        )
+        self.assertEqual(set(ingress["spec"]["tls"][0]["hosts"]), set(routes))
+
+
+def selects(selector, labels):
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def allows(rules, direction, peer_labels, port):
+    """Whether a policy's rules let traffic to or from a pod of the release with these labels."""
+    for rule in rules or []:
+        peers = rule.get("to" if direction == "egress" else "from", [])
+        ports = [p["port"] for p in rule.get("ports", [])]
+        if port not in ports:
+            continue
+        for peer in peers:
+            if "podSelector" in peer and "namespaceSelector" not in peer and selects(peer["podSelector"], peer_labels):
+                return True
+    return False
+
+
+class NetworkPolicies(unittest.TestCase):
+    # README "What each service reaches": the calls between the release's pods, and nothing else.
+    EXPECTED = {
+        ("console", "authn", 8083),
+        ("console", "organization-api", 8084),
+        ("console", "kube-api-proxy", 8081),
+        ("kube-api-proxy", "authn", 8083),
+        ("plugin-proxy", "authn", 8083),
+        ("console", "redis", 6379),
+        ("authn", "redis", 6379),
+        ("kube-api-proxy", "redis", 6379),
+        ("plugin-proxy", "redis", 6379),
+    }
+
+    def test_the_pods_reach_each_other_exactly_as_documented(self):
+        docs = render("sandbox-values.yaml")
+        pods = {
+            component(d): d["spec"]["template"]["metadata"]["labels"] for d in of_kind(docs, "Deployment")
+        }
+        policies = of_kind(docs, "NetworkPolicy")
+        for p in policies:
+            self.assertEqual(set(p["spec"]["policyTypes"]) & {"Ingress", "Egress"}, set(p["spec"]["policyTypes"]))
+
+        def applying(labels):
+            return [p for p in policies if selects(p["spec"]["podSelector"], labels)]
+
+        ports = sorted(set(SERVICES.values()) | {6379})
+        allowed = set()
+        for (src, src_labels), (dst, dst_labels) in itertools.permutations(pods.items(), 2):
+            for port in ports:
+                out = any(allows(p["spec"].get("egress"), "egress", dst_labels, port) for p in applying(src_labels))
+                into = any(allows(p["spec"].get("ingress"), "ingress", src_labels, port) for p in applying(dst_labels))
+                if out and into:
+                    allowed.add((src, dst, port))
+        self.assertEqual(allowed, self.EXPECTED)
+
+    def test_every_pod_is_under_the_default_deny_and_only_public_services_face_the_ingress(self):
+        docs = render("sandbox-values.yaml")
+        deny = next(p for p in of_kind(docs, "NetworkPolicy") if p["metadata"]["name"] == "t-fundament-default-deny")
+        self.assertEqual(set(deny["spec"]["policyTypes"]), {"Ingress", "Egress"})
+        self.assertNotIn("ingress", deny["spec"])
+        self.assertNotIn("egress", deny["spec"])
+        for d in of_kind(docs, "Deployment"):
+            self.assertTrue(selects(deny["spec"]["podSelector"], d["spec"]["template"]["metadata"]["labels"]))
+        facing = set()
+        for p in of_kind(docs, "NetworkPolicy"):
+            for rule in p["spec"].get("ingress") or []:
+                if any("namespaceSelector" in peer for peer in rule.get("from", [])):
+                    facing.add(p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"])
+        self.assertEqual(facing, {"console", "kube-api-proxy", "plugin-proxy"})
+
+
+REPO = os.path.join(CHART, "..", "..", "..")
+
+
+class Image(unittest.TestCase):
+    """The chart and the Containerfile agree on the image's layout and user."""
+
+    def containerfile(self):
+        with open(os.path.join(REPO, "Containerfile")) as f:
+            return f.read().replace("\\\n", " ")
+
+    def test_every_path_the_settings_name_is_in_the_image_and_comes_from_the_repository(self):
+        text = self.containerfile()
+        copied = {}
+        for line in text.splitlines():
+            words = line.split()
+            if words[:2] == ["COPY", "--from=build"]:
+                *sources, destination = words[2:]
+                for source in sources:
+                    copied[source] = destination
+        for source, destination in copied.items():
+            if source.startswith("/src/"):
+                self.assertTrue(os.path.exists(os.path.join(REPO, source[len("/src/"):])), source)
+        destinations = set(copied.values())
+        settings = of_kind(render("sandbox-values.yaml"), "ConfigMap")[0]["data"]
+        for key in ["FUNDAMENT_SITE_ROOT", "FUNDAMENT_PLUGINS_DIR", "FUNDAMENT_PLUGIN_SDK_DIR", "FUNDAMENT_FIXTURES_DIR", "FUNDAMENT_FGA_TUPLES"]:
+            path = settings[key]
+            self.assertTrue(
+                any(path == d.rstrip("/") or path.startswith(d.rstrip("/") + "/") for d in destinations),
+                f"{key}={path} is not copied into the image",
+            )
+            self.assertIn(f"{key}={path}", text, "the image's own default is the chart's")
+
+    def test_the_image_user_is_the_pods_user(self):
+        self.assertIn("USER 65532:65532", self.containerfile())
+        pod = of_kind(render("sandbox-values.yaml"), "Deployment")[0]["spec"]["template"]["spec"]
+        self.assertEqual(pod["securityContext"]["runAsUser"], 65532)
+
+
+def leaves(value, prefix=""):
+    """The documented paths of values.yaml: every leaf, where maps of resources and lists count
+    as one value."""
+    if isinstance(value, dict) and value and not prefix.endswith(("resources", "ingressFrom", "dns")):
+        for key, child in value.items():
+            yield from leaves(child, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix
+
+
+class Documentation(unittest.TestCase):
+    def test_every_value_is_in_the_charts_readme_and_nothing_else_is(self):
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            values = set(leaves(yaml.safe_load(f)))
+        with open(os.path.join(CHART, "README.md")) as f:
+            rows = [line for line in f if line.startswith("| `")]
+        documented = {line.split("`")[1] for line in rows}
+        self.assertEqual(values - documented, set(), "values without a row in README.md")
+        self.assertEqual(documented - values, set(), "rows in README.md for values that do not exist")
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=1).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not result.wasSuccessful() else 0)
