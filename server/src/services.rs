@@ -219,6 +219,7 @@ pub fn authn_state(
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
         fail_mint_plugin_token: Default::default(),
+        oidc: None,
     }))
 }
 
