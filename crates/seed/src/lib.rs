@@ -35,6 +35,8 @@ pub struct Project {
     pub display_name: &'static str,
     /// The cluster the project runs on.
     pub cluster_id: &'static str,
+    /// Its namespaces there.
+    pub namespaces: &'static [&'static str],
 }
 
 /// The one organization of the dev stack.
@@ -61,8 +63,18 @@ pub const CLUSTERS: [Cluster; 2] = [
 
 /// The seed projects.
 pub const PROJECTS: [Project; 2] = [
-    Project { id: "webshop", display_name: "Webshop", cluster_id: DEFAULT_CLUSTER_ID },
-    Project { id: "analytics", display_name: "Analytics", cluster_id: DEFAULT_CLUSTER_ID },
+    Project {
+        id: "webshop",
+        display_name: "Webshop",
+        cluster_id: DEFAULT_CLUSTER_ID,
+        namespaces: &["prod", "staging"],
+    },
+    Project {
+        id: "analytics",
+        display_name: "Analytics",
+        cluster_id: DEFAULT_CLUSTER_ID,
+        namespaces: &["analytics"],
+    },
 ];
 
 /// The seed user with this email (exact, case-insensitive).
