@@ -1,62 +1,17 @@
-//! Who a signed-in person is here: a stable user id for an issuer's `sub`, and the profile
+//! Who a signed-in person is here: a stable user id for an issuer's `sub` (from the directory), and the profile
 //! (email, name, groups) read from the ID token's claims under the configured claim names.
 
-use std::collections::HashMap;
-
+use fundament_directory::Directory;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
-/// Maps an identity provider's user (issuer + `sub`) to a user id of ours, for users an
-/// operator has listed (a directory). Users it does not know get [`derived_user_id`].
-pub trait IdentityMap: Send + Sync + 'static {
-    fn user_id(&self, issuer: &str, subject: &str) -> Option<String>;
-}
-
-/// A fixed map of identities to user ids.
-#[derive(Debug, Clone, Default)]
-pub struct Identities(HashMap<(String, String), String>);
-
-impl Identities {
-    /// Lists `(issuer, subject)` as user `user_id`.
-    pub fn with(mut self, issuer: &str, subject: &str, user_id: &str) -> Self {
-        self.0.insert((issuer.to_owned(), subject.to_owned()), user_id.to_owned());
-        self
+/// The user id of an identity-provider account: the directory's user that lists it (issuer +
+/// `sub`), else [`fundament_directory::derived_user_id`] — stable, the same on every replica,
+/// and never an email address (a provider may let users change theirs).
+pub fn user_id(directory: &dyn Directory, issuer: &str, subject: &str) -> String {
+    match directory.current().user_by_identity(issuer, subject) {
+        Some(user) => user.id.clone(),
+        None => fundament_directory::derived_user_id(issuer, subject),
     }
-}
-
-impl IdentityMap for Identities {
-    fn user_id(&self, issuer: &str, subject: &str) -> Option<String> {
-        self.0.get(&(issuer.to_owned(), subject.to_owned())).cloned()
-    }
-}
-
-/// The user id of an identity nobody listed: `u-` and the lower-case base32 of
-/// SHA-256(issuer, newline, subject), 54 characters. It is a DNS-1123 label (it becomes part of a
-/// ServiceAccount name), the same for the same identity on every replica and after every
-/// restart, and different for the same `sub` at another issuer (a `sub` is unique per issuer
-/// only). Email addresses are not used: a provider may let users change them.
-pub fn derived_user_id(issuer: &str, subject: &str) -> String {
-    let digest = Sha256::new().chain_update(issuer).chain_update("\n").chain_update(subject).finalize();
-    format!("u-{}", base32_lower(&digest))
-}
-
-/// RFC 4648 base32, lower case, without padding.
-fn base32_lower(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let mut out = String::with_capacity(bytes.len().div_ceil(5) * 8);
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for &byte in bytes {
-        buffer = (buffer << 8) | u32::from(byte);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
-        }
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
-    }
-    out
 }
 
 /// The claim names the profile is read from (settings `--oidc-email-claim` …).
@@ -127,37 +82,29 @@ mod tests {
     }
 
     #[test]
-    fn derived_ids_are_stable_dns_labels_that_differ_per_issuer() {
-        let id = derived_user_id("https://id.example.com", "248289761001");
-        assert_eq!(id, derived_user_id("https://id.example.com", "248289761001"));
-        assert!(id.starts_with("u-") && id.len() == 54 && id.len() <= 63, "{id}");
-        assert!(fundament_kube_core::validation::is_dns1123_label(&id), "{id}");
-        assert_ne!(id, derived_user_id("https://other.example.com", "248289761001"));
-        assert_ne!(id, derived_user_id("https://id.example.com", "248289761002"));
-        // The newline separates issuer and subject unambiguously because an issuer is a URL,
-        // which has no newline (the settings refuse control characters in it).
-        assert_ne!(
-            derived_user_id("https://id.example.com/a", "b"),
-            derived_user_id("https://id.example.com/", "ab")
+    fn a_listed_identity_is_its_user_and_others_get_a_derived_id() {
+        use fundament_directory::{DirectoryData, FixedDirectory, Identity, User};
+        let directory = FixedDirectory::new(DirectoryData {
+            users: vec![User {
+                id: "alice".into(),
+                email: "alice@example.com".into(),
+                name: "Alice".into(),
+                description: None,
+                identities: vec![Identity { issuer: "https://id.example.com".into(), subject: "s1".into() }],
+            }],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(user_id(&directory, "https://id.example.com", "s1"), "alice");
+        // The same sub at another issuer is someone else; so is another sub.
+        let other = user_id(&directory, "https://evil.example.com", "s1");
+        assert_eq!(other, fundament_directory::derived_user_id("https://evil.example.com", "s1"));
+        assert!(fundament_kube_core::validation::is_dns1123_label(&other), "{other}");
+        assert_ne!(user_id(&directory, "https://id.example.com", "s2"), other);
+        assert_eq!(
+            user_id(&directory, "https://id.example.com", "s2"),
+            user_id(&directory, "https://id.example.com", "s2")
         );
-    }
-
-    #[test]
-    fn base32_is_rfc_4648_lower_case_without_padding() {
-        // RFC 4648 §10's test vectors.
-        for (input, expected) in
-            [("", ""), ("f", "my"), ("fo", "mzxq"), ("foo", "mzxw6"), ("foobar", "mzxw6ytboi")]
-        {
-            assert_eq!(base32_lower(input.as_bytes()), expected, "{input}");
-        }
-    }
-
-    #[test]
-    fn a_listed_identity_has_its_id_others_none() {
-        let map = Identities::default().with("https://id.example.com", "s1", "alice");
-        assert_eq!(map.user_id("https://id.example.com", "s1").as_deref(), Some("alice"));
-        assert_eq!(map.user_id("https://evil.example.com", "s1"), None);
-        assert_eq!(map.user_id("https://id.example.com", "s2"), None);
     }
 
     #[test]

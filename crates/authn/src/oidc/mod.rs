@@ -17,11 +17,12 @@ use std::sync::{Arc, RwLock};
 use jsonwebtoken::jwk::JwkSet;
 
 use self::id_token::{Expected, IdTokenError};
-use self::identity::{ClaimNames, IdentityMap, Profile};
+use self::identity::{ClaimNames, Profile};
 use self::provider::{Exchange, Metadata, ProviderClient, ProviderError};
 use self::transaction::{
     Sealer, TRANSACTION_TTL_SECS, Transaction, TransactionError, pkce_challenge, random_token, same,
 };
+use fundament_directory::Directory;
 
 /// What the operator configured.
 #[derive(Clone)]
@@ -177,7 +178,7 @@ pub struct Oidc {
     pub config: OidcConfig,
     sealer: Sealer,
     client: ProviderClient,
-    identities: Arc<dyn IdentityMap>,
+    directory: Arc<dyn Directory>,
     /// The last discovery document (fetched afresh for every start, see [`Oidc::start`]).
     metadata: RwLock<Option<Metadata>>,
     keys: RwLock<Option<Keys>>,
@@ -190,12 +191,12 @@ impl std::fmt::Debug for Oidc {
 }
 
 impl Oidc {
-    pub fn new(config: OidcConfig, identities: Arc<dyn IdentityMap>) -> Oidc {
+    pub fn new(config: OidcConfig, directory: Arc<dyn Directory>) -> Oidc {
         Oidc {
             sealer: Sealer::from_secret(config.client_secret.as_bytes()),
             config,
             client: ProviderClient::new(),
-            identities,
+            directory,
             metadata: RwLock::new(None),
             keys: RwLock::new(None),
         }
@@ -289,10 +290,7 @@ impl Oidc {
         let claims = self.verify(&metadata, &id_token, &transaction.nonce, now).await?;
         let profile = identity::profile(&claims, &self.config.claims)
             .ok_or_else(|| SignInError::new(Failure::TokenInvalid, "ID token without a subject"))?;
-        let user_id = self
-            .identities
-            .user_id(&self.config.issuer, &profile.subject)
-            .unwrap_or_else(|| identity::derived_user_id(&self.config.issuer, &profile.subject));
+        let user_id = identity::user_id(&*self.directory, &self.config.issuer, &profile.subject);
         Ok(SignedIn { user_id, profile, id_token, return_path: transaction.return_path })
     }
 
@@ -380,7 +378,7 @@ mod tests {
                 redirect_uri: "http://localhost:3000/sign-in/oidc/callback".into(),
                 post_logout_redirect_uri: "http://localhost:3000/sign-in".into(),
             },
-            Arc::new(identity::Identities::default()),
+            Arc::new(fundament_directory::seed()),
         )
     }
 
@@ -408,7 +406,7 @@ mod tests {
         assert_eq!(check("state-1", "", 99).err(), Some(Failure::TransactionInvalid));
         let other = Oidc::new(
             OidcConfig { client_secret: "other".into(), ..oidc.config.clone() },
-            Arc::new(identity::Identities::default()),
+            Arc::new(fundament_directory::seed()),
         );
         assert_eq!(
             check("state-1", &sealed(&other, "state-1", 100), 99).err(),
