@@ -55,8 +55,9 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     let signer = crate::services::signer(&settings).map_err(crate::stack::StackError::from)?;
     let jwks = signer.jwks();
     let signer = std::sync::Arc::new(std::sync::RwLock::new(signer));
+    let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, true).await?,
+        crate::stack::authn(&settings, &target.access, signer, dev_sign_in).await?,
         crate::stack::organization_api(&settings).await?,
         crate::stack::kube_api_proxy(&settings, &target.access).await?,
         crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?).await?,
@@ -81,7 +82,8 @@ pub async fn run(settings: Settings) -> Result<(), DevError> {
     };
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
-    let state = console::console_state(&settings, sessions, true).map_err(crate::stack::StackError::from)?;
+    let state =
+        console::console_state(&settings, sessions, dev_sign_in).map_err(crate::stack::StackError::from)?;
     let router = console::router(
         console::leptos_options(&settings),
         state,

@@ -62,6 +62,8 @@ pub enum Key {
     GardenerKubeconfig,
     /// Whether a kubeconfig may turn off verification of its server's certificate.
     AllowInsecureKubeconfig,
+    /// The directory file (YAML); none: the seed.
+    Directory,
     /// The OpenID Connect issuer; set, it turns OIDC sign-in on.
     OidcIssuer,
     /// The console's client id at the provider.

@@ -87,6 +87,8 @@ pub struct Settings {
     pub gardener_kubeconfig: Option<PathBuf>,
     /// Whether kubeconfigs may skip verifying their server's certificate.
     pub allow_insecure_kubeconfig: bool,
+    /// The directory file; `None`: the seed.
+    pub directory: Option<PathBuf>,
     /// OpenID Connect sign-in; `None`: not configured.
     pub oidc: Option<OidcSettings>,
 }
@@ -178,7 +180,11 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::PluginSdkDir => "plugin-sdk",
         Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
         Key::AllowInsecureKubeconfig => "false",
-        Key::OidcIssuer | Key::OidcClientId | Key::OidcClientSecretFile | Key::OidcProviderName => {
+        Key::Directory
+        | Key::OidcIssuer
+        | Key::OidcClientId
+        | Key::OidcClientSecretFile
+        | Key::OidcProviderName => {
             return None;
         }
         Key::OidcScopes => "openid email profile",
@@ -316,6 +322,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         "false" => Ok(false),
         _ => Err("expected true or false".to_owned()),
     })?;
+    let directory = r.parse(Key::Directory, path)?;
     let oidc = resolve_oidc(&r)?;
     // Each mode names what it needs; the error says which setting and where to set it.
     let needs = |key: Key, what: &str| SettingsError::Invalid {
@@ -346,6 +353,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         kubeconfig,
         gardener_kubeconfig,
         allow_insecure_kubeconfig,
+        directory,
         oidc,
     })
 }

@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 37] = [
+pub const SPECS: [Spec; 38] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -297,6 +297,15 @@ pub const SPECS: [Spec; 37] = [
         "BOOL",
         "Honour insecure-skip-tls-verify in kubeconfigs (logged at start); for throw-away clusters only",
         "`false`: such a kubeconfig is refused",
+    ),
+    spec(
+        Key::Directory,
+        "directory",
+        "FUNDAMENT_DIRECTORY",
+        "stack.directory",
+        "FILE",
+        "The directory (YAML): organizations, clusters, projects, users and their identity-provider accounts (issuer + subject); checked at start, reloaded on change",
+        "mock mode's seed",
     ),
     spec(
         Key::OidcIssuer,
