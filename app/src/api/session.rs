@@ -326,12 +326,14 @@ pub(crate) mod ssr {
     pub fn session_of_request() -> Option<super::Session> {
         use super::{ProjectSummary, Session, Viewer};
         let endpoints = use_context::<ConsoleState>()?.endpoints;
-        let email = signed_in_email()?;
-        let user = fundament_seed::user_by_email(&email)?;
+        let signed_in = signed_in_user()?;
+        let user = fundament_seed::user_by_email(&signed_in.email)?;
         let cluster_name =
             |id: &str| fundament_seed::cluster(id).map_or_else(|| id.to_owned(), |c| c.name.to_owned());
         Some(Session {
-            viewer: Viewer { email: user.email.to_owned(), name: user.name.to_owned() },
+            // Who signed in as their token says (an identity provider's name claim, or the
+            // seed user's name for the development sign-in).
+            viewer: Viewer { email: user.email.to_owned(), name: signed_in.name },
             organization: fundament_seed::ORGANIZATION.to_owned(),
             projects: fundament_seed::PROJECTS
                 .iter()
@@ -381,9 +383,14 @@ pub(crate) mod ssr {
 
     /// The email of a valid session on this request.
     pub fn signed_in_email() -> Option<String> {
+        signed_in_user().map(|user| user.email)
+    }
+
+    /// The user of a valid session on this request.
+    pub fn signed_in_user() -> Option<crate::state::SessionUser> {
         let state = use_context::<ConsoleState>()?;
         let token = crate::state::request_session_token()?;
-        state.sessions.verify(&token).map(|user| user.email)
+        state.sessions.verify(&token)
     }
 
     /// For a plain form post (no JavaScript): go back to the page the form
