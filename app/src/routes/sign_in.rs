@@ -51,13 +51,14 @@ fn SignInChoices(methods: SignInMethods, next: String) -> impl IntoView {
 }
 
 /// "Sign in with <provider>": a link, because the way to the provider is a navigation
-/// (the console's `form-action 'self'` would stop a form's redirect to it).
+/// (the console's `form-action 'self'` would stop a form's redirect to it). `rel="external"`
+/// keeps the client-side router from taking it for one of its own routes.
 #[component]
 fn ProviderSignIn(provider: String, next: String) -> impl IntoView {
     let href = format!("/sign-in/oidc/start?next={}", query_escape(&next));
     view! {
         <p class="mt-4">
-            <a class="choice font-medium" href=href>
+            <a class="choice font-medium" href=href rel="external">
                 {format!("Sign in with {provider}")}
             </a>
         </p>
