@@ -142,38 +142,36 @@ test('denied consent is a readable page', async ({ page }) => {
   await refusedWith(page, 'denied', /cancelled at the identity provider/);
 });
 
-test('a callback whose state is not this browser\'s sign-in is refused', async ({ page }) => {
+/**
+ * Signs in once and keeps the provider's redirect back (the callback URL) and the sign-in's
+ * transaction cookie as the browser sent them; then forgets every cookie of the console.
+ */
+async function capturedCallback(page: Page): Promise<URL> {
   await toProvider(page);
-  // The provider's redirect back, held: its state is swapped for another before the console sees it.
-  let callback = '';
-  const isCallback = (url: URL) => url.pathname === '/sign-in/oidc/callback';
-  await page.route(isCallback, (route) => {
-    callback = route.request().url();
-    return route.abort();
-  });
-  await logInAndAllow(page).catch(() => {});
-  await expect.poll(() => callback).not.toBe('');
-  await page.unroute(isCallback);
-  const forged = new URL(callback);
-  forged.searchParams.set('state', 'forged-state-of-another-sign-in');
-  await page.goto(forged.toString());
+  const request = page.waitForRequest((r) => r.url().includes('/sign-in/oidc/callback?'));
+  await logInAndAllow(page);
+  const callback = await request;
+  const transaction = (await callback.allHeaders()).cookie?.match(/__Host-fundament_oidc_tx=([^;]+)/)?.[1];
+  expect(transaction).toBeTruthy();
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
+  await page.context().clearCookies();
+  await page.context().addCookies([
+    { name: '__Host-fundament_oidc_tx', value: transaction!, domain: 'localhost', path: '/', httpOnly: true, secure: true, sameSite: 'Lax' },
+  ]);
+  return new URL(callback.url());
+}
+
+test('a callback whose state is not this browser\'s sign-in is refused', async ({ page }) => {
+  const callback = await capturedCallback(page);
+  callback.searchParams.set('state', 'forged-state-of-another-sign-in');
+  await page.goto(callback.toString());
   await refusedWith(page, 'state-mismatch', /does not belong to the sign-in this browser started/);
 });
 
 test('a code used once is refused the second time', async ({ page }) => {
-  await toProvider(page);
-  const request = page.waitForRequest((r) => r.url().includes('/sign-in/oidc/callback?'));
-  await logInAndAllow(page);
-  const callback = (await request).url();
-  const transaction = (await (await request).allHeaders()).cookie?.match(/__Host-fundament_oidc_tx=([^;]+)/)?.[1];
-  expect(transaction).toBeTruthy();
-  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
   // Replayed with its own transaction cookie: the provider refuses the used code.
-  await page.context().clearCookies();
-  await page.context().addCookies([
-    { name: '__Host-fundament_oidc_tx', value: transaction!, url: 'http://localhost:3000/', httpOnly: true, secure: true, sameSite: 'Lax' },
-  ]);
-  await page.goto(callback);
+  const callback = await capturedCallback(page);
+  await page.goto(callback.toString());
   await refusedWith(page, 'code-rejected', /expired or was already used/);
 });
 
