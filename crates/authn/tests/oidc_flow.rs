@@ -75,7 +75,10 @@ async fn token(
         || p.used_codes.contains(&code)
         || form.get("redirect_uri").map(String::as_str) != Some("http://localhost:3000/sign-in/oidc/callback")
     {
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_grant", "error_description": "secret detail"})));
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "invalid_grant", "error_description": "secret detail"})),
+        );
     }
     p.used_codes.push(code);
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
@@ -86,7 +89,8 @@ async fn token(
     header.kid = Some("k1".into());
     let der = key().to_pkcs8_der().unwrap();
     let id_token =
-        jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes())).unwrap();
+        jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes()))
+            .unwrap();
     (StatusCode::OK, Json(json!({"access_token": "at", "token_type": "Bearer", "id_token": id_token})))
 }
 
@@ -94,7 +98,8 @@ async fn token(
 async fn provider(issuer_suffix: &str) -> (String, Shared) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let shared: Shared = Arc::new(Mutex::new(Provider { issuer: format!("{url}{issuer_suffix}"), ..Default::default() }));
+    let shared: Shared =
+        Arc::new(Mutex::new(Provider { issuer: format!("{url}{issuer_suffix}"), ..Default::default() }));
     let app = Router::new()
         .route("/.well-known/openid-configuration", get(discovery))
         .route("/jwks", get(jwks))
@@ -197,7 +202,10 @@ async fn a_nonce_that_is_not_this_sign_ins_is_refused() {
     }
     let callback = Callback { code: "the-code", state: &query["state"], transaction: &started.transaction };
     let error = oidc.finish(&callback, now()).await.unwrap_err();
-    assert_eq!((error.failure, error.detail.as_str()), (Failure::TokenInvalid, "ID token nonce does not match this sign-in"));
+    assert_eq!(
+        (error.failure, error.detail.as_str()),
+        (Failure::TokenInvalid, "ID token nonce does not match this sign-in")
+    );
 }
 
 #[tokio::test]

@@ -128,7 +128,7 @@ fn check_claims(
     if !claims.get("nonce").and_then(Value::as_str).is_some_and(|n| same(n, expected.nonce)) {
         return Err(IdTokenError::Nonce);
     }
-    if !claims.get("sub").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+    if claims.get("sub").and_then(Value::as_str).is_none_or(str::is_empty) {
         return Err(IdTokenError::Subject);
     }
     Ok(claims)
