@@ -10,6 +10,8 @@ pub mod api;
 pub mod cluster_route;
 pub mod components;
 pub mod error;
+#[cfg(feature = "ssr")]
+pub mod oidc_route;
 pub mod plugins;
 pub mod resource_views;
 pub mod routes;

@@ -33,6 +33,27 @@ pub enum SignInError {
     Failed,
 }
 
+/// An OpenID Connect sign-in, started: where to send the browser, and authn's sealed
+/// transaction for the console's short-lived cookie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcStarted {
+    pub authorization_url: String,
+    pub transaction: String,
+    pub max_age: i64,
+}
+
+/// An OpenID Connect sign-in, finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcSignedIn {
+    pub session: IssuedSession,
+    /// The provider's ID token: the hint for ending its session at sign-out.
+    pub id_token: String,
+    /// The console path the sign-in started from (checked again before use).
+    pub return_path: String,
+}
+
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// Signs users in (through authn) and reads sessions (with authn's public keys).
 pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     /// Development sign-in of a seed user (mock mode).
@@ -50,6 +71,29 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
         Box::pin(async { Ok(()) })
     }
+    /// Starts an OpenID Connect sign-in that returns to `return_path`.
+    fn oidc_start<'a>(
+        &'a self,
+        return_path: &'a str,
+    ) -> Boxed<'a, Result<OidcStarted, crate::api::session::SignInFailure>> {
+        let _ = return_path;
+        Box::pin(async { Err(crate::api::session::SignInFailure::Unavailable) })
+    }
+    /// Finishes it with the callback's code and state and the transaction cookie.
+    fn oidc_finish<'a>(
+        &'a self,
+        code: &'a str,
+        state: &'a str,
+        transaction: &'a str,
+    ) -> Boxed<'a, Result<OidcSignedIn, crate::api::session::SignInFailure>> {
+        let _ = (code, state, transaction);
+        Box::pin(async { Err(crate::api::session::SignInFailure::Unavailable) })
+    }
+    /// Where to end the provider's session, if it offers that.
+    fn oidc_end_session_url<'a>(&'a self, id_token_hint: &'a str) -> Boxed<'a, Option<String>> {
+        let _ = id_token_hint;
+        Box::pin(async { None })
+    }
 }
 
 /// Provided as context to every render and server function.
@@ -59,6 +103,8 @@ pub struct ConsoleState {
     pub sessions: Arc<dyn SessionAuthority>,
     /// Mock mode: the sign-in page offers the seed users.
     pub mock: bool,
+    /// OpenID Connect sign-in: the provider's name ("Sign in with <name>"); `None`: off.
+    pub oidc_provider: Option<String>,
     /// The console's own origin (`http://localhost:3000`): `next` after sign-in stays on it.
     pub console_origin: String,
     /// Origins the console's pages may frame: every installation's origin, as a CSP source.

@@ -57,8 +57,8 @@ fn origin_of(url: &url::Url) -> String {
 }
 
 /// What the console's pages and server functions get at run time.
-/// `dev_sign_in`: the sign-in page offers the seed users by email (`fundament dev`, in
-/// every mode, until an identity provider is configured).
+/// `dev_sign_in`: the sign-in page offers the seed users by email (`fundament dev`: mock
+/// mode, and the other modes until an identity provider is configured).
 pub fn console_state(
     settings: &Settings,
     sessions: Arc<dyn SessionAuthority>,
@@ -68,6 +68,7 @@ pub fn console_state(
     Ok(ConsoleState {
         sessions,
         mock: dev_sign_in,
+        oidc_provider: settings.oidc.as_ref().map(|o| o.provider_name.clone()),
         console_origin: origin_of(&urls.console),
         // Every installation's origin, and nothing else: not plugin-proxy's own host, not the
         // console, not the gateway (a plugin frame cannot be navigated to any of them).
@@ -113,6 +114,12 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         )
         .with_state(state.clone());
     let health = health_routes(Arc::clone(&state.sessions));
+    // OpenID Connect sign-in's navigations (the protocol itself is authn's).
+    let oidc_routes = Router::new()
+        .route(app::oidc_route::START_PATH, axum::routing::get(app::oidc_route::start))
+        .route(app::oidc_route::CALLBACK_PATH, axum::routing::get(app::oidc_route::callback))
+        .route(app::oidc_route::END_SESSION_PATH, axum::routing::get(app::oidc_route::end_session))
+        .with_state(state.clone());
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     // Files in /pkg keep their names across builds: browsers revalidate them
@@ -129,6 +136,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .nest_service("/pkg", pkg)
         .merge(cluster_route)
         .merge(health)
+        .merge(oidc_routes)
         .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.js")))
         .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))

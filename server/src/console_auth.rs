@@ -1,14 +1,16 @@
 //! The console's sessions, from authn: sign-in calls authn's `DevSignIn`;
 //! a session cookie is valid when it is a UserToken that authn's public keys
 //! verify and whose session was not signed out (the revoked sessions are
-//! followed live from authn); sign-out asks authn to revoke the session.
+//! followed live from authn); sign-out asks authn to revoke the session. OpenID Connect
+//! sign-in goes through authn's `OidcService`, which alone talks to the provider.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::state::{IssuedSession, SessionAuthority, SessionUser, SignInError};
+use app::api::session::SignInFailure;
+use app::state::{IssuedSession, OidcSignedIn, OidcStarted, SessionAuthority, SessionUser, SignInError};
 use bytes::Bytes;
 use fundament_authn_client::Credentials;
 use http_body_util::{BodyExt, Full};
@@ -53,6 +55,23 @@ impl AuthnSessions {
         let status = res.status().as_u16();
         let bytes = res.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
         Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+    }
+
+    /// A failure answer of authn's `OidcService` as the sign-in page's code. authn logged the
+    /// reason; an answer that is not one of its codes is logged here.
+    fn oidc_failure(status: u16, body: &Value) -> SignInFailure {
+        let message = body["message"].as_str().unwrap_or_default();
+        match SignInFailure::from_code(message) {
+            Some(failure) => failure,
+            None => {
+                tracing::error!(
+                    status,
+                    code = body["code"].as_str(),
+                    "console: authn's OIDC sign-in failed unexpectedly"
+                );
+                SignInFailure::Failed
+            }
+        }
     }
 
     /// Fetches authn's JWKS now and then every minute, for as long as the process runs (sessions
@@ -106,6 +125,91 @@ impl SessionAuthority for AuthnSessions {
 
     fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
         Box::pin(async move { self.credentials.ready().await.map_err(|reason| reason.to_string()) })
+    }
+
+    fn oidc_start<'a>(
+        &'a self,
+        return_path: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<OidcStarted, SignInFailure>> + Send + 'a>> {
+        Box::pin(async move {
+            let body = serde_json::json!({ "returnPath": return_path });
+            let (status, body) =
+                self.post("/authn.v1.OidcService/StartSignIn", None, body).await.map_err(|error| {
+                    tracing::error!(%error, "console: authn unreachable for OIDC sign-in");
+                    SignInFailure::Failed
+                })?;
+            if status != 200 {
+                return Err(Self::oidc_failure(status, &body));
+            }
+            let text = |name: &str| body[name].as_str().unwrap_or_default().to_owned();
+            let started = OidcStarted {
+                authorization_url: text("authorizationUrl"),
+                transaction: text("transaction"),
+                max_age: body["expiresIn"].as_str().and_then(|s| s.parse().ok()).unwrap_or(600),
+            };
+            if started.authorization_url.is_empty() || started.transaction.is_empty() {
+                tracing::error!("console: authn started an OIDC sign-in without URL or transaction");
+                return Err(SignInFailure::Failed);
+            }
+            Ok(started)
+        })
+    }
+
+    fn oidc_finish<'a>(
+        &'a self,
+        code: &'a str,
+        state: &'a str,
+        transaction: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<OidcSignedIn, SignInFailure>> + Send + 'a>> {
+        Box::pin(async move {
+            let body = serde_json::json!({ "code": code, "state": state, "transaction": transaction });
+            let (status, body) =
+                self.post("/authn.v1.OidcService/FinishSignIn", None, body).await.map_err(|error| {
+                    tracing::error!(%error, "console: authn unreachable for OIDC sign-in");
+                    SignInFailure::Failed
+                })?;
+            if status != 200 {
+                return Err(Self::oidc_failure(status, &body));
+            }
+            let text = |name: &str| body[name].as_str().unwrap_or_default().to_owned();
+            let token = text("accessToken");
+            if token.is_empty() {
+                tracing::error!("console: authn finished an OIDC sign-in without a token");
+                return Err(SignInFailure::Failed);
+            }
+            Ok(OidcSignedIn {
+                session: IssuedSession {
+                    token,
+                    max_age: body["expiresIn"].as_str().and_then(|s| s.parse().ok()).unwrap_or(3600),
+                },
+                id_token: text("idToken"),
+                return_path: text("returnPath"),
+            })
+        })
+    }
+
+    fn oidc_end_session_url<'a>(
+        &'a self,
+        id_token_hint: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Option<String>> + Send + 'a>> {
+        Box::pin(async move {
+            let body = serde_json::json!({ "idTokenHint": id_token_hint });
+            match self.post("/authn.v1.OidcService/EndSessionUrl", None, body).await {
+                Ok((200, body)) => body["url"].as_str().filter(|u| !u.is_empty()).map(str::to_owned),
+                Ok((status, body)) => {
+                    tracing::error!(
+                        status,
+                        code = body["code"].as_str(),
+                        "console: authn gave no end-session URL"
+                    );
+                    None
+                }
+                Err(error) => {
+                    tracing::error!(%error, "console: authn unreachable for ending the provider's session");
+                    None
+                }
+            }
+        })
     }
 
     fn verify(&self, token: &str) -> Option<SessionUser> {

@@ -62,8 +62,9 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     let signer = crate::services::signer(&settings).map_err(crate::stack::StackError::from)?;
     let jwks = signer.jwks();
     let signer = std::sync::Arc::new(std::sync::RwLock::new(signer));
+    let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, true).await?,
+        crate::stack::authn(&settings, &target.access, signer, dev_sign_in).await?,
         crate::stack::organization_api(&settings).await?,
         crate::stack::kube_api_proxy(&settings, &target.access).await?,
         crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?).await?,
@@ -88,7 +89,8 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     };
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
-    let state = console::console_state(&settings, sessions, true).map_err(crate::stack::StackError::from)?;
+    let state =
+        console::console_state(&settings, sessions, dev_sign_in).map_err(crate::stack::StackError::from)?;
     let users: Vec<String> =
         crate::services::dev_users(&*state.directory).into_iter().map(|u| u.email).collect();
     let router = console::router(

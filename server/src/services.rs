@@ -35,8 +35,6 @@ pub enum ServiceError {
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
     #[error("mode {0} needs a kubeconfig")]
     NoKubeconfig(Mode),
-    #[error(transparent)]
-    Directory(#[from] fundament_directory::DirectoryError),
     #[error(
         "mode {0} needs a directory of organizations, projects, clusters and users: set --directory or FUNDAMENT_DIRECTORY (fixtures/directory.yaml shows the format)"
     )]
@@ -53,6 +51,12 @@ pub enum ServiceError {
         "plugin-proxy URL {0} cannot give each installation an origin of its own: it needs a host name, not an IP address (set --plugin-proxy-url or FUNDAMENT_PLUGIN_PROXY_URL)"
     )]
     PluginHost(String),
+    #[error("{0}; set by --directory or FUNDAMENT_DIRECTORY")]
+    Directory(#[from] fundament_directory::DirectoryError),
+    #[error(
+        "the OIDC client secret file {path} {problem} (set --oidc-client-secret-file or FUNDAMENT_OIDC_CLIENT_SECRET_FILE)"
+    )]
+    OidcSecret { path: String, problem: String },
     #[error(
         "cannot read the embedded cluster's {what} from {path}: start the cluster first (`fundament dev` or `fundament cluster`)"
     )]
@@ -236,6 +240,49 @@ pub fn dev_users(directory: &dyn Directory) -> Vec<User> {
         .collect()
 }
 
+/// Whether the sign-in page offers the seed users: always in mock mode, and in the other
+/// modes of `fundament dev` only until an identity provider is configured.
+pub fn dev_sign_in(settings: &Settings) -> bool {
+    settings.mode == Mode::Mock || settings.oidc.is_none()
+}
+
+/// The OIDC client secret: the file's content without surrounding whitespace (a Secret
+/// mounted from `kubectl create secret --from-file` often ends with a newline).
+pub fn oidc_client_secret(path: &Path) -> Result<String, ServiceError> {
+    let problem = |problem: String| ServiceError::OidcSecret { path: path.display().to_string(), problem };
+    let text = std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    let secret = text.trim();
+    if secret.is_empty() {
+        return Err(problem("is empty (or only whitespace)".to_owned()));
+    }
+    Ok(secret.to_owned())
+}
+
+/// authn's OIDC sign-in, when an issuer is configured.
+pub fn oidc(
+    settings: &Settings,
+    directory: Arc<dyn fundament_directory::Directory>,
+) -> Result<Option<Arc<fundament_authn::oidc::Oidc>>, ServiceError> {
+    let Some(o) = &settings.oidc else { return Ok(None) };
+    let console = settings.urls.console.as_str().trim_end_matches('/');
+    let config = fundament_authn::oidc::OidcConfig {
+        issuer: o.issuer.clone(),
+        client_id: o.client_id.clone(),
+        client_secret: oidc_client_secret(&o.client_secret_file)?,
+        provider_name: o.provider_name.clone(),
+        scopes: o.scopes.clone(),
+        claims: fundament_authn::oidc::identity::ClaimNames {
+            email: o.email_claim.clone(),
+            name: o.name_claim.clone(),
+            groups: o.groups_claim.clone(),
+        },
+        redirect_uri: format!("{console}{}", app::oidc_route::CALLBACK_PATH),
+        post_logout_redirect_uri: format!("{console}/sign-in"),
+    };
+    tracing::info!(issuer = %o.issuer, client_id = %o.client_id, "OpenID Connect sign-in on");
+    Ok(Some(Arc::new(fundament_authn::oidc::Oidc::new(config, directory))))
+}
+
 pub fn authn_state(
     settings: &Settings,
     signer: Arc<RwLock<Signer>>,
@@ -257,6 +304,7 @@ pub fn authn_state(
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
         fail_mint_plugin_token: Default::default(),
+        oidc: oidc(settings, directory(settings)?)?,
     }))
 }
 
@@ -341,6 +389,50 @@ mod tests {
         let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
         settings.audit_log = Some(path.to_path_buf());
         settings
+    }
+
+    #[test]
+    fn the_oidc_client_secret_file_must_hold_a_secret() {
+        let dir = TestDir::new("oidc-secret");
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "  s3cret\n").unwrap();
+        assert_eq!(oidc_client_secret(&path).unwrap(), "s3cret");
+        std::fs::write(&path, " \n\t").unwrap();
+        let err = oidc_client_secret(&path).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "the OIDC client secret file {} is empty (or only whitespace) (set --oidc-client-secret-file or FUNDAMENT_OIDC_CLIENT_SECRET_FILE)",
+                path.display()
+            )
+        );
+        let missing = dir.path().join("missing");
+        let err = oidc_client_secret(&missing).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("the OIDC client secret file {} cannot be read: ", missing.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dev_sign_in_is_offered_in_mock_mode_and_elsewhere_only_without_a_provider() {
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        assert!(dev_sign_in(&settings));
+        settings.mode = Mode::Sandbox;
+        assert!(dev_sign_in(&settings), "no provider: the seed users, as before");
+        settings.oidc = Some(fundament_settings::OidcSettings {
+            issuer: "https://id.example.com".into(),
+            client_id: "c".into(),
+            client_secret_file: "s".into(),
+            provider_name: "Example".into(),
+            scopes: vec!["openid".into()],
+            email_claim: "email".into(),
+            name_claim: "name".into(),
+            groups_claim: "groups".into(),
+        });
+        assert!(!dev_sign_in(&settings), "a provider in sandbox or real mode: OIDC only");
+        settings.mode = Mode::Mock;
+        assert!(dev_sign_in(&settings), "mock mode offers both");
     }
 
     #[test]

@@ -54,6 +54,7 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                     dev_hosts: Vec::new(),
                 },
                 fail_mint_plugin_token: Default::default(),
+                oidc: None,
             });
             // Bound synchronously: the first caller may already be inside the runtime.
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -80,6 +80,8 @@ pub struct SignInMethods {
     pub mock: bool,
     /// The users to pick from (mock mode).
     pub users: Vec<SeedUser>,
+    /// OpenID Connect: the provider's name, for "Sign in with <name>".
+    pub oidc: Option<String>,
 }
 
 /// The signed-in session of this page load, or `None` when signed out.
@@ -112,45 +114,107 @@ pub fn sign_in_methods() -> SignInMethods {
         #[cfg(feature = "ssr")]
         return ssr::sign_in_methods();
         #[cfg(not(feature = "ssr"))]
-        SignInMethods { mock: false, users: Vec::new() }
+        SignInMethods { mock: false, users: Vec::new(), oidc: None }
     })
     .into_inner()
 }
 
 /// Why a sign-in failed, as carried in `/sign-in?error=` (a code, never a
-/// message, so a link cannot put words in the console's mouth).
+/// message, so a link cannot put words in the console's mouth). The OpenID
+/// Connect codes are authn's (`fundament_authn::oidc::Failure::code`) plus what
+/// the provider itself answers on the callback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignInFailure {
     /// Not a seed user.
     UnknownUser,
-    /// Development sign-in outside mock mode.
+    /// Development sign-in outside mock mode (or a sign-in method that is off).
     Unavailable,
+    /// The identity provider could not be reached.
+    ProviderUnavailable,
+    /// No sign-in of this browser is in progress (cookie missing, not ours).
+    TransactionInvalid,
+    /// The sign-in took too long.
+    TransactionExpired,
+    /// The callback's `state` is not this browser's sign-in.
+    StateMismatch,
+    /// The provider refused the code (expired, used).
+    CodeRejected,
+    /// The ID token failed a check.
+    TokenInvalid,
+    /// The ID token was signed by a key the provider does not publish.
+    UnknownKey,
+    /// The ID token's times are off by more than the allowed skew.
+    ClockSkew,
+    /// The user declined at the provider (`error=access_denied`).
+    Denied,
+    /// The provider answered the callback with another error.
+    ProviderError,
+    /// Something else failed (logged where it happened).
+    Failed,
 }
 
+const FAILURES: [(SignInFailure, &str, &str); 13] = [
+    (SignInFailure::UnknownUser, "unknown-user", "That user does not exist in this development stack."),
+    (SignInFailure::Unavailable, "unavailable", "This way of signing in is not available on this console."),
+    (
+        SignInFailure::ProviderUnavailable,
+        "provider-unavailable",
+        "The identity provider could not be reached. Try again in a moment.",
+    ),
+    (
+        SignInFailure::TransactionInvalid,
+        "transaction-invalid",
+        "This sign-in was not started in this browser, or its cookie was lost. Start again.",
+    ),
+    (SignInFailure::TransactionExpired, "transaction-expired", "The sign-in took too long. Start again."),
+    (
+        SignInFailure::StateMismatch,
+        "state-mismatch",
+        "The identity provider's answer does not belong to the sign-in this browser started, so it was refused. Start again.",
+    ),
+    (
+        SignInFailure::CodeRejected,
+        "code-rejected",
+        "The identity provider refused the sign-in code: it expired or was already used. Start again.",
+    ),
+    (
+        SignInFailure::TokenInvalid,
+        "token-invalid",
+        "The identity provider's answer could not be verified, so it was refused. If this persists, tell your administrator.",
+    ),
+    (
+        SignInFailure::UnknownKey,
+        "unknown-key",
+        "The identity provider's answer was signed with a key it does not publish, so it was refused. If this persists, tell your administrator.",
+    ),
+    (
+        SignInFailure::ClockSkew,
+        "clock-skew",
+        "The identity provider's answer is not valid at this time: its clock and the console's disagree. Tell your administrator.",
+    ),
+    (SignInFailure::Denied, "denied", "Sign-in was cancelled at the identity provider."),
+    (SignInFailure::ProviderError, "provider-error", "The identity provider could not sign you in."),
+    (SignInFailure::Failed, "failed", "Sign-in failed. Try again."),
+];
+
 impl SignInFailure {
+    fn entry(self) -> &'static (SignInFailure, &'static str, &'static str) {
+        FAILURES.iter().find(|(f, _, _)| *f == self).expect("every failure is in FAILURES")
+    }
+
     /// The code in the URL.
     pub fn code(self) -> &'static str {
-        match self {
-            SignInFailure::UnknownUser => "unknown-user",
-            SignInFailure::Unavailable => "unavailable",
-        }
+        self.entry().1
     }
 
     /// Parses a code.
     pub fn from_code(code: &str) -> Option<Self> {
-        match code {
-            "unknown-user" => Some(SignInFailure::UnknownUser),
-            "unavailable" => Some(SignInFailure::Unavailable),
-            _ => None,
-        }
+        FAILURES.iter().find(|(_, c, _)| *c == code).map(|(f, _, _)| *f)
     }
 
     /// What the sign-in page says.
     pub fn message(self) -> &'static str {
-        match self {
-            SignInFailure::UnknownUser => "That user does not exist in this development stack.",
-            SignInFailure::Unavailable => "Development sign-in is only available in mock mode.",
-        }
+        self.entry().2
     }
 }
 
@@ -185,14 +249,18 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
 }
 
 /// Signs out: the session ends on the server (a copy of the token stops working everywhere),
-/// the cookie is cleared, and the browser returns to the sign-in page.
+/// the cookie is cleared, and the browser returns to the sign-in page — by way of the
+/// identity provider's end-session endpoint when the session came from one
+/// (`/sign-in/oidc/end-session`, which keeps the ID token hint for that last step).
 #[server(endpoint = "sign-out")]
 pub async fn sign_out() -> Result<(), AppError> {
     // Everything from the request context first: nothing may read it after an await.
     let state = ssr::state()?;
     let token = crate::state::request_session_token();
+    let from_provider = state.oidc_provider.is_some()
+        && crate::state::request_cookie(fundament_session::OIDC_ID_TOKEN_COOKIE).is_some();
     ssr::set_cookie(&fundament_session::cookie_header(None, 0));
-    leptos_axum::redirect("/sign-in");
+    leptos_axum::redirect(if from_provider { crate::oidc_route::END_SESSION_PATH } else { "/sign-in" });
     if let Some(token) = token {
         state.sessions.sign_out(&token).await;
     }
@@ -290,7 +358,7 @@ pub(crate) mod ssr {
 
     pub fn sign_in_methods() -> super::SignInMethods {
         let Some(state) = use_context::<ConsoleState>() else {
-            return super::SignInMethods { mock: false, users: Vec::new() };
+            return super::SignInMethods { mock: false, users: Vec::new(), oidc: None };
         };
         let users = if state.mock {
             state
@@ -307,7 +375,7 @@ pub(crate) mod ssr {
         } else {
             Vec::new()
         };
-        super::SignInMethods { mock: state.mock, users }
+        super::SignInMethods { mock: state.mock, users, oidc: state.oidc_provider }
     }
 
     /// Percent-encodes a value for a query string.
@@ -367,6 +435,22 @@ pub(crate) mod ssr {
 
 #[cfg(all(test, feature = "ssr"))]
 mod tests {
+    use super::SignInFailure;
+
+    #[test]
+    fn failure_codes_read_back_and_are_distinct() {
+        let mut codes = Vec::new();
+        for (failure, code, message) in super::FAILURES {
+            assert_eq!(SignInFailure::from_code(code), Some(failure));
+            assert_eq!((failure.code(), failure.message()), (code, message));
+            codes.push(code);
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), super::FAILURES.len());
+        assert_eq!(SignInFailure::from_code("<script>"), None);
+    }
+
     fn safe_next(next: &str) -> String {
         super::safe_next(next, "http://localhost:3000")
     }

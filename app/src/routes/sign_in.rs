@@ -37,17 +37,53 @@ pub fn SignInPanel(next: String) -> impl IntoView {
 
 #[component]
 fn SignInChoices(methods: SignInMethods, next: String) -> impl IntoView {
-    if !methods.mock {
+    if !methods.mock && methods.oidc.is_none() {
         return view! {
             <p class="mt-2 text-muted">"Single sign-on is not configured for this console. Ask your administrator."</p>
         }
         .into_any();
     }
     view! {
+        {methods.oidc.map(|provider| view! { <ProviderSignIn provider next=next.clone() /> })}
+        {methods.mock.then(|| view! { <SeedUsers users=methods.users next=next.clone() /> })}
+    }
+    .into_any()
+}
+
+/// "Sign in with <provider>": a link, because the way to the provider is a navigation
+/// (the console's `form-action 'self'` would stop a form's redirect to it). `rel="external"`
+/// keeps the client-side router from taking it for one of its own routes.
+#[component]
+fn ProviderSignIn(provider: String, next: String) -> impl IntoView {
+    let href = format!("/sign-in/oidc/start?next={}", query_escape(&next));
+    view! {
+        <p class="mt-4">
+            <a class="choice font-medium" href=href rel="external">
+                {format!("Sign in with {provider}")}
+            </a>
+        </p>
+    }
+}
+
+/// Percent-encodes a value for a query string (the browser and the server read it back alike).
+fn query_escape(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[component]
+fn SeedUsers(users: Vec<crate::api::session::SeedUser>, next: String) -> impl IntoView {
+    view! {
         <p class="mt-2 text-muted">"Development stack: choose a seed user."</p>
         <ul class="mt-4 space-y-2">
-            {methods
-                .users
+            {users
                 .into_iter()
                 .map(|user| {
                     view! {
@@ -71,5 +107,4 @@ fn SignInChoices(methods: SignInMethods, next: String) -> impl IntoView {
                 .collect_view()}
         </ul>
     }
-    .into_any()
 }

@@ -12,6 +12,10 @@
 //! - `authn.v1.TokenService/MintFrameTicket` — the same gates; a single-use, one-minute ticket
 //!   with which one plugin frame opens its installation's pages on plugin-proxy;
 //!
+//! - `authn.v1.OidcService/StartSignIn`, `FinishSignIn`, `EndSessionUrl` — OpenID Connect
+//!   sign-in (authorization code flow with PKCE, `state` and `nonce`), when an issuer is
+//!   configured; see [`oidc`];
+//!
 //! plus `GET /.well-known/jwks.json` (the public keys every verifier uses),
 //! `GET /sessions/revocations` (revoked sessions, streamed to verifiers) and `GET /livez`.
 //!
@@ -28,6 +32,8 @@ mod credentials;
 mod dev_guard;
 mod faults;
 mod mint;
+pub mod oidc;
+mod oidc_sign_in;
 mod public;
 mod revocation_stream;
 mod revocations;

@@ -7,7 +7,7 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{any, get};
 
 use crate::state::AuthnState;
-use crate::{dev_guard, faults, mint, public, revocation_stream, sign_in, sign_out, user_info};
+use crate::{dev_guard, faults, mint, oidc_sign_in, public, revocation_stream, sign_in, sign_out, user_info};
 use fundament_connect::ConnectError;
 
 /// The authn service. Procedures are routed for every method so that the Connect checks
@@ -25,6 +25,12 @@ pub fn router(state: Arc<AuthnState>) -> Router {
             )
             .route_layer(from_fn_with_state(Arc::clone(&state), dev_guard::local_tools_only));
         router = router.merge(dev);
+    }
+    if state.oidc.is_some() {
+        router = router
+            .route("/authn.v1.OidcService/StartSignIn", any(oidc_sign_in::start))
+            .route("/authn.v1.OidcService/FinishSignIn", any(oidc_sign_in::finish))
+            .route("/authn.v1.OidcService/EndSessionUrl", any(oidc_sign_in::end_session_url));
     }
     router
         .route("/authn.v1.AuthnService/GetUserInfo", any(user_info::get_user_info))

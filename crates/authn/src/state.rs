@@ -88,6 +88,8 @@ pub struct AuthnState {
     /// answers `unavailable`, so tests can drive the console's handling of a failing mint. Start
     /// it `false`; outside mock mode it is never read.
     pub fail_mint_plugin_token: AtomicBool,
+    /// OpenID Connect sign-in, when an issuer is configured.
+    pub oidc: Option<Arc<crate::oidc::Oidc>>,
 }
 
 impl AuthnState {

@@ -244,6 +244,7 @@ async fn works_with_the_embedded_tuple_store() {
         revocations: std::sync::Arc::new(fundament_authn::Revocations::in_memory()),
         config: mock_config(),
         fail_mint_plugin_token: Default::default(),
+        oidc: None,
     });
     let h = Harness { state, fga: h.fga, lookup: h.lookup };
     assert_eq!(h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await.status, StatusCode::OK);

@@ -62,8 +62,24 @@ pub enum Key {
     GardenerKubeconfig,
     /// Whether a kubeconfig may turn off verification of its server's certificate.
     AllowInsecureKubeconfig,
-    /// The directory file (organizations, projects, clusters, users).
+    /// The directory file (YAML); none: the seed.
     Directory,
+    /// The OpenID Connect issuer; set, it turns OIDC sign-in on.
+    OidcIssuer,
+    /// The console's client id at the provider.
+    OidcClientId,
+    /// A file holding the client secret (a mounted Kubernetes Secret).
+    OidcClientSecretFile,
+    /// The provider's name on the sign-in page.
+    OidcProviderName,
+    /// The scopes asked for, space-separated.
+    OidcScopes,
+    /// The ID token claim with the user's email.
+    OidcEmailClaim,
+    /// The ID token claim with the user's display name.
+    OidcNameClaim,
+    /// The ID token claim with the user's groups.
+    OidcGroupsClaim,
 }
 
 impl Key {

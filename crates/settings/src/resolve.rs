@@ -87,8 +87,10 @@ pub struct Settings {
     pub gardener_kubeconfig: Option<PathBuf>,
     /// Whether kubeconfigs may skip verifying their server's certificate.
     pub allow_insecure_kubeconfig: bool,
-    /// The directory file (organizations, projects, clusters, users); mock mode's seed when unset.
+    /// The directory file; `None`: the seed.
     pub directory: Option<PathBuf>,
+    /// OpenID Connect sign-in; `None`: not configured.
+    pub oidc: Option<OidcSettings>,
 }
 
 impl Settings {
@@ -113,6 +115,22 @@ impl Settings {
             _ => Ok(()),
         }
     }
+}
+
+/// OpenID Connect sign-in. The client secret itself is read from its file by the service that
+/// needs it (authn), so it never sits in the settings of the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcSettings {
+    /// Exactly as given (compared with the discovery document's `issuer` character by character).
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret_file: PathBuf,
+    pub provider_name: String,
+    /// Always starts with `openid`.
+    pub scopes: Vec<String>,
+    pub email_claim: String,
+    pub name_claim: String,
+    pub groups_claim: String,
 }
 
 /// Socket addresses of the services.
@@ -184,8 +202,19 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
-        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig | Key::Directory => return None,
+        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
         Key::AllowInsecureKubeconfig => "false",
+        Key::Directory
+        | Key::OidcIssuer
+        | Key::OidcClientId
+        | Key::OidcClientSecretFile
+        | Key::OidcProviderName => {
+            return None;
+        }
+        Key::OidcScopes => "openid email profile",
+        Key::OidcEmailClaim => "email",
+        Key::OidcNameClaim => "name",
+        Key::OidcGroupsClaim => "groups",
     })
 }
 
@@ -318,6 +347,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         "false" => Ok(false),
         _ => Err("expected true or false".to_owned()),
     })?;
+    let oidc = resolve_oidc(&r)?;
     Ok(Settings {
         mode,
         console_listen,
@@ -332,7 +362,82 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         gardener_kubeconfig,
         allow_insecure_kubeconfig,
         directory,
+        oidc,
     })
+}
+
+/// An issuer: https, or http for a loopback host (a provider started on this machine for
+/// development or tests), no query, fragment or credentials, no control characters.
+fn parse_issuer(value: &str) -> Result<String, String> {
+    if value.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("an issuer URL has no spaces or control characters".to_owned());
+    }
+    let url = parse_service_url(value)?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(host)) => host == "localhost" || host.ends_with(".localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if url.scheme() != "https" && !loopback {
+        return Err("an issuer must use https (http only for a loopback host such as 127.0.0.1)".to_owned());
+    }
+    Ok(value.to_owned())
+}
+
+fn resolve_oidc(r: &Resolver<'_>) -> Result<Option<OidcSettings>, SettingsError> {
+    let text = |v: &str| {
+        if v.trim().is_empty() { Err("expected a value".to_owned()) } else { Ok(v.trim().to_owned()) }
+    };
+    let claim = |v: &str| {
+        let v = v.trim();
+        if v.is_empty() || v.chars().any(char::is_whitespace) {
+            Err("expected a claim name without spaces".to_owned())
+        } else {
+            Ok(v.to_owned())
+        }
+    };
+    let Some(issuer) = r.parse(Key::OidcIssuer, parse_issuer)? else {
+        return Ok(None);
+    };
+    let needed = |key: Key| SettingsError::Invalid {
+        key,
+        origin: Source::Default,
+        value: String::new(),
+        reason: format!("an OIDC issuer needs it (--{} or {})", key.flag(), key.env()),
+    };
+    let client_id = r.parse(Key::OidcClientId, text)?.ok_or_else(|| needed(Key::OidcClientId))?;
+    let client_secret_file = r
+        .parse(Key::OidcClientSecretFile, |v| {
+            if v.is_empty() { Err("expected a path".to_owned()) } else { Ok(PathBuf::from(v)) }
+        })?
+        .ok_or_else(|| needed(Key::OidcClientSecretFile))?;
+    let provider_name = match r.parse(Key::OidcProviderName, text)? {
+        Some(name) => name,
+        None => Url::parse(&issuer).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default(),
+    };
+    let scopes = r.required(Key::OidcScopes, |v| {
+        let mut scopes: Vec<String> = vec!["openid".to_owned()];
+        for scope in v.split_whitespace() {
+            if !scope.chars().all(|c| c.is_ascii_graphic() && c != '"' && c != '\\') {
+                return Err(format!("scope {scope:?} has characters RFC 6749 does not allow"));
+            }
+            if !scopes.iter().any(|s| s == scope) {
+                scopes.push(scope.to_owned());
+            }
+        }
+        Ok(scopes)
+    })?;
+    Ok(Some(OidcSettings {
+        issuer,
+        client_id,
+        client_secret_file,
+        provider_name,
+        scopes,
+        email_claim: r.required(Key::OidcEmailClaim, claim)?,
+        name_claim: r.required(Key::OidcNameClaim, claim)?,
+        groups_claim: r.required(Key::OidcGroupsClaim, claim)?,
+    }))
 }
 
 #[cfg(test)]
@@ -474,6 +579,77 @@ mod tests {
 
     fn parse_file_layer(text: &str) -> Layer {
         crate::file::parse_file(text, std::path::Path::new("Leptos.toml")).unwrap()
+    }
+
+    #[test]
+    fn oidc_is_off_by_default_and_on_with_an_issuer_and_its_client() {
+        assert_eq!(resolve(&[]).unwrap().oidc, None);
+        let file = parse_file_layer(
+            "[oidc]\nissuer = \"https://id.example.com/realms/acme\"\nclient-id = \"console\"\n\
+             client-secret-file = \"/run/secrets/oidc\"\nscopes = \"email  profile groups openid\"\n",
+        );
+        let oidc = resolve(&[&file]).unwrap().oidc.unwrap();
+        assert_eq!(oidc.issuer, "https://id.example.com/realms/acme", "kept exactly as given");
+        assert_eq!(oidc.scopes, ["openid", "email", "profile", "groups"]);
+        assert_eq!(oidc.provider_name, "id.example.com");
+        assert_eq!(
+            (oidc.email_claim.as_str(), oidc.name_claim.as_str(), oidc.groups_claim.as_str()),
+            ("email", "name", "groups")
+        );
+        assert_eq!(oidc.client_secret_file, PathBuf::from("/run/secrets/oidc"));
+        let env = layer(Source::Env, &[(Key::OidcProviderName, "Acme ID"), (Key::OidcGroupsClaim, "roles")]);
+        let oidc = resolve(&[&env, &file]).unwrap().oidc.unwrap();
+        assert_eq!((oidc.provider_name.as_str(), oidc.groups_claim.as_str()), ("Acme ID", "roles"));
+        let defaults = layer(
+            Source::Env,
+            &[
+                (Key::OidcIssuer, "http://127.0.0.1:8095"),
+                (Key::OidcClientId, "c"),
+                (Key::OidcClientSecretFile, "s"),
+            ],
+        );
+        assert_eq!(resolve(&[&defaults]).unwrap().oidc.unwrap().scopes, ["openid", "email", "profile"]);
+    }
+
+    #[test]
+    fn an_oidc_issuer_needs_https_and_its_client() {
+        let issuer = |value: &str| {
+            let l = layer(
+                Source::Flag,
+                &[(Key::OidcIssuer, value), (Key::OidcClientId, "c"), (Key::OidcClientSecretFile, "s")],
+            );
+            resolve(&[&l]).map(|s| s.oidc.unwrap().issuer).map_err(|e| e.to_string())
+        };
+        assert!(issuer("http://127.0.0.1:8095").is_ok());
+        assert!(issuer("http://localhost:8095/oidc").is_ok());
+        assert!(issuer("http://[::1]:8095").is_ok());
+        let err = issuer("http://id.example.com").unwrap_err();
+        assert_eq!(
+            err,
+            "invalid oidc issuer \"http://id.example.com\" (from --oidc-issuer): an issuer must use https (http only for a loopback host such as 127.0.0.1)"
+        );
+        assert!(issuer("https://id.example.com/?x=1").is_err());
+        assert!(issuer("https://id.example.com/\n").is_err());
+        let without = layer(Source::Env, &[(Key::OidcIssuer, "https://id.example.com")]);
+        let err = resolve(&[&without]).unwrap_err().to_string();
+        assert!(
+            err.contains("an OIDC issuer needs it (--oidc-client-id or FUNDAMENT_OIDC_CLIENT_ID)"),
+            "{err}"
+        );
+        let without =
+            layer(Source::Env, &[(Key::OidcIssuer, "https://id.example.com"), (Key::OidcClientId, "c")]);
+        let err = resolve(&[&without]).unwrap_err().to_string();
+        assert!(err.contains("(--oidc-client-secret-file or FUNDAMENT_OIDC_CLIENT_SECRET_FILE)"), "{err}");
+        let bad_claim = layer(
+            Source::Env,
+            &[
+                (Key::OidcIssuer, "https://id.example.com"),
+                (Key::OidcClientId, "c"),
+                (Key::OidcClientSecretFile, "s"),
+                (Key::OidcEmailClaim, "e mail"),
+            ],
+        );
+        assert!(resolve(&[&bad_claim]).unwrap_err().to_string().contains("claim name without spaces"));
     }
 
     #[test]

@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 30] = [
+pub const SPECS: [Spec; 38] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -304,8 +304,80 @@ pub const SPECS: [Spec; 30] = [
         "FUNDAMENT_DIRECTORY",
         "stack.directory",
         "FILE",
-        "The directory: organizations, projects with their namespaces, clusters, users and memberships, as YAML (fixtures/directory.yaml shows the format); reloaded when it changes",
+        "The directory: organizations, projects with their namespaces, clusters, users (with their identity-provider accounts) and memberships, as YAML (fixtures/directory.yaml shows the format); checked at start, reloaded when it changes",
         "mock mode: the seed; `fundament dev` in the other modes: fixtures/directory.yaml; the services alone: required",
+    ),
+    spec(
+        Key::OidcIssuer,
+        "oidc-issuer",
+        "FUNDAMENT_OIDC_ISSUER",
+        "oidc.issuer",
+        "URL",
+        "The OpenID Connect provider's issuer, exactly as its discovery document names it; set, sign-in goes through it (https, or http for a loopback host only)",
+        "none: no OIDC sign-in",
+    ),
+    spec(
+        Key::OidcClientId,
+        "oidc-client-id",
+        "FUNDAMENT_OIDC_CLIENT_ID",
+        "oidc.client-id",
+        "ID",
+        "The console's client id at the provider (its redirect URI is `<console-url>/sign-in/oidc/callback`)",
+        "none (required with an issuer)",
+    ),
+    spec(
+        Key::OidcClientSecretFile,
+        "oidc-client-secret-file",
+        "FUNDAMENT_OIDC_CLIENT_SECRET_FILE",
+        "oidc.client-secret-file",
+        "FILE",
+        "A file holding the client secret (e.g. a mounted Kubernetes Secret); read at start, surrounding whitespace ignored",
+        "none (required with an issuer)",
+    ),
+    spec(
+        Key::OidcProviderName,
+        "oidc-provider-name",
+        "FUNDAMENT_OIDC_PROVIDER_NAME",
+        "oidc.provider-name",
+        "NAME",
+        "The provider's name on the sign-in page: \"Sign in with <name>\"",
+        "the issuer's host name",
+    ),
+    spec(
+        Key::OidcScopes,
+        "oidc-scopes",
+        "FUNDAMENT_OIDC_SCOPES",
+        "oidc.scopes",
+        "SCOPES",
+        "The scopes asked for, separated by spaces (`openid` is always asked for)",
+        "`openid email profile`",
+    ),
+    spec(
+        Key::OidcEmailClaim,
+        "oidc-email-claim",
+        "FUNDAMENT_OIDC_EMAIL_CLAIM",
+        "oidc.email-claim",
+        "CLAIM",
+        "The ID token claim holding the user's email (dropped when `email_verified` is false)",
+        "`email`",
+    ),
+    spec(
+        Key::OidcNameClaim,
+        "oidc-name-claim",
+        "FUNDAMENT_OIDC_NAME_CLAIM",
+        "oidc.name-claim",
+        "CLAIM",
+        "The ID token claim holding the user's display name",
+        "`name`",
+    ),
+    spec(
+        Key::OidcGroupsClaim,
+        "oidc-groups-claim",
+        "FUNDAMENT_OIDC_GROUPS_CLAIM",
+        "oidc.groups-claim",
+        "CLAIM",
+        "The ID token claim holding the user's groups (a list of strings, or one string)",
+        "`groups`",
     ),
 ];
 

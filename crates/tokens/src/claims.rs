@@ -34,6 +34,10 @@ claims! {
     UserClaims {
         email: String,
         name: String,
+        /// The identity provider's groups of the user (OIDC sign-in); absent when there are none,
+        /// so tokens of mock sign-in and of older authn versions read the same.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        groups: Vec<String>,
     }
 }
 

@@ -64,6 +64,19 @@ impl Signer {
 
     /// A UserToken for `user_id`, valid from `now` for `ttl_secs`.
     pub fn sign_user(&self, user_id: &str, email: &str, name: &str, now: i64, ttl_secs: i64) -> String {
+        self.sign_user_in_groups(user_id, email, name, &[], now, ttl_secs)
+    }
+
+    /// A UserToken that also names the user's groups (from the identity provider).
+    pub fn sign_user_in_groups(
+        &self,
+        user_id: &str,
+        email: &str,
+        name: &str,
+        groups: &[String],
+        now: i64,
+        ttl_secs: i64,
+    ) -> String {
         let claims = UserClaims {
             iss: ISSUER.to_string(),
             sub: user_id.to_string(),
@@ -73,6 +86,7 @@ impl Signer {
             jti: new_jti(),
             email: email.to_string(),
             name: name.to_string(),
+            groups: groups.to_vec(),
         };
         self.sign(&claims)
     }

@@ -127,6 +127,7 @@ impl Harness {
             revocations: Arc::new(fundament_authn::Revocations::in_memory()),
             config,
             fail_mint_plugin_token: Default::default(),
+            oidc: None,
         });
         Harness { state, fga, lookup }
     }

@@ -1,0 +1,216 @@
+//! The console's side of OpenID Connect sign-in (authn does the protocol):
+//!
+//! - `GET /sign-in/oidc/start?next=<path>` asks authn for the authorization URL and a sealed
+//!   transaction, keeps the transaction in `__Host-fundament_oidc_tx` and sends the browser to
+//!   the provider. A link, not a form: the console's CSP has `form-action 'self'`, which
+//!   Chromium applies to a form's redirects too, so a form could not lead to the provider.
+//! - `GET /sign-in/oidc/callback?code&state` (the redirect URI) hands code, state and the
+//!   transaction to authn, sets the session cookie and the ID token hint, and answers a page
+//!   that moves on to the return path by itself. Not a redirect: the session cookie is
+//!   `SameSite=Strict`, and a redirect would still belong to the provider's cross-site
+//!   navigation, so the browser would not send it on the next page; the page's own
+//!   navigation is same-site.
+//! - `GET /sign-in/oidc/end-session` (where sign-out leads) ends the provider's session too,
+//!   with the ID token as `id_token_hint`, when the provider offers `end_session_endpoint`.
+//!
+//! Every failure goes to `/sign-in?error=<code>` with one log line naming the reason, never
+//! the code, state, transaction or a token.
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde::Deserialize;
+
+use crate::api::session::{SignInFailure, safe_next};
+use crate::state::ConsoleState;
+
+pub const START_PATH: &str = "/sign-in/oidc/start";
+pub const CALLBACK_PATH: &str = "/sign-in/oidc/callback";
+pub const END_SESSION_PATH: &str = "/sign-in/oidc/end-session";
+
+#[derive(Debug, Deserialize)]
+pub struct StartQuery {
+    #[serde(default)]
+    next: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CallbackQuery {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    state: String,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+fn see_other(location: &str, cookies: &[String]) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    finish(response, cookies)
+}
+
+fn finish(mut response: Response, cookies: &[String]) -> Response {
+    let headers = response.headers_mut();
+    for cookie in cookies {
+        if let Ok(value) = HeaderValue::from_str(cookie) {
+            headers.append(header::SET_COOKIE, value);
+        }
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The provider never learns which console page the user was on, nor the callback's code.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+/// Back to the sign-in page, saying why.
+fn failed(failure: SignInFailure, next: &str, cookies: &[String]) -> Response {
+    let mut location = format!("/sign-in?error={}", failure.code());
+    if next != "/" {
+        location.push_str("&next=");
+        location.push_str(&crate::api::session::ssr::query_escape(next));
+    }
+    see_other(&location, cookies)
+}
+
+/// A page that goes on to `target` by itself (and offers a link, for the rare browser that
+/// does not follow a meta refresh). No script: it works with JavaScript off.
+fn onward(target: &str, what: &str, cookies: &[String]) -> Response {
+    let target = html_escape(target);
+    let body = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{what}</title>\
+         <meta http-equiv=\"refresh\" content=\"0;url={target}\"></head>\
+         <body><p>{what}… <a href=\"{target}\">Continue</a></p></body></html>"
+    );
+    let mut response =
+        (StatusCode::OK, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    finish(response, cookies)
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn one_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    let cookies = headers.get_all(header::COOKIE);
+    match fundament_session::single_cookie(cookies.iter().filter_map(|v| v.to_str().ok()), name) {
+        fundament_session::SessionCookie::One(value) => Some(value.to_owned()),
+        _ => None,
+    }
+}
+
+/// `GET /sign-in/oidc/start`.
+pub async fn start(State(state): State<ConsoleState>, Query(query): Query<StartQuery>) -> Response {
+    let next = safe_next(&query.next, &state.console_origin);
+    if state.oidc_provider.is_none() {
+        return failed(SignInFailure::Unavailable, &next, &[]);
+    }
+    match state.sessions.oidc_start(&next).await {
+        Ok(started) => see_other(
+            &started.authorization_url,
+            &[fundament_session::oidc_transaction_cookie(Some(&started.transaction), started.max_age)],
+        ),
+        // Logged by the session authority, which saw authn's answer.
+        Err(failure) => failed(failure, &next, &[]),
+    }
+}
+
+/// `GET /sign-in/oidc/callback`.
+pub async fn callback(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Query(query): Query<CallbackQuery>,
+) -> Response {
+    // The transaction is used once, whatever happens next.
+    let clear = fundament_session::oidc_transaction_cookie(None, 0);
+    if state.oidc_provider.is_none() {
+        return failed(SignInFailure::Unavailable, "/", &[clear]);
+    }
+    if let Some(error) = query.error.as_deref() {
+        // RFC 6749 §4.1.2.1: a registered code; only that is logged, never the description.
+        let error: String = error.chars().filter(char::is_ascii_graphic).take(64).collect();
+        tracing::warn!(reason = "provider-error", %error, "oidc sign-in: the provider answered an error");
+        let failure =
+            if error == "access_denied" { SignInFailure::Denied } else { SignInFailure::ProviderError };
+        return failed(failure, "/", &[clear]);
+    }
+    let Some(transaction) = one_cookie(&headers, fundament_session::OIDC_TRANSACTION_COOKIE) else {
+        tracing::warn!(
+            reason = "transaction-invalid",
+            "oidc sign-in: callback without one transaction cookie"
+        );
+        return failed(SignInFailure::TransactionInvalid, "/", &[clear]);
+    };
+    match state.sessions.oidc_finish(&query.code, &query.state, &transaction).await {
+        Ok(signed_in) => {
+            let next = safe_next(&signed_in.return_path, &state.console_origin);
+            let max_age = signed_in.session.max_age;
+            tracing::info!("signed in through the identity provider");
+            onward(
+                &next,
+                "Signed in",
+                &[
+                    clear,
+                    fundament_session::cookie_header(Some(&signed_in.session.token), max_age),
+                    fundament_session::oidc_id_token_cookie(Some(&signed_in.id_token), max_age),
+                ],
+            )
+        }
+        Err(failure) => failed(failure, "/", &[clear]),
+    }
+}
+
+/// `GET /sign-in/oidc/end-session`: the last step of sign-out.
+pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+    let hint = one_cookie(&headers, fundament_session::OIDC_ID_TOKEN_COOKIE);
+    let clear = fundament_session::oidc_id_token_cookie(None, 0);
+    // Only after our own sign-out: with a live session this is a stray link, not a sign-out.
+    let live = crate::state::session_token_of(&headers).and_then(|t| state.sessions.verify(&t)).is_some();
+    let url = match (&hint, live, state.oidc_provider.is_some()) {
+        (Some(hint), false, true) => state.sessions.oidc_end_session_url(hint).await,
+        _ => None,
+    };
+    match url {
+        // A page, not a redirect: sign-out is a form post, and `form-action 'self'` covers its
+        // redirects; the page's own navigation to the provider is not a form's.
+        Some(url) => onward(&url, "Signing out", &[clear]),
+        None => see_other("/sign-in", &[clear]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_onward_page_escapes_its_target_and_forbids_everything_else() {
+        let response = onward("/a\"><script>x</script>", "Signed in", &["c=1".into()]);
+        let csp = response.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert!(csp.starts_with("default-src 'none'"), "{csp}");
+        assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
+        assert_eq!(response.headers()[header::REFERRER_POLICY], "no-referrer");
+        assert_eq!(response.headers()[header::SET_COOKIE], "c=1");
+    }
+
+    #[test]
+    fn html_escape_covers_attribute_breakouts() {
+        assert_eq!(html_escape("/a\"b<c>&"), "/a&quot;b&lt;c&gt;&amp;");
+    }
+
+    #[test]
+    fn failures_keep_a_safe_next() {
+        let response = failed(SignInFailure::StateMismatch, "/clusters", &[]);
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        assert_eq!(response.headers()[header::LOCATION], "/sign-in?error=state-mismatch&next=/clusters");
+        let response = failed(SignInFailure::Denied, "/", &[]);
+        assert_eq!(response.headers()[header::LOCATION], "/sign-in?error=denied");
+    }
+}

@@ -1,0 +1,195 @@
+// Sign-in through a real OpenID Connect provider (end2end/oidc/provider.mjs):
+// the whole walk — a wrong password refused at the provider, the right one,
+// the user's name from the ID token, a plugin page, sign-out at the console
+// and at the provider, and the old session refused by the console,
+// kube-api-proxy, authn and plugin-proxy — and one test per failure, each a
+// readable page on the console with a way back.
+import { test, expect, type Page } from '@playwright/test';
+import { send } from '../tests/origins';
+
+const PROVIDER = 'http://127.0.0.1:8099';
+const GATEWAY = 'http://localhost:8081';
+const AUTHN = 'http://localhost:8083';
+const PROD = '019b4000-2000-7000-8000-000000000001';
+const CERT_MANAGER = 'acme-corp--cert-manager';
+const CERT_MANAGER_ORIGIN = `http://${CERT_MANAGER}.localhost:8082`;
+const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+const CERTS_PAGE = `/clusters/${PROD}/plugins/${CERT_MANAGER}/v1.17.2/console/certificates-list.html`;
+const PASSWORD = 'correct horse battery staple';
+
+async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down') {
+  const answer = await send(`${PROVIDER}/test/mode/${mode}`, { method: 'PUT' });
+  expect(answer.status).toBe(204);
+}
+
+test.afterEach(async () => providerMode('normal'));
+
+/** From the console's sign-in page to the provider's login form. */
+async function toProvider(page: Page, next = '/') {
+  await page.goto(`/sign-in?next=${encodeURIComponent(next)}`);
+  await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+  await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/interaction/`));
+}
+
+/** Logs in at the provider and allows the console. */
+async function logInAndAllow(page: Page) {
+  await page.getByLabel('Username').fill('alice');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Allow' }).click();
+}
+
+/** The console's sign-in page, showing `message`, with the way back offered. */
+async function refusedWith(page: Page, code: string, message: RegExp) {
+  await expect(page).toHaveURL(new RegExp(`/sign-in\\?error=${code}`));
+  await expect(page.getByRole('alert')).toHaveText(message);
+  await expect(page.getByRole('link', { name: 'Sign in with Test IdP' })).toBeVisible();
+  const cookies = await page.context().cookies('http://localhost:3000');
+  expect(cookies.map((c) => c.name)).not.toContain('__Host-fundament_auth');
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' });
+
+async function frameTicket(userToken: string): Promise<{ status: number; ticket?: string }> {
+  const uid = await send(`${GATEWAY}/clusters/${PROD}/apis/plugins.fundament.io/v1/plugininstallations/${CERT_MANAGER}`, {
+    headers: bearer(userToken),
+  });
+  const installationId = uid.status === 200 ? JSON.parse(uid.body).metadata.uid : '00000000-0000-4000-8000-000000000000';
+  const answer = await send(`${AUTHN}/authn.v1.TokenService/MintFrameTicket`, {
+    method: 'POST',
+    headers: bearer(userToken),
+    body: JSON.stringify({ clusterId: PROD, installationId }),
+  });
+  return { status: answer.status, ticket: answer.status === 200 ? JSON.parse(answer.body).ticket : undefined };
+}
+
+test('sign in through the provider, browse a plugin page, sign out everywhere', async ({ page, browser }) => {
+  await toProvider(page, CERTS);
+  // The provider checks the password (its built-in form would take any).
+  await page.getByLabel('Username').fill('alice');
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Wrong username or password.');
+  await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/interaction/`));
+  await logInAndAllow(page);
+
+  // Back on the console where the sign-in started, as the ID token's name says.
+  await expect(page).toHaveURL(CERTS);
+  await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
+
+  const cookies = await page.context().cookies('http://localhost:3000');
+  const session = cookies.find((c) => c.name === '__Host-fundament_auth')!;
+  expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
+  expect(cookies.map((c) => c.name)).not.toContain('__Host-fundament_oidc_tx');
+  const token = session.value;
+  // alice's UserToken: the directory mapped the provider's account to her, with the groups.
+  const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  expect(claims).toMatchObject({ sub: 'alice', email: 'alice@acme-corp.com', groups: ['platform-admins', 'acme-corp'] });
+
+  // Controls: while signed in the token works on the gateway and at authn, and a frame
+  // cookie of plugin-proxy opens the plugin's page.
+  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+  expect((await send(list, { headers: bearer(token) })).status).toBe(200);
+  const ticket = await frameTicket(token);
+  expect(ticket.status).toBe(200);
+  const exchange = await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}?fundament-ticket=${ticket.ticket}`);
+  expect(exchange.status).toBe(303);
+  const frameCookie = [exchange.headers['set-cookie'] ?? []].flat()[0].split(';')[0];
+  expect((await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}`, { headers: { Cookie: frameCookie } })).status).toBe(200);
+
+  // Sign out: our session is revoked, then the provider's session ends too.
+  await page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/session/end`));
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await expect(page).toHaveURL(/localhost:3000\/sign-in/);
+  await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+  const after = await page.context().cookies('http://localhost:3000');
+  expect(after.map((c) => c.name)).not.toContain('__Host-fundament_auth');
+  expect(after.map((c) => c.name)).not.toContain('__Host-fundament_oidc_id');
+
+  // The old cookie, planted back, is refused everywhere.
+  const replay = await browser.newContext();
+  await replay.addCookies([{ ...session, sameSite: 'Strict' }]);
+  const again = await replay.newPage();
+  await again.goto(CERTS);
+  await expect(again.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+  await replay.close();
+  await expect.poll(async () => (await send(list, { headers: bearer(token) })).status).toBe(401);
+  expect((await frameTicket(token)).status).toBe(401);
+  expect((await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}`, { headers: { Cookie: frameCookie } })).status).toBe(404);
+
+  // The provider's session ended: the next sign-in asks for the password again.
+  await toProvider(page);
+  await expect(page.getByLabel('Password')).toBeVisible();
+});
+
+test('a provider that is down is a readable page', async ({ page }) => {
+  await page.goto('/sign-in');
+  await providerMode('down');
+  await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+  await refusedWith(page, 'provider-unavailable', /could not be reached/);
+});
+
+test('denied consent is a readable page', async ({ page }) => {
+  await toProvider(page);
+  await page.getByLabel('Username').fill('alice');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Deny' }).click();
+  await refusedWith(page, 'denied', /cancelled at the identity provider/);
+});
+
+/**
+ * Signs in once and keeps the provider's redirect back (the callback URL) and the sign-in's
+ * transaction cookie as the browser sent them; then forgets every cookie of the console.
+ */
+async function capturedCallback(page: Page): Promise<URL> {
+  await toProvider(page);
+  const request = page.waitForRequest((r) => r.url().includes('/sign-in/oidc/callback?'));
+  await logInAndAllow(page);
+  const callback = await request;
+  const transaction = (await callback.allHeaders()).cookie?.match(/__Host-fundament_oidc_tx=([^;]+)/)?.[1];
+  expect(transaction).toBeTruthy();
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
+  await page.context().clearCookies();
+  await page.context().addCookies([
+    { name: '__Host-fundament_oidc_tx', value: transaction!, domain: 'localhost', path: '/', httpOnly: true, secure: true, sameSite: 'Lax' },
+  ]);
+  return new URL(callback.url());
+}
+
+test('a callback whose state is not this browser\'s sign-in is refused', async ({ page }) => {
+  const callback = await capturedCallback(page);
+  callback.searchParams.set('state', 'forged-state-of-another-sign-in');
+  await page.goto(callback.toString());
+  await refusedWith(page, 'state-mismatch', /does not belong to the sign-in this browser started/);
+});
+
+test('a code used once is refused the second time', async ({ page }) => {
+  // Replayed with its own transaction cookie: the provider refuses the used code.
+  const callback = await capturedCallback(page);
+  await page.goto(callback.toString());
+  await refusedWith(page, 'code-rejected', /expired or was already used/);
+});
+
+test('a callback without the sign-in\'s cookie is refused', async ({ page }) => {
+  await page.goto(`/sign-in/oidc/callback?code=abc&state=def`);
+  await refusedWith(page, 'transaction-invalid', /not started in this browser/);
+});
+
+test('an ID token signed by a key the provider does not publish is refused', async ({ page }) => {
+  await providerMode('rogue-key');
+  await toProvider(page);
+  await logInAndAllow(page);
+  await refusedWith(page, 'unknown-key', /signed with a key it does not publish/);
+});
+
+test('an ID token from a clock ten minutes ahead is refused', async ({ page }) => {
+  await providerMode('clock-ahead');
+  await toProvider(page);
+  await logInAndAllow(page);
+  await refusedWith(page, 'clock-skew', /its clock and the console's disagree/);
+});
