@@ -28,6 +28,7 @@ mod credentials;
 mod dev_guard;
 mod faults;
 mod mint;
+pub mod keys_dir;
 mod public;
 mod revocation_stream;
 mod revocations;

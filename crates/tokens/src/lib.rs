@@ -11,6 +11,7 @@ mod b64;
 mod claims;
 mod error;
 mod keys;
+pub mod keys_dir;
 mod peek;
 mod rules;
 mod signer;
