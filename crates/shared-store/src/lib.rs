@@ -23,6 +23,7 @@
 
 mod memory;
 mod redis_store;
+pub mod testing;
 
 use std::time::Duration;
 

@@ -1,50 +1,15 @@
 //! The same contract for both stores: the in-process one and a real `redis-server` (Debian's
 //! package, which scripts/setup installs), started here on a free port of loopback.
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use fundament_shared_store::testing::{RedisServer, free_port};
 use fundament_shared_store::{InProcess, RedisStore, Revoked, SharedStore, now_unix};
 use futures::StreamExt;
 
-/// A redis-server of this test, stopped on drop.
-struct Redis {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn redis_on(port: u16, dir: tempfile::TempDir) -> Redis {
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed (scripts/setup installs Debian's redis-server)");
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Redis { child, url: format!("redis://127.0.0.1:{port}/0"), _dir: dir };
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("redis-server did not start on port {port}");
-}
-
-async fn redis() -> Redis {
-    redis_on(free_port(), tempfile::tempdir().unwrap()).await
+async fn redis() -> RedisServer {
+    RedisServer::start().await
 }
 
 fn sid() -> String {
@@ -131,7 +96,7 @@ async fn redis_down_is_an_error_naming_the_store_and_it_recovers() {
     assert!(err.contains(&format!("127.0.0.1:{port}")) && err.contains("unavailable"), "{err}");
     assert!(store.revocation_events().await.is_err());
 
-    let server = redis_on(port, tempfile::tempdir().unwrap()).await;
+    let server = RedisServer::start_on(port).await;
     assert!(store.take_once("k", Duration::from_secs(5)).await.unwrap(), "connects once it is up");
     let mut events = store.revocation_events().await.unwrap();
     drop(server);
@@ -139,7 +104,7 @@ async fn redis_down_is_an_error_naming_the_store_and_it_recovers() {
     assert!(ended.is_none(), "a lost connection ends the event stream");
     assert!(store.take_once("k2", Duration::from_secs(5)).await.is_err(), "down again: an error, not a yes");
 
-    let _back = redis_on(port, tempfile::tempdir().unwrap()).await;
+    let _back = RedisServer::start_on(port).await;
     let mut ok = false;
     for _ in 0..40 {
         if store.take_once("k3", Duration::from_secs(5)).await.is_ok() {
