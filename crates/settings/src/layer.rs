@@ -62,6 +62,12 @@ pub enum Key {
     GardenerKubeconfig,
     /// Whether a kubeconfig may turn off verification of its server's certificate.
     AllowInsecureKubeconfig,
+    /// The store replicas share (`redis://…`; none: this process's memory, one replica only).
+    SharedStore,
+    /// authn's signing keys from a directory (a mounted Secret), reloaded when it changes.
+    SigningKeysDir,
+    /// plugin-proxy's frame cookie key from a file shared by its replicas.
+    FrameKeyFile,
 }
 
 impl Key {
