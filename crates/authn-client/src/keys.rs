@@ -82,13 +82,17 @@ impl Keys {
         }
         let keys = self.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(PERIODIC_REFRESH);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                tick.tick().await;
-                if let Err(error) = keys.fetch(Fetch::IfStale).await {
-                    tracing::warn!(%error, "JWKS refresh failed; keeping the keys at hand");
-                }
+                // After a failure (authn not up yet, or unreachable) sooner: a verifier without
+                // keys refuses every token until it has them.
+                let next = match keys.fetch(Fetch::IfStale).await {
+                    Ok(()) => PERIODIC_REFRESH,
+                    Err(error) => {
+                        tracing::warn!(%error, "JWKS refresh failed; keeping the keys at hand");
+                        MIN_REFETCH
+                    }
+                };
+                tokio::time::sleep(next).await;
             }
         });
     }
