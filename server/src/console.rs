@@ -98,8 +98,9 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
     sessions.spawn_refresh();
     let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
     let state = console_state(&settings, sessions, dev_sign_in)?;
-    let router = router(leptos_options(&settings), state, &settings.urls.console, &settings.cluster.plugin_sdk_dir)
-        .layer(axum::middleware::from_fn(crate::middleware::server_timing));
+    let router =
+        router(leptos_options(&settings), state, &settings.urls.console, &settings.cluster.plugin_sdk_dir)
+            .layer(axum::middleware::from_fn(crate::middleware::server_timing));
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     let bound = crate::stack::Bound { name: "console", listener, router, drain: None };
     bound.serve(crate::dev::shutdown_signal()).await;

@@ -118,7 +118,10 @@ impl SessionAuthority for AuthnSessions {
             Err(reason) => {
                 // A key not at hand (a session of another replica after a rotation): fetch the
                 // keys in the background; pages verify with the keys at hand, never waiting.
-                if reason == fundament_authn_client::CredentialError::Token(fundament_tokens::TokenError::UnknownKey)
+                if reason
+                    == fundament_authn_client::CredentialError::Token(
+                        fundament_tokens::TokenError::UnknownKey,
+                    )
                     && let Some(kid) = fundament_tokens::peek_kid(token)
                 {
                     let keys = self.credentials.keys.clone();

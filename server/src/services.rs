@@ -269,7 +269,9 @@ pub fn origins(settings: &Settings) -> Result<Origins, ServiceError> {
 pub fn frame_key(settings: &Settings) -> Result<fundament_plugin_proxy::FrameKey, ServiceError> {
     Ok(match &settings.scale.frame_key_file {
         Some(path) => fundament_plugin_proxy::FrameKey::from_file(path)?,
-        None => fundament_plugin_proxy::FrameKey::load_or_create(&crate::state_dir(settings).join("plugin-proxy"))?,
+        None => fundament_plugin_proxy::FrameKey::load_or_create(
+            &crate::state_dir(settings).join("plugin-proxy"),
+        )?,
     })
 }
 

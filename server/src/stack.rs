@@ -203,7 +203,8 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
             authn(&settings, &ClusterAccess::of(&settings)?, signer, store, dev_sign_in).await?
         }
         Service::KubeApiProxy => {
-            kube_api_proxy(&settings, &ClusterAccess::of(&settings)?, services::shared_store(&settings)?).await?
+            kube_api_proxy(&settings, &ClusterAccess::of(&settings)?, services::shared_store(&settings)?)
+                .await?
         }
         Service::Console => return crate::console::run_alone(settings).await,
     };

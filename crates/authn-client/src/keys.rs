@@ -99,7 +99,12 @@ impl Keys {
 
     /// Whether the keys at hand know `kid`.
     pub fn knows(&self, kid: &str) -> bool {
-        self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref().is_some_and(|v| v.kids().iter().any(|k| k == kid))
+        self.inner
+            .verifier
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|v| v.kids().iter().any(|k| k == kid))
     }
 
     async fn fetch(&self, mode: Fetch) -> Result<(), KeysError> {

@@ -37,7 +37,10 @@ fn live(state: &AuthnState, claims: UserClaims) -> Result<UserClaims, ConnectErr
         // Fail closed: a replica that cannot read the revoked sessions vouches for none.
         Err(error) => {
             tracing::warn!(%error, "user token refused: the revoked sessions are not known");
-            Err(ConnectError::new(Code::Unavailable, "sessions cannot be checked right now; try again shortly"))
+            Err(ConnectError::new(
+                Code::Unavailable,
+                "sessions cannot be checked right now; try again shortly",
+            ))
         }
     }
 }

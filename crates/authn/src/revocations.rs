@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
 use fundament_shared_store::{InProcess, SharedStore, StoreError};
+use futures::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
 
 pub use fundament_shared_store::Revoked;

@@ -19,9 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use fundament_kube_core::Status;
 use fundament_shared_store::{InProcess, SharedStore};
+use futures::FutureExt;
 use tokio::sync::watch;
 
 /// Concurrent watches one user may hold through the gateway (the console's tabs and every
@@ -159,7 +159,12 @@ impl WatchLimits {
                 }
             })
         };
-        Ok(WatchPermit { store: Arc::clone(&self.store), leases, renewal, draining: self.draining.subscribe() })
+        Ok(WatchPermit {
+            store: Arc::clone(&self.store),
+            leases,
+            renewal,
+            draining: self.draining.subscribe(),
+        })
     }
 
     /// Open watches of `user`, at every replica sharing the store.
@@ -190,7 +195,11 @@ mod tests {
         }
         let refused = limits.acquire("alice", Some("t1")).await.unwrap_err();
         assert_eq!((refused.code, refused.reason.as_str()), (429, "TooManyRequests"));
-        assert_eq!(limits.open("alice").await, WATCHES_PER_PLUGIN_TOKEN, "the refused one gave its user slot back");
+        assert_eq!(
+            limits.open("alice").await,
+            WATCHES_PER_PLUGIN_TOKEN,
+            "the refused one gave its user slot back"
+        );
         assert!(limits.acquire("alice", Some("t2")).await.is_ok(), "another token of the same user");
         held.pop();
         assert!(limits.acquire("alice", Some("t1")).await.is_ok());

@@ -64,7 +64,8 @@ impl FrameKey {
     /// so a frame cookie set by one replica opens at every other. Never created or changed here.
     pub fn from_file(path: &Path) -> Result<FrameKey, FrameKeyError> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| FrameKeyError::Read { path: shown.clone(), source })?;
+        let bytes =
+            std::fs::read(path).map_err(|source| FrameKeyError::Read { path: shown.clone(), source })?;
         if bytes.len() < 32 {
             return Err(FrameKeyError::Short { path: shown, len: bytes.len() });
         }

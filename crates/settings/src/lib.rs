@@ -16,4 +16,6 @@ pub mod table;
 pub use error::SettingsError;
 pub use file::load_file;
 pub use layer::{Key, Layer, Source};
-pub use resolve::{ClusterSettings, FgaSettings, Mode, ScaleSettings, ServiceListen, ServiceUrls, Settings, resolve};
+pub use resolve::{
+    ClusterSettings, FgaSettings, Mode, ScaleSettings, ServiceListen, ServiceUrls, Settings, resolve,
+};

@@ -61,8 +61,8 @@ impl InProcess {
         let shown = path.display().to_string();
         let revoked = match std::fs::read(path) {
             Ok(bytes) => {
-                let file: File =
-                    serde_json::from_slice(&bytes).map_err(|source| StoreError::Parse { path: shown, source })?;
+                let file: File = serde_json::from_slice(&bytes)
+                    .map_err(|source| StoreError::Parse { path: shown, source })?;
                 file.revoked.into_iter().map(|r| (r.sid, r.exp)).collect()
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
@@ -80,7 +80,9 @@ impl InProcess {
         if once.len() >= ONCE_CAPACITY {
             once.retain(|_, until| *until > now);
             if once.len() >= ONCE_CAPACITY {
-                tracing::warn!("shared store (in-process): the table of single-use keys is full; refusing new ones");
+                tracing::warn!(
+                    "shared store (in-process): the table of single-use keys is full; refusing new ones"
+                );
                 return false;
             }
         }

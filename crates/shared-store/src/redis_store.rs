@@ -227,9 +227,7 @@ impl SharedStore for RedisStore {
         Box::pin(async move {
             let key = lease_key(group);
             let taken: i64 = self
-                .run(async |c| {
-                    self.lease.key(&key).arg(ms(ttl)).arg(limit).arg(holder).invoke_async(c).await
-                })
+                .run(async |c| self.lease.key(&key).arg(ms(ttl)).arg(limit).arg(holder).invoke_async(c).await)
                 .await?;
             Ok(taken == 1)
         })

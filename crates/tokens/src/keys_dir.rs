@@ -45,7 +45,10 @@ pub(crate) fn load(dir: &Path) -> Result<(KeyPair, Vec<KeyPair>), KeyError> {
         }
     }
     let current = current.ok_or_else(|| {
-        corrupt(&current_path, format!("names {current_name:?}, but there is no {current_name}.pem beside it"))
+        corrupt(
+            &current_path,
+            format!("names {current_name:?}, but there is no {current_name}.pem beside it"),
+        )
     })?;
     Ok((current, others))
 }
@@ -144,7 +147,11 @@ mod tests {
         std::fs::write(dir.path().join("current"), "missing").unwrap();
         let err = error(dir.path());
         assert!(err.contains("no missing.pem"), "{err}");
-        std::fs::write(dir.path().join("missing.pem"), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap();
+        std::fs::write(
+            dir.path().join("missing.pem"),
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        )
+        .unwrap();
         let err = error(dir.path());
         assert!(err.contains("missing.pem") && err.contains("not an Ed25519"), "{err}");
         std::fs::write(dir.path().join("missing.pem"), "hello").unwrap();
