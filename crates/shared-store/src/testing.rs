@@ -34,7 +34,7 @@ impl RedisServer {
     /// On `port`, once it answers.
     pub async fn start_on(port: u16) -> RedisServer {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(dir.path())
@@ -47,6 +47,8 @@ impl RedisServer {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("redis-server did not start on port {port}");
     }
 }
