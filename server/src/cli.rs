@@ -37,13 +37,19 @@ enum Command {
     /// Run the embedded cluster alone (a kubectl-compatible API over TLS), or
     /// print its admin kubeconfig.
     Cluster(Box<ClusterArgs>),
-    /// Run authn alone (sign-in, user info, PluginToken minting, JWKS).
+    /// Run the console alone (the UI and its server functions), following authn at --authn-url;
+    /// any number of replicas behind a load balancer, no stickiness needed.
+    Console(Box<SettingsArgs>),
+    /// Run authn alone (sign-in, user info, PluginToken minting, JWKS). More than one replica
+    /// needs --shared-store and --signing-keys-dir.
     Authn(Box<SettingsArgs>),
     /// Run organization-api alone (published plugin definitions).
     OrganizationApi(Box<SettingsArgs>),
-    /// Run kube-api-proxy alone (the gateway for every cluster request).
+    /// Run kube-api-proxy alone (the gateway for every cluster request). More than one replica
+    /// needs --shared-store (the watch limits).
     KubeApiProxy(Box<SettingsArgs>),
-    /// Run plugin-proxy alone (plugin pages and the SDK, on their own origin).
+    /// Run plugin-proxy alone (plugin pages and the SDK, on their own origin). More than one
+    /// replica needs --shared-store (single-use frame tickets) and --frame-key-file.
     PluginProxy(Box<SettingsArgs>),
     /// Print tokens for scripts and curl (mock mode only).
     #[command(subcommand)]
@@ -239,6 +245,7 @@ pub fn main() -> ExitCode {
             settings.check_cluster_access().map_err(|e| e.to_string())?;
             runtime()?.block_on(crate::sandbox::uninstall(settings)).map_err(|e| e.to_string())
         }),
+        Command::Console(args) => run_service(&args, Service::Console),
         Command::Authn(args) => run_service(&args, Service::Authn),
         Command::OrganizationApi(args) => run_service(&args, Service::OrganizationApi),
         Command::KubeApiProxy(args) => run_service(&args, Service::KubeApiProxy),

@@ -24,9 +24,18 @@ pub async fn start(settings: &Settings) -> Result<Running, StartError> {
     fundament_cluster::start(config(settings)).await
 }
 
-/// `fundament cluster`: the embedded cluster alone, until SIGINT or SIGTERM.
+/// `fundament cluster`: the embedded cluster alone, with the plugin runtimes behind its
+/// Services (as `fundament dev` runs them), until SIGINT or SIGTERM; so plugin-proxy replicas of
+/// their own reach the pages through its service proxy.
 pub async fn run(settings: Settings) -> Result<(), StartError> {
     let running = start(&settings).await?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    match crate::plugins::start_runtimes(&running.definitions.0, fundament_seed::ORGANIZATION, stopped).await
+    {
+        Ok(runtimes) => crate::plugins::register_in(&running, &runtimes),
+        // The API still serves; plugin pages answer 502 until a restart.
+        Err(error) => tracing::error!(%error, "cannot start the plugin runtimes"),
+    }
     let text = format!(
         "\nEmbedded cluster is running at {}\n  kubectl:  fundament cluster kubeconfig > /tmp/fundament.kubeconfig\n            KUBECONFIG=/tmp/fundament.kubeconfig kubectl get namespaces\n\nCtrl-C stops it.\n\n",
         running.url
@@ -34,6 +43,7 @@ pub async fn run(settings: Settings) -> Result<(), StartError> {
     use std::io::Write;
     let _ = std::io::stderr().write_all(text.as_bytes());
     crate::dev::shutdown_signal().await;
+    let _ = stop.send(true);
     Ok(())
 }
 

@@ -102,6 +102,29 @@ fn health_routes<S: Clone + Send + Sync + 'static>(sessions: Arc<dyn SessionAuth
     )
 }
 
+/// `fundament console`: the console alone (any number of replicas), following authn at
+/// `--authn-url` for its keys and revoked sessions, until SIGINT or SIGTERM.
+pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackError> {
+    use fundament_settings::Key;
+    check_site(&settings)?;
+    let hint = format!("--{} or {}", Key::ConsoleListen.flag(), Key::ConsoleListen.env());
+    let listener = crate::listen::bind("console", settings.console_listen, hint).await?;
+    let sessions = crate::console_auth::AuthnSessions::new(
+        settings.urls.authn.as_str(),
+        crate::services::credentials(&settings),
+    );
+    sessions.spawn_refresh();
+    let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
+    let state = console_state(&settings, sessions, dev_sign_in)?;
+    let router =
+        router(leptos_options(&settings), state, &settings.urls.console, &settings.cluster.plugin_sdk_dir)
+            .layer(axum::middleware::from_fn(crate::middleware::server_timing));
+    tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
+    let bound = crate::stack::Bound { name: "console", listener, router, drain: None };
+    bound.serve(crate::dev::shutdown_signal()).await;
+    Ok(())
+}
+
 /// The console's router.
 /// `sdk_dir`: the plugin SDK, served at `/plugin-ui/` (for the console's own tools and previews).
 pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Url, sdk_dir: &Path) -> Router {

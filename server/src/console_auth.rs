@@ -111,6 +111,13 @@ impl SessionAuthority for AuthnSessions {
                         tracing::error!("console: authn answered sign-in without a token");
                         return Err(SignInError::Failed);
                     }
+                    // Signed with a key this replica has not fetched yet (a rotation moments
+                    // ago): learn it now, so the new session's first page is not refused.
+                    if let Some(kid) = fundament_tokens::peek_kid(&token)
+                        && let Err(error) = self.credentials.keys.learn(&kid).await
+                    {
+                        tracing::warn!(%error, "console: cannot fetch authn's keys after sign-in");
+                    }
                     Ok(IssuedSession { token, max_age })
                 }
                 (404, Some("not_found")) | (400, Some("invalid_argument")) => Err(SignInError::UnknownUser),
@@ -217,6 +224,19 @@ impl SessionAuthority for AuthnSessions {
         match self.credentials.verify_user_now(token, now) {
             Ok(c) => Some(SessionUser { id: c.sub, email: c.email, name: c.name }),
             Err(reason) => {
+                // A key not at hand (a session of another replica after a rotation): fetch the
+                // keys in the background; pages verify with the keys at hand, never waiting.
+                if reason
+                    == fundament_authn_client::CredentialError::Token(
+                        fundament_tokens::TokenError::UnknownKey,
+                    )
+                    && let Some(kid) = fundament_tokens::peek_kid(token)
+                {
+                    let keys = self.credentials.keys.clone();
+                    tokio::spawn(async move {
+                        let _ = keys.learn(&kid).await;
+                    });
+                }
                 tracing::debug!(%reason, "session refused");
                 None
             }

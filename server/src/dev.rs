@@ -59,15 +59,15 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let target = Target::start(&settings, stopped.clone()).await?;
-    let signer = crate::services::signer(&settings).map_err(crate::stack::StackError::from)?;
-    let jwks = signer.jwks();
-    let signer = std::sync::Arc::new(std::sync::RwLock::new(signer));
+    let signer = crate::services::live_signer(&settings).map_err(crate::stack::StackError::from)?;
+    let jwks = signer.read().unwrap_or_else(std::sync::PoisonError::into_inner).jwks();
+    let store = crate::services::shared_store(&settings).map_err(crate::stack::StackError::from)?;
     let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, dev_sign_in).await?,
+        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in).await?,
         crate::stack::organization_api(&settings).await?,
-        crate::stack::kube_api_proxy(&settings, &target.access).await?,
-        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?).await?,
+        crate::stack::kube_api_proxy(&settings, &target.access, store.clone()).await?,
+        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store).await?,
     ];
     for service in services {
         let mut stopped = stopped.clone();

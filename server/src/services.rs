@@ -17,6 +17,7 @@ use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_organization_api::Catalog;
 use fundament_plugin_types::PluginInstallation;
 use fundament_settings::{Mode, Settings};
+use fundament_shared_store::SharedStore;
 use fundament_tokens::Signer;
 use futures::future::BoxFuture;
 
@@ -47,6 +48,8 @@ pub enum ServiceError {
     Revocations(#[from] fundament_authn::RevocationsError),
     #[error(transparent)]
     FrameKey(#[from] fundament_plugin_proxy::FrameKeyError),
+    #[error("{0} (set by --shared-store or FUNDAMENT_SHARED_STORE)")]
+    SharedStore(#[from] fundament_shared_store::StoreError),
     #[error(
         "plugin-proxy URL {0} cannot give each installation an origin of its own: it needs a host name, not an IP address (set --plugin-proxy-url or FUNDAMENT_PLUGIN_PROXY_URL)"
     )]
@@ -93,9 +96,31 @@ pub fn catalog(settings: &Settings) -> Result<Arc<Catalog>, ServiceError> {
     Ok(Arc::new(Catalog::from_definitions(defs)))
 }
 
-/// authn's signing keys, kept in `<state-dir>/authn`.
+/// authn's signing keys: from `--signing-keys-dir` (shared by every replica), else kept in
+/// `<state-dir>/authn`.
 pub fn signer(settings: &Settings) -> Result<Signer, ServiceError> {
-    Ok(Signer::load_or_create(&crate::state_dir(settings).join("authn"))?)
+    Ok(match &settings.scale.signing_keys_dir {
+        Some(dir) => Signer::from_keys_dir(dir)?,
+        None => Signer::load_or_create(&crate::state_dir(settings).join("authn"))?,
+    })
+}
+
+/// The signer authn serves with; a keys directory is followed, so a rotation there takes
+/// effect without a restart.
+pub fn live_signer(settings: &Settings) -> Result<Arc<RwLock<Signer>>, ServiceError> {
+    let signer = Arc::new(RwLock::new(signer(settings)?));
+    if let Some(dir) = &settings.scale.signing_keys_dir {
+        tracing::info!(dir = %dir.display(), "authn: signing keys from the keys directory, followed");
+        fundament_authn::keys_dir::follow(dir.clone(), Arc::clone(&signer), fundament_authn::keys_dir::POLL);
+    }
+    Ok(signer)
+}
+
+/// What the replicas share (`--shared-store`): Redis, or this process's memory.
+pub fn shared_store(settings: &Settings) -> Result<Arc<dyn SharedStore>, ServiceError> {
+    let store = fundament_shared_store::from_setting(settings.scale.shared_store.as_deref())?;
+    tracing::info!(store = %store.describe(), "shared store");
+    Ok(store)
 }
 
 /// How kube-api-proxy and authn reach the embedded cluster: its URL, CA and admin token.
@@ -288,16 +313,22 @@ pub fn authn_state(
     signer: Arc<RwLock<Signer>>,
     fga: Arc<dyn CanView>,
     clusters: Clusters,
+    store: Arc<dyn SharedStore>,
     dev_sign_in: bool,
 ) -> Result<Arc<AuthnState>, ServiceError> {
-    let revocations = fundament_authn::Revocations::load(
-        &crate::state_dir(settings).join("authn").join("revoked-sessions.json"),
-    )?;
+    // Shared: every replica follows the store. In-process: this replica's file, as before.
+    let revocations = if store.is_shared() {
+        fundament_authn::Revocations::shared(store)
+    } else {
+        Arc::new(fundament_authn::Revocations::load(
+            &crate::state_dir(settings).join("authn").join("revoked-sessions.json"),
+        )?)
+    };
     Ok(Arc::new(AuthnState {
         signer,
         fga,
         installations: Arc::new(ClusterInstallations(clusters)),
-        revocations: Arc::new(revocations),
+        revocations,
         config: AuthnConfig {
             mock: dev_sign_in,
             users: if dev_sign_in { dev_users(&*directory(settings)?) } else { Vec::new() },
@@ -319,6 +350,17 @@ pub fn origins(settings: &Settings) -> Result<Origins, ServiceError> {
     Ok(Origins { plugins: plugin_origins(settings)? })
 }
 
+/// plugin-proxy's frame cookie key: `--frame-key-file` (shared by every replica), else kept in
+/// `<state-dir>/plugin-proxy`.
+pub fn frame_key(settings: &Settings) -> Result<fundament_plugin_proxy::FrameKey, ServiceError> {
+    Ok(match &settings.scale.frame_key_file {
+        Some(path) => fundament_plugin_proxy::FrameKey::from_file(path)?,
+        None => fundament_plugin_proxy::FrameKey::load_or_create(
+            &crate::state_dir(settings).join("plugin-proxy"),
+        )?,
+    })
+}
+
 /// authn's keys and revoked sessions, followed from authn.
 pub fn credentials(settings: &Settings) -> Credentials {
     Credentials::from_authn(settings.urls.authn.as_str())
@@ -330,6 +372,7 @@ pub fn gateway(
     fga: Arc<dyn CanView>,
     clusters: Clusters,
     catalog: Arc<Catalog>,
+    store: Arc<dyn SharedStore>,
 ) -> Result<Arc<Gateway>, ServiceError> {
     Ok(Arc::new(Gateway {
         origins: origins(settings)?,
@@ -338,7 +381,7 @@ pub fn gateway(
         clusters,
         definitions: Arc::new(CatalogDefinitions(catalog)),
         audit: audit_sink(settings)?,
-        watches: Default::default(),
+        watches: Arc::new(fundament_kube_api_proxy::limits::WatchLimits::new(store)),
     }))
 }
 

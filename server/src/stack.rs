@@ -15,24 +15,56 @@ pub enum StackError {
     Service(#[from] ServiceError),
     #[error(transparent)]
     Listen(#[from] ListenError),
+    #[error(transparent)]
+    Site(#[from] crate::console::SiteMissing),
 }
 
 fn hint(key: Key) -> String {
     format!("--{} or {}", key.flag(), key.env())
 }
 
+/// How long a service drains at shutdown: in-flight requests finish and open streams end
+/// cleanly within it; what is still open then is cut. A Kubernetes Deployment's
+/// `terminationGracePeriodSeconds` must exceed it (30 s, the default, does).
+pub const DRAIN_PERIOD: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// A service bound to its port, ready to serve.
 pub struct Bound {
     pub name: &'static str,
     pub listener: tokio::net::TcpListener,
     pub router: Router,
+    /// Called at shutdown, once new connections are no longer accepted: ends the service's
+    /// long-lived streams (watches, the revocation stream) so clients reconnect elsewhere.
+    pub drain: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Bound {
+    /// Serves until `shutdown`, then drains: stops accepting, ends open streams, lets in-flight
+    /// requests finish, for at most [`DRAIN_PERIOD`].
     pub async fn serve(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
         let router = self.router.layer(fundament_telemetry::http_layer());
-        if let Err(error) = axum::serve(self.listener, router).with_graceful_shutdown(shutdown).await {
-            tracing::error!(service = self.name, %error, "service stopped with an error");
+        let draining = Arc::new(tokio::sync::Notify::new());
+        let started = Arc::clone(&draining);
+        let drain = self.drain;
+        let name = self.name;
+        let graceful = async move {
+            shutdown.await;
+            tracing::info!(service = name, "draining: no new connections; open streams end");
+            if let Some(drain) = drain {
+                drain();
+            }
+            started.notify_one();
+        };
+        let server = axum::serve(self.listener, router).with_graceful_shutdown(graceful);
+        tokio::select! {
+            result = server => match result {
+                Ok(()) => tracing::info!(service = name, "drained and stopped"),
+                Err(error) => tracing::error!(service = name, %error, "service stopped with an error"),
+            },
+            () = async {
+                draining.notified().await;
+                tokio::time::sleep(DRAIN_PERIOD).await;
+            } => tracing::warn!(service = name, seconds = DRAIN_PERIOD.as_secs(), "drain period over; closing what is still open"),
         }
     }
 }
@@ -42,6 +74,7 @@ pub async fn authn(
     settings: &Settings,
     access: &ClusterAccess,
     signer: Arc<RwLock<fundament_tokens::Signer>>,
+    store: Arc<dyn fundament_shared_store::SharedStore>,
     dev_sign_in: bool,
 ) -> Result<Bound, StackError> {
     let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
@@ -50,11 +83,13 @@ pub async fn authn(
         signer,
         services::fga(settings)?,
         services::clusters(settings, access).await?,
+        store,
         dev_sign_in,
     )?;
     // No CORS: no browser page calls authn (the console's server does).
-    let router = fundament_authn::router(state);
-    Ok(Bound { name: "authn", listener, router })
+    let router = fundament_authn::router(Arc::clone(&state));
+    let drain: Box<dyn FnOnce() + Send> = Box::new(move || state.revocations.close_streams());
+    Ok(Bound { name: "authn", listener, router, drain: Some(drain) })
 }
 
 pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> {
@@ -63,10 +98,14 @@ pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> 
             .await?;
     // No CORS: no browser page calls organization-api (the console's server does).
     let router = fundament_organization_api::router(services::catalog(settings)?);
-    Ok(Bound { name: "organization-api", listener, router })
+    Ok(Bound { name: "organization-api", listener, router, drain: None })
 }
 
-pub async fn kube_api_proxy(settings: &Settings, access: &ClusterAccess) -> Result<Bound, StackError> {
+pub async fn kube_api_proxy(
+    settings: &Settings,
+    access: &ClusterAccess,
+    store: Arc<dyn fundament_shared_store::SharedStore>,
+) -> Result<Bound, StackError> {
     let listener =
         listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
     // Public keys only, from authn's JWKS (refetched when a token names an unknown key), and
@@ -77,21 +116,28 @@ pub async fn kube_api_proxy(settings: &Settings, access: &ClusterAccess) -> Resu
         services::fga(settings)?,
         services::clusters(settings, access).await?,
         services::catalog(settings)?,
+        store,
     )?;
-    Ok(Bound { name: "kube-api-proxy", listener, router: fundament_kube_api_proxy::router(gateway) })
+    let watches = Arc::clone(&gateway.watches);
+    let drain: Box<dyn FnOnce() + Send> = Box::new(move || watches.drain());
+    Ok(Bound {
+        name: "kube-api-proxy",
+        listener,
+        router: fundament_kube_api_proxy::router(gateway),
+        drain: Some(drain),
+    })
 }
 
 pub async fn plugin_proxy(
     settings: &Settings,
     access: &ClusterAccess,
     runtimes: fundament_plugin_proxy::Runtimes,
+    store: Arc<dyn fundament_shared_store::SharedStore>,
 ) -> Result<Bound, StackError> {
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
-    let frame_key =
-        fundament_plugin_proxy::FrameKey::load_or_create(&crate::state_dir(settings).join("plugin-proxy"))
-            .map_err(services::ServiceError::from)?;
+    let frame_key = services::frame_key(settings)?;
     let proxy = fundament_plugin_proxy::PluginProxy {
         origins: fundament_plugin_proxy::Origins {
             console: origin(&settings.urls.console),
@@ -104,15 +150,22 @@ pub async fn plugin_proxy(
         runtimes,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
-        used_tickets: Default::default(),
+        used_tickets: fundament_plugin_proxy::tickets::UsedTickets::new(store),
     };
-    Ok(Bound { name: "plugin-proxy", listener, router: fundament_plugin_proxy::router(Arc::new(proxy)) })
+    // Page answers are bounded (30 s to the head, 30 s idle): in-flight ones finish in the drain.
+    Ok(Bound {
+        name: "plugin-proxy",
+        listener,
+        router: fundament_plugin_proxy::router(Arc::new(proxy)),
+        drain: None,
+    })
 }
 
 /// `fundament authn|organization-api|kube-api-proxy|plugin-proxy`: one service until SIGINT or SIGTERM.
 /// A service that runs alone (`fundament <service>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Service {
+    Console,
     Authn,
     OrganizationApi,
     KubeApiProxy,
@@ -120,13 +173,15 @@ pub enum Service {
 }
 
 impl Service {
-    /// Whether the service needs the mode's way to the clusters (a kubeconfig, a garden).
+    /// Whether the service needs the mode's way to the clusters (a kubeconfig, a garden); the
+    /// console and organization-api reach none (the console calls kube-api-proxy).
     pub fn reaches_clusters(self) -> bool {
-        !matches!(self, Service::OrganizationApi)
+        !matches!(self, Service::OrganizationApi | Service::Console)
     }
 
     pub fn name(self) -> &'static str {
         match self {
+            Service::Console => "console",
             Service::Authn => "authn",
             Service::OrganizationApi => "organization-api",
             Service::KubeApiProxy => "kube-api-proxy",
@@ -143,15 +198,21 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
                 &settings,
                 &ClusterAccess::of(&settings)?,
                 fundament_plugin_proxy::Runtimes::ServiceProxy,
+                services::shared_store(&settings)?,
             )
             .await?
         }
         Service::Authn => {
-            let signer = Arc::new(RwLock::new(services::signer(&settings)?));
+            let signer = services::live_signer(&settings)?;
             let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
-            authn(&settings, &ClusterAccess::of(&settings)?, signer, dev_sign_in).await?
+            let store = services::shared_store(&settings)?;
+            authn(&settings, &ClusterAccess::of(&settings)?, signer, store, dev_sign_in).await?
         }
-        Service::KubeApiProxy => kube_api_proxy(&settings, &ClusterAccess::of(&settings)?).await?,
+        Service::KubeApiProxy => {
+            kube_api_proxy(&settings, &ClusterAccess::of(&settings)?, services::shared_store(&settings)?)
+                .await?
+        }
+        Service::Console => return crate::console::run_alone(settings).await,
     };
     let service = service.name();
     tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");

@@ -1,8 +1,12 @@
-//! The public keys that verify tokens: a JWKS, fetched from authn and
-//! refetched when a token names a key it does not know (rotation), at most
-//! every 10 seconds. Verifiers hold no secret.
+//! The public keys that verify tokens: a JWKS, fetched from authn, refetched
+//! when a token names a key it does not know (a rotation: at most every
+//! [`MIN_REFETCH`], the caller waiting out the rest of that interval rather
+//! than being refused), and every [`PERIODIC_REFRESH`] when followed
+//! ([`Keys::spawn_periodic_refresh`]), so a key removed from authn's keys stops
+//! verifying and a key published ahead of a rotation is known before it signs.
+//! Verifiers hold no secret.
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use fundament_tokens::{FrameTicketClaims, PluginClaims, TokenError, UserClaims, Verifier};
@@ -10,12 +14,32 @@ use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+/// Fetches at most this often, whatever tokens arrive: a flood of made-up key ids costs authn
+/// one JWKS request per interval.
+pub const MIN_REFETCH: Duration = Duration::from_secs(2);
+/// How often a followed JWKS is fetched regardless.
+pub const PERIODIC_REFRESH: Duration = Duration::from_secs(30);
+
+#[derive(Clone)]
 pub struct Keys {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     verifier: RwLock<Option<Verifier>>,
     jwks_url: Option<String>,
     /// Held across a fetch, so concurrent callers wait for its result instead
     /// of finding "fetched just now" while the keys are still missing.
     last_fetch: tokio::sync::Mutex<Option<Instant>>,
+}
+
+/// Why a fetch is made.
+#[derive(Debug, Clone, Copy)]
+enum Fetch {
+    /// Periodic or on request: skipped if one was made within [`MIN_REFETCH`].
+    IfStale,
+    /// A token names a key not at hand.
+    Unknown,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -27,36 +51,77 @@ pub enum KeysError {
 impl Keys {
     /// Fixed keys (tests, or a process that holds the JWKS already).
     pub fn fixed(verifier: Verifier) -> Self {
+        Self::new(Some(verifier), None)
+    }
+
+    fn new(verifier: Option<Verifier>, jwks_url: Option<String>) -> Self {
         Self {
-            verifier: RwLock::new(Some(verifier)),
-            jwks_url: None,
-            last_fetch: tokio::sync::Mutex::new(None),
+            inner: Arc::new(Inner {
+                verifier: RwLock::new(verifier),
+                jwks_url,
+                last_fetch: tokio::sync::Mutex::new(None),
+            }),
         }
     }
 
     /// Keys known at start (the same process signs them), refetched from `url` later.
     pub fn fixed_then_follow(verifier: Verifier, url: &str) -> Self {
-        Self {
-            verifier: RwLock::new(Some(verifier)),
-            jwks_url: Some(url.to_string()),
-            last_fetch: tokio::sync::Mutex::new(None),
-        }
+        Self::new(Some(verifier), Some(url.to_string()))
     }
 
     /// Keys from authn's `/.well-known/jwks.json`, fetched on first use.
     pub fn from_url(url: &str) -> Self {
-        Self {
-            verifier: RwLock::new(None),
-            jwks_url: Some(url.to_string()),
-            last_fetch: tokio::sync::Mutex::new(None),
-        }
+        Self::new(None, Some(url.to_string()))
     }
 
-    async fn fetch(&self) -> Result<(), KeysError> {
-        let Some(url) = &self.jwks_url else { return Ok(()) };
-        let mut last = self.last_fetch.lock().await;
-        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
-            return Ok(());
+    /// Fetches the JWKS every [`PERIODIC_REFRESH`] for as long as the process runs (nothing for
+    /// fixed keys).
+    pub fn spawn_periodic_refresh(&self) {
+        if self.inner.jwks_url.is_none() {
+            return;
+        }
+        let keys = self.clone();
+        tokio::spawn(async move {
+            loop {
+                // After a failure (authn not up yet, or unreachable) sooner: a verifier without
+                // keys refuses every token until it has them.
+                let next = match keys.fetch(Fetch::IfStale).await {
+                    Ok(()) => PERIODIC_REFRESH,
+                    Err(error) => {
+                        tracing::warn!(%error, "JWKS refresh failed; keeping the keys at hand");
+                        MIN_REFETCH
+                    }
+                };
+                tokio::time::sleep(next).await;
+            }
+        });
+    }
+
+    /// Whether the keys at hand know `kid`.
+    pub fn knows(&self, kid: &str) -> bool {
+        self.inner
+            .verifier
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|v| v.kids().iter().any(|k| k == kid))
+    }
+
+    async fn fetch(&self, mode: Fetch) -> Result<(), KeysError> {
+        let inner = &*self.inner;
+        let Some(url) = &inner.jwks_url else { return Ok(()) };
+        let mut last = inner.last_fetch.lock().await;
+        if let Some(t) = *last {
+            let since = t.elapsed();
+            if since < MIN_REFETCH {
+                match mode {
+                    // Someone fetched just now (while this caller may have waited for the lock).
+                    Fetch::IfStale => return Ok(()),
+                    // A key nobody knew a moment ago: wait out the interval and fetch, so a
+                    // token of a key published seconds ago is not refused.
+                    Fetch::Unknown => tokio::time::sleep(MIN_REFETCH - since).await,
+                }
+            }
         }
         *last = Some(Instant::now());
         let fail = |detail: String| KeysError::Fetch { url: url.clone(), detail };
@@ -73,7 +138,7 @@ impl Keys {
         let bytes = res.into_body().collect().await.map_err(|e| fail(e.to_string()))?.to_bytes();
         let jwks: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
         let verifier = Verifier::from_jwks(&jwks).map_err(|e| fail(e.to_string()))?;
-        *self.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(verifier);
+        *inner.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(verifier);
         Ok(())
     }
 
@@ -81,18 +146,18 @@ impl Keys {
         &self,
         check: impl Fn(&Verifier) -> Result<T, TokenError>,
     ) -> Result<T, TokenError> {
-        let current = self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let current = self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let first = match &current {
             Some(v) => check(v),
             None => Err(TokenError::UnknownKey),
         };
         match first {
-            Err(TokenError::UnknownKey) if self.jwks_url.is_some() => {
-                if let Err(e) = self.fetch().await {
+            Err(TokenError::UnknownKey) if self.inner.jwks_url.is_some() => {
+                if let Err(e) = self.fetch(Fetch::Unknown).await {
                     tracing::warn!(error = %e, "JWKS refresh failed");
                 }
                 let refreshed =
-                    self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+                    self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
                 match refreshed {
                     Some(v) => check(&v),
                     None => Err(TokenError::UnknownKey),
@@ -117,7 +182,7 @@ impl Keys {
     /// A UserToken, with the keys at hand (an unknown key id fails instead of fetching; call
     /// [`Keys::refresh`] to keep the keys current).
     pub fn verify_user_now(&self, token: &str, now: i64) -> Result<UserClaims, TokenError> {
-        match self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+        match self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
             Some(v) => v.verify_user(token, now),
             None => Err(TokenError::UnknownKey),
         }
@@ -125,11 +190,17 @@ impl Keys {
 
     /// Whether keys are held: fixed ones, or a JWKS fetched at least once.
     pub fn loaded(&self) -> bool {
-        self.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
+        self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).is_some()
     }
 
-    /// Fetches the JWKS now (at most every 10 seconds).
+    /// Fetches the JWKS now (at most every [`MIN_REFETCH`]).
     pub async fn refresh(&self) -> Result<(), KeysError> {
-        self.fetch().await
+        self.fetch(Fetch::IfStale).await
+    }
+
+    /// Fetches the JWKS for a key id the keys at hand do not know (a token that just came from
+    /// authn): waits out [`MIN_REFETCH`] if a fetch was that recent.
+    pub async fn learn(&self, kid: &str) -> Result<(), KeysError> {
+        if self.knows(kid) { Ok(()) } else { self.fetch(Fetch::Unknown).await }
     }
 }

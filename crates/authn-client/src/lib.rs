@@ -45,12 +45,12 @@ pub struct Credentials {
 
 impl Credentials {
     /// Follows authn at `authn_url` (`http://localhost:8083`): its JWKS and its revocations.
+    /// The JWKS is also fetched periodically ([`keys::PERIODIC_REFRESH`]).
     pub fn from_authn(authn_url: &str) -> Credentials {
         let base = authn_url.trim_end_matches('/');
-        Credentials {
-            keys: Keys::from_url(&format!("{base}/.well-known/jwks.json")),
-            revoked: RevokedSessions::follow(&format!("{base}/sessions/revocations")),
-        }
+        let keys = Keys::from_url(&format!("{base}/.well-known/jwks.json"));
+        keys.spawn_periodic_refresh();
+        Credentials { keys, revoked: RevokedSessions::follow(&format!("{base}/sessions/revocations")) }
     }
 
     /// Fixed keys and nothing revoked (tests, benchmarks).

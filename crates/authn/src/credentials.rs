@@ -28,11 +28,21 @@ pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<Us
 
 /// The claims, unless their session was revoked.
 fn live(state: &AuthnState, claims: UserClaims) -> Result<UserClaims, ConnectError> {
-    if state.revocations.is_revoked(&claims.jti) {
-        tracing::debug!("user token of a revoked session refused");
-        return Err(invalid_user_token());
+    match state.revocations.check(&claims.jti) {
+        Ok(false) => Ok(claims),
+        Ok(true) => {
+            tracing::debug!("user token of a revoked session refused");
+            Err(invalid_user_token())
+        }
+        // Fail closed: a replica that cannot read the revoked sessions vouches for none.
+        Err(error) => {
+            tracing::warn!(%error, "user token refused: the revoked sessions are not known");
+            Err(ConnectError::new(
+                Code::Unavailable,
+                "sessions cannot be checked right now; try again shortly",
+            ))
+        }
     }
-    Ok(claims)
 }
 
 /// The message of a procedure without fields; unknown ones are ignored like everywhere in

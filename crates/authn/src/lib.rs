@@ -31,6 +31,7 @@ mod clock;
 mod credentials;
 mod dev_guard;
 mod faults;
+pub mod keys_dir;
 mod mint;
 pub mod oidc;
 mod oidc_sign_in;

@@ -4,7 +4,8 @@
 //! `{"type":"REVOKED","sid","exp"}` for each sign-out as it happens, and
 //! `{"type":"HEARTBEAT"}` every few seconds so a verifier notices a dead
 //! connection. A verifier that falls behind is disconnected and reconnects
-//! to a fresh snapshot. Session ids are random and say nothing about users.
+//! to a fresh snapshot; so is every verifier when the replica loses the shared
+//! store or shuts down. Session ids are random and say nothing about users.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +31,19 @@ fn line(value: serde_json::Value) -> bytes::Bytes {
 
 pub(crate) async fn revocations(State(state): State<Arc<AuthnState>>) -> Response {
     let events = state.revocations.subscribe();
-    let snapshot = state.revocations.snapshot(clock::now());
+    let snapshot = match state.revocations.snapshot(clock::now()) {
+        Ok(snapshot) => snapshot,
+        // This replica cannot vouch for the set (shared store lost, or shutting down): 503, and
+        // the verifier keeps the set it has and reconnects (through a load balancer, possibly to
+        // another replica).
+        Err(error) => {
+            tracing::warn!(%error, "revocation stream refused");
+            let mut response = Response::new(Body::from(format!("{error}\n")));
+            *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+    };
     let first = line(json!({"type": "SNAPSHOT", "revoked": snapshot}));
     let stream = futures::stream::unfold((Some(first), events), |(first, mut events)| async move {
         if let Some(first) = first {

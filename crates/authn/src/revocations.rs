@@ -2,166 +2,314 @@
 //! copied UserToken (and every PluginToken and frame ticket minted in that
 //! session) stops working at sign-out, not when it expires.
 //!
-//! A session is the UserToken's `jti`; it is kept here until the token's own
-//! `exp`, after which the token is dead anyway. The set survives restarts
-//! (`<state-dir>/authn/revoked-sessions.json`, written atomically on every
-//! revocation) and is published to every verifier as a stream
-//! (`GET /sessions/revocations`, see [`crate::router`]): a snapshot, then
-//! each revocation as it happens.
+//! A session is the UserToken's `jti`; it is kept until the token's own `exp`,
+//! after which the token is dead anyway. The set lives in the shared store
+//! (`fundament_shared_store`): in one process (and
+//! `<state-dir>/authn/revoked-sessions.json`, written atomically on every
+//! revocation) for a single replica, or in Redis (`--shared-store`) for many.
+//! Each authn replica keeps a mirror of it, follows the store's revocation
+//! channel, and publishes the set to every verifier as a stream
+//! (`GET /sessions/revocations`, see [`crate::router`]): a snapshot, then each
+//! revocation as it happens, whichever replica it was made at.
+//!
+//! Fail closed: while a replica has lost the shared store its mirror may be
+//! stale, so it refuses to say a session is live ([`Revocations::check`]
+//! errs), refuses to serve the stream (503, so verifiers keep their set and
+//! reconnect, possibly to another replica) and ends the streams it serves;
+//! a sign-out that cannot be stored is an error, never a silent success.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use fundament_shared_store::{InProcess, SharedStore, StoreError};
+use futures::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
 
-/// One revoked session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Revoked {
-    /// The session id (the UserToken's `jti`).
-    pub sid: String,
-    /// When the session's UserToken expires: the entry is dropped after that.
-    pub exp: i64,
-}
+pub use fundament_shared_store::Revoked;
 
-/// Why the revocation file could not be used.
+/// Why the revoked sessions could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum RevocationsError {
-    #[error("cannot read the revoked sessions from {path}: {source}")]
-    Read { path: String, source: std::io::Error },
-    #[error("{path} is not a revoked-sessions file ({source}): move it away to start with none")]
-    Parse { path: String, source: serde_json::Error },
-    #[error("cannot write the revoked sessions to {path}: {source}")]
-    Write { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// This replica has not (or no longer) read the set from the shared store.
+    #[error("the revoked sessions are not known right now (the shared store {0} is not reachable)")]
+    NotSynced(String),
+    /// The replica is shutting down.
+    #[error("authn is shutting down")]
+    Closing,
 }
 
 /// The revoked sessions, and who listens for new ones.
 pub struct Revocations {
-    revoked: Mutex<HashMap<String, i64>>,
-    events: broadcast::Sender<Revoked>,
-    file: Option<PathBuf>,
+    store: Arc<dyn SharedStore>,
+    mirror: RwLock<HashMap<String, i64>>,
+    synced: AtomicBool,
+    closing: AtomicBool,
+    /// Replaced (closing every stream that listens) when the store is lost or at shutdown.
+    events: Mutex<broadcast::Sender<Revoked>>,
 }
 
 impl std::fmt::Debug for Revocations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Revocations").field("file", &self.file).finish_non_exhaustive()
+        f.debug_struct("Revocations").field("store", &self.store.describe()).finish_non_exhaustive()
     }
-}
-
-#[derive(Serialize, Deserialize)]
-struct File {
-    revoked: Vec<Revoked>,
 }
 
 impl Revocations {
     /// Kept in memory only (tests).
     pub fn in_memory() -> Revocations {
-        Revocations { revoked: Mutex::new(HashMap::new()), events: broadcast::channel(1024).0, file: None }
+        Self::local(Arc::new(InProcess::new()))
     }
 
-    /// Loads `path` (none revoked when it does not exist); later revocations are written there.
-    /// A file that exists but cannot be read is an error and is never overwritten.
-    pub fn load(path: &Path) -> Result<Revocations, RevocationsError> {
-        let shown = path.display().to_string();
-        let revoked = match std::fs::read(path) {
-            Ok(bytes) => {
-                let file: File = serde_json::from_slice(&bytes)
-                    .map_err(|source| RevocationsError::Parse { path: shown, source })?;
-                file.revoked.into_iter().map(|r| (r.sid, r.exp)).collect()
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
-            Err(source) => return Err(RevocationsError::Read { path: shown, source }),
-        };
-        Ok(Revocations {
-            revoked: Mutex::new(revoked),
-            events: broadcast::channel(1024).0,
-            file: Some(path.to_path_buf()),
-        })
+    /// In this process, loaded from `path` (none revoked when it does not exist) and written
+    /// there on each revocation. A file that exists but cannot be read is an error and is never
+    /// overwritten.
+    pub fn load(path: &std::path::Path) -> Result<Revocations, RevocationsError> {
+        Ok(Self::local(Arc::new(InProcess::with_revocations_file(path)?)))
     }
 
-    fn set(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-        self.revoked.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Whether the session `sid` was revoked.
-    pub fn is_revoked(&self, sid: &str) -> bool {
-        self.set().contains_key(sid)
-    }
-
-    /// Revokes `sid` until `exp`; persisted before it is announced, so a revocation that was
-    /// answered survives a restart. Entries past their `exp` are dropped on the way.
-    pub fn revoke(&self, sid: &str, exp: i64, now: i64) -> Result<(), RevocationsError> {
-        let snapshot = {
-            let mut set = self.set();
-            set.retain(|_, e| *e > now);
-            set.insert(sid.to_string(), exp);
-            set.iter().map(|(sid, exp)| Revoked { sid: sid.clone(), exp: *exp }).collect::<Vec<_>>()
-        };
-        if let Some(path) = &self.file {
-            write_atomically(path, &File { revoked: snapshot })?;
+    fn local(store: Arc<InProcess>) -> Revocations {
+        // The in-process store answers at once: its futures are ready when made.
+        let set = store.revoked(fundament_shared_store::now_unix()).now_or_never().and_then(Result::ok);
+        Revocations {
+            store,
+            mirror: RwLock::new(set.unwrap_or_default().into_iter().map(|r| (r.sid, r.exp)).collect()),
+            synced: AtomicBool::new(true),
+            closing: AtomicBool::new(false),
+            events: Mutex::new(broadcast::channel(1024).0),
         }
-        // Nobody listening is fine: verifiers that connect later get the snapshot.
-        let _ = self.events.send(Revoked { sid: sid.to_string(), exp });
+    }
+
+    /// Shared with the other replicas through `store` (Redis): follows its revocation channel
+    /// for as long as the process runs, and is usable once the first snapshot is read.
+    pub fn shared(store: Arc<dyn SharedStore>) -> Arc<Revocations> {
+        let revocations = Arc::new(Revocations {
+            store,
+            mirror: RwLock::new(HashMap::new()),
+            synced: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            events: Mutex::new(broadcast::channel(1024).0),
+        });
+        let follower = Arc::clone(&revocations);
+        tokio::spawn(async move { follower.follow().await });
+        revocations
+    }
+
+    fn is_shared(&self) -> bool {
+        self.store.is_shared()
+    }
+
+    /// Follows the store: subscribe, then read the set (so nothing falls in between), then
+    /// apply each announcement; when the connection is lost, unsync, end the streams, retry.
+    async fn follow(&self) {
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match self.follow_once().await {
+                Ok(()) => {
+                    tracing::warn!(store = %self.store.describe(), "revoked sessions: shared store connection lost, reconnecting");
+                    backoff = Duration::from_millis(100);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "revoked sessions: cannot follow the shared store, retrying");
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+            self.unsync();
+            if self.closing.load(Ordering::SeqCst) {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+        }
+    }
+
+    async fn follow_once(&self) -> Result<(), StoreError> {
+        let mut events = self.store.revocation_events().await?;
+        let set = self.store.revoked(fundament_shared_store::now_unix()).await?;
+        {
+            let mut mirror = self.mirror_mut();
+            // Kept: what this replica revoked itself and the store had not announced yet.
+            let now = fundament_shared_store::now_unix();
+            mirror.retain(|_, e| *e > now);
+            mirror.extend(set.into_iter().map(|r| (r.sid, r.exp)));
+        }
+        if !self.synced.swap(true, Ordering::SeqCst) {
+            tracing::info!(store = %self.store.describe(), "revoked sessions: in sync with the shared store");
+        }
+        while let Some(revoked) = events.next().await {
+            self.mirror_mut().insert(revoked.sid.clone(), revoked.exp);
+            let _ = self.sender().send(revoked);
+        }
         Ok(())
     }
 
-    /// Every session revoked and not yet expired.
-    pub fn snapshot(&self, now: i64) -> Vec<Revoked> {
-        let set = self.set();
-        set.iter()
+    /// Not in sync: refuse to vouch for sessions, and end the streams so verifiers start over.
+    fn unsync(&self) {
+        self.synced.store(false, Ordering::SeqCst);
+        *self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = broadcast::channel(1024).0;
+    }
+
+    /// Shutdown: every revocation stream ends now (verifiers reconnect to another replica) and
+    /// no new one starts.
+    pub fn close_streams(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        *self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = broadcast::channel(1024).0;
+    }
+
+    fn sender(&self) -> broadcast::Sender<Revoked> {
+        self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn mirror_mut(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, i64>> {
+        self.mirror.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn mirror(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, i64>> {
+        self.mirror.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the session `sid` was revoked; an error while this replica cannot know.
+    pub fn check(&self, sid: &str) -> Result<bool, RevocationsError> {
+        if !self.synced.load(Ordering::SeqCst) {
+            return Err(RevocationsError::NotSynced(self.store.describe()));
+        }
+        Ok(self.mirror().contains_key(sid))
+    }
+
+    /// Whether the session `sid` was revoked; true while this replica cannot know (fail closed).
+    pub fn is_revoked(&self, sid: &str) -> bool {
+        self.check(sid).unwrap_or(true)
+    }
+
+    /// Revokes `sid` until `exp`: stored (and announced to every replica) before it is
+    /// answered, so a revocation that was answered holds everywhere and survives restarts.
+    pub async fn revoke(&self, sid: &str, exp: i64, now: i64) -> Result<(), RevocationsError> {
+        let revoked = Revoked { sid: sid.to_string(), exp };
+        self.store.revoke(&revoked).await?;
+        {
+            let mut mirror = self.mirror_mut();
+            mirror.retain(|_, e| *e > now);
+            mirror.insert(revoked.sid.clone(), exp);
+        }
+        if !self.is_shared() {
+            // The in-process store has no follower: announce it here. (Shared: the follower
+            // announces it when the store's channel brings it back, as at every other replica.)
+            let _ = self.sender().send(revoked);
+        }
+        Ok(())
+    }
+
+    /// Every session revoked and not yet expired; an error while this replica cannot know.
+    pub fn snapshot(&self, now: i64) -> Result<Vec<Revoked>, RevocationsError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(RevocationsError::Closing);
+        }
+        if !self.synced.load(Ordering::SeqCst) {
+            return Err(RevocationsError::NotSynced(self.store.describe()));
+        }
+        Ok(self
+            .mirror()
+            .iter()
             .filter(|(_, exp)| **exp > now)
             .map(|(sid, exp)| Revoked { sid: sid.clone(), exp: *exp })
-            .collect()
+            .collect())
     }
 
     /// Revocations from now on. Subscribe before taking the snapshot, so none falls in between.
     pub fn subscribe(&self) -> broadcast::Receiver<Revoked> {
-        self.events.subscribe()
+        self.sender().subscribe()
     }
-}
-
-fn write_atomically(path: &Path, file: &File) -> Result<(), RevocationsError> {
-    let fail = |source| RevocationsError::Write { path: path.display().to_string(), source };
-    let tmp = path.with_extension("json.tmp");
-    let bytes = serde_json::to_vec(file).map_err(|e| fail(std::io::Error::other(e)))?;
-    std::fs::write(&tmp, bytes).map_err(fail)?;
-    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn revocations_are_kept_until_the_session_expires() {
+    #[tokio::test]
+    async fn revocations_are_kept_until_the_session_expires() {
         let r = Revocations::in_memory();
-        r.revoke("a", 100, 10).unwrap();
-        r.revoke("b", 50, 10).unwrap();
+        r.revoke("a", 100, 10).await.unwrap();
+        r.revoke("b", 50, 10).await.unwrap();
         assert!(r.is_revoked("a") && r.is_revoked("b") && !r.is_revoked("c"));
-        assert_eq!(r.snapshot(60), vec![Revoked { sid: "a".into(), exp: 100 }]);
-        r.revoke("c", 200, 60).unwrap();
+        assert_eq!(r.snapshot(60).unwrap(), vec![Revoked { sid: "a".into(), exp: 100 }]);
+        r.revoke("c", 200, 60).await.unwrap();
         assert!(!r.is_revoked("b"), "expired entries are dropped");
     }
 
     #[tokio::test]
-    async fn new_revocations_are_announced() {
+    async fn new_revocations_are_announced_and_shutdown_ends_the_streams() {
         let r = Revocations::in_memory();
         let mut events = r.subscribe();
-        r.revoke("a", 100, 10).unwrap();
-        assert_eq!(events.recv().await.unwrap(), Revoked { sid: "a".into(), exp: 100 });
+        r.revoke("a", i64::MAX, 10).await.unwrap();
+        assert_eq!(events.recv().await.unwrap(), Revoked { sid: "a".into(), exp: i64::MAX });
+        r.close_streams();
+        assert!(matches!(events.recv().await, Err(broadcast::error::RecvError::Closed)));
+        assert!(matches!(r.snapshot(0), Err(RevocationsError::Closing)));
     }
 
-    #[test]
-    fn survive_a_restart_and_refuse_a_broken_file() {
+    #[tokio::test]
+    async fn survive_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("revoked-sessions.json");
-        Revocations::load(&path).unwrap().revoke("a", i64::MAX, 0).unwrap();
+        Revocations::load(&path).unwrap().revoke("a", i64::MAX, 0).await.unwrap();
         assert!(Revocations::load(&path).unwrap().is_revoked("a"));
-        std::fs::write(&path, "not json").unwrap();
-        let err = Revocations::load(&path).unwrap_err().to_string();
-        assert!(err.contains("is not a revoked-sessions file"), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "not json", "left untouched");
+    }
+
+    #[derive(Debug)]
+    struct Down;
+
+    impl SharedStore for Down {
+        fn describe(&self) -> String {
+            "redis://down".into()
+        }
+        fn is_shared(&self) -> bool {
+            true
+        }
+        fn take_once<'a>(&'a self, _: &'a str, _: Duration) -> fundament_shared_store::StoreFuture<'a, bool> {
+            Box::pin(async { Err(down()) })
+        }
+        fn revoke<'a>(&'a self, _: &'a Revoked) -> fundament_shared_store::StoreFuture<'a, ()> {
+            Box::pin(async { Err(down()) })
+        }
+        fn revoked(&self, _: i64) -> fundament_shared_store::StoreFuture<'_, Vec<Revoked>> {
+            Box::pin(async { Err(down()) })
+        }
+        fn revocation_events(
+            &self,
+        ) -> fundament_shared_store::StoreFuture<'_, futures::stream::BoxStream<'static, Revoked>> {
+            Box::pin(async { Err(down()) })
+        }
+        fn lease<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: usize,
+            _: Duration,
+        ) -> fundament_shared_store::StoreFuture<'a, bool> {
+            Box::pin(async { Err(down()) })
+        }
+        fn release<'a>(&'a self, _: &'a str, _: &'a str) -> fundament_shared_store::StoreFuture<'a, ()> {
+            Box::pin(async { Err(down()) })
+        }
+        fn leases<'a>(&'a self, _: &'a str) -> fundament_shared_store::StoreFuture<'a, usize> {
+            Box::pin(async { Err(down()) })
+        }
+    }
+
+    fn down() -> StoreError {
+        StoreError::Unavailable { store: "redis://down".into(), detail: "connection refused".into() }
+    }
+
+    #[tokio::test]
+    async fn without_the_shared_store_nothing_is_vouched_for_and_sign_out_fails() {
+        let r = Revocations::shared(Arc::new(Down));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(matches!(r.check("any"), Err(RevocationsError::NotSynced(_))));
+        assert!(r.is_revoked("any"), "fail closed");
+        assert!(r.snapshot(0).is_err(), "no stream from a replica that cannot know");
+        let err = r.revoke("a", i64::MAX, 0).await.unwrap_err().to_string();
+        assert!(err.contains("redis://down") && err.contains("unavailable"), "{err}");
     }
 }

@@ -21,6 +21,7 @@ pub(crate) async fn sign_out(
     state
         .revocations
         .revoke(&claims.jti, claims.exp, clock::now())
+        .await
         .map_err(|err| ConnectError::internal("session revocation not stored", err))?;
     tracing::info!(user = %claims.sub, "signed out: session revoked");
     Ok(private_json(serde_json::json!({})))

@@ -222,7 +222,10 @@ async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Statu
 fn hold(response: Response, permit: Option<WatchPermit>) -> Response {
     let Some(permit) = permit else { return response };
     let (parts, body) = response.into_parts();
-    let stream = body.into_data_stream().map(move |chunk| {
+    // At shutdown the watch ends cleanly, as one whose timeout passed: the client watches
+    // again (through a load balancer, at another replica) from its last resourceVersion.
+    let drained = permit.drained();
+    let stream = body.into_data_stream().take_until(drained).map(move |chunk| {
         let _held = &permit;
         chunk
     });
@@ -284,7 +287,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
     }
     let up = upstream(gw, cluster_id).await?;
     let permit =
-        if judged.info.verb == "watch" { Some(gw.watches.acquire(&claims.sub, None)?) } else { None };
+        if judged.info.verb == "watch" { Some(gw.watches.acquire(&claims.sub, None).await?) } else { None };
     let sa = format!("fundament-{}", claims.sub);
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
@@ -524,7 +527,7 @@ async fn admit_plugin(
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
     let permit = if *verb == "watch" {
-        let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti));
+        let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti)).await;
         Some(permit.map_err(|status| refusal("denied:watch-limit", status))?)
     } else {
         None

@@ -1,11 +1,28 @@
 //! Bounds on what one caller can hold open: concurrent watches per user
 //! (both paths together) and per PluginToken. A watch past a bound is refused
-//! with a 429 Status; the count goes down when the watch's stream ends.
+//! with a 429 Status; the slot comes back when the watch's stream ends.
+//!
+//! The count lives in the shared store (`fundament_shared_store`), so the
+//! bounds hold across every replica of the gateway: each open watch holds a
+//! lease in its user's group (and its PluginToken's), renewed while the watch
+//! is open and given back when it ends. A replica that crashes renews nothing,
+//! so its leases lapse after [`LEASE_TTL`] and the slots come back by themselves.
+//!
+//! Fail closed: when the shared store cannot be asked, a new watch is refused
+//! with a 503 Status (clients retry; the console falls back to polling); open
+//! watches go on.
+//!
+//! Shutdown: [`WatchLimits::drain`] ends every open watch cleanly (the stream
+//! closes as a watch whose timeout passed, so clients watch again, through a
+//! load balancer at another replica) and refuses new ones with a 503.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 use fundament_kube_core::Status;
+use fundament_shared_store::{InProcess, SharedStore};
+use futures::FutureExt;
+use tokio::sync::watch;
 
 /// Concurrent watches one user may hold through the gateway (the console's tabs and every
 /// plugin page together).
@@ -14,62 +31,150 @@ pub const WATCHES_PER_USER: usize = 100;
 pub const WATCHES_PER_PLUGIN_TOKEN: usize = 16;
 /// Longest watch the gateway lets through; longer or unbounded `timeoutSeconds` are capped.
 pub const MAX_WATCH_SECONDS: u64 = 1800;
+/// A watch's lease lapses this long after its last renewal (renewed every third of it).
+pub const LEASE_TTL: Duration = Duration::from_secs(30);
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WatchLimits {
-    counts: Mutex<HashMap<String, usize>>,
+    store: Arc<dyn SharedStore>,
+    lease_ttl: Duration,
+    draining: watch::Sender<bool>,
 }
 
-/// One open watch; dropping it (when the stream ends) gives the slot back.
+impl Default for WatchLimits {
+    /// Counted in this process only (one replica).
+    fn default() -> Self {
+        Self::new(Arc::new(InProcess::new()))
+    }
+}
+
+/// One open watch; dropping it (when the stream ends) gives the slots back.
 #[derive(Debug)]
 pub struct WatchPermit {
-    limits: Arc<WatchLimits>,
-    keys: Vec<String>,
+    store: Arc<dyn SharedStore>,
+    leases: Vec<(String, String)>,
+    renewal: tokio::task::JoinHandle<()>,
+    draining: watch::Receiver<bool>,
+}
+
+impl WatchPermit {
+    /// Resolves when the gateway drains (shutdown): the watch should end now.
+    pub fn drained(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut draining = self.draining.clone();
+        async move {
+            let _ = draining.wait_for(|d| *d).await;
+        }
+    }
 }
 
 impl Drop for WatchPermit {
     fn drop(&mut self) {
-        let mut counts = self.limits.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for key in &self.keys {
-            if let Some(n) = counts.get_mut(key) {
-                *n -= 1;
-                if *n == 0 {
-                    counts.remove(key);
-                }
+        self.renewal.abort();
+        for (group, holder) in std::mem::take(&mut self.leases) {
+            let store = Arc::clone(&self.store);
+            // The in-process store answers at once; a remote one is asked in the background (and
+            // if that fails, the lease lapses by itself).
+            if store.release(&group, &holder).now_or_never().is_none()
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                runtime.spawn(async move {
+                    if let Err(error) = store.release(&group, &holder).await {
+                        tracing::debug!(%error, "watch lease not given back; it lapses by itself");
+                    }
+                });
             }
         }
     }
 }
 
+fn user_group(user: &str) -> String {
+    format!("watches:user:{user}")
+}
+
+fn token_group(token_id: &str) -> String {
+    format!("watches:token:{token_id}")
+}
+
 impl WatchLimits {
+    /// Counted in `store`, with every replica that uses it.
+    pub fn new(store: Arc<dyn SharedStore>) -> Self {
+        Self::with_lease_ttl(store, LEASE_TTL)
+    }
+
+    /// With leases of `ttl` (tests of lapsing).
+    pub fn with_lease_ttl(store: Arc<dyn SharedStore>, ttl: Duration) -> Self {
+        Self { store, lease_ttl: ttl, draining: watch::channel(false).0 }
+    }
+
     /// Takes a slot for `user` (and for the PluginToken `token_id`, if any), or refuses.
-    pub fn acquire(self: &Arc<Self>, user: &str, token_id: Option<&str>) -> Result<WatchPermit, Status> {
-        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let user_key = format!("user:{user}");
-        if counts.get(&user_key).copied().unwrap_or(0) >= WATCHES_PER_USER {
+    pub async fn acquire(&self, user: &str, token_id: Option<&str>) -> Result<WatchPermit, Status> {
+        if *self.draining.borrow() {
+            return Err(Status::service_unavailable("kube-api-proxy is shutting down; watch again"));
+        }
+        let holder = format!("{:032x}", rand::random::<u128>());
+        let ttl = self.lease_ttl;
+        let unavailable = |error: fundament_shared_store::StoreError| {
+            tracing::error!(%error, "watch refused: the watch limits cannot be checked");
+            Status::service_unavailable("watch limits cannot be checked right now; try again shortly")
+        };
+        let user_key = user_group(user);
+        if !self.store.lease(&user_key, &holder, WATCHES_PER_USER, ttl).await.map_err(unavailable)? {
             return Err(too_many(format!(
                 "too many watches: user {user} has {WATCHES_PER_USER} open through kube-api-proxy (the limit); close some first"
             )));
         }
-        let token_key = token_id.map(|t| format!("token:{t}"));
-        if let Some(key) = &token_key
-            && counts.get(key).copied().unwrap_or(0) >= WATCHES_PER_PLUGIN_TOKEN
-        {
-            return Err(too_many(format!(
-                "too many watches: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} open (the limit per PluginToken)"
-            )));
+        let mut leases = vec![(user_key, holder.clone())];
+        if let Some(token_id) = token_id {
+            let token_key = token_group(token_id);
+            let taken = self.store.lease(&token_key, &holder, WATCHES_PER_PLUGIN_TOKEN, ttl).await;
+            let refusal = match taken {
+                Ok(true) => None,
+                Ok(false) => Some(too_many(format!(
+                    "too many watches: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} open (the limit per PluginToken)"
+                ))),
+                Err(error) => Some(unavailable(error)),
+            };
+            if let Some(status) = refusal {
+                let _ = self.store.release(&leases[0].0, &holder).await;
+                return Err(status);
+            }
+            leases.push((token_key, holder.clone()));
         }
-        let keys: Vec<String> = std::iter::once(user_key).chain(token_key).collect();
-        for key in &keys {
-            *counts.entry(key.clone()).or_default() += 1;
-        }
-        Ok(WatchPermit { limits: Arc::clone(self), keys })
+        let renewal = {
+            let store = Arc::clone(&self.store);
+            let leases = leases.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(ttl / 3);
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    for ((group, holder), limit) in
+                        leases.iter().zip([WATCHES_PER_USER, WATCHES_PER_PLUGIN_TOKEN])
+                    {
+                        // Renewing a held lease always succeeds while the store answers.
+                        if let Err(error) = store.lease(group, holder, limit, ttl).await {
+                            tracing::warn!(%error, "watch lease not renewed");
+                        }
+                    }
+                }
+            })
+        };
+        Ok(WatchPermit {
+            store: Arc::clone(&self.store),
+            leases,
+            renewal,
+            draining: self.draining.subscribe(),
+        })
     }
 
-    /// Open watches of `user`.
-    pub fn open(&self, user: &str) -> usize {
-        let counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        counts.get(&format!("user:{user}")).copied().unwrap_or(0)
+    /// Open watches of `user`, at every replica sharing the store.
+    pub async fn open(&self, user: &str) -> usize {
+        self.store.leases(&user_group(user)).await.unwrap_or(0)
+    }
+
+    /// Ends every open watch now and refuses new ones (shutdown).
+    pub fn drain(&self) {
+        self.draining.send_replace(true);
     }
 }
 
@@ -81,22 +186,63 @@ fn too_many(message: String) -> Status {
 mod tests {
     use super::*;
 
-    #[test]
-    fn counts_per_user_and_per_token_and_gives_slots_back() {
+    #[tokio::test]
+    async fn counts_per_user_and_per_token_and_gives_slots_back() {
         let limits = Arc::new(WatchLimits::default());
-        let mut held: Vec<WatchPermit> =
-            (0..WATCHES_PER_PLUGIN_TOKEN).map(|_| limits.acquire("alice", Some("t1")).unwrap()).collect();
-        let refused = limits.acquire("alice", Some("t1")).unwrap_err();
-        assert_eq!((refused.code, refused.reason.as_str()), (429, "TooManyRequests"));
-        assert!(limits.acquire("alice", Some("t2")).is_ok(), "another token of the same user");
-        held.pop();
-        assert!(limits.acquire("alice", Some("t1")).is_ok());
-        while limits.open("alice") < WATCHES_PER_USER {
-            held.push(limits.acquire("alice", None).unwrap());
+        let mut held: Vec<WatchPermit> = Vec::new();
+        for _ in 0..WATCHES_PER_PLUGIN_TOKEN {
+            held.push(limits.acquire("alice", Some("t1")).await.unwrap());
         }
-        assert_eq!(limits.acquire("alice", None).unwrap_err().code, 429);
-        assert!(limits.acquire("bob", None).is_ok());
+        let refused = limits.acquire("alice", Some("t1")).await.unwrap_err();
+        assert_eq!((refused.code, refused.reason.as_str()), (429, "TooManyRequests"));
+        assert_eq!(
+            limits.open("alice").await,
+            WATCHES_PER_PLUGIN_TOKEN,
+            "the refused one gave its user slot back"
+        );
+        assert!(limits.acquire("alice", Some("t2")).await.is_ok(), "another token of the same user");
+        held.pop();
+        assert!(limits.acquire("alice", Some("t1")).await.is_ok());
+        while limits.open("alice").await < WATCHES_PER_USER {
+            held.push(limits.acquire("alice", None).await.unwrap());
+        }
+        assert_eq!(limits.acquire("alice", None).await.unwrap_err().code, 429);
+        assert!(limits.acquire("bob", None).await.is_ok());
         held.clear();
-        assert_eq!(limits.open("alice"), 0);
+        assert_eq!(limits.open("alice").await, 0);
+    }
+
+    #[tokio::test]
+    async fn two_replicas_share_one_bound_and_a_crashed_ones_slots_lapse() {
+        let store: Arc<dyn SharedStore> = Arc::new(InProcess::new());
+        let a = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(300));
+        let b = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(300));
+        let mut held = Vec::new();
+        for i in 0..WATCHES_PER_PLUGIN_TOKEN {
+            let replica = if i % 2 == 0 { &a } else { &b };
+            held.push(replica.acquire("alice", Some("t")).await.unwrap());
+        }
+        assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
+        assert_eq!(a.acquire("alice", Some("t")).await.unwrap_err().code, 429);
+        // Renewed while open: still full well past one lease lifetime.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
+        // A crash: the renewals stop, nothing is given back, and the leases lapse.
+        for permit in held.drain(..) {
+            permit.renewal.abort();
+            std::mem::forget(permit);
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(b.acquire("alice", Some("t")).await.is_ok(), "lapsed");
+    }
+
+    #[tokio::test]
+    async fn draining_ends_open_watches_and_refuses_new_ones() {
+        let limits = WatchLimits::default();
+        let permit = limits.acquire("alice", None).await.unwrap();
+        let drained = permit.drained();
+        limits.drain();
+        tokio::time::timeout(Duration::from_secs(1), drained).await.expect("told to end");
+        assert_eq!(limits.acquire("alice", None).await.unwrap_err().code, 503);
     }
 }

@@ -44,6 +44,10 @@ pub enum FrameKeyError {
     Corrupt { path: String },
     #[error("cannot write plugin-proxy's frame cookie key {path}: {source}")]
     Write { path: String, source: std::io::Error },
+    #[error(
+        "plugin-proxy's frame cookie key file {path} holds {len} bytes; it needs at least 32 random bytes (e.g. `head -c 32 /dev/urandom`), set by --frame-key-file or FUNDAMENT_FRAME_KEY_FILE"
+    )]
+    Short { path: String, len: usize },
 }
 
 impl FrameKey {
@@ -54,6 +58,18 @@ impl FrameKey {
 
     fn from_bytes(bytes: &[u8]) -> FrameKey {
         FrameKey(Hmac::new_from_slice(bytes).expect("HMAC takes keys of any length"))
+    }
+
+    /// The key an operator provides in `path` (a mounted Secret), the same for every replica,
+    /// so a frame cookie set by one replica opens at every other. Never created or changed here.
+    pub fn from_file(path: &Path) -> Result<FrameKey, FrameKeyError> {
+        let shown = path.display().to_string();
+        let bytes =
+            std::fs::read(path).map_err(|source| FrameKeyError::Read { path: shown.clone(), source })?;
+        if bytes.len() < 32 {
+            return Err(FrameKeyError::Short { path: shown, len: bytes.len() });
+        }
+        Ok(FrameKey::from_bytes(&bytes))
     }
 
     /// The key in `dir/frame-cookie.key`, created (mode 0600) when missing, so frames keep
@@ -161,6 +177,19 @@ mod tests {
         assert_eq!(key.open(&format!("{forged}.{mac}"), 0), None, "a changed payload");
         assert_eq!(key.open(payload, 0), None);
         assert_eq!(key.open("", 0), None);
+    }
+
+    #[test]
+    fn replicas_reading_one_key_file_open_each_others_cookies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("frame-key");
+        std::fs::write(&path, rand::random::<[u8; 32]>()).unwrap();
+        let value = FrameKey::from_file(&path).unwrap().seal(&session(100));
+        assert!(FrameKey::from_file(&path).unwrap().open(&value, 0).is_some());
+        assert!(FrameKey::generate().open(&value, 0).is_none());
+        std::fs::write(&path, b"short").unwrap();
+        let err = FrameKey::from_file(&path).err().unwrap().to_string();
+        assert!(err.contains("at least 32") && err.contains("--frame-key-file"), "{err}");
     }
 
     #[test]

@@ -93,7 +93,7 @@ async fn exchange(
         tracing::warn!(ticket_for = %claims.installation_name, used_on = %path.installation, "plugin-proxy: frame ticket used for another installation");
         return Err(not_found());
     }
-    if !proxy.used_tickets.take(&claims.jti, claims.exp, now) {
+    if !proxy.used_tickets.take(&claims.jti, claims.exp, now).await {
         tracing::warn!(user = %claims.sub, installation = %claims.installation_name, "plugin-proxy: frame ticket used again");
         return Err(not_found());
     }

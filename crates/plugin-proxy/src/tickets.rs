@@ -1,37 +1,48 @@
-//! Frame tickets are single-use: plugin-proxy remembers each ticket it took
-//! until the ticket would have expired anyway, so a ticket copied from a URL,
-//! a log or a history entry opens nothing. Bounded: when full, expired
-//! entries go first; a table full of live tickets refuses new ones (which
-//! then fail like a used ticket) rather than forgetting a live one.
+//! Frame tickets are single-use: plugin-proxy takes each ticket it accepts in the shared store
+//! until the ticket would have expired anyway (plus the verifier's leeway), so a ticket copied
+//! from a URL, a log or a history entry opens nothing, at this replica or any other
+//! (`fundament_shared_store`: `SET NX` with expiry in Redis; bounded in memory in-process).
+//!
+//! Fail closed: when the shared store cannot be asked, the ticket is refused (the frame shows
+//! plugin-proxy's 404 and the console can mint another) rather than risk a second use.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// Tickets live a minute; this is room for a thousand frame loads a second.
-pub const CAPACITY: usize = 100_000;
+use fundament_shared_store::{InProcess, SharedStore};
 
-#[derive(Debug, Default)]
+/// The verifier's leeway past `exp`, during which a ticket still verifies.
+const LEEWAY_SECS: i64 = 60;
+
+#[derive(Debug, Clone)]
 pub struct UsedTickets {
-    used: Mutex<HashMap<String, i64>>,
+    store: Arc<dyn SharedStore>,
+}
+
+impl Default for UsedTickets {
+    /// In this process only (one replica).
+    fn default() -> Self {
+        Self { store: Arc::new(InProcess::new()) }
+    }
 }
 
 impl UsedTickets {
-    /// Takes the ticket `jti` (valid until `exp`): true the first time, false after.
-    pub fn take(&self, jti: &str, exp: i64, now: i64) -> bool {
-        let mut used = self.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if used.contains_key(jti) {
-            return false;
-        }
-        if used.len() >= CAPACITY {
-            // Past `exp` plus the verifier's leeway a ticket is refused anyway.
-            used.retain(|_, e| *e + 60 > now);
-            if used.len() >= CAPACITY {
-                tracing::warn!("frame tickets: the table of used tickets is full; refusing new ones");
-                return false;
+    /// Tickets taken in `store`, shared with every replica that uses it.
+    pub fn new(store: Arc<dyn SharedStore>) -> Self {
+        Self { store }
+    }
+
+    /// Takes the ticket `jti` (valid until `exp`): true the first time, false after, and false
+    /// when the store cannot say (logged).
+    pub async fn take(&self, jti: &str, exp: i64, now: i64) -> bool {
+        let live = u64::try_from(exp + LEEWAY_SECS - now).unwrap_or(0).max(1);
+        match self.store.take_once(&format!("frame-ticket:{jti}"), Duration::from_secs(live)).await {
+            Ok(first) => first,
+            Err(error) => {
+                tracing::error!(%error, "plugin-proxy: cannot record a frame ticket as used; refusing it");
+                false
             }
         }
-        used.insert(jti.to_string(), exp);
-        true
     }
 }
 
@@ -39,11 +50,13 @@ impl UsedTickets {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_ticket_is_taken_once() {
-        let t = UsedTickets::default();
-        assert!(t.take("a", 100, 0));
-        assert!(!t.take("a", 100, 0));
-        assert!(t.take("b", 100, 0));
+    #[tokio::test]
+    async fn a_ticket_is_taken_once_across_replicas_sharing_a_store() {
+        let store: Arc<dyn SharedStore> = Arc::new(InProcess::new());
+        let (a, b) = (UsedTickets::new(Arc::clone(&store)), UsedTickets::new(store));
+        assert!(a.take("t", 100, 0).await);
+        assert!(!a.take("t", 100, 0).await);
+        assert!(!b.take("t", 100, 0).await, "the other replica refuses it too");
+        assert!(b.take("u", 100, 0).await);
     }
 }

@@ -80,6 +80,12 @@ pub enum Key {
     OidcNameClaim,
     /// The ID token claim with the user's groups.
     OidcGroupsClaim,
+    /// The store replicas share (`redis://…`; none: this process's memory, one replica only).
+    SharedStore,
+    /// authn's signing keys from a directory (a mounted Secret), reloaded when it changes.
+    SigningKeysDir,
+    /// plugin-proxy's frame cookie key from a file shared by its replicas.
+    FrameKeyFile,
 }
 
 impl Key {

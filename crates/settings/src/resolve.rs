@@ -91,6 +91,8 @@ pub struct Settings {
     pub directory: Option<PathBuf>,
     /// OpenID Connect sign-in; `None`: not configured.
     pub oidc: Option<OidcSettings>,
+    /// What the replicas share, and how it is reached.
+    pub scale: ScaleSettings,
 }
 
 impl Settings {
@@ -131,6 +133,28 @@ pub struct OidcSettings {
     pub email_claim: String,
     pub name_claim: String,
     pub groups_claim: String,
+}
+
+/// What several replicas of a service need to share.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct ScaleSettings {
+    /// `redis://host:port[/db]`; `None`: this process's memory.
+    pub shared_store: Option<String>,
+    /// authn's signing keys directory; `None`: `<state-dir>/authn`.
+    pub signing_keys_dir: Option<PathBuf>,
+    /// plugin-proxy's frame cookie key file; `None`: `<state-dir>/plugin-proxy`.
+    pub frame_key_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for ScaleSettings {
+    /// The store URL may hold a password: never shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScaleSettings")
+            .field("shared_store", &self.shared_store.as_ref().map(|_| "<set>"))
+            .field("signing_keys_dir", &self.signing_keys_dir)
+            .field("frame_key_file", &self.frame_key_file)
+            .finish()
+    }
 }
 
 /// Socket addresses of the services.
@@ -215,6 +239,7 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::OidcEmailClaim => "email",
         Key::OidcNameClaim => "name",
         Key::OidcGroupsClaim => "groups",
+        Key::SharedStore | Key::SigningKeysDir | Key::FrameKeyFile => return None,
     })
 }
 
@@ -348,6 +373,17 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         _ => Err("expected true or false".to_owned()),
     })?;
     let oidc = resolve_oidc(&r)?;
+    let scale = ScaleSettings {
+        shared_store: r.parse(Key::SharedStore, |v| {
+            if v.starts_with("redis://") || v.starts_with("rediss://") {
+                Url::parse(v).map(|_| v.to_owned()).map_err(|e| e.to_string())
+            } else {
+                Err("expected redis://host:port[/db]".to_owned())
+            }
+        })?,
+        signing_keys_dir: r.parse(Key::SigningKeysDir, path)?,
+        frame_key_file: r.parse(Key::FrameKeyFile, path)?,
+    };
     Ok(Settings {
         mode,
         console_listen,
@@ -363,6 +399,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         allow_insecure_kubeconfig,
         directory,
         oidc,
+        scale,
     })
 }
 
@@ -565,6 +602,28 @@ mod tests {
         assert_eq!(resolve(&[&flags, &env, &file]).unwrap().audit_log, Some(PathBuf::from("flag.jsonl")));
         let (flag, env, file_key) = (Key::AuditLog.flag(), Key::AuditLog.env(), Key::AuditLog.file_key());
         assert_eq!((flag, env, file_key), ("audit-log", "FUNDAMENT_AUDIT_LOG", "kube-api-proxy.audit-log"));
+    }
+
+    #[test]
+    fn scale_out_settings_are_unset_by_default_and_the_store_must_be_redis() {
+        let settings = resolve(&[]).unwrap();
+        assert_eq!(settings.scale, ScaleSettings::default());
+        let env = layer(
+            Source::Env,
+            &[
+                (Key::SharedStore, "redis://:secret@10.0.0.5:6379/2"),
+                (Key::SigningKeysDir, "/keys"),
+                (Key::FrameKeyFile, "/frame/key"),
+            ],
+        );
+        let scale = resolve(&[&env]).unwrap().scale;
+        assert_eq!(scale.shared_store.as_deref(), Some("redis://:secret@10.0.0.5:6379/2"));
+        assert_eq!(scale.signing_keys_dir, Some(PathBuf::from("/keys")));
+        assert_eq!(scale.frame_key_file, Some(PathBuf::from("/frame/key")));
+        assert!(!format!("{scale:?}").contains("secret"), "the store's password never shows");
+        let bad = layer(Source::Flag, &[(Key::SharedStore, "memcached://x")]);
+        let err = resolve(&[&bad]).unwrap_err().to_string();
+        assert!(err.contains("shared-store") && err.contains("redis://host:port"), "{err}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 38] = [
+pub const SPECS: [Spec; 41] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -378,6 +378,33 @@ pub const SPECS: [Spec; 38] = [
         "CLAIM",
         "The ID token claim holding the user's groups (a list of strings, or one string)",
         "`groups`",
+    ),
+    spec(
+        Key::SharedStore,
+        "shared-store",
+        "FUNDAMENT_SHARED_STORE",
+        "stack.shared-store",
+        "URL",
+        "What replicas of authn, kube-api-proxy and plugin-proxy share (revoked sessions, used frame tickets, watch limits): a Redis at redis://host:port[/db]; needed to run more than one replica of any of them",
+        "none: this process's memory (one replica of each service only)",
+    ),
+    spec(
+        Key::SigningKeysDir,
+        "signing-keys-dir",
+        "FUNDAMENT_SIGNING_KEYS_DIR",
+        "authn.signing-keys-dir",
+        "DIR",
+        "authn's signing keys from a directory (a mounted Secret: <name>.pem Ed25519 PKCS#8 keys and a file current naming the one that signs; all are published), read again when it changes",
+        "none: generated once, kept in the state directory (one authn replica only)",
+    ),
+    spec(
+        Key::FrameKeyFile,
+        "frame-key-file",
+        "FUNDAMENT_FRAME_KEY_FILE",
+        "plugin-proxy.frame-key-file",
+        "FILE",
+        "plugin-proxy's frame cookie key from a file every replica reads (a mounted Secret: at least 32 random bytes)",
+        "none: generated once, kept in the state directory (one plugin-proxy replica only)",
     ),
 ];
 

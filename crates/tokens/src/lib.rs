@@ -11,6 +11,7 @@ mod b64;
 mod claims;
 mod error;
 mod keys;
+pub mod keys_dir;
 mod peek;
 mod rules;
 mod signer;
@@ -19,7 +20,7 @@ mod verifier;
 
 pub use claims::{FrameTicketClaims, PluginClaims, UserClaims};
 pub use error::{KeyError, TokenError};
-pub use peek::{TokenKind, peek_kind};
+pub use peek::{TokenKind, peek_kid, peek_kind};
 pub use signer::Signer;
 pub use verifier::Verifier;
 

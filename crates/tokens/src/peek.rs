@@ -37,6 +37,14 @@ pub fn peek_kind(token: &str) -> TokenKind {
     if is_plugin { TokenKind::Plugin } else { TokenKind::User }
 }
 
+/// Unverified peek at the header's `kid`: only to decide whether the keys at hand are worth
+/// refreshing before verifying (a token just received from authn after a rotation).
+pub fn peek_kid(token: &str) -> Option<String> {
+    let header = token.split('.').next()?;
+    let value: Value = serde_json::from_slice(&b64::decode(header)?).ok()?;
+    value["kid"].as_str().map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,13 +19,15 @@ use crate::{
 /// verifying until they expire; the next rotation drops it.
 pub struct Signer {
     current: KeyPair,
-    previous: Option<KeyPair>,
+    /// Published, not signing: the previous key after [`Signer::rotate`], or every other key of
+    /// a keys directory ([`Signer::from_keys_dir`]).
+    others: Vec<KeyPair>,
 }
 
 impl Signer {
     /// A signer with one fresh key, kept in memory only (tests, throw-away dev stacks).
     pub fn generate() -> Signer {
-        Signer { current: KeyPair::generate(), previous: None }
+        Signer { current: KeyPair::generate(), others: Vec::new() }
     }
 
     /// Loads the keys from `dir/authn-keys.json`, or creates that file with a fresh key when it
@@ -35,7 +37,7 @@ impl Signer {
         match store::load(dir)? {
             Some(mut keys) => {
                 let current = keys.remove(0);
-                Ok(Signer { current, previous: keys.pop() })
+                Ok(Signer { current, others: keys })
             }
             None => {
                 let signer = Signer::generate();
@@ -49,7 +51,14 @@ impl Signer {
     /// JWKS) and the one before is dropped. In memory only: call [`Signer::save`] to persist.
     pub fn rotate(&mut self) {
         let old = std::mem::replace(&mut self.current, KeyPair::generate());
-        self.previous = Some(old);
+        self.others = vec![old];
+    }
+
+    /// The keys of a keys directory (see [`crate::keys_dir`]): the one `current` names signs,
+    /// every key is published.
+    pub fn from_keys_dir(dir: &Path) -> Result<Signer, KeyError> {
+        let (current, others) = crate::keys_dir::load(dir)?;
+        Ok(Signer { current, others })
     }
 
     /// Writes the keys to `dir/authn-keys.json` (mode 0600, atomically).
@@ -169,7 +178,7 @@ impl Signer {
     }
 
     fn keys(&self) -> impl Iterator<Item = &KeyPair> {
-        std::iter::once(&self.current).chain(self.previous.as_ref())
+        std::iter::once(&self.current).chain(self.others.iter())
     }
 
     fn sign<T: Serialize>(&self, claims: &T) -> String {
@@ -187,7 +196,7 @@ impl fmt::Debug for Signer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Signer")
             .field("current_kid", &self.current.kid())
-            .field("previous_kid", &self.previous.as_ref().map(KeyPair::kid))
+            .field("other_kids", &self.others.iter().map(KeyPair::kid).collect::<Vec<_>>())
             .finish()
     }
 }
