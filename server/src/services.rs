@@ -37,6 +37,10 @@ pub enum ServiceError {
     #[error("mode {0} needs a kubeconfig")]
     NoKubeconfig(Mode),
     #[error(
+        "an OIDC issuer needs the client secret in authn: set --oidc-client-secret-file or FUNDAMENT_OIDC_CLIENT_SECRET_FILE"
+    )]
+    NoOidcSecret,
+    #[error(
         "mode {0} needs a directory of organizations, projects, clusters and users: set --directory or FUNDAMENT_DIRECTORY (fixtures/directory.yaml shows the format)"
     )]
     NoDirectory(Mode),
@@ -293,7 +297,9 @@ pub fn oidc(
     let config = fundament_authn::oidc::OidcConfig {
         issuer: o.issuer.clone(),
         client_id: o.client_id.clone(),
-        client_secret: oidc_client_secret(&o.client_secret_file)?,
+        client_secret: oidc_client_secret(
+            o.client_secret_file.as_deref().ok_or(ServiceError::NoOidcSecret)?,
+        )?,
         provider_name: o.provider_name.clone(),
         scopes: o.scopes.clone(),
         claims: fundament_authn::oidc::identity::ClaimNames {
@@ -466,7 +472,7 @@ mod tests {
         settings.oidc = Some(fundament_settings::OidcSettings {
             issuer: "https://id.example.com".into(),
             client_id: "c".into(),
-            client_secret_file: "s".into(),
+            client_secret_file: Some("s".into()),
             provider_name: "Example".into(),
             scopes: vec!["openid".into()],
             email_claim: "email".into(),

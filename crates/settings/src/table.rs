@@ -332,7 +332,7 @@ pub const SPECS: [Spec; 41] = [
         "oidc.client-secret-file",
         "FILE",
         "A file holding the client secret (e.g. a mounted Kubernetes Secret); read at start, surrounding whitespace ignored",
-        "none (required with an issuer)",
+        "none (authn needs it with an issuer)",
     ),
     spec(
         Key::OidcProviderName,

@@ -34,8 +34,8 @@ def main(rendered, binary, root):
         if d["kind"] == "Secret"
     }
     services = [d["metadata"]["name"] for d in docs if d["kind"] == "Service"]
-    # http://<release>-<service>:<port> -> http://127.0.0.1:<port>
-    service_url = re.compile(r"http://(%s):" % "|".join(map(re.escape, services)))
+    # http://<release>-<service>:<port> -> http://127.0.0.1:<port> (and redis:// for the store)
+    service_url = re.compile(r"(http|redis)://(%s):" % "|".join(map(re.escape, services)))
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
     work = tempfile.mkdtemp(prefix="fundament-pods-")
     pods = []
@@ -45,7 +45,16 @@ def main(rendered, binary, root):
             spec = d["spec"]["template"]["spec"]
             container = spec["containers"][0]
             if not container["image"].startswith(("registry.example.io/fundament/", "fundament")):
-                continue  # not ours (the chart's Redis)
+                if container["args"][:1] == ["redis-server"]:
+                    # The chart's Redis, as Debian's redis-server (scripts/setup) with the pod's
+                    # arguments, its data in a directory of its own.
+                    data = os.path.join(work, name)
+                    os.makedirs(data)
+                    args = ["redis-server", *container["args"][1:], "--port", "6379"]
+                    args[args.index("--dir") + 1] = data
+                    log = open(os.path.join(work, f"{name}.log"), "w")
+                    pods.append((name, subprocess.Popen(args, stdout=log, stderr=log), container, log.name))
+                continue
             command = container["args"][0]
             if not re.search(r"^\s+%s\s" % re.escape(command), help_text, re.M):
                 # Until the binary has the subcommand the chart runs (the console alone comes with
@@ -77,7 +86,7 @@ def main(rendered, binary, root):
                 for mount_path in sorted(mounts, key=len, reverse=True):
                     if value == mount_path or value.startswith(mount_path + "/"):
                         return mounts[mount_path] + value[len(mount_path):]
-                return service_url.sub("http://127.0.0.1:", value)
+                return service_url.sub(r"\1://127.0.0.1:", value)
 
             env = {"PATH": os.environ["PATH"], "HOME": pod_dir, "RUST_LOG": "info"}
             for source in container.get("envFrom", []):
@@ -94,6 +103,8 @@ def main(rendered, binary, root):
             pods.append((name, process, container, log.name))
 
         for name, process, container, log_path in pods:
+            if "httpGet" not in container["readinessProbe"]:
+                continue  # the Redis (an exec probe): the services' readiness waits for it
             probe = container["readinessProbe"]["httpGet"]
             url = f"http://127.0.0.1:{probe['port']}{probe['path']}"
             deadline = time.time() + 60
