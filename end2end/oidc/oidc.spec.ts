@@ -17,7 +17,7 @@ const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certif
 const CERTS_PAGE = `/clusters/${PROD}/plugins/${CERT_MANAGER}/v1.17.2/console/certificates-list.html`;
 const PASSWORD = 'correct horse battery staple';
 
-async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down') {
+async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down' | 'short-code') {
   const answer = await send(`${PROVIDER}/test/mode/${mode}`, { method: 'PUT' });
   expect(answer.status).toBe(204);
 }
@@ -172,6 +172,15 @@ test('a code used once is refused the second time', async ({ page }) => {
   // Replayed with its own transaction cookie: the provider refuses the used code.
   const callback = await capturedCallback(page);
   await page.goto(callback.toString());
+  await refusedWith(page, 'code-rejected', /expired or was already used/);
+});
+
+test('an expired code is refused', async ({ page }) => {
+  // The provider's codes live 1 s and its token endpoint answers 1.5 s late: the code authn
+  // exchanges has expired by the provider's own clock.
+  await providerMode('short-code');
+  await toProvider(page);
+  await logInAndAllow(page);
   await refusedWith(page, 'code-rejected', /expired or was already used/);
 });
 

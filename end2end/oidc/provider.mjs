@@ -12,7 +12,9 @@
 //                          JWKS does not publish) | clock-ahead (ID tokens
 //                          issued 10 minutes in the future) | down (every
 //                          other request's connection is dropped, as a
-//                          provider that is not there)
+//                          provider that is not there) | short-code
+//                          (authorization codes expire after 1 s, and the
+//                          token endpoint answers 1.5 s late)
 //
 // Run: node end2end/oidc/provider.mjs (settings from the environment below).
 import http from 'node:http';
@@ -45,7 +47,7 @@ const rogue = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...signing.privateKey.export({ format: 'jwk' }), kid: 'good-key', alg: 'RS256', use: 'sig' };
 
 let mode = 'normal';
-const MODES = ['normal', 'rogue-key', 'clock-ahead', 'down'];
+const MODES = ['normal', 'rogue-key', 'clock-ahead', 'down', 'short-code'];
 
 const b64url = (data) => Buffer.from(data).toString('base64url');
 
@@ -82,6 +84,8 @@ const provider = new Provider(ISSUER, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
   ],
+  // Codes live a minute (oidc-provider's default), one second in short-code mode.
+  ttl: { AuthorizationCode: () => (mode === 'short-code' ? 1 : 60) },
   // PKCE for this confidential client too (oidc-provider requires it for public ones only).
   pkce: { required: () => true },
   jwks: { keys: [jwk] },
@@ -111,8 +115,9 @@ provider.proxy = false;
 
 // The token endpoint's answer, changed after the provider made it (the test switches).
 provider.use(async (ctx, next) => {
+  if (ctx.path === '/token' && mode === 'short-code') await new Promise((r) => setTimeout(r, 1500));
   await next();
-  if (ctx.path === '/token' && ctx.status === 200 && ctx.body?.id_token && mode !== 'normal') {
+  if (ctx.path === '/token' && ctx.status === 200 && ctx.body?.id_token && (mode === 'rogue-key' || mode === 'clock-ahead')) {
     ctx.body = { ...ctx.body, id_token: tamper(ctx.body.id_token) };
   }
 });
