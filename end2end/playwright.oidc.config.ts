@@ -4,12 +4,11 @@
 // provider's account as alice (end2end/oidc/directory.yaml). Runs after the
 // main suites (scripts/test), on the default ports, one test at a time: the
 // provider's test switches act on every sign-in.
-import { defineConfig } from '@playwright/test';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromiumArgs, executablePath } from './chromium';
+import { serialSuite } from './serial-suite';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
@@ -34,20 +33,9 @@ const flags = [
   '--directory', 'end2end/oidc/directory.yaml',
 ];
 
-export default defineConfig({
-  testDir: './oidc',
-  outputDir: './test-results-oidc',
-  timeout: 30_000,
-  expect: { timeout: 10_000 },
-  forbidOnly: !!process.env.CI,
-  retries: 0,
-  workers: 1,
-  reporter: [['list']],
-  use: {
-    baseURL: 'http://localhost:3000',
-    trace: 'retain-on-failure',
-    launchOptions: { executablePath, args: chromiumArgs },
-  },
+export default serialSuite({
+  testDir: 'oidc',
+  outputDir: 'test-results-oidc',
   webServer: [
     {
       command: 'node end2end/oidc/provider.mjs',

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { auditLog } from './clusters/cluster';
-import { clusterSuite } from './clusters/suite';
+import { clusterSuite } from './serial-suite';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
