@@ -266,3 +266,20 @@ impl SessionAuthority for AuthnSessions {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// authn's OIDC failures are codes the console must know: an unknown one would show
+    /// only "Sign-in failed" instead of the reason.
+    #[test]
+    fn every_oidc_failure_of_authn_has_its_page_in_the_console() {
+        for failure in fundament_authn::oidc::Failure::ALL {
+            let body = serde_json::json!({ "code": "permission_denied", "message": failure.code() });
+            let shown = AuthnSessions::oidc_failure(403, &body);
+            assert_ne!(shown, SignInFailure::Failed, "{}", failure.code());
+            assert_eq!(shown.code(), failure.code());
+        }
+    }
+}

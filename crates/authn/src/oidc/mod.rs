@@ -76,6 +76,19 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Every failure (the console maps each code to its page; a test in server/ keeps the two
+    /// in step).
+    pub const ALL: [Failure; 8] = [
+        Failure::ProviderUnavailable,
+        Failure::TransactionInvalid,
+        Failure::TransactionExpired,
+        Failure::StateMismatch,
+        Failure::CodeRejected,
+        Failure::TokenInvalid,
+        Failure::UnknownKey,
+        Failure::ClockSkew,
+    ];
+
     pub fn code(self) -> &'static str {
         match self {
             Failure::ProviderUnavailable => "provider-unavailable",
