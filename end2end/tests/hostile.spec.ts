@@ -261,9 +261,13 @@ test.describe('a hostile plugin page', () => {
     await frameReady(page);
     expect(await attacksDone(page, page.url())).toBe('done');
     const list = pluginFrame(page, 'loots-list.html');
-    // A valid height is taken as it is (so the spoofed 4321 px would have shown) …
-    await list.evaluate(() => window.parent.postMessage({ type: 'plugin:resize', height: 4321 }, (window as any).fundament.parentOrigin));
-    await expect.poll(() => page.locator('[data-plugin-frame] iframe').evaluate((f) => Math.round(f.getBoundingClientRect().height))).toBe(4321);
+    // A valid height is taken as it is (so the spoofed 4321 px would have shown) … Posted again
+    // on each poll: the SDK's own resize observer may post the content's height in between
+    // while the page still lays out, and the latest message wins.
+    await expect.poll(async () => {
+      await list.evaluate(() => window.parent.postMessage({ type: 'plugin:resize', height: 4321 }, (window as any).fundament.parentOrigin));
+      return page.locator('[data-plugin-frame] iframe').evaluate((f) => Math.round(f.getBoundingClientRect().height));
+    }).toBe(4321);
     // … and a valid plugin:navigate from the frame itself opens the detail view (the spoofed one did not).
     await list.evaluate(() => window.parent.postMessage({ type: 'plugin:navigate', name: 'treasure', namespace: 'default' }, (window as any).fundament.parentOrigin));
     await expect(page).toHaveURL(`${CONSOLE}${LOOTS}/treasure?ns=default`);
