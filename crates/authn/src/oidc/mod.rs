@@ -429,16 +429,7 @@ mod tests {
 
     #[test]
     fn failures_have_distinct_codes_and_secrets_stay_out_of_the_debug_output() {
-        let all = [
-            Failure::ProviderUnavailable,
-            Failure::TransactionInvalid,
-            Failure::TransactionExpired,
-            Failure::StateMismatch,
-            Failure::CodeRejected,
-            Failure::TokenInvalid,
-            Failure::UnknownKey,
-            Failure::ClockSkew,
-        ];
+        let all = Failure::ALL;
         let mut codes: Vec<_> = all.iter().map(|f| f.code()).collect();
         codes.sort_unstable();
         codes.dedup();
