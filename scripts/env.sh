@@ -8,6 +8,15 @@ export FUNDAMENT_TOOLS_DIR="${FUNDAMENT_TOOLS_DIR:-$HOME/.cache/fundament/tools}
 # Build output outside the clone too: a fresh clone (CI) reuses compiled dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fundament/target}"
 export PATH="$FUNDAMENT_TOOLS_DIR/bin:$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# Cargo decides whether a crate is fresh by comparing file mtimes with its last build, so
+# every fresh clone (CI) would recompile every workspace crate: its files are all newer than
+# the shared target dir's artifacts. Checksum freshness compares content hashes instead, so
+# an unchanged crate is not rebuilt, and a changed one always is (an mtime trick could not
+# promise the second when several clones share one target dir). The flag is unstable on the
+# pinned stable toolchain; RUSTC_BOOTSTRAP=1 allows it (the Debian fallback below already
+# builds everything with it).
+export RUSTC_BOOTSTRAP=1
+export CARGO_UNSTABLE_CHECKSUM_FRESHNESS=true
 
 # The fallback toolchain: Debian's rustc-web and cargo (1.96), std for wasm
 # built from rust-web-src with -Zbuild-std (scripts/build passes it to the

@@ -1,6 +1,10 @@
 // Automated accessibility audit (axe-core, WCAG 2.1 A/AA rules) of the shell's
 // pages in both themes. It cannot prove a page accessible, but it catches
 // missing labels, landmarks, duplicate ids and contrast regressions.
+//
+// One test per page and theme: each is one page load and one audit, so it has the default
+// timeout to itself (a walk of eleven audits in one test timed out on a fresh machine's
+// first run, where every first page load is slower).
 import { test, expect, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import { contextMenu, hydrated, signIn, userMenu } from './fixtures';
@@ -11,39 +15,49 @@ async function audit(page: Page) {
   expect(summary).toEqual([]);
 }
 
-for (const colorScheme of ['light', 'dark'] as const) {
-  test(`pages pass the axe audit in the ${colorScheme} theme`, async ({ page }) => {
-    // Eleven full axe audits, each one to three seconds on a busy 2-core machine: the 30 s
-    // default is the time of one page load, not of this walk.
-    test.setTimeout(120_000);
-    await page.emulateMedia({ colorScheme });
-    await page.goto('/sign-in?error=unknown-user');
-    await hydrated(page);
-    await audit(page);
+const grants = '/projects/webshop/plugin-resources/acme-corp--camunda/grants.plugins.camunda.io';
+const signedInPages: [string, string][] = [
+  ['the overview', '/'],
+  ['the clusters', '/clusters'],
+  ['the plugins', '/plugins'],
+  ['a project', '/projects/webshop'],
+  ['the not-found page', '/no/such/page'],
+  // A plugin page in its frame, and the generated list, detail and form.
+  ['a plugin page', '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io'],
+  ['the generated list', `${grants}?wide=1`],
+  ['the generated detail', `${grants}/orders-backup-storage-kms-encrypt?ns=my-cluster-ns`],
+  ['the generated form', `${grants}/create`],
+];
 
-    await signIn(page, 'alice@acme-corp.com');
-    const grants = '/projects/webshop/plugin-resources/acme-corp--camunda/grants.plugins.camunda.io';
-    for (const path of [
-      '/',
-      '/clusters',
-      '/plugins',
-      '/projects/webshop',
-      '/no/such/page',
-      // A plugin page in its frame, and the generated list, detail and form.
-      '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io',
-      `${grants}?wide=1`,
-      `${grants}/orders-backup-storage-kms-encrypt?ns=my-cluster-ns`,
-      `${grants}/create`,
-    ]) {
-      await page.goto(path);
+for (const colorScheme of ['light', 'dark'] as const) {
+  test.describe(`axe audit, ${colorScheme} theme`, () => {
+    test.beforeEach(async ({ page }) => {
+      await page.emulateMedia({ colorScheme });
+    });
+
+    test('the sign-in page with an error', async ({ page }) => {
+      await page.goto('/sign-in?error=unknown-user');
       await hydrated(page);
       await audit(page);
+    });
+
+    for (const [name, path] of signedInPages) {
+      test(name, async ({ page }) => {
+        await signIn(page, 'alice@acme-corp.com');
+        await page.goto(path);
+        await hydrated(page);
+        await audit(page);
+      });
     }
+
     // Open menus too: their contents must be labelled and readable.
-    await page.goto('/');
-    await hydrated(page);
-    await contextMenu(page).click();
-    await userMenu(page, 'Alice').click();
-    await audit(page);
+    test('the open context and user menus', async ({ page }) => {
+      await signIn(page, 'alice@acme-corp.com');
+      await page.goto('/');
+      await hydrated(page);
+      await contextMenu(page).click();
+      await userMenu(page, 'Alice').click();
+      await audit(page);
+    });
   });
 }
