@@ -1,0 +1,49 @@
+// CI and first-run times, from the record every passing `scripts/test` appends to
+// ~/.cache/fundament/test-runs.jsonl (kind: fresh = nothing installed yet, cold = tools but
+// no build cache, warm = both). Writes bench/results/ci.json: the median of the last warm
+// runs, the latest cold and fresh runs, and the warm phases, next to the targets.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+const RECORD = join(homedir(), '.cache/fundament/test-runs.jsonl');
+const OUT = process.argv[2] ?? 'bench/results/ci.json';
+const LAST_WARM = 5;
+
+const median = (xs) => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+let runs = [];
+try {
+  runs = readFileSync(RECORD, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+} catch (e) {
+  if (e.code !== 'ENOENT') throw e;
+}
+const ofKind = (kind) => runs.filter((r) => r.kind === kind);
+const warm = ofKind('warm').slice(-LAST_WARM);
+const latest = (kind) => {
+  const r = ofKind(kind).at(-1);
+  return r ? { date: r.date, commit: r.commit, total_s: r.total_s, phases: r.phases } : null;
+};
+const phaseNames = [...new Set(warm.flatMap((r) => Object.keys(r.phases)))];
+const result = {
+  date: new Date().toISOString(),
+  what: 'scripts/test (what .ci/run runs) on this machine, from passing runs only',
+  warm: {
+    runs: warm.map((r) => ({ date: r.date, commit: r.commit, total_s: r.total_s })),
+    total_s_median: median(warm.map((r) => r.total_s)),
+    phases_s_median: Object.fromEntries(
+      phaseNames.map((p) => [p, median(warm.map((r) => r.phases[p]).filter((x) => x !== undefined))]),
+    ),
+  },
+  cold: latest('cold'),
+  fresh_machine: latest('fresh'),
+  targets: { warm_total_s_under: 300, fresh_machine_total_s_under: 1500 },
+};
+writeFileSync(OUT, JSON.stringify(result, null, 2) + '\n');
+console.log(`ci: warm median ${result.warm.total_s_median ?? '-'} s over ${warm.length} runs; ` +
+  `cold ${result.cold?.total_s ?? '-'} s; fresh machine ${result.fresh_machine?.total_s ?? '-'} s -> ${OUT}`);
