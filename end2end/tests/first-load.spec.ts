@@ -11,6 +11,8 @@ import {
 const report = (loaded: Loaded[]) => loaded.map((l) => `${l.path} ${l.brotli}`).join('\n');
 
 test.describe('first load', () => {
+  // Each signs in and loads pages in fresh contexts (no cache): more than a usual test's time.
+  test.slow();
   test('the signed-in home stays within its budget and loads no chunk', async ({ browser, baseURL }) => {
     const context = await signedInContext(browser, baseURL!, 'alice@acme-corp.com');
     const loaded = await firstLoad(context, baseURL!, HOME);
