@@ -7,6 +7,9 @@
 
 pub mod api;
 #[cfg(feature = "ssr")]
+pub mod assets;
+pub mod chunks;
+#[cfg(feature = "ssr")]
 pub mod cluster_route;
 pub mod components;
 pub mod error;
@@ -20,9 +23,9 @@ pub mod state;
 pub mod theme;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::{
-    SsrMode,
+    Lazy, SsrMode,
     components::{ParentRoute, Route, Router, Routes},
     path,
 };
@@ -31,12 +34,12 @@ use crate::{
     api::session::CurrentSession,
     components::layout::ConsoleLayout,
     routes::{
-        clusters::ClustersPage,
+        clusters::ClustersRoute,
         not_found::NotFound,
         overview::OverviewPage,
-        plugin_resource::{PluginCreatePage, PluginDetailPage, PluginListPage},
-        plugins::PluginsPage,
-        project::ProjectPage,
+        plugin_resource::{PluginCreateRoute, PluginDetailRoute, PluginListRoute},
+        plugins::PluginsRoute,
+        project::ProjectRoute,
         sign_in::SignInPage,
     },
 };
@@ -46,6 +49,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let theme = theme::request_theme();
     #[cfg(feature = "ssr")]
     state::set_security_headers();
+    // In the head, which the browser does not hydrate: the server alone knows the
+    // stylesheet's hashed name.
+    #[cfg(feature = "ssr")]
+    let stylesheet = assets::stylesheet_href(&options.site_root, &options.site_pkg_dir, &options.output_name);
+    #[cfg(not(feature = "ssr"))]
+    let stylesheet = "";
     view! {
         <!DOCTYPE html>
         <html lang="en" data-theme=theme.as_str()>
@@ -54,6 +63,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <link rel="stylesheet" id="leptos" href=stylesheet />
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />
@@ -70,10 +80,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(CurrentSession::load());
-    mark_hydrated();
+    #[cfg(feature = "hydrate")]
+    chunks::prefetch_on_intent();
 
     view! {
-        <Stylesheet id="leptos" href="/pkg/console.css" />
         <Title formatter=|title: String| {
             if title.is_empty() { "Fundament".to_owned() } else { format!("{title} · Fundament") }
         } />
@@ -82,15 +92,16 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async />
                 <ParentRoute path=path!("") view=ConsoleLayout ssr=SsrMode::Async>
                     <Route path=path!("") view=OverviewPage ssr=SsrMode::Async />
-                    <Route path=path!("clusters") view=ClustersPage ssr=SsrMode::Async />
-                    <Route path=path!("plugins") view=PluginsPage ssr=SsrMode::Async />
-                    <Route path=path!("projects/:project") view=ProjectPage ssr=SsrMode::Async />
-                    <Route path=path!("plugin-resources/:plugin/:kind") view=PluginListPage ssr=SsrMode::Async />
-                    <Route path=path!("plugin-resources/:plugin/:kind/create") view=PluginCreatePage ssr=SsrMode::Async />
-                    <Route path=path!("plugin-resources/:plugin/:kind/:id") view=PluginDetailPage ssr=SsrMode::Async />
-                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind") view=PluginListPage ssr=SsrMode::Async />
-                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/create") view=PluginCreatePage ssr=SsrMode::Async />
-                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/:id") view=PluginDetailPage ssr=SsrMode::Async />
+                    // Lazy: each with its own wasm chunk (`chunks::RouteChunk` mirrors these paths).
+                    <Route path=path!("clusters") view={Lazy::<ClustersRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("plugins") view={Lazy::<PluginsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project") view={Lazy::<ProjectRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind") view={Lazy::<PluginListRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind/create") view={Lazy::<PluginCreateRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("plugin-resources/:plugin/:kind/:id") view={Lazy::<PluginDetailRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind") view={Lazy::<PluginListRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/create") view={Lazy::<PluginCreateRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("projects/:project/plugin-resources/:plugin/:kind/:id") view={Lazy::<PluginDetailRoute>::new()} ssr=SsrMode::Async />
                 </ParentRoute>
             </Routes>
         </Router>
@@ -98,12 +109,11 @@ pub fn App() -> impl IntoView {
 }
 
 /// Marks `<body data-hydrated>` once the app is interactive, so tests and
-/// scripts can wait for it instead of guessing.
-fn mark_hydrated() {
-    Effect::new(move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
+/// scripts can wait for it instead of guessing. Called by the browser entry once
+/// hydration, lazy routes and their chunks included, has finished.
+#[cfg(feature = "hydrate")]
+pub fn mark_hydrated() {
+    if let Some(body) = document().body() {
+        let _ = body.set_attribute("data-hydrated", "true");
+    }
 }

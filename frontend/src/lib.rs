@@ -7,5 +7,13 @@ use wasm_bindgen::prelude::wasm_bindgen;
 #[wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    // The chunks of the views the server rendered load first; then the page hydrates,
+    // asynchronously, because a lazy route's chunk loads as hydration reaches it.
+    wasm_bindgen_futures::spawn_local(async {
+        app::chunks::preload_rendered().await;
+        let Some(body) = leptos::prelude::document().body() else { return };
+        let mounted = leptos::mount::hydrate_from_async(body, app::App).await;
+        mounted.forget();
+        app::mark_hydrated();
+    });
 }

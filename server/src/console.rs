@@ -11,7 +11,6 @@ use fundament_settings::Settings;
 use http::{HeaderValue, header};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
-use tower::ServiceBuilder;
 use tower_http::{
     compression::CompressionLayer,
     services::{ServeDir, ServeFile},
@@ -29,27 +28,52 @@ pub const OUTPUT_NAME: &str = match option_env!("LEPTOS_OUTPUT_NAME") {
 /// The site is not built where the settings say.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "site root {root} has no pkg/{OUTPUT_NAME}.js: build the site first (`scripts/build`, \
+    "site root {root} has no pkg/{js}: build the site first (`scripts/build`, \
      or `scripts/dev`, which builds and runs) or set --site-root / FUNDAMENT_SITE_ROOT"
 )]
 pub struct SiteMissing {
     root: String,
+    js: String,
 }
 
-/// Checks that the built site is where the settings say.
+/// Checks that the built site is where the settings say (with the hashed names its
+/// `hash.txt` lists, when it has one).
 pub fn check_site(settings: &Settings) -> Result<(), SiteMissing> {
-    let js = settings.site_root.join("pkg").join(format!("{OUTPUT_NAME}.js"));
-    if js.is_file() { Ok(()) } else { Err(SiteMissing { root: settings.site_root.display().to_string() }) }
+    let hashes = app::assets::Hashes::of_site(&settings.site_root).unwrap_or_default();
+    let js = hashes.js_name(OUTPUT_NAME);
+    if settings.site_root.join("pkg").join(&js).is_file() {
+        Ok(())
+    } else {
+        Err(SiteMissing { root: settings.site_root.display().to_string(), js })
+    }
 }
 
-/// Leptos's options for the console.
+/// Leptos's options for the console. A site built with hashed file names has a
+/// `hash.txt` in its root, from which Leptos names the scripts and wasm chunks.
 pub fn leptos_options(settings: &Settings) -> LeptosOptions {
+    let hash_file = app::assets::hash_file(&settings.site_root);
     LeptosOptions::builder()
         .output_name(OUTPUT_NAME)
         .site_root(settings.site_root.display().to_string())
         .site_pkg_dir("pkg")
         .site_addr(settings.console_listen)
+        .hash_files(hash_file.is_file())
+        .hash_file(hash_file.display().to_string().into())
         .build()
+}
+
+/// The site's files under `/pkg`: hashed names are kept by browsers for a year, the rest
+/// revalidated (`app::assets::cache_control`). Only on answers that carry the file.
+async fn pkg_cache_control(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let cache = app::assets::cache_control(request.uri().path());
+    let mut response = next.run(request).await;
+    if response.status().is_success() || response.status() == http::StatusCode::NOT_MODIFIED {
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    }
+    response
 }
 
 fn origin_of(url: &url::Url) -> String {
@@ -145,14 +169,10 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .with_state(state.clone());
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
-    // Files in /pkg keep their names across builds: browsers revalidate them
-    // (Last-Modified) instead of caching them blindly.
-    let pkg = ServiceBuilder::new()
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-cache"),
-        ))
-        .service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip());
+    // Precompressed by cargo-leptos (`--precompress`): brotli and gzip files beside each.
+    let pkg = Router::new()
+        .fallback_service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip())
+        .layer(axum::middleware::from_fn(pkg_cache_control));
     let shell_options = options.clone();
     Router::new()
         .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))

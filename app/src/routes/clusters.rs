@@ -2,12 +2,27 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::{LazyRoute, lazy_route};
 
 use crate::{
     api::directory::{ClusterRow, Reachability, list_clusters},
     components::status::{ErrorView, Loading},
     routes::PageHeader,
 };
+
+/// `/clusters`, loaded with its own chunk.
+pub struct ClustersRoute;
+
+#[lazy_route]
+impl LazyRoute for ClustersRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <ClustersPage /> }.into_any()
+    }
+}
 
 /// Cluster list.
 #[component]

@@ -16,6 +16,21 @@ use crate::{
     error::AppError,
 };
 
+/// Loads a lazy route's chunk without navigating to it.
+#[cfg(feature = "hydrate")]
+pub(crate) async fn preload_route(route: crate::chunks::RouteChunk) {
+    use crate::chunks::RouteChunk;
+    use leptos_router::LazyRoute;
+    match route {
+        RouteChunk::Clusters => clusters::ClustersRoute::preload().await,
+        RouteChunk::Plugins => plugins::PluginsRoute::preload().await,
+        RouteChunk::Project => project::ProjectRoute::preload().await,
+        RouteChunk::PluginList => plugin_resource::PluginListRoute::preload().await,
+        RouteChunk::PluginCreate => plugin_resource::PluginCreateRoute::preload().await,
+        RouteChunk::PluginDetail => plugin_resource::PluginDetailRoute::preload().await,
+    }
+}
+
 /// Renders `page` with the signed-in session (the layout only renders pages
 /// for signed-in users; the fallback is for a page used outside it).
 pub fn with_session<V: IntoView + 'static>(page: impl FnOnce(Session) -> V) -> AnyView {

@@ -6,8 +6,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{
+    LazyRoute,
     components::A,
     hooks::{use_params_map, use_query_map},
+    lazy_route,
 };
 
 use crate::{
@@ -33,22 +35,97 @@ use crate::{
     routes::{not_found::NotFoundContent, with_session},
 };
 
-/// A kind's list.
-#[component]
-pub fn PluginListPage() -> impl IntoView {
-    view! { <PluginResourcePage view=ResourceView::List /> }
+/// What the plugin's own page needs (its chunk holds the frame and the host).
+struct CustomArgs {
+    session: Session,
+    target: Target,
+    entry: PluginEntry,
+    kind: KindInfo,
+    file: String,
+    can_create: bool,
+}
+
+/// The plugin's page in its frame: the plugin host's chunk, loaded only for such pages.
+#[lazy]
+fn plugin_host(args: CustomArgs) -> AnyView {
+    let CustomArgs { session, target, entry, kind, file, can_create } = args;
+    view! {
+        <div class="contents" data-chunk={crate::chunks::Chunk::PluginHost.name()}>
+            <CustomPage session target entry kind file can_create />
+        </div>
+    }
+    .into_any()
+}
+
+/// Loads a view's chunk (before hydrating a page the server rendered with it).
+#[cfg(feature = "hydrate")]
+pub(crate) async fn preload(chunk: crate::chunks::Chunk) {
+    match chunk {
+        crate::chunks::Chunk::PluginHost => __preload_plugin_host().await,
+        crate::chunks::Chunk::Generated => __preload_generated_view().await,
+    }
+}
+
+/// A generated view and what it shows.
+enum Generated {
+    List(ListContext),
+    Form(FormContext),
+    Detail(DetailContext),
+}
+
+/// The views generated from the CRD: their own chunk, loaded only for kinds shown that way.
+#[lazy]
+fn generated_view(generated: Generated) -> AnyView {
+    let view = match generated {
+        Generated::List(context) => view! { <GeneratedList context /> }.into_any(),
+        Generated::Form(context) => view! { <GeneratedForm context /> }.into_any(),
+        Generated::Detail(context) => view! { <GeneratedDetail context /> }.into_any(),
+    };
+    view! { <div class="contents" data-chunk={crate::chunks::Chunk::Generated.name()}>{view}</div> }
+        .into_any()
+}
+
+/// A kind's list. The plugin routes load with their own wasm chunk, so the shell
+/// and the other pages do not carry them.
+pub struct PluginListRoute;
+
+#[lazy_route]
+impl LazyRoute for PluginListRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <PluginResourcePage view=ResourceView::List /> }.into_any()
+    }
 }
 
 /// A kind's create page.
-#[component]
-pub fn PluginCreatePage() -> impl IntoView {
-    view! { <PluginResourcePage view=ResourceView::Create /> }
+pub struct PluginCreateRoute;
+
+#[lazy_route]
+impl LazyRoute for PluginCreateRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <PluginResourcePage view=ResourceView::Create /> }.into_any()
+    }
 }
 
 /// One object.
-#[component]
-pub fn PluginDetailPage() -> impl IntoView {
-    view! { <PluginResourcePage view=ResourceView::Detail /> }
+pub struct PluginDetailRoute;
+
+#[lazy_route]
+impl LazyRoute for PluginDetailRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <PluginResourcePage view=ResourceView::Detail /> }.into_any()
+    }
 }
 
 /// What the URL names.
@@ -234,23 +311,25 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         (object.name, object.namespace.filter(|_| kind.namespaced))
     };
     let body = match (custom, target.view) {
-        (Some(file), _) => view! { <CustomPage session target entry kind file can_create /> }.into_any(),
+        (Some(file), _) => {
+            let args = CustomArgs { session, target, entry, kind, file, can_create };
+            crate::chunks::lazy_view(plugin_host(args))
+        }
         (None, ResourceView::List) => {
-            let context = ListContext { scope, guide };
-            view! { <GeneratedList context /> }.into_any()
+            crate::chunks::lazy_view(generated_view(Generated::List(ListContext { scope, guide })))
         }
         (_, ResourceView::Detail) if target.edit && target.object.is_some() => {
             let context = FormContext { scope, existing: Some(object()), guide };
-            view! { <GeneratedForm context /> }.into_any()
+            crate::chunks::lazy_view(generated_view(Generated::Form(context)))
         }
         (None, ResourceView::Create) => {
             let context = FormContext { scope, existing: None, guide };
-            view! { <GeneratedForm context /> }.into_any()
+            crate::chunks::lazy_view(generated_view(Generated::Form(context)))
         }
         (None, ResourceView::Detail) => {
             let (name, namespace) = object();
             let context = DetailContext { scope, name, namespace, guide };
-            view! { <GeneratedDetail context /> }.into_any()
+            crate::chunks::lazy_view(generated_view(Generated::Detail(context)))
         }
     };
     view! {

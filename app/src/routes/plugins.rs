@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::components::A;
+use leptos_router::{LazyRoute, components::A, lazy_route};
 
 use crate::{
     components::status::when_loaded,
@@ -13,6 +13,20 @@ use crate::{
     },
     routes::{PageHeader, with_session},
 };
+
+/// `/plugins`, loaded with its own chunk.
+pub struct PluginsRoute;
+
+#[lazy_route]
+impl LazyRoute for PluginsRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <PluginsPage /> }.into_any()
+    }
+}
 
 /// Plugin overview.
 #[component]

@@ -2,12 +2,26 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::{LazyRoute, hooks::use_params_map, lazy_route};
 
 use crate::{
     api::session::Session,
     routes::{PageHeader, not_found::NotFoundContent, with_session},
 };
+
+/// `/projects/:project`, loaded with its own chunk.
+pub struct ProjectRoute;
+
+#[lazy_route]
+impl LazyRoute for ProjectRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <ProjectPage /> }.into_any()
+    }
+}
 
 /// Project overview.
 #[component]

@@ -1,0 +1,95 @@
+// What a first visit to a console page downloads from the console's origin: the HTML,
+// the CSS, the JS and every wasm chunk, each counted at brotli quality 11 (what
+// cargo-leptos precompresses with), in a browser context with an empty cache.
+// Shared by the budget and chunk specs (end2end/tests/first-load.spec.ts).
+import { expect, type Browser, type BrowserContext } from '@playwright/test';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+export type Loaded = { path: string; kind: string; bytes: number; brotli: number };
+
+/** The target of a first load, HTML + CSS + JS + wasm chunks at brotli 11 (issue 16): the
+ *  original console's 142 KB. Not reached yet: the budgets below are the figures measured
+ *  after the split (266,735 and 336,710 bytes), rounded up to the next 5 KB, so that they
+ *  stop regressions; lower them as the bundle shrinks, down to the target. */
+export const FIRST_LOAD_TARGET_BYTES = 142_000;
+export const HOME_BUDGET_BYTES = 270_000;
+export const PLUGIN_PAGE_BUDGET_BYTES = 340_000;
+
+/** The signed-in home and a plugin page (cert-manager's own Certificates list) of the seed. */
+export const HOME = '/';
+export const PLUGIN_PAGE = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+export const GENERATED_PAGE = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+
+const brotli11 = (body: Buffer) =>
+  zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+
+/** A context signed in as `email`, with nothing cached: the sign-in page's downloads
+ *  stay in the context that signed in. */
+export async function signedInContext(browser: Browser, baseURL: string, email: string): Promise<BrowserContext> {
+  const signing = await browser.newContext({ baseURL });
+  const page = await signing.newPage();
+  await page.goto('/sign-in?next=%2F');
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  await page.getByRole('button', { name: `Sign in as ${email}` }).click();
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
+  const storageState = await signing.storageState();
+  await signing.close();
+  return browser.newContext({ baseURL, storageState });
+}
+
+/** Loads `path` in a fresh page of `context` until it has hydrated, and returns what the
+ *  console's origin served for it. Hydration ends after every chunk the page needs has
+ *  loaded (frontend/src/lib.rs), and nothing is fetched on idle; "networkidle" would never
+ *  come, since signed-in pages hold the registry's watch open. */
+export async function firstLoad(context: BrowserContext, baseURL: string, path: string): Promise<Loaded[]> {
+  const origin = new URL(baseURL).origin;
+  const page = await context.newPage();
+  const pending: Promise<Loaded | null>[] = [];
+  page.on('response', (response) => {
+    const url = new URL(response.url());
+    const kind = response.request().resourceType();
+    const asset = url.pathname.startsWith('/pkg/');
+    if (url.origin !== origin || !(kind === 'document' || asset)) return;
+    pending.push(response.body().then(
+      (body) => ({ path: url.pathname, kind, bytes: body.length, brotli: brotli11(body) }),
+      () => null,
+    ));
+  });
+  await page.goto(path);
+  await expect(page.locator('body')).toHaveAttribute('data-hydrated', 'true');
+  await page.waitForLoadState('load');
+  // A preloaded file is fetched once, whatever the events say: counted once.
+  const loaded = (await Promise.all(pending)).filter((l): l is Loaded => l !== null);
+  await page.close();
+  return loaded.filter((l, i) => loaded.findIndex((m) => m.path === l.path) === i);
+}
+
+export const total = (loaded: Loaded[]) => loaded.reduce((sum, l) => sum + l.brotli, 0);
+
+/** The wasm chunks fetched (not the main module), by file name without `.wasm`. */
+export const chunks = (loaded: Loaded[]) =>
+  loaded
+    .map((l) => l.path)
+    .filter((p) => p.endsWith('.wasm') && !/\/console\.[^/]*wasm$/.test(p))
+    .map((p) => p.slice('/pkg/'.length, -'.wasm'.length));
+
+const siteRoot = process.env.FUNDAMENT_SITE_ROOT ?? path.resolve(__dirname, '../target/site');
+
+/** The built site's split manifest (cargo-leptos --split): for each split point (a lazy
+ *  route's view, a #[lazy] view), the chunks that load with it: its own `split_<name>`
+ *  and the `chunk_<n>` it shares with others. */
+export function splitManifest(): Record<string, string[]> {
+  const pkg = path.join(siteRoot, 'pkg');
+  const file = fs.readdirSync(pkg).find((n) => /^__wasm_split_manifest\.[^.]+\.json$/.test(n));
+  if (!file) throw new Error(`no split manifest in ${pkg}: build with scripts/build`);
+  return JSON.parse(fs.readFileSync(path.join(pkg, file), 'utf8'));
+}
+
+/** The chunks of the split points whose names start with one of `points`. */
+export function chunksOf(manifest: Record<string, string[]>, ...points: string[]): Set<string> {
+  const keys = Object.keys(manifest).filter((k) => points.some((p) => k.startsWith(p)));
+  if (keys.length !== points.length) throw new Error(`split points ${points} not all in ${Object.keys(manifest)}`);
+  return new Set(keys.flatMap((k) => manifest[k]));
+}

@@ -1,0 +1,48 @@
+// Issue 16: the console's first load stays small. A first visit downloads the shell and
+// the chunks of the page it shows, and no more; the signed-in home and a plugin page each
+// stay within the budget (HTML + CSS + JS + wasm chunks at brotli 11). Sizes, not timings:
+// the same build gives the same figures.
+import { test, expect } from '@playwright/test';
+import {
+  GENERATED_PAGE, HOME_BUDGET_BYTES, PLUGIN_PAGE_BUDGET_BYTES, HOME, PLUGIN_PAGE, chunks, chunksOf, firstLoad, signedInContext,
+  splitManifest, total, type Loaded,
+} from '../first-load';
+
+const report = (loaded: Loaded[]) => loaded.map((l) => `${l.path} ${l.brotli}`).join('\n');
+
+test.describe('first load', () => {
+  // Each signs in and loads pages in fresh contexts (no cache): more than a usual test's time.
+  test.slow();
+  test('the signed-in home stays within its budget and loads no chunk', async ({ browser, baseURL }) => {
+    const context = await signedInContext(browser, baseURL!, 'alice@acme-corp.com');
+    const loaded = await firstLoad(context, baseURL!, HOME);
+    await context.close();
+    expect(loaded.filter((l) => l.path.endsWith('.wasm')).length, report(loaded)).toBe(1);
+    expect(chunks(loaded), report(loaded)).toEqual([]);
+    expect(total(loaded), report(loaded)).toBeLessThanOrEqual(HOME_BUDGET_BYTES);
+  });
+
+  test("a plugin page stays within its budget and loads its route's and the plugin host's chunks, not the generated views'",
+    async ({ browser, baseURL }) => {
+      const manifest = splitManifest();
+      const allowed = chunksOf(manifest, '__plugin_list_route_view_', 'plugin_host_');
+      const generatedOnly = [...chunksOf(manifest, 'generated_view_')].filter((c) => !allowed.has(c));
+      expect(generatedOnly.some((c) => c.startsWith('split_generated_view_'))).toBe(true);
+
+      const context = await signedInContext(browser, baseURL!, 'alice@acme-corp.com');
+      const loaded = await firstLoad(context, baseURL!, PLUGIN_PAGE);
+      await context.close();
+      const own = chunks(loaded);
+      expect(own.some((c) => c.startsWith('split_plugin_host_')), report(loaded)).toBe(true);
+      expect(own.some((c) => c.startsWith('split___plugin_list_route_view_')), report(loaded)).toBe(true);
+      expect(own.filter((c) => !allowed.has(c)), report(loaded)).toEqual([]);
+      expect(own.filter((c) => generatedOnly.includes(c)), report(loaded)).toEqual([]);
+      expect(total(loaded), report(loaded)).toBeLessThanOrEqual(PLUGIN_PAGE_BUDGET_BYTES);
+
+      // The same check sees the generated views' chunk where a page does use it.
+      const other = await signedInContext(browser, baseURL!, 'alice@acme-corp.com');
+      const generated = chunks(await firstLoad(other, baseURL!, GENERATED_PAGE));
+      await other.close();
+      expect(generated.some((c) => c.startsWith('split_generated_view_')), generated.join('\n')).toBe(true);
+    });
+});
