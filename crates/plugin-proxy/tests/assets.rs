@@ -307,7 +307,11 @@ async fn an_unreachable_plugin_is_502_and_the_sdk_is_served_on_every_origin_of_o
     }
     assert_eq!(s.get_on("evil.example", Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/", None).await.0, 404);
-    assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/plugin-sdk.min.js", None).await.0, 404, "one name per file");
+    assert_eq!(
+        s.get(Method::GET, "/plugins/sdk/v1/plugin-sdk.min.js", None).await.0,
+        404,
+        "one name per file"
+    );
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/secret.txt", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/..%2fCargo.toml", None).await.0, 404);
 }
