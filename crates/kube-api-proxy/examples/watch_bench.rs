@@ -212,7 +212,7 @@ async fn stack() -> anyhow::Result<()> {
             "after_updates": rss_updates,
             "after_watches_closed": rss_closed,
         },
-        "rss_per_idle_watch_kib": (rss_idle.saturating_sub(rss_before)) as f64 / watches as f64,
+        "rss_per_idle_watch_kib": rss_idle.saturating_sub(rss_before) as f64 / watches as f64,
     });
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent)?;
@@ -289,21 +289,19 @@ async fn clients() -> anyhow::Result<()> {
     }
     println!("open");
     let mut line = String::new();
-    tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
-        .await??
-        .trim()
-        .parse::<u64>()
-        .map(|writes| {
-            let per_watch: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-            let mut l = latencies.lock().map(|l| l.clone()).unwrap_or_default();
-            l.sort_by(f64::total_cmp);
-            let report = json!({
-                "delivered": per_watch.iter().sum::<u64>(),
-                "watches_missing_updates": per_watch.iter().filter(|n| **n < writes).count(),
-                "ended_early": ended.load(Ordering::Relaxed),
-                "latency_ms": {"p50": percentile(&l, 0.5), "p99": percentile(&l, 0.99), "max": l.last().copied().unwrap_or(0.0), "samples": l.len()},
-            });
-            println!("{report}");
-        })?;
+    let line =
+        tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
+            .await??;
+    let writes: u64 = line.trim().parse()?;
+    let per_watch: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    let mut l = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    l.sort_by(f64::total_cmp);
+    let report = json!({
+        "delivered": per_watch.iter().sum::<u64>(),
+        "watches_missing_updates": per_watch.iter().filter(|n| **n < writes).count(),
+        "ended_early": ended.load(Ordering::Relaxed),
+        "latency_ms": {"p50": percentile(&l, 0.5), "p99": percentile(&l, 0.99), "max": l.last().copied().unwrap_or(0.0), "samples": l.len()},
+    });
+    println!("{report}");
     Ok(())
 }
