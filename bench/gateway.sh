@@ -133,7 +133,8 @@ for path in user plugin; do
     target="$get" sa="$plugin_sa" gateway_token="$plugin_token" kc="$work/plugin.kubeconfig"
   fi
   start_kubectl_proxy "$kc"
-  direct_url="https://localhost:18090$target"
+  # By IP: hey would send "localhost:18090" as the TLS server name, which rustls refuses.
+  direct_url="https://127.0.0.1:18090$target"
   proxy_url="http://127.0.0.1:$proxy_port$target"
   gateway_url="http://localhost:18081/clusters/$cluster_id$target"
   # Warm: connections, caches, the first TokenRequest and review.
