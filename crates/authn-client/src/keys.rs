@@ -6,7 +6,8 @@
 //! verifying and a key published ahead of a rotation is known before it signs.
 //! Verifiers hold no secret.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use fundament_tokens::{FrameTicketClaims, PluginClaims, TokenError, UserClaims, Verifier};
@@ -27,6 +28,8 @@ pub struct Keys {
 
 struct Inner {
     verifier: RwLock<Option<Verifier>>,
+    /// Tokens the keys at hand verified, emptied whenever the keys change.
+    verified: Mutex<Verified>,
     jwks_url: Option<String>,
     /// Held across a fetch, so concurrent callers wait for its result instead
     /// of finding "fetched just now" while the keys are still missing.
@@ -58,6 +61,7 @@ impl Keys {
         Self {
             inner: Arc::new(Inner {
                 verifier: RwLock::new(verifier),
+                verified: Mutex::default(),
                 jwks_url,
                 last_fetch: tokio::sync::Mutex::new(None),
             }),
@@ -139,7 +143,40 @@ impl Keys {
         let jwks: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
         let verifier = Verifier::from_jwks(&jwks).map_err(|e| fail(e.to_string()))?;
         *inner.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(verifier);
+        // After the new keys are in place: a verification that began with the old ones sees
+        // the generation change and does not store its result.
+        self.verified().forget_all();
         Ok(())
+    }
+
+    fn verified(&self) -> std::sync::MutexGuard<'_, Verified> {
+        self.inner.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `verify`, or what an earlier verification of the same token with the same keys found,
+    /// if the token is still within its lifetime at `now`.
+    async fn verify_seen<C: Clone>(
+        &self,
+        token: &str,
+        now: i64,
+        seen: fn(&mut Verified) -> &mut Seen<C>,
+        exp: fn(&C) -> i64,
+        verify: impl Fn(&Verifier) -> Result<C, TokenError>,
+    ) -> Result<C, TokenError> {
+        let generation = {
+            let mut verified = self.verified();
+            if let Some(claims) = seen(&mut verified).get(token, now) {
+                return Ok(claims);
+            }
+            verified.generation
+        };
+        let claims = self.with_verifier(verify).await?;
+        let mut verified = self.verified();
+        if verified.generation == generation {
+            let at = exp(&claims);
+            seen(&mut verified).insert(token, claims.clone(), at, now);
+        }
+        Ok(claims)
     }
 
     async fn with_verifier<T>(
@@ -168,11 +205,11 @@ impl Keys {
     }
 
     pub async fn verify_user(&self, token: &str, now: i64) -> Result<UserClaims, TokenError> {
-        self.with_verifier(|v| v.verify_user(token, now)).await
+        self.verify_seen(token, now, |v| &mut v.users, |c| c.exp, |v| v.verify_user(token, now)).await
     }
 
     pub async fn verify_plugin(&self, token: &str, now: i64) -> Result<PluginClaims, TokenError> {
-        self.with_verifier(|v| v.verify_plugin(token, now)).await
+        self.verify_seen(token, now, |v| &mut v.plugins, |c| c.exp, |v| v.verify_plugin(token, now)).await
     }
 
     pub async fn verify_frame_ticket(&self, token: &str, now: i64) -> Result<FrameTicketClaims, TokenError> {
@@ -202,5 +239,55 @@ impl Keys {
     /// authn): waits out [`MIN_REFETCH`] if a fetch was that recent.
     pub async fn learn(&self, kid: &str) -> Result<(), KeysError> {
         if self.knows(kid) { Ok(()) } else { self.fetch(Fetch::Unknown).await }
+    }
+}
+
+/// How many tokens of each kind are remembered as verified; past it, all are forgotten (only
+/// tokens authn signed get here, so a flood of them is a flood of real sessions).
+const MAX_VERIFIED: usize = 10_000;
+
+/// Tokens verified with the keys at hand. A plugin page or a console sends the same token with
+/// every call; its signature and claims do not change, so only its lifetime is checked again.
+/// Revocation is not remembered here: [`crate::Credentials`] asks for every call.
+#[derive(Default)]
+struct Verified {
+    /// Bumped when the keys change.
+    generation: u64,
+    users: Seen<UserClaims>,
+    plugins: Seen<PluginClaims>,
+}
+
+impl Verified {
+    fn forget_all(&mut self) {
+        self.generation += 1;
+        self.users.0.clear();
+        self.plugins.0.clear();
+    }
+}
+
+/// Token → its claims, its `exp`, and the clock reading it was verified at.
+struct Seen<C>(HashMap<String, (C, i64, i64)>);
+
+impl<C> Default for Seen<C> {
+    fn default() -> Self {
+        Self(HashMap::new())
+    }
+}
+
+impl<C: Clone> Seen<C> {
+    /// The claims of `token` if it verified before and is still valid at `now`. Of the claim
+    /// rules only `exp` depends on the clock in a way that can turn a valid token invalid later
+    /// (`iat` and `nbf` only become more valid), so a reading earlier than the one the token was
+    /// verified at is verified afresh.
+    fn get(&self, token: &str, now: i64) -> Option<C> {
+        let (claims, exp, at) = self.0.get(token)?;
+        (*at <= now && now < exp.saturating_add(fundament_tokens::EXP_LEEWAY_SECS)).then(|| claims.clone())
+    }
+
+    fn insert(&mut self, token: &str, claims: C, exp: i64, now: i64) {
+        if self.0.len() >= MAX_VERIFIED {
+            self.0.clear();
+        }
+        self.0.insert(token.to_string(), (claims, exp, now));
     }
 }

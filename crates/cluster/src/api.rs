@@ -48,7 +48,9 @@ fn now_unix() -> i64 {
 async fn handle(State(api): State<Arc<Api>>, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
-    let span = tracing::info_span!("kube_api", %method, path = %path, user = tracing::field::Empty, status = tracing::field::Empty);
+    // A root span: each request's lines name that request only, whatever span happens to be
+    // current where its connection is served (in `fundament dev` the gateway shares the process).
+    let span = tracing::info_span!(parent: None, "kube_api", %method, path = %path, user = tracing::field::Empty, status = tracing::field::Empty);
     // Attached with `instrument`, never entered across an await: a held guard would lend the
     // span to whatever else runs on this thread meanwhile.
     let served = async {

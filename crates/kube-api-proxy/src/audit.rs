@@ -38,6 +38,11 @@ pub struct AuditLine {
 /// Where audit lines go.
 pub trait AuditSink: Send + Sync + 'static {
     fn record(&self, line: &AuditLine);
+
+    /// Whether lines go to the service log (then a request's audit line is its log line).
+    fn logs(&self) -> bool {
+        false
+    }
 }
 
 /// The log: one `plugin gateway request` event with every field (a JSON line
@@ -69,6 +74,10 @@ impl AuditSink for LogAudit {
             "plugin gateway request"
         );
     }
+
+    fn logs(&self) -> bool {
+        true
+    }
 }
 
 /// Keeps lines in memory (tests, and anyone who wants to inspect them).
@@ -95,6 +104,10 @@ impl AuditSink for TeeAudit {
         for sink in &self.0 {
             sink.record(line);
         }
+    }
+
+    fn logs(&self) -> bool {
+        self.0.iter().any(|sink| sink.logs())
     }
 }
 

@@ -2,17 +2,30 @@
 //! for it and share its answer), answers fresh for as long as the fetch says.
 //! Bounded: when full, the least recently used tenth goes (never everything at
 //! once, so a flood of new keys cannot empty the cache of the hot ones).
+//!
+//! A hit takes one short synchronous lock and never awaits: every request of a
+//! busy gateway looks the same few keys up (its user's ServiceAccount token, a
+//! review), and an async lock per key would queue them all behind each other,
+//! one wake-up at a time. Only a miss waits, for the one fetch of its key.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-type Slot<V> = Arc<tokio::sync::Mutex<Option<(V, Instant)>>>;
+/// Held by the one caller fetching a key; the others wait on it, then read what it stored.
+type Fetching = Arc<tokio::sync::Mutex<()>>;
+
+struct Entry<V> {
+    value: Option<(V, Instant)>,
+    fetching: Fetching,
+    /// The last use, for eviction.
+    used: u64,
+}
 
 struct Slots<K, V> {
-    map: HashMap<K, (Slot<V>, u64)>,
+    map: HashMap<K, Entry<V>>,
     /// Bumped on every use: the last use of each key, for eviction.
     clock: u64,
 }
@@ -27,14 +40,38 @@ impl<K: Eq + Hash + Clone, V: Clone> Cache<K, V> {
         Self { slots: Mutex::new(Slots { map: HashMap::new(), clock: 0 }), capacity: capacity.max(1) }
     }
 
+    fn slots(&self) -> MutexGuard<'_, Slots<K, V>> {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// How many keys are held.
     pub fn len(&self) -> usize {
-        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).map.len()
+        self.slots().map.len()
     }
 
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The fresh value of `key`, or the lock to take before fetching it.
+    fn lookup(&self, key: &K) -> Result<V, Fetching> {
+        let mut slots = self.slots();
+        slots.clock += 1;
+        let now = slots.clock;
+        if let Some(entry) = slots.map.get_mut(key) {
+            entry.used = now;
+            return match &entry.value {
+                Some((value, until)) if Instant::now() < *until => Ok(value.clone()),
+                _ => Err(Arc::clone(&entry.fetching)),
+            };
+        }
+        if slots.map.len() >= self.capacity {
+            evict_least_recent(&mut slots.map, self.capacity / 10 + 1);
+        }
+        let fetching = Fetching::default();
+        slots.map.insert(key.clone(), Entry { value: None, fetching: Arc::clone(&fetching), used: now });
+        Err(fetching)
     }
 
     /// The cached value of `key`, or what `fetch` answers (fresh for the duration it gives).
@@ -43,37 +80,47 @@ impl<K: Eq + Hash + Clone, V: Clone> Cache<K, V> {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<(V, Duration), E>>,
     {
-        let slot = {
-            let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if slots.map.len() >= self.capacity && !slots.map.contains_key(&key) {
-                evict_least_recent(&mut slots.map, self.capacity / 10 + 1);
+        let (fetching, _only_fetch) = loop {
+            let fetching = match self.lookup(&key) {
+                Ok(value) => return Ok(value),
+                Err(fetching) => fetching,
+            };
+            let held = Arc::clone(&fetching).lock_owned().await;
+            // Whoever held the lock before may have fetched it meanwhile.
+            match self.lookup(&key) {
+                Ok(value) => return Ok(value),
+                // The entry was forgotten (or evicted) while this caller waited: start over.
+                Err(current) if !Arc::ptr_eq(&current, &fetching) => continue,
+                Err(_) => break (fetching, held),
             }
-            slots.clock += 1;
-            let now = slots.clock;
-            let entry = slots.map.entry(key).or_insert_with(|| (Slot::default(), now));
-            entry.1 = now;
-            Arc::clone(&entry.0)
         };
-        let mut guard = slot.lock().await;
-        if let Some((value, until)) = guard.as_ref()
-            && Instant::now() < *until
-        {
-            return Ok(value.clone());
-        }
         let (value, fresh_for) = fetch().await?;
-        *guard = Some((value.clone(), Instant::now() + fresh_for));
+        let until = Instant::now() + fresh_for;
+        let mut slots = self.slots();
+        // Stored only in the entry this fetch was for: a `forget` during the fetch means what
+        // was fetched may already be stale, so the next caller fetches again.
+        if let Some(entry) = slots.map.get_mut(&key)
+            && Arc::ptr_eq(&entry.fetching, &fetching)
+        {
+            entry.value = Some((value.clone(), until));
+        }
         Ok(value)
     }
 
     /// Forgets `key` (e.g. after the upstream refused what was cached).
     pub fn forget(&self, key: &K) {
-        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner).map.remove(key);
+        self.slots().map.remove(key);
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        self.slots().map.clear();
     }
 }
 
 /// Removes the `n` least recently used entries (one pass, O(len log len), once per `n` inserts).
-fn evict_least_recent<K: Eq + Hash + Clone, V>(map: &mut HashMap<K, (Slot<V>, u64)>, n: usize) {
-    let mut uses: Vec<(u64, K)> = map.iter().map(|(k, (_, used))| (*used, k.clone())).collect();
+fn evict_least_recent<K: Eq + Hash + Clone, V>(map: &mut HashMap<K, Entry<V>>, n: usize) {
+    let mut uses: Vec<(u64, K)> = map.iter().map(|(k, entry)| (entry.used, k.clone())).collect();
     uses.sort_unstable_by_key(|(used, _)| *used);
     for (_, key) in uses.into_iter().take(n) {
         map.remove(&key);

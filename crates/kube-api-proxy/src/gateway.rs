@@ -15,7 +15,6 @@ use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
 use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
-use tracing::Instrument;
 
 use crate::audit::{AuditLine, AuditSink};
 use crate::clusters::Clusters;
@@ -63,34 +62,31 @@ fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
+/// Runs in the span of its request, which the service's HTTP layer opens
+/// ([`fundament_telemetry::http_layer`]); none of its own, so a line carries one span.
 pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
-    let span = tracing::info_span!("kube_api_proxy", method = %req.method(), path = %req.uri().path());
-    async move {
-        let caller = gw.origins.classify(req.headers());
-        if req.method() == Method::OPTIONS
-            && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
-        {
-            let Some(cors) = gw.origins.preflight(&caller) else {
-                let mut refused = Status::forbidden_because_of(ORIGIN_REFUSED).into_response();
-                cors::harden(refused.headers_mut());
-                return refused;
-            };
-            let mut response = StatusCode::NO_CONTENT.into_response();
-            cors::harden(response.headers_mut());
-            response.headers_mut().extend(cors);
-            return response;
-        }
-        let mut response = match route(&gw, req, &caller).await {
-            Ok(r) => r,
-            Err(refusal) => refusal.into_response(),
+    let caller = gw.origins.classify(req.headers());
+    if req.method() == Method::OPTIONS
+        && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+    {
+        let Some(cors) = gw.origins.preflight(&caller) else {
+            let mut refused = Status::forbidden_because_of(ORIGIN_REFUSED).into_response();
+            cors::harden(refused.headers_mut());
+            return refused;
         };
-        // The cluster's own cookies and CORS go; then only the gateway's CORS is added.
+        let mut response = StatusCode::NO_CONTENT.into_response();
         cors::harden(response.headers_mut());
-        gw.origins.apply(&caller, response.headers_mut());
-        response
+        response.headers_mut().extend(cors);
+        return response;
     }
-    .instrument(span)
-    .await
+    let mut response = match route(&gw, req, &caller).await {
+        Ok(r) => r,
+        Err(refusal) => refusal.into_response(),
+    };
+    // The cluster's own cookies and CORS go; then only the gateway's CORS is added.
+    cors::harden(response.headers_mut());
+    gw.origins.apply(&caller, response.headers_mut());
+    response
 }
 
 const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
@@ -389,13 +385,25 @@ async fn plugin_path(
             Ok(admitted) => admitted,
             Err(Refusal { decision, status }) => {
                 call.finish(gw, decision, status.code);
-                return Err(status);
+                return Ok(audited(gw, status.into_response()));
             }
         };
     let response = forward(&up, req, &judged, &namespace, "plugin", &sa_token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
     call.finish(gw, "allowed", status);
-    Ok(hold(response?, permit))
+    let response = match response {
+        Ok(response) => hold(response, permit),
+        Err(status) => status.into_response(),
+    };
+    Ok(audited(gw, response))
+}
+
+/// The audit line logged is this request's line: the HTTP layer writes no second one.
+fn audited(gw: &Gateway, mut response: Response) -> Response {
+    if gw.audit.logs() {
+        response.extensions_mut().insert(fundament_telemetry::Logged);
+    }
+    response
 }
 
 /// The checks of the PluginToken path, in order; each refusal names the check in the audit line.
@@ -460,7 +468,7 @@ async fn admit_plugin(
     let up = upstream(gw, cluster_id).await.map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
     let installation =
-        up.installation(installation_name).await.map_err(|e| broke("error:plugin-sa", &e))?.ok_or_else(
+        up.installation_shared(installation_name).await.map_err(|e| broke("error:plugin-sa", &e))?.ok_or_else(
             || denied("denied:installation", format!("plugin installation {installation_name} not found")),
         )?;
     // The CRD requires spec.definitionRef: an object without it pins no definition, so

@@ -20,6 +20,7 @@ pub mod clusters;
 pub mod cors;
 pub mod garden;
 pub mod gateway;
+pub mod installations;
 pub mod kubereq;
 pub mod limits;
 #[cfg(feature = "test-support")]

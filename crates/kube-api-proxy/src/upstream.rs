@@ -22,6 +22,7 @@ use serde_json::Value;
 use fundament_kube_core::{Status, headers};
 
 use crate::cache::Cache;
+use crate::installations::{InstallationStore, Lookup};
 use crate::kubereq::KubeRequest;
 
 #[derive(Debug, thiserror::Error)]
@@ -171,15 +172,21 @@ impl Transports {
     }
 }
 
+impl crate::installations::OwnClient for std::sync::RwLock<Arc<Transports>> {
+    fn own_client(&self) -> kube::Client {
+        self.read().unwrap_or_else(std::sync::PoisonError::into_inner).own.clone()
+    }
+}
+
 pub struct Upstream {
-    /// Replaced whole when the cluster's credentials are renewed ([`Upstream::reconnect`]).
-    transports: std::sync::RwLock<Arc<Transports>>,
+    /// Replaced whole when the cluster's credentials are renewed ([`Upstream::reconnect`]);
+    /// shared with the task that follows the cluster's PluginInstallations.
+    transports: Arc<std::sync::RwLock<Arc<Transports>>>,
     /// How many calls went out on the gateway's own identity (round trips a request cost).
     own_calls: AtomicU64,
     tokens: Cache<(String, String), SaToken>,
     reviews: Cache<(String, KubeRequest), bool>,
-    installations: Cache<String, Option<Value>>,
-    all_installations: Cache<(), Vec<Value>>,
+    installations: Arc<InstallationStore>,
 }
 
 /// How long a cluster may take to send an answer's head (a watch's head comes at once too).
@@ -235,12 +242,11 @@ impl Upstream {
         verification: ServerVerification,
     ) -> Result<Self, UpstreamError> {
         Ok(Self {
-            transports: std::sync::RwLock::new(Arc::new(Transports::new(config, verification)?)),
+            transports: Arc::new(std::sync::RwLock::new(Arc::new(Transports::new(config, verification)?))),
             own_calls: AtomicU64::new(0),
             tokens: Cache::new(10_000),
             reviews: Cache::new(50_000),
-            installations: Cache::new(10_000),
-            all_installations: Cache::new(1),
+            installations: Arc::default(),
         })
     }
 
@@ -412,14 +418,27 @@ impl Upstream {
             .await
     }
 
-    /// The PluginInstallation `name` (cluster-scoped), cached for 2 s.
+    /// The PluginInstallation `name` (cluster-scoped), as the cluster announced it last
+    /// ([`InstallationStore`]); asked of the cluster while the store does not follow it.
     pub async fn installation(&self, name: &str) -> Result<Option<Value>, UpstreamError> {
-        self.installations
-            .get(name.to_string(), || async {
-                let path = format!("/apis/plugins.fundament.io/v1/plugininstallations/{name}");
-                Ok((self.call(Method::GET, &path, None).await?, Duration::from_secs(2)))
-            })
-            .await
+        Ok(self.installation_shared(name).await?.map(|v| Value::clone(&v)))
+    }
+
+    /// [`Upstream::installation`] without copying the object.
+    pub async fn installation_shared(&self, name: &str) -> Result<Option<Arc<Value>>, UpstreamError> {
+        self.installations.follow(Arc::downgrade(&self.transports)).await;
+        match self.installations.lookup(name) {
+            Lookup::Known(found) => Ok(found),
+            Lookup::Unknown => {
+                let path = format!("{}/{name}", crate::installations::PATH);
+                Ok(self.call::<Value>(Method::GET, &path, None).await?.map(Arc::new))
+            }
+        }
+    }
+
+    /// The store that follows the cluster's PluginInstallations (tests wait on its changes).
+    pub fn installation_store(&self) -> &Arc<InstallationStore> {
+        &self.installations
     }
 
     /// GETs `path` with the gateway's own credentials (service-proxy fetches of plugin pages):
@@ -445,16 +464,16 @@ impl Upstream {
         Ok((parts.status, parts.headers, fundament_body_limits::capped(body, limit, BODY_IDLE)))
     }
 
-    /// Every PluginInstallation of the cluster, cached for 2 s (each mint and frame ticket
-    /// looks its installation up here: a burst of them costs one list).
+    /// Every PluginInstallation of the cluster, as the cluster announced them last (each mint
+    /// and frame ticket looks its installation up here); listed while the store does not
+    /// follow the cluster.
     pub async fn installations(&self) -> Result<Vec<Value>, UpstreamError> {
-        self.all_installations
-            .get((), || async {
-                let path = "/apis/plugins.fundament.io/v1/plugininstallations";
-                let list: Option<ObjectList> = self.call(Method::GET, path, None).await?;
-                Ok((list.map(|l| l.items).unwrap_or_default(), Duration::from_secs(2)))
-            })
-            .await
+        self.installations.follow(Arc::downgrade(&self.transports)).await;
+        if let Some(all) = self.installations.all() {
+            return Ok(all);
+        }
+        let list: Option<ObjectList> = self.call(Method::GET, crate::installations::PATH, None).await?;
+        Ok(list.map(|l| l.items).unwrap_or_default())
     }
 
     /// Forwards a request with the gateway's own credentials (a plugin's

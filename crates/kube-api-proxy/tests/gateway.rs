@@ -11,7 +11,9 @@ use fundament_authn_client::{Credentials, RevokedSessions};
 use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::installations::Lookup;
 use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy::upstream::Upstream;
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::{Method, Request, header};
@@ -37,6 +39,8 @@ struct Stack {
     revoked: Arc<RevokedSessions>,
     audit: Arc<MemoryAudit>,
     cluster: SeededCluster,
+    /// The cluster as the gateway reaches it.
+    upstream: Arc<Upstream>,
 }
 
 async fn start() -> Stack {
@@ -53,8 +57,9 @@ async fn start() -> Stack {
         audit: audit.clone(),
         watches: Default::default(),
     };
+    let upstream = gateway.clusters.get(PROD).await.unwrap();
     let url = serve(gateway).await;
-    Stack { url, signer, revoked, audit, cluster }
+    Stack { url, signer, revoked, audit, cluster, upstream }
 }
 
 /// Serves `gateway` on a loopback port: its base URL.
@@ -104,6 +109,19 @@ impl Stack {
         body: Option<Value>,
     ) -> (u16, http::HeaderMap, Value) {
         self.call(method, path, &[("authorization", authorization)], body).await
+    }
+
+    /// Waits until the gateway's installation store holds `name` with `uid` (`None`: holds no
+    /// `name`): the watch delivered the change. Bounded, so a store that never hears of it fails.
+    async fn store_shows(&self, name: &str, uid: Option<&str>) {
+        let store = self.upstream.installation_store();
+        let mut changes = store.changes();
+        let shows = |_: &u64| match store.lookup(name) {
+            Lookup::Known(found) => found.as_ref().and_then(|v| v["metadata"]["uid"].as_str()) == uid,
+            Lookup::Unknown => false,
+        };
+        let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(shows)).await;
+        assert!(heard.is_ok(), "the installation store never showed {name} as {uid:?}");
     }
 
     fn last_decision(&self) -> String {
@@ -517,22 +535,32 @@ async fn cluster_id_case_can_view_and_replaced_installations() {
         .await;
     assert_eq!(code, 403, "{v}");
     assert_eq!(s.last_decision(), "denied:can-view");
-    // An installation deleted and created again is a different installation.
-    let old = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
-    let obj = s.cluster.installation_object("acme-corp--cert-manager");
+    // An installation deleted and created again is a different installation: refused as soon
+    // as the cluster announces the change, although the token was just used (no cache lifetime
+    // to wait out: the next call after the watch event is refused).
+    let name = "acme-corp--cert-manager";
+    let old = s.plugin_token("alice", PROD, name, 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 200, "{v}");
+    let obj = s.cluster.installation_object(name);
     let cluster = &s.cluster.running.cluster;
     let registry = cluster.registry();
     let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
     let system = fundament_cluster::authn::User::system();
     let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
-    cluster.delete(&system, rt, "", "acme-corp--cert-manager", &Value::Null, opts).unwrap();
+    cluster.delete(&system, rt, "", name, &Value::Null, opts).unwrap();
+    s.store_shows(name, None).await;
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("not found"), "{v}");
+    assert_eq!(s.last_decision(), "denied:installation");
     let mut again = obj.clone();
     for owned in ["uid", "resourceVersion", "creationTimestamp"] {
         again["metadata"].as_object_mut().unwrap().remove(owned);
     }
     again.as_object_mut().unwrap().remove("status");
-    cluster.create(&system, rt, "", again, opts).unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(2200)).await; // the gateway caches installations for 2 s
+    let created = cluster.create(&system, rt, "", again, opts).unwrap();
+    s.store_shows(name, created["metadata"]["uid"].as_str()).await;
     let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
     assert_eq!(code, 403, "{v}");
     assert!(v["message"].as_str().unwrap().contains("was replaced"), "{v}");

@@ -5,6 +5,11 @@
 //! wraps a router so every request runs in a span that names its method and
 //! path (never its query or headers, which can carry tokens), and ends with one
 //! line giving status and latency.
+//!
+//! A request's span is a root span: whatever else runs on the thread or task that
+//! accepts a request (another request's future, a connection pool's task, a cache
+//! fetch) is never its parent, so each line names its own request only and a line's
+//! size does not grow with the number of requests in flight.
 #![forbid(unsafe_code)]
 
 use std::{any::Any, io::IsTerminal, time::Duration};
@@ -70,6 +75,7 @@ pub struct RequestSpan;
 impl<B> MakeSpan<B> for RequestSpan {
     fn make_span(&mut self, request: &Request<B>) -> Span {
         tracing::info_span!(
+            parent: None,
             "request",
             method = %request.method(),
             path = %request.uri().path(),
@@ -82,6 +88,12 @@ impl<B> MakeSpan<B> for RequestSpan {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponseLine;
 
+/// A response extension saying that the service already wrote this request's line (an audit
+/// line with status and latency): [`ResponseLine`] then writes none of its own at info level,
+/// so each request costs one line. Failures (5xx) are still logged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Logged;
+
 impl<B> OnResponse<B> for ResponseLine {
     fn on_response(self, response: &Response<B>, latency: Duration, span: &Span) {
         let status = response.status().as_u16();
@@ -89,7 +101,7 @@ impl<B> OnResponse<B> for ResponseLine {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         if response.status().is_server_error() {
             tracing::warn!(status, latency_us = micros, "request failed");
-        } else {
+        } else if response.extensions().get::<Logged>().is_none() {
             tracing::info!(status, latency_us = micros, "request");
         }
     }

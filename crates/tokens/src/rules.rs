@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::{ISSUER, TokenError};
 
 /// Accepted clock skew past `exp`: authn and the verifiers run on different machines.
-pub(crate) const EXP_LEEWAY_SECS: i64 = 30;
+pub const EXP_LEEWAY_SECS: i64 = 30;
 /// Accepted clock skew for `iat`/`nbf` in the future.
 pub(crate) const IAT_LEEWAY_SECS: i64 = 60;
 
