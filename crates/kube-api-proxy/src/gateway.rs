@@ -66,9 +66,7 @@ fn now_unix() -> i64 {
 /// ([`fundament_telemetry::http_layer`]); none of its own, so a line carries one span.
 pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     let caller = gw.origins.classify(req.headers());
-    if req.method() == Method::OPTIONS
-        && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
-    {
+    if req.method() == Method::OPTIONS && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD) {
         let Some(cors) = gw.origins.preflight(&caller) else {
             let mut refused = Status::forbidden_because_of(ORIGIN_REFUSED).into_response();
             cors::harden(refused.headers_mut());
@@ -467,10 +465,13 @@ async fn admit_plugin(
     call.request(&kube);
     let up = upstream(gw, cluster_id).await.map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
-    let installation =
-        up.installation_shared(installation_name).await.map_err(|e| broke("error:plugin-sa", &e))?.ok_or_else(
-            || denied("denied:installation", format!("plugin installation {installation_name} not found")),
-        )?;
+    let installation = up
+        .installation_shared(installation_name)
+        .await
+        .map_err(|e| broke("error:plugin-sa", &e))?
+        .ok_or_else(|| {
+            denied("denied:installation", format!("plugin installation {installation_name} not found"))
+        })?;
     // The CRD requires spec.definitionRef: an object without it pins no definition, so
     // allowedResources has nothing to admit with (refused as an unpublished definition was).
     let installation = PluginInstallation::from_value(&installation).map_err(|e| {

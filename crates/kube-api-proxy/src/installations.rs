@@ -297,7 +297,8 @@ async fn watch(
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let event: Value = serde_json::from_slice(line).map_err(|e| UpstreamError::Body(e.to_string()))?;
+            let event: Value =
+                serde_json::from_slice(line).map_err(|e| UpstreamError::Body(e.to_string()))?;
             let Some(store) = store.upgrade() else { return Ok(true) };
             if !store.apply(&event) {
                 return Ok(false);

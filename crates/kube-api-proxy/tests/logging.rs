@@ -53,12 +53,14 @@ fn spans(line: &Value) -> Vec<&Value> {
 async fn under_64_concurrent_requests_each_line_names_only_its_own_request() {
     let buffer = Buffer::default();
     let filter = EnvFilter::new(fundament_telemetry::DEFAULT_FILTER);
-    let subscriber = fundament_telemetry::subscriber(fundament_telemetry::LogFormat::Json, filter, buffer.clone());
+    let subscriber =
+        fundament_telemetry::subscriber(fundament_telemetry::LogFormat::Json, filter, buffer.clone());
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
     let cluster = SeededCluster::start().await;
     let signer = Signer::generate();
-    let mut gateway = testing::gateway(cluster.clusters(), testing::fga(), &signer, Arc::new(MemoryAudit::default()));
+    let mut gateway =
+        testing::gateway(cluster.clusters(), testing::fga(), &signer, Arc::new(MemoryAudit::default()));
     gateway.audit = Arc::new(LogAudit);
     // The router as `fundament kube-api-proxy` serves it.
     let router = fundament_kube_api_proxy::router(Arc::new(gateway)).layer(fundament_telemetry::http_layer());
@@ -67,7 +69,8 @@ async fn under_64_concurrent_requests_each_line_names_only_its_own_request() {
     tokio::spawn(async move { axum::serve(listener, router).await });
 
     let user = testing::user_token(&signer, "alice");
-    let plugin = testing::plugin_token(&signer, &cluster.running, "alice", CLUSTER_ID, "acme-corp--cert-manager");
+    let plugin =
+        testing::plugin_token(&signer, &cluster.running, "alice", CLUSTER_ID, "acme-corp--cert-manager");
     // Every request has a path of its own, so a line's spans say which requests it names.
     let clients = (0..CLIENTS).map(|client| {
         let (url, user, plugin) = (url.clone(), user.clone(), plugin.clone());
