@@ -4,8 +4,6 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
-#[cfg(feature = "ssr")]
-pub mod cache;
 pub mod frame;
 #[cfg(feature = "hydrate")]
 mod host;

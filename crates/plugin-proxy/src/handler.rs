@@ -236,9 +236,7 @@ pub async fn sdk(State(proxy): State<Arc<PluginProxy>>, Path(file): Path<String>
     if !FILES.contains(&file.as_str()) {
         return not_found();
     }
-    // The script is served minified (plugin-sdk/minify.mjs makes it from the readable source).
-    let stored = if file == "plugin-sdk.js" { "plugin-sdk.min.js" } else { file.as_str() };
-    match tokio::fs::read(dir.join(stored)).await {
+    match tokio::fs::read(dir.join(&file)).await {
         Ok(bytes) => (
             [
                 (header::CONTENT_TYPE, content_type(&file)),
