@@ -2,6 +2,8 @@
 // origin of their own, opened with a single-use frame ticket (black box), a
 // real plugin page in a host page that plays the console, and the plugin CSP
 // blocking an inline script in Chromium.
+import fs from 'node:fs';
+import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import { chromiumArgs, executablePath } from '../chromium';
 import { CONSOLE, PROD, frameCookie, frameTicket, originOf, pluginToken, send, userToken } from './origins';
@@ -54,10 +56,14 @@ test('the asset route: a ticket once, then the cookie of that origin; headers, v
     expect(r.status, bad).toBeGreaterThanOrEqual(300);
     expect(r.status, bad).toBeLessThan(500);
   }
-  for (const host of ['http://localhost:8082', ORIGIN]) {
-    const sdk = await send(`${host}/plugins/sdk/v1/plugin-sdk.js`);
-    expect(sdk.status, host).toBe(200);
+  // The SDK as served is the minified file (plugin-sdk/minify.mjs), on plugin-proxy and on the console.
+  const minified = fs.readFileSync(path.join(__dirname, '../../plugin-sdk/plugin-sdk.min.js'), 'utf8');
+  for (const url of ['http://localhost:8082/plugins/sdk/v1/plugin-sdk.js', `${ORIGIN}/plugins/sdk/v1/plugin-sdk.js`,
+                     `${CONSOLE}/plugin-ui/plugin-sdk.js`]) {
+    const sdk = await send(url);
+    expect(sdk.status, url).toBe(200);
     expect(sdk.headers['content-type']).toMatch(/javascript/);
+    expect(sdk.body, url).toBe(minified);
   }
 });
 

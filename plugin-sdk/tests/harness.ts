@@ -1,6 +1,6 @@
 // Test harness of the SDK: three tiny HTTP servers on three loopback origins, started once per worker.
 //   host   http://127.0.0.1:<p>  plays the console (host.html embeds the plugin page, records messages)
-//   plugin http://127.0.0.2:<p>  plays plugin-proxy (the test plugin page and /plugins/sdk/v1/ from this folder)
+//   plugin http://127.0.0.2:<p>  plays plugin-proxy (the test plugin page and /plugins/sdk/v1/ from this folder, minified as served)
 //   kube   http://127.0.0.3:<p>  plays kube-api-proxy (CORS for the plugin origin; each test scripts its answers)
 import { test as base, expect as baseExpect, type Frame, type Page } from '@playwright/test';
 import fs from 'node:fs';
@@ -131,7 +131,8 @@ class Servers {
       return this.file(res, path.join(FIXTURES, p), { 'Content-Security-Policy': csp });
     }
     if (['/plugin-page.js', '/showcase.html', '/sibling.html'].includes(p)) return this.file(res, path.join(FIXTURES, p));
-    if (p === '/plugins/sdk/v1/plugin-sdk.js') return this.file(res, path.join(SDK_DIR, 'plugin-sdk.js'));
+    // What plugin-proxy serves at this URL: the minified SDK (plugin-sdk/minify.mjs), so every test runs on it.
+    if (p === '/plugins/sdk/v1/plugin-sdk.js') return this.file(res, path.join(SDK_DIR, 'plugin-sdk.min.js'));
     if (p === '/plugins/sdk/v1/plugin-sdk.css') {
       setTimeout(() => {
         if (!res.destroyed) this.file(res, path.join(SDK_DIR, 'plugin-sdk.css'));

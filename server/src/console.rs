@@ -180,7 +180,8 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .merge(cluster_route)
         .merge(health)
         .merge(oidc_routes)
-        .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.js")))
+        // The minified SDK (plugin-sdk/minify.mjs), as plugin-proxy serves it.
+        .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.min.js")))
         .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
         .fallback(file_and_error_handler_with_context(context, shell))

@@ -16,10 +16,12 @@ pub enum MintReply {
     Failed(AuthFailure),
 }
 
-/// The plugin installations of a cluster with their definitions.
+/// The plugin installations of a cluster with their definitions. `after`: a resourceVersion
+/// the browser's watch of the installations reported, which the answer must include (the
+/// console keeps each user's installation list for a few seconds).
 #[server(endpoint = "plugins")]
-pub async fn discover_plugins(cluster_id: String) -> Result<Registry, AppError> {
-    ssr::discover(&cluster_id).await
+pub async fn discover_plugins(cluster_id: String, after: Option<String>) -> Result<Registry, AppError> {
+    ssr::discover(&cluster_id, after.as_deref()).await
 }
 
 /// The kind behind a `<plural>.<group>` route segment, from its CRD.
@@ -68,10 +70,15 @@ pub(crate) mod ssr {
 
     /// The console state and the signed-in user's token.
     pub(crate) fn user() -> Result<(ConsoleState, String), AppError> {
+        caller().map(|(state, token, _)| (state, token))
+    }
+
+    /// [`user`], and who the token is of.
+    pub(crate) fn caller() -> Result<(ConsoleState, String, crate::state::SessionUser), AppError> {
         let state = crate::api::session::ssr::state()?;
         let token = crate::state::request_session_token().ok_or(AppError::Unauthenticated)?;
-        state.sessions.verify(&token).ok_or(AppError::Unauthenticated)?;
-        Ok((state, token))
+        let user = state.sessions.verify(&token).ok_or(AppError::Unauthenticated)?;
+        Ok((state, token, user))
     }
 
     pub(crate) fn check_cluster(cluster_id: &str) -> Result<(), AppError> {
@@ -98,12 +105,14 @@ pub(crate) mod ssr {
         }
     }
 
-    pub async fn discover(cluster_id: &str) -> Result<Registry, AppError> {
+    pub async fn discover(cluster_id: &str, after: Option<&str>) -> Result<Registry, AppError> {
+        use crate::plugins::cache::{DISCOVERY_TTL, resource_version};
         check_cluster(cluster_id)?;
-        let (state, token) = user()?;
+        let (state, token, caller) = caller()?;
+        let path = "/apis/plugins.fundament.io/v1/plugininstallations";
         let list = state
             .backend
-            .kube_get(&token, cluster_id, "/apis/plugins.fundament.io/v1/plugininstallations")
+            .kube_get_cached(&caller.id, &token, cluster_id, path, DISCOVERY_TTL, after)
             .await
             .map_err(|e| user_error(e, "the plugin installations of this cluster"))?;
         let installations = model::installations(&list);
@@ -120,7 +129,9 @@ pub(crate) mod ssr {
             }
         });
         let answers: BTreeMap<_, _> = futures::future::join_all(lookups).await.into_iter().collect();
-        Ok(model::registry(cluster_id, &installations, &answers))
+        let mut registry = model::registry(cluster_id, &installations, &answers);
+        registry.resource_version = resource_version(&list).unwrap_or_default().to_owned();
+        Ok(registry)
     }
 
     pub async fn kind(cluster_id: &str, crd: &str) -> Result<KindInfo, AppError> {

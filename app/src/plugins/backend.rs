@@ -40,6 +40,8 @@ pub struct Backend {
     authn: String,
     client: Client<HttpConnector, Full<Bytes>>,
     definitions: Mutex<HashMap<(String, String), (Instant, DefinitionAnswer)>>,
+    /// CRDs and installation lists per user and cluster (see [`super::cache`]).
+    cache: super::cache::KubeCache,
 }
 
 impl std::fmt::Debug for Backend {
@@ -61,6 +63,7 @@ impl Backend {
             authn: base(authn),
             client: Client::builder(TokioExecutor::new()).build_http(),
             definitions: Mutex::new(HashMap::new()),
+            cache: super::cache::KubeCache::default(),
         }
     }
 
@@ -140,6 +143,26 @@ impl Backend {
             (200, value) => Ok(value),
             (status, body) => Err(Self::kube_error(status, &body)),
         }
+    }
+
+    /// [`Backend::kube_get`] through the cache of `user` (the verified user the token is of):
+    /// a kept answer younger than `ttl`, and at least as new as `not_older_than` (a
+    /// resourceVersion the browser saw on a watch), else a fresh one, which is kept.
+    pub async fn kube_get_cached(
+        &self,
+        user: &str,
+        user_token: &str,
+        cluster_id: &str,
+        path: &str,
+        ttl: Duration,
+        not_older_than: Option<&str>,
+    ) -> Result<std::sync::Arc<Value>, BackendError> {
+        if let Some(kept) = self.cache.get(user, cluster_id, path, not_older_than) {
+            return Ok(kept);
+        }
+        let value = std::sync::Arc::new(self.kube_get(user_token, cluster_id, path).await?);
+        self.cache.put(user, cluster_id, path, std::sync::Arc::clone(&value), ttl);
+        Ok(value)
     }
 
     /// Any call to `<kube-api-proxy>/clusters/<cluster>/<path>` as the user:
@@ -336,4 +359,91 @@ impl Backend {
 
 fn unix_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::extract::State;
+    use serde_json::json;
+
+    use super::*;
+    use crate::plugins::cache::CRD_TTL;
+
+    const CLUSTER: &str = "019b4000-2000-7000-8000-000000000001";
+    const PATH: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/demoitems.demo.fundament.io";
+
+    /// A kube-api-proxy whose CRD names the caller (so an answer shows whose it is) and
+    /// carries the current version; it counts the requests it gets.
+    #[derive(Default)]
+    struct Gateway {
+        requests: AtomicUsize,
+        version: AtomicUsize,
+    }
+
+    async fn serve() -> (Backend, Arc<Gateway>) {
+        let gateway = Arc::new(Gateway::default());
+        gateway.version.store(7, Ordering::SeqCst);
+        let app = axum::Router::new()
+            .fallback(|State(g): State<Arc<Gateway>>, headers: http::HeaderMap| async move {
+                g.requests.fetch_add(1, Ordering::SeqCst);
+                let caller = headers[http::header::AUTHORIZATION].to_str().unwrap_or_default().to_owned();
+                let version = g.version.load(Ordering::SeqCst).to_string();
+                axum::Json(json!({"metadata": {"resourceVersion": version}, "spec": {"caller": caller}}))
+            })
+            .with_state(Arc::clone(&gateway));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9"), gateway)
+    }
+
+    async fn crd(backend: &Backend, user: &str, not_older_than: Option<&str>) -> Value {
+        let token = format!("token-of-{user}");
+        (*backend.kube_get_cached(user, &token, CLUSTER, PATH, CRD_TTL, not_older_than).await.unwrap())
+            .clone()
+    }
+
+    #[tokio::test]
+    async fn a_crd_is_read_once_per_user_and_never_given_to_another_user() {
+        let (backend, gateway) = serve().await;
+        let alice = crd(&backend, "alice", None).await;
+        assert_eq!(alice["spec"]["caller"], "Bearer token-of-alice");
+        assert_eq!(crd(&backend, "alice", None).await, alice, "kept");
+        assert_eq!(gateway.requests.load(Ordering::SeqCst), 1, "the second call asked nobody");
+        let bob = crd(&backend, "bob", None).await;
+        assert_eq!(bob["spec"]["caller"], "Bearer token-of-bob", "bob gets his own answer, not alice's");
+        assert_eq!(gateway.requests.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_changed_crd_the_watch_reports_is_read_again() {
+        let (backend, gateway) = serve().await;
+        assert_eq!(crd(&backend, "alice", None).await["metadata"]["resourceVersion"], "7");
+        gateway.version.store(9, Ordering::SeqCst);
+        // The browser's watch saw the CRD at 9: the kept copy at 7 is not used.
+        assert_eq!(crd(&backend, "alice", Some("9")).await["metadata"]["resourceVersion"], "9");
+        assert_eq!(gateway.requests.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            crd(&backend, "alice", None).await["metadata"]["resourceVersion"],
+            "9",
+            "the new one is kept"
+        );
+        assert_eq!(crd(&backend, "alice", Some("8")).await["metadata"]["resourceVersion"], "9");
+        assert_eq!(gateway.requests.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn errors_are_not_kept_and_answers_expire() {
+        let (backend, gateway) = serve().await;
+        for _ in 0..3 {
+            backend.kube_get_cached("alice", "t", CLUSTER, PATH, Duration::ZERO, None).await.unwrap();
+        }
+        assert_eq!(gateway.requests.load(Ordering::SeqCst), 3, "a zero lifetime keeps nothing");
+        let offline = Backend::new("http://127.0.0.1:9", "http://127.0.0.1:9", "http://127.0.0.1:9");
+        assert!(offline.kube_get_cached("alice", "t", CLUSTER, PATH, CRD_TTL, None).await.is_err());
+        assert!(offline.cache.is_empty(), "a failed call leaves nothing behind");
+    }
 }

@@ -4,6 +4,8 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
+#[cfg(feature = "ssr")]
+pub mod cache;
 pub mod frame;
 #[cfg(feature = "hydrate")]
 mod host;

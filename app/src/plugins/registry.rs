@@ -34,7 +34,7 @@ impl PluginRegistry {
         let project = Memo::new(move |_| project_of_path(&location.pathname.get()).map(str::to_owned));
         let s = session.clone();
         let cluster_id = Memo::new(move |_| s.cluster_of(project.get().as_deref()));
-        let initial = Resource::new(move || cluster_id.get(), discover_plugins);
+        let initial = Resource::new(move || cluster_id.get(), |cluster| discover_plugins(cluster, None));
         // A hydrated resource is asked again explicitly when its source changes
         // (moving into a project on another cluster).
         Effect::watch(move || cluster_id.get(), move |_, _, _| initial.refetch(), false);
@@ -52,63 +52,81 @@ impl PluginRegistry {
         }
     }
 
-    /// Keeps `live` current: a watch on the cluster's PluginInstallations
-    /// (through the console's own cluster route) asks for the registry again
-    /// after each burst of events; if the watch is refused, a poll takes over.
+    /// Keeps `live` current: the tab's shared watch of the cluster's PluginInstallations
+    /// (through the console's own cluster route) asks for the registry again after each
+    /// burst of events, as new as the watch has seen; if the watch is refused, a poll takes over.
     fn keep_current(self) {
         #[cfg(feature = "hydrate")]
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
 
-            use crate::resource_views::watch::{WatchEnd, watch};
+            use crate::resource_views::watch::{Collection, Interest, Note, last_version, subscribe};
 
-            let refresh = move || {
-                let cluster = self.cluster_id.get_untracked();
-                leptos::task::spawn_local(async move {
-                    if let Ok(fresh) = discover_plugins(cluster.clone()).await
-                        && cluster == self.cluster_id.get_untracked()
-                        && self.live.get_untracked().as_ref() != Some(&fresh)
-                    {
-                        self.live.set(Some(fresh));
-                    }
-                });
-            };
-            let restarts = RwSignal::new(0u32);
             Effect::new(move |_| {
-                restarts.track();
                 let cluster = self.cluster_id.get();
-                let url = format!(
-                    "{}/clusters/{cluster}/apis/plugins.fundament.io/v1/plugininstallations?watch=1&allowWatchBookmarks=true",
-                    crate::api::CLUSTER_ROUTE
-                );
+                let installations = Collection {
+                    cluster_id: cluster.clone(),
+                    group: "plugins.fundament.io".into(),
+                    version: "v1".into(),
+                    plural: "plugininstallations".into(),
+                    namespace: None,
+                };
+                let refresh = {
+                    let installations = installations.clone();
+                    move || {
+                        let cluster = self.cluster_id.get_untracked();
+                        // The console keeps the list a few seconds: ask for one that has the change.
+                        let after = last_version(&installations);
+                        leptos::task::spawn_local(async move {
+                            if let Ok(fresh) = discover_plugins(cluster.clone(), after).await
+                                && cluster == self.cluster_id.get_untracked()
+                                && self.live.get_untracked().as_ref() != Some(&fresh)
+                            {
+                                self.live.set(Some(fresh));
+                            }
+                        });
+                    }
+                };
+                let rv = self.initial.with_untracked(|r| match r {
+                    Some(Ok(registry)) if registry.cluster_id == cluster => {
+                        Some(registry.resource_version.clone())
+                    }
+                    _ => None,
+                });
                 let pending = Rc::new(Cell::new(false));
-                let changed = move || {
-                    if !pending.replace(true) {
-                        let pending = pending.clone();
-                        set_timeout(
-                            move || {
-                                pending.set(false);
-                                refresh();
-                            },
-                            Duration::from_millis(100),
-                        );
-                    }
-                };
-                let poll = StoredValue::new_local(None::<IntervalHandle>);
-                let ended = move |end: WatchEnd| match end {
-                    WatchEnd::Closed | WatchEnd::Gone => {
-                        set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1));
-                    }
-                    WatchEnd::Refused => {
-                        let handle =
-                            set_interval_with_handle(refresh, Duration::from_millis(POLL_INTERVAL_MS)).ok();
-                        poll.set_value(handle);
-                    }
-                };
-                let handle = send_wrapper::SendWrapper::new(watch(&url, changed, ended));
+                let poll = Rc::new(Cell::new(None::<IntervalHandle>));
+                let polling = poll.clone();
+                let subscription =
+                    subscribe(installations, Interest::default(), rv, move |note| match note {
+                        Note::Changed | Note::Resync => {
+                            if !pending.replace(true) {
+                                let (pending, refresh) = (pending.clone(), refresh.clone());
+                                set_timeout(
+                                    move || {
+                                        pending.set(false);
+                                        refresh();
+                                    },
+                                    Duration::from_millis(100),
+                                );
+                            }
+                        }
+                        Note::Refused => {
+                            if let Some(old) = polling.replace(
+                                set_interval_with_handle(
+                                    refresh.clone(),
+                                    Duration::from_millis(POLL_INTERVAL_MS),
+                                )
+                                .ok(),
+                            ) {
+                                old.clear();
+                            }
+                        }
+                    });
+                let held = send_wrapper::SendWrapper::new((subscription, poll));
                 on_cleanup(move || {
-                    drop(handle.take());
-                    if let Some(Some(p)) = poll.try_update_value(Option::take) {
+                    let (subscription, poll) = held.take();
+                    drop(subscription);
+                    if let Some(p) = poll.take() {
                         p.clear();
                     }
                 });

@@ -31,10 +31,15 @@ const MAX_DEPTH: usize = 8;
 #[component]
 pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     let changes = RwSignal::new(0u32);
+    // Where the tab's watch of the kind was when the object was asked for: what the answer
+    // is at least as new as (browser only; the server's render has no watch).
+    let asked_at = StoredValue::new(None::<String>);
     let ctx = context.clone();
     let detail = Resource::new(
         move || changes.get(),
         move |_| {
+            #[cfg(feature = "hydrate")]
+            asked_at.set_value(super::watch::last_version(&ctx.scope.collection()));
             get_object(
                 ctx.scope.cluster_id.clone(),
                 ctx.scope.crd.clone(),
@@ -46,7 +51,9 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     // As in the list: a hydrated resource is asked again explicitly.
     Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
     #[cfg(feature = "hydrate")]
-    keep_current(&context, detail, changes);
+    keep_current(&context, detail, changes, asked_at);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = asked_at;
     let ctx = StoredValue::new(context);
     when_loaded(
         "Loading…",
@@ -55,41 +62,66 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     )
 }
 
+/// Follows the object through the tab's shared watch of its kind (and the kind's CRD),
+/// and reads it again when it changes.
 #[cfg(feature = "hydrate")]
 fn keep_current(
     context: &DetailContext,
     detail: Resource<Result<ObjectDetail, crate::error::AppError>>,
     changes: RwSignal<u32>,
+    asked_at: StoredValue<Option<String>>,
 ) {
-    use std::time::Duration;
+    use std::{cell::Cell, rc::Rc, time::Duration};
 
-    use super::watch::{WatchEnd, watch};
-    use crate::plugins::model::encode_segment;
+    use super::watch::{Interest, Note, subscribe};
 
-    let version = Memo::new(move |_| {
-        detail
-            .get()
-            .and_then(Result::ok)
-            .and_then(|d| d.object.pointer("/metadata/resourceVersion")?.as_str().map(str::to_owned))
-    });
-    let restarts = RwSignal::new(0u32);
+    let loaded = Memo::new(move |_| detail.with(|d| matches!(d, Some(Ok(_)))));
     let context = context.clone();
     Effect::new(move |_| {
-        restarts.track();
-        let Some(rv) = version.get() else { return };
-        let url = format!(
-            "{}&fieldSelector={}",
-            context.scope.watch_url(context.namespace.as_deref(), &rv),
-            encode_segment(&format!("metadata.name={}", context.name)),
-        );
-        let changed = move || changes.update(|n| *n += 1);
-        let ended = move |end: WatchEnd| match end {
-            WatchEnd::Gone => changes.update(|n| *n += 1),
-            WatchEnd::Closed => set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1)),
-            WatchEnd::Refused => {}
+        if !loaded.get() {
+            return;
+        }
+        let object_rv = detail.with_untracked(|d| match d {
+            Some(Ok(d)) => d.object.pointer("/metadata/resourceVersion")?.as_str().map(str::to_owned),
+            _ => None,
+        });
+        // The answer reflects every change up to the later of the two.
+        let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<u64>().ok());
+        let asked = asked_at.get_value();
+        let rv = if number(&asked) > number(&object_rv) { asked } else { object_rv };
+        let pending = Rc::new(Cell::new(false));
+        let again = Rc::new(move || {
+            if pending.replace(true) {
+                return;
+            }
+            let pending = pending.clone();
+            set_timeout(
+                move || {
+                    pending.set(false);
+                    let _ = changes.try_update(|n| *n += 1);
+                },
+                Duration::from_millis(100),
+            );
+        });
+        let interest = Interest {
+            namespaces: context
+                .namespace
+                .clone()
+                .filter(|_| context.scope.kind.namespaced)
+                .map(|ns| vec![ns]),
+            name: Some(context.name.clone()),
         };
-        let handle = send_wrapper::SendWrapper::new(watch(&url, changed, ended));
-        on_cleanup(move || drop(handle.take()));
+        let object = subscribe(context.scope.collection(), interest, rv, {
+            let again = again.clone();
+            move |note| {
+                if note != Note::Refused {
+                    again();
+                }
+            }
+        });
+        let definition = context.scope.follow_definition(move || again());
+        let held = send_wrapper::SendWrapper::new((object, definition));
+        on_cleanup(move || drop(held.take()));
     });
 }
 

@@ -81,7 +81,8 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     }
 }
 
-/// Watches the listed objects and asks again when one changes (debounced).
+/// Follows the listed objects through the tab's shared watch of the kind and asks again
+/// when one changes (debounced), and follows the kind's CRD.
 #[cfg(feature = "hydrate")]
 fn keep_current(
     context: &ListContext,
@@ -89,47 +90,61 @@ fn keep_current(
     query: Memo<ListQuery>,
     changes: RwSignal<u32>,
 ) {
-    use std::{cell::Cell, rc::Rc, time::Duration};
+    use super::watch::{Interest, Note, subscribe};
 
-    use super::watch::{WatchEnd, watch};
-    use crate::plugins::model::encode_segment;
-
-    let version = Memo::new(move |_| table.get().and_then(Result::ok).map(|p| p.resource_version));
-    let restarts = RwSignal::new(0u32);
+    let loaded = Memo::new(move |_| table.with(|t| matches!(t, Some(Ok(_)))));
+    let namespace = Memo::new(move |_| query.with(|q| q.namespace.clone()));
     let context = context.clone();
     Effect::new(move |_| {
-        restarts.track();
-        let Some(rv) = version.get().filter(|rv| !rv.is_empty()) else { return };
-        let q = query.get_untracked();
-        let ns = q.namespace.as_deref().filter(|_| context.scope.kind.namespaced);
-        let mut url = context.scope.watch_url(ns, &rv);
-        if !q.labels.trim().is_empty() {
-            url.push_str("&labelSelector=");
-            url.push_str(&encode_segment(q.labels.trim()));
+        if !loaded.get() {
+            return;
         }
-        let pending = Rc::new(Cell::new(false));
-        let changed = move || {
-            if pending.replace(true) {
-                return;
+        let scope = &context.scope;
+        let filter = namespace.get().filter(|_| scope.kind.namespaced);
+        let (rv, shown) = table.with_untracked(|t| match t {
+            Some(Ok(page)) => (Some(page.resource_version.clone()), page.namespaces.clone()),
+            _ => (None, Vec::new()),
+        });
+        // Inside a project only its namespaces are listed: changes elsewhere change nothing here.
+        let namespaces = match filter {
+            Some(ns) => Some(vec![ns]),
+            None if scope.project.is_some() && scope.kind.namespaced => Some(shown),
+            None => None,
+        };
+        let again = debounced(changes);
+        let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, {
+            let again = again.clone();
+            move |note| {
+                if note != Note::Refused {
+                    again();
+                }
             }
-            let pending = pending.clone();
-            set_timeout(
-                move || {
-                    pending.set(false);
-                    changes.update(|n| *n += 1);
-                },
-                Duration::from_millis(150),
-            );
-        };
-        let ended = move |end: WatchEnd| match end {
-            WatchEnd::Gone => changes.update(|n| *n += 1),
-            WatchEnd::Closed => set_timeout(move || restarts.update(|n| *n += 1), Duration::from_secs(1)),
-            WatchEnd::Refused => {}
-        };
-        let handle = watch(&url, changed, ended);
-        let handle = send_wrapper::SendWrapper::new(handle);
-        on_cleanup(move || drop(handle.take()));
+        });
+        let definition = scope.follow_definition(move || again());
+        let held = send_wrapper::SendWrapper::new((objects, definition));
+        on_cleanup(move || drop(held.take()));
     });
+}
+
+/// Bumps `changes` once for a burst of calls within 150 ms.
+#[cfg(feature = "hydrate")]
+fn debounced(changes: RwSignal<u32>) -> std::rc::Rc<dyn Fn()> {
+    use std::{cell::Cell, rc::Rc, time::Duration};
+    let pending = Rc::new(Cell::new(false));
+    Rc::new(move || {
+        if pending.replace(true) {
+            return;
+        }
+        let pending = pending.clone();
+        set_timeout(
+            move || {
+                pending.set(false);
+                // The view may be gone by now.
+                let _ = changes.try_update(|n| *n += 1);
+            },
+            Duration::from_millis(150),
+        );
+    })
 }
 
 /// Namespace, label selector and search: a GET form, so it works without JavaScript.

@@ -1,110 +1,577 @@
-//! A Kubernetes watch from the browser, through the console's own cluster
-//! route (same origin: the session cookie goes to the console only, which
-//! calls kube-api-proxy with the user's token). It only tells its owner that
-//! something changed; the owner asks the server for the new state. Browser only.
+//! The tab's Kubernetes watches, shared: one watch connection per collection
+//! (a kind, in every namespace) per browser tab, whoever looks at it — every
+//! generated list and detail view and the plugin registry subscribe to the hub,
+//! which counts them, filters the events for each (namespace, name) and tells
+//! them that something they look at changed; they ask the server for the new
+//! state themselves.
+//!
+//! A dropped connection (the gateway's 30-minute cap, a network blip) is
+//! resumed from the last resourceVersion seen, so nothing is listed again; only
+//! a 410 Gone (the version is too old to resume from) costs one list of the
+//! collection, after which every subscriber is told to read again. A watch the
+//! cluster refuses for the whole kind moves its single-namespace subscribers to
+//! a watch of their namespace (a user whose RBAC is per namespace). A stream
+//! nobody looks at any more stays open a few seconds, so going from a list to
+//! an object and back keeps the one connection.
+//!
+//! Watches go through the console's own cluster route (same origin: the
+//! session cookie goes to the console only, which calls kube-api-proxy with the
+//! user's token). Browser only.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Duration;
 
+use leptos::prelude::{TimeoutHandle, set_timeout, set_timeout_with_handle};
+use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Response};
 
-/// How a watch ended.
+use crate::plugins::model::encode_segment;
+
+/// A stream nobody subscribes to any more is closed after this.
+const LINGER: Duration = Duration::from_secs(10);
+/// The wait before reconnecting after a drop; doubled for each failure in a row, up to [`MAX_RETRY`].
+const RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// What a subscriber is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchEnd {
-    /// The server closed it (timeout) or the network dropped: start again.
-    Closed,
-    /// 410: the version is too old; list again, then watch from the new one.
-    Gone,
-    /// Refused (401/403/404…): do not retry.
+pub enum Note {
+    /// An object it looks at was added, changed or deleted.
+    Changed,
+    /// The watch could not resume (410 Gone, or the subscriber's version was unknown):
+    /// changes may have been missed, read everything again.
+    Resync,
+    /// The cluster refuses the watch (401, 403, 404…): no live updates, nothing is retried.
     Refused,
 }
 
-/// Stops the watch when dropped.
-pub struct WatchHandle {
-    controller: AbortController,
-    stopped: Rc<Cell<bool>>,
+/// The objects of one kind a watch follows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Collection {
+    pub cluster_id: String,
+    /// Empty for the core group.
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    /// `None`: every namespace (or a cluster-scoped kind).
+    pub namespace: Option<String>,
 }
 
-impl Drop for WatchHandle {
-    fn drop(&mut self) {
-        self.stopped.set(true);
-        self.controller.abort();
+impl Collection {
+    /// The collection's URL on the console's cluster route.
+    fn url(&self) -> String {
+        let api = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        let ns =
+            self.namespace.as_ref().map(|n| format!("/namespaces/{}", encode_segment(n))).unwrap_or_default();
+        format!("{}/clusters/{}{api}{ns}/{}", crate::api::CLUSTER_ROUTE, self.cluster_id, self.plural)
     }
 }
 
-/// Starts watching `url`; `changed` runs for every event but bookmarks,
-/// `ended` once when the stream ends (not after the handle is dropped).
-pub fn watch(
-    url: &str,
-    changed: impl Fn() + 'static,
-    ended: impl FnOnce(WatchEnd) + 'static,
-) -> Option<WatchHandle> {
-    let controller = AbortController::new().ok()?;
+/// Which objects of the collection a subscriber looks at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interest {
+    /// Only objects in these namespaces (`None`: all).
+    pub namespaces: Option<Vec<String>>,
+    /// Only the object of this name.
+    pub name: Option<String>,
+}
+
+impl Interest {
+    fn wants(&self, meta: &Meta) -> bool {
+        self.name.as_ref().is_none_or(|n| meta.name.as_ref() == Some(n))
+            && self
+                .namespaces
+                .as_ref()
+                .is_none_or(|ns| meta.namespace.as_ref().is_some_and(|m| ns.contains(m)))
+    }
+
+    /// The one namespace it needs, if just one: where it may still watch when the kind is refused.
+    fn single_namespace(&self) -> Option<&str> {
+        match self.namespaces.as_deref() {
+            Some([one]) => Some(one),
+            _ => None,
+        }
+    }
+}
+
+/// One watch event line; only what the hub reads of it.
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    object: EventObject,
+}
+
+#[derive(Deserialize, Default)]
+struct EventObject {
+    #[serde(default)]
+    metadata: Meta,
+    /// An ERROR event's Status code.
+    code: Option<u16>,
+}
+
+#[derive(Deserialize, Default)]
+struct Meta {
+    name: Option<String>,
+    namespace: Option<String>,
+    #[serde(rename = "resourceVersion")]
+    resource_version: Option<String>,
+}
+
+struct Subscriber {
+    interest: Interest,
+    /// The collection it is on (moves once, to its namespace, when the kind is refused).
+    on: RefCell<Collection>,
+    /// The resourceVersion of what it showed when it subscribed.
+    resource_version: Option<String>,
+    notify: Box<dyn Fn(Note)>,
+    alive: Cell<bool>,
+}
+
+impl Subscriber {
+    fn tell(&self, note: Note) {
+        if self.alive.get() {
+            (self.notify)(note);
+        }
+    }
+
+    /// Tells it after the current task: never from inside the call that subscribes it.
+    fn tell_later(self: &Rc<Self>, note: Note) {
+        let me = Rc::clone(self);
+        set_timeout(move || me.tell(note), Duration::ZERO);
+    }
+}
+
+/// A subscription to the hub; dropping it unsubscribes.
+pub struct Subscription(Rc<Subscriber>);
+
+/// The last resourceVersion the watch of `collection` has seen, if it is open.
+pub fn last_version(collection: &Collection) -> Option<String> {
+    stream_of(collection).and_then(|s| s.borrow().resource_version.clone())
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.0.alive.set(false);
+        let on = self.0.on.borrow().clone();
+        if let Some(stream) = stream_of(&on) {
+            stream.borrow_mut().subscribers.retain(|s| !Rc::ptr_eq(s, &self.0));
+            linger(&stream);
+        }
+    }
+}
+
+struct Stream {
+    collection: Collection,
+    subscribers: Vec<Rc<Subscriber>>,
+    /// Where the watch resumes; `None` until known (then it lists first).
+    resource_version: Option<String>,
+    connection: Option<AbortController>,
+    /// Since when (a resourceVersion) `changes` holds every object's last change.
+    changes_since: Option<u64>,
+    /// The resourceVersion of each object's last change seen, by (namespace, name): an
+    /// object's page that joins knows whether its object changed since it read it.
+    changes: HashMap<(Option<String>, String), u64>,
+    /// Bumped at every (re)connect, list and close: a task of an older one stops.
+    generation: u64,
+    failures: u32,
+    refused: bool,
+    linger: Option<TimeoutHandle>,
+}
+
+/// How many objects' last changes a stream remembers; past that it forgets them all.
+const REMEMBERED: usize = 10_000;
+
+impl Stream {
+    /// Whether `subscriber` has missed changes this stream has already seen.
+    fn missed(&self, subscriber: &Subscriber) -> bool {
+        let mine = subscriber.resource_version.as_deref();
+        // One object's page: exact, when the stream has seen every change since it was read.
+        if let (Some(name), Some(mine), Some(since)) =
+            (&subscriber.interest.name, mine.and_then(|v| v.parse::<u64>().ok()), self.changes_since)
+            && since <= mine
+        {
+            let ns = subscriber.interest.namespaces.as_ref().and_then(|n| n.first().cloned());
+            return self.changes.get(&(ns, name.clone())).is_some_and(|last| *last > mine);
+        }
+        older(mine, self.resource_version.as_deref())
+    }
+
+    fn remember(&mut self, meta: &Meta) {
+        let (Some(name), Some(rv)) =
+            (&meta.name, meta.resource_version.as_deref().and_then(|v| v.parse().ok()))
+        else {
+            return;
+        };
+        if self.changes.len() >= REMEMBERED {
+            self.changes.clear();
+            self.changes_since = Some(rv);
+        }
+        self.changes.insert((meta.namespace.clone(), name.clone()), rv);
+    }
+
+    /// After a relist nothing is known about what happened before it.
+    fn forget_changes(&mut self) {
+        self.changes.clear();
+        self.changes_since = self.resource_version.as_deref().and_then(|v| v.parse().ok());
+    }
+}
+
+type Shared = Rc<RefCell<Stream>>;
+
+thread_local! {
+    static STREAMS: RefCell<HashMap<Collection, Shared>> = RefCell::default();
+}
+
+fn stream_of(collection: &Collection) -> Option<Shared> {
+    STREAMS.with_borrow(|s| s.get(collection).cloned())
+}
+
+/// Subscribes to `collection`: `notify` runs for each change `interest` covers, from
+/// `resource_version` (the version of what the subscriber shows) on.
+pub fn subscribe(
+    collection: Collection,
+    interest: Interest,
+    resource_version: Option<String>,
+    notify: impl Fn(Note) + 'static,
+) -> Subscription {
+    let subscriber = Rc::new(Subscriber {
+        interest,
+        on: RefCell::new(collection.clone()),
+        resource_version: resource_version.filter(|v| !v.is_empty()),
+        notify: Box::new(notify),
+        alive: Cell::new(true),
+    });
+    join(&collection, &subscriber);
+    Subscription(subscriber)
+}
+
+fn join(collection: &Collection, subscriber: &Rc<Subscriber>) {
+    if let Some(stream) = stream_of(collection) {
+        let (refused, behind) = {
+            let mut s = stream.borrow_mut();
+            if let Some(linger) = s.linger.take() {
+                linger.clear();
+            }
+            s.subscribers.push(Rc::clone(subscriber));
+            (s.refused, s.missed(subscriber))
+        };
+        if refused {
+            refuse_one(&stream, subscriber);
+        } else if behind {
+            // The stream is past what the subscriber shows: it has missed what came between.
+            subscriber.tell_later(Note::Changed);
+        }
+        return;
+    }
+    let stream = Rc::new(RefCell::new(Stream {
+        collection: collection.clone(),
+        subscribers: vec![Rc::clone(subscriber)],
+        resource_version: subscriber.resource_version.clone(),
+        connection: None,
+        changes_since: subscriber.resource_version.as_deref().and_then(|v| v.parse().ok()),
+        changes: HashMap::new(),
+        generation: 0,
+        failures: 0,
+        refused: false,
+        linger: None,
+    }));
+    STREAMS.with_borrow_mut(|s| s.insert(collection.clone(), Rc::clone(&stream)));
+    if stream.borrow().resource_version.is_some() {
+        connect(&stream);
+    } else {
+        relist(&stream);
+    }
+}
+
+/// Whether a subscriber at `mine` has missed changes a stream at `stream` has seen.
+fn older(mine: Option<&str>, stream: Option<&str>) -> bool {
+    match (mine, stream) {
+        (_, None) => false, // the stream lists first and tells everyone to read again
+        (None, Some(_)) => true,
+        (Some(m), Some(s)) => match (m.parse::<u64>(), s.parse::<u64>()) {
+            (Ok(m), Ok(s)) => m < s,
+            _ => m != s,
+        },
+    }
+}
+
+fn current(stream: &Shared, generation: u64) -> bool {
+    stream.borrow().generation == generation
+}
+
+/// Opens the watch from the stream's resourceVersion.
+fn connect(stream: &Shared) {
+    let Ok(controller) = AbortController::new() else { return };
+    let (url, generation) = {
+        let mut s = stream.borrow_mut();
+        s.generation += 1;
+        let mut url = format!("{}?watch=1&allowWatchBookmarks=true", s.collection.url());
+        if let Some(rv) = &s.resource_version {
+            url.push_str("&resourceVersion=");
+            url.push_str(&encode_segment(rv));
+        }
+        if let Some(old) = s.connection.replace(controller.clone()) {
+            old.abort();
+        }
+        (url, s.generation)
+    };
+    let Some(window) = web_sys::window() else { return };
     let init = RequestInit::new();
     init.set_signal(Some(&controller.signal()));
-    let response = web_sys::window()?.fetch_with_str_and_init(url, &init);
-    let stopped = Rc::new(Cell::new(false));
-    let alive = stopped.clone();
+    let response = window.fetch_with_str_and_init(&url, &init);
+    let stream = Rc::clone(stream);
     leptos::task::spawn_local(async move {
-        let end = read(response, &changed, &alive).await;
-        if !alive.get() {
-            ended(end);
+        let end = read(response, &stream, generation).await;
+        if current(&stream, generation) {
+            ended(&stream, end);
         }
     });
-    Some(WatchHandle { controller, stopped })
 }
 
-async fn read(response: js_sys::Promise, changed: &dyn Fn(), stopped: &Cell<bool>) -> WatchEnd {
-    let Ok(response) = JsFuture::from(response).await.and_then(|r| r.dyn_into::<Response>()) else {
-        return WatchEnd::Closed;
-    };
-    match response.status() {
-        200 => {}
-        410 => return WatchEnd::Gone,
-        500..=599 => return WatchEnd::Closed,
-        _ => return WatchEnd::Refused,
+/// How a connection (or a list) ended.
+enum End {
+    /// Closed by the server, dropped by the network, or a passing failure (5xx, 429): resume.
+    Dropped,
+    /// 410: the version is too old to resume from.
+    Gone,
+    /// Refused for good.
+    Refused,
+}
+
+fn end_of(status: u16) -> Option<End> {
+    match status {
+        200 => None,
+        410 => Some(End::Gone),
+        429 | 500..=599 => Some(End::Dropped),
+        _ => Some(End::Refused),
     }
+}
+
+async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> End {
+    let Ok(response) = JsFuture::from(response).await.and_then(|r| r.dyn_into::<Response>()) else {
+        return End::Dropped;
+    };
+    if let Some(end) = end_of(response.status()) {
+        return end;
+    }
+    stream.borrow_mut().failures = 0;
     let Some(reader) =
         response.body().and_then(|b| b.get_reader().dyn_into::<ReadableStreamDefaultReader>().ok())
     else {
-        return WatchEnd::Closed;
+        return End::Dropped;
     };
-    let Ok(decoder) = web_sys::TextDecoder::new() else { return WatchEnd::Closed };
+    let Ok(decoder) = web_sys::TextDecoder::new() else { return End::Dropped };
     let options = web_sys::TextDecodeOptions::new();
     options.set_stream(true);
     let mut buffer = String::new();
     loop {
-        if stopped.get() {
-            return WatchEnd::Closed;
+        let Ok(chunk) = JsFuture::from(reader.read()).await else { return End::Dropped };
+        if !current(stream, generation) {
+            return End::Dropped;
         }
-        let Ok(chunk) = JsFuture::from(reader.read()).await else { return WatchEnd::Closed };
         let done = js_sys::Reflect::get(&chunk, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
         if done != Some(false) {
-            return WatchEnd::Closed;
+            return End::Dropped;
         }
         let Ok(value) = js_sys::Reflect::get(&chunk, &JsValue::from_str("value")) else {
-            return WatchEnd::Closed;
+            return End::Dropped;
         };
-        let Ok(bytes) = value.dyn_into::<js_sys::Uint8Array>() else { return WatchEnd::Closed };
+        let Ok(bytes) = value.dyn_into::<js_sys::Uint8Array>() else { return End::Dropped };
         let Ok(text) = decoder.decode_with_js_u8_array_and_options(&bytes, &options) else {
-            return WatchEnd::Closed;
+            return End::Dropped;
         };
         buffer.push_str(&text);
         while let Some(end) = buffer.find('\n') {
             let line: String = buffer.drain(..=end).collect();
-            match event_type(&line).as_deref() {
-                Some("BOOKMARK") | None => {}
-                Some("ERROR") => return WatchEnd::Gone,
-                Some(_) => changed(),
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let Ok(event) = serde_json::from_str::<Event>(line) else { return End::Dropped };
+            if event.kind == "ERROR" {
+                return match event.object.code {
+                    Some(410) | None => End::Gone,
+                    Some(_) => End::Dropped,
+                };
+            }
+            {
+                let mut s = stream.borrow_mut();
+                if let Some(rv) = event.object.metadata.resource_version.clone() {
+                    s.resource_version = Some(rv);
+                }
+                if event.kind != "BOOKMARK" {
+                    s.remember(&event.object.metadata);
+                }
+            }
+            if event.kind != "BOOKMARK" {
+                dispatch(stream, &event.object.metadata);
             }
         }
     }
 }
 
-/// The `type` of one watch event line.
-fn event_type(line: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
-    value.get("type")?.as_str().map(str::to_owned)
+fn dispatch(stream: &Shared, meta: &Meta) {
+    let interested: Vec<Rc<Subscriber>> =
+        stream.borrow().subscribers.iter().filter(|s| s.interest.wants(meta)).cloned().collect();
+    for subscriber in interested {
+        subscriber.tell(Note::Changed);
+    }
+}
+
+fn ended(stream: &Shared, end: End) {
+    match end {
+        End::Dropped => retry(stream, connect),
+        End::Gone => relist(stream),
+        End::Refused => refuse(stream),
+    }
+}
+
+/// Runs `again` on the stream after the back-off, unless something else happened to it since.
+fn retry(stream: &Shared, again: fn(&Shared)) {
+    let (delay, generation) = {
+        let mut s = stream.borrow_mut();
+        let delay = RETRY.saturating_mul(1 << s.failures.min(5)).min(MAX_RETRY);
+        s.failures += 1;
+        (delay, s.generation)
+    };
+    let stream = Rc::clone(stream);
+    set_timeout(
+        move || {
+            if current(&stream, generation) {
+                again(&stream);
+            }
+        },
+        delay,
+    );
+}
+
+/// Lists the collection once for a version to watch from, tells every subscriber to read
+/// again, and watches from there.
+fn relist(stream: &Shared) {
+    let (url, generation) = {
+        let mut s = stream.borrow_mut();
+        s.generation += 1;
+        if let Some(old) = s.connection.take() {
+            old.abort();
+        }
+        // One object is enough: the list's resourceVersion is what is needed.
+        (format!("{}?limit=1", s.collection.url()), s.generation)
+    };
+    let stream = Rc::clone(stream);
+    leptos::task::spawn_local(async move {
+        let outcome = list_version(&url).await;
+        if !current(&stream, generation) {
+            return;
+        }
+        match outcome {
+            Ok(rv) => {
+                {
+                    let mut s = stream.borrow_mut();
+                    s.resource_version = Some(rv);
+                    s.forget_changes();
+                }
+                let subscribers = stream.borrow().subscribers.clone();
+                for subscriber in subscribers {
+                    subscriber.tell(Note::Resync);
+                }
+                connect(&stream);
+            }
+            Err(End::Refused) => refuse(&stream),
+            Err(_) => retry(&stream, relist),
+        }
+    });
+}
+
+/// The resourceVersion of a list at `url`.
+async fn list_version(url: &str) -> Result<String, End> {
+    #[derive(Deserialize)]
+    struct List {
+        metadata: Meta,
+    }
+    let window = web_sys::window().ok_or(End::Dropped)?;
+    let response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .ok()
+        .and_then(|r| r.dyn_into::<Response>().ok())
+        .ok_or(End::Dropped)?;
+    if let Some(end) = end_of(response.status()) {
+        return Err(match end {
+            End::Gone => End::Dropped,
+            other => other,
+        });
+    }
+    let text = JsFuture::from(response.text().map_err(|_| End::Dropped)?).await.map_err(|_| End::Dropped)?;
+    let list: List = serde_json::from_str(&text.as_string().unwrap_or_default()).map_err(|_| End::Dropped)?;
+    list.metadata.resource_version.filter(|v| !v.is_empty()).ok_or(End::Dropped)
+}
+
+/// The kind is refused: single-namespace subscribers move to a watch of their namespace,
+/// the others are told.
+fn refuse(stream: &Shared) {
+    let subscribers = {
+        let mut s = stream.borrow_mut();
+        s.refused = true;
+        s.generation += 1;
+        if let Some(old) = s.connection.take() {
+            old.abort();
+        }
+        s.subscribers.clone()
+    };
+    for subscriber in subscribers {
+        refuse_one(stream, &subscriber);
+    }
+}
+
+fn refuse_one(stream: &Shared, subscriber: &Rc<Subscriber>) {
+    let from = stream.borrow().collection.clone();
+    match subscriber.interest.single_namespace() {
+        Some(ns) if from.namespace.is_none() => {
+            stream.borrow_mut().subscribers.retain(|s| !Rc::ptr_eq(s, subscriber));
+            let to = Collection { namespace: Some(ns.to_owned()), ..from };
+            *subscriber.on.borrow_mut() = to.clone();
+            join(&to, subscriber);
+            linger(stream);
+        }
+        _ => subscriber.tell_later(Note::Refused),
+    }
+}
+
+/// Closes the stream after [`LINGER`] if nobody subscribes to it by then.
+fn linger(stream: &Shared) {
+    let mut s = stream.borrow_mut();
+    if !s.subscribers.is_empty() || s.linger.is_some() {
+        return;
+    }
+    let target = Rc::clone(stream);
+    s.linger = set_timeout_with_handle(move || close(&target), LINGER).ok();
+}
+
+fn close(stream: &Shared) {
+    let collection = {
+        let mut s = stream.borrow_mut();
+        s.linger = None;
+        if !s.subscribers.is_empty() {
+            return;
+        }
+        s.generation += 1;
+        if let Some(old) = s.connection.take() {
+            old.abort();
+        }
+        s.collection.clone()
+    };
+    STREAMS.with_borrow_mut(|streams| {
+        if streams.get(&collection).is_some_and(|s| Rc::ptr_eq(s, stream)) {
+            streams.remove(&collection);
+        }
+    });
 }

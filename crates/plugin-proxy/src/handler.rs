@@ -236,7 +236,9 @@ pub async fn sdk(State(proxy): State<Arc<PluginProxy>>, Path(file): Path<String>
     if !FILES.contains(&file.as_str()) {
         return not_found();
     }
-    match tokio::fs::read(dir.join(&file)).await {
+    // The script is served minified (plugin-sdk/minify.mjs makes it from the readable source).
+    let stored = if file == "plugin-sdk.js" { "plugin-sdk.min.js" } else { file.as_str() };
+    match tokio::fs::read(dir.join(stored)).await {
         Ok(bytes) => (
             [
                 (header::CONTENT_TYPE, content_type(&file)),

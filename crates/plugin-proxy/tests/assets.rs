@@ -61,7 +61,9 @@ async fn start(register_backend: bool) -> Stack {
     }
     let sdk = cluster.dir().join("sdk");
     std::fs::create_dir_all(&sdk).unwrap();
-    std::fs::write(sdk.join("plugin-sdk.js"), "window.fundament = {};").unwrap();
+    // The readable source and the minified file plugin-sdk/minify.mjs makes of it: the second is served.
+    std::fs::write(sdk.join("plugin-sdk.js"), "window.fundament = { readable: true };").unwrap();
+    std::fs::write(sdk.join("plugin-sdk.min.js"), "window.fundament={};").unwrap();
     let signer = Signer::generate();
     let revoked = RevokedSessions::none();
     let proxy = PluginProxy {
@@ -300,11 +302,16 @@ async fn an_unreachable_plugin_is_502_and_the_sdk_is_served_on_every_origin_of_o
     assert_eq!((code, body.as_str()), (502, "plugin unavailable"));
     for host in ["localhost", "acme-corp--cert-manager.localhost"] {
         let (code, h, body) = s.get_on(host, Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await;
-        assert_eq!((code, body.as_str()), (200, "window.fundament = {};"), "{host}");
+        assert_eq!((code, body.as_str()), (200, "window.fundament={};"), "{host}: the minified file");
         assert!(h[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
     }
     assert_eq!(s.get_on("evil.example", Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/", None).await.0, 404);
+    assert_eq!(
+        s.get(Method::GET, "/plugins/sdk/v1/plugin-sdk.min.js", None).await.0,
+        404,
+        "one name per file"
+    );
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/secret.txt", None).await.0, 404);
     assert_eq!(s.get(Method::GET, "/plugins/sdk/v1/..%2fCargo.toml", None).await.0, 404);
 }

@@ -131,12 +131,26 @@ impl PluginEntry {
 }
 
 /// The plugins of one cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Registry {
     pub cluster_id: String,
     /// Sorted by display name.
     pub plugins: Vec<PluginEntry>,
+    /// The installation list's resourceVersion: where the browser's watch of the
+    /// installations starts.
+    #[serde(default)]
+    pub resource_version: String,
 }
+
+/// Two registries are equal when they show the same plugins: the version moves with every
+/// write to the cluster, and a newer answer with the same plugins must change nothing on the page.
+impl PartialEq for Registry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cluster_id == other.cluster_id && self.plugins == other.plugins
+    }
+}
+
+impl Eq for Registry {}
 
 impl Registry {
     /// The installation with this name.
@@ -304,7 +318,7 @@ pub fn registry(
             .cmp(&b.display_name.to_lowercase())
             .then(a.installation_name.cmp(&b.installation_name))
     });
-    Registry { cluster_id: cluster_id.to_owned(), plugins }
+    Registry { cluster_id: cluster_id.to_owned(), plugins, resource_version: String::new() }
 }
 
 #[cfg(test)]
