@@ -59,18 +59,6 @@ pub(crate) mod ssr {
         cluster_id: &str,
         crd: &str,
     ) -> Result<Definition, AppError> {
-        definition_at(state, token, cluster_id, crd, None).await
-    }
-
-    /// [`definition`], at least as new as `not_older_than` (a resourceVersion of the CRD
-    /// that the browser's watch reported): an older kept copy is replaced.
-    pub async fn definition_at(
-        state: &ConsoleState,
-        token: &str,
-        cluster_id: &str,
-        crd: &str,
-        not_older_than: Option<&str>,
-    ) -> Result<Definition, AppError> {
         use crate::plugins::cache::CRD_TTL;
         if !is_crd_name(crd) {
             return Err(AppError::Invalid(format!(
@@ -83,7 +71,7 @@ pub(crate) mod ssr {
         let what = format!("The resource {crd}");
         let value = state
             .backend
-            .kube_get_cached(&user.id, token, cluster_id, &path, CRD_TTL, not_older_than)
+            .kube_get_cached(&user.id, token, cluster_id, &path, CRD_TTL, None)
             .await
             .map_err(|e| user_error(e, &what))?;
         let info = kind_info(&value).ok_or_else(|| {
@@ -647,20 +635,6 @@ pub struct EventRow {
     /// RFC 3339.
     pub last_seen: String,
     pub source: String,
-}
-
-/// The browser's watch saw the CRD `crd` at `resource_version`: the console's copy of it
-/// for this user is made at least that new, so the views' next calls read the change.
-#[server(endpoint = "definition-changed", input = leptos::server_fn::codec::Json)]
-pub async fn definition_changed(
-    cluster_id: String,
-    crd: String,
-    resource_version: String,
-) -> Result<(), AppError> {
-    use crate::plugins::api::ssr::{check_cluster, user};
-    check_cluster(&cluster_id)?;
-    let (state, token) = user()?;
-    ssr::definition_at(&state, &token, &cluster_id, &crd, Some(&resource_version)).await.map(|_| ())
 }
 
 /// One object with its schema, events and what the user may do with it.

@@ -62,8 +62,8 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     )
 }
 
-/// Follows the object through the tab's shared watch of its kind (and the kind's CRD),
-/// and reads it again when it changes.
+/// Follows the object through the tab's shared watch of its kind, and reads it again
+/// when it changes.
 #[cfg(feature = "hydrate")]
 fn keep_current(
     context: &DetailContext,
@@ -71,9 +71,9 @@ fn keep_current(
     changes: RwSignal<u32>,
     asked_at: StoredValue<Option<String>>,
 ) {
-    use std::{cell::Cell, rc::Rc, time::Duration};
+    use std::time::Duration;
 
-    use super::watch::{Interest, Note, subscribe};
+    use super::watch::{Interest, Note, debounced, subscribe};
 
     let loaded = Memo::new(move |_| detail.with(|d| matches!(d, Some(Ok(_)))));
     let context = context.clone();
@@ -89,20 +89,7 @@ fn keep_current(
         let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<u64>().ok());
         let asked = asked_at.get_value();
         let rv = if number(&asked) > number(&object_rv) { asked } else { object_rv };
-        let pending = Rc::new(Cell::new(false));
-        let again = Rc::new(move || {
-            if pending.replace(true) {
-                return;
-            }
-            let pending = pending.clone();
-            set_timeout(
-                move || {
-                    pending.set(false);
-                    let _ = changes.try_update(|n| *n += 1);
-                },
-                Duration::from_millis(100),
-            );
-        });
+        let again = debounced(changes, Duration::from_millis(100));
         let interest = Interest {
             namespaces: context
                 .namespace
@@ -111,16 +98,12 @@ fn keep_current(
                 .map(|ns| vec![ns]),
             name: Some(context.name.clone()),
         };
-        let object = subscribe(context.scope.collection(), interest, rv, {
-            let again = again.clone();
-            move |note| {
-                if note != Note::Refused {
-                    again();
-                }
+        let object = subscribe(context.scope.collection(), interest, rv, move |note| {
+            if note != Note::Refused {
+                again();
             }
         });
-        let definition = context.scope.follow_definition(move || again());
-        let held = send_wrapper::SendWrapper::new((object, definition));
+        let held = send_wrapper::SendWrapper::new(object);
         on_cleanup(move || drop(held.take()));
     });
 }

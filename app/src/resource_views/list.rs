@@ -82,7 +82,7 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
 }
 
 /// Follows the listed objects through the tab's shared watch of the kind and asks again
-/// when one changes (debounced), and follows the kind's CRD.
+/// when one changes (debounced).
 #[cfg(feature = "hydrate")]
 fn keep_current(
     context: &ListContext,
@@ -90,7 +90,7 @@ fn keep_current(
     query: Memo<ListQuery>,
     changes: RwSignal<u32>,
 ) {
-    use super::watch::{Interest, Note, subscribe};
+    use super::watch::{Interest, Note, debounced, subscribe};
 
     let loaded = Memo::new(move |_| table.with(|t| matches!(t, Some(Ok(_)))));
     let namespace = Memo::new(move |_| query.with(|q| q.namespace.clone()));
@@ -111,40 +111,15 @@ fn keep_current(
             None if scope.project.is_some() && scope.kind.namespaced => Some(shown),
             None => None,
         };
-        let again = debounced(changes);
-        let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, {
-            let again = again.clone();
-            move |note| {
-                if note != Note::Refused {
-                    again();
-                }
+        let again = debounced(changes, std::time::Duration::from_millis(150));
+        let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| {
+            if note != Note::Refused {
+                again();
             }
         });
-        let definition = scope.follow_definition(move || again());
-        let held = send_wrapper::SendWrapper::new((objects, definition));
+        let held = send_wrapper::SendWrapper::new(objects);
         on_cleanup(move || drop(held.take()));
     });
-}
-
-/// Bumps `changes` once for a burst of calls within 150 ms.
-#[cfg(feature = "hydrate")]
-fn debounced(changes: RwSignal<u32>) -> std::rc::Rc<dyn Fn()> {
-    use std::{cell::Cell, rc::Rc, time::Duration};
-    let pending = Rc::new(Cell::new(false));
-    Rc::new(move || {
-        if pending.replace(true) {
-            return;
-        }
-        let pending = pending.clone();
-        set_timeout(
-            move || {
-                pending.set(false);
-                // The view may be gone by now.
-                let _ = changes.try_update(|n| *n += 1);
-            },
-            Duration::from_millis(150),
-        );
-    })
 }
 
 /// Namespace, label selector and search: a GET form, so it works without JavaScript.

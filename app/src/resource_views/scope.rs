@@ -39,36 +39,4 @@ impl ResourceScope {
             namespace: None,
         }
     }
-
-    /// Follows the kind's CRD while the view shows: when it changes (a new printer column,
-    /// another schema), the console's copy of it is renewed first, then `changed` runs, so the
-    /// view reads the new definition without a reload. One shared watch of the cluster's CRDs
-    /// per tab. A resync or a refusal changes nothing: the console keeps a copy seconds only.
-    #[cfg(feature = "hydrate")]
-    pub fn follow_definition(&self, changed: impl Fn() + 'static) -> super::watch::Subscription {
-        use super::watch::{Collection, Interest, Note, last_version, subscribe};
-        let crds = Collection {
-            cluster_id: self.cluster_id.clone(),
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            plural: "customresourcedefinitions".into(),
-            namespace: None,
-        };
-        let interest = Interest { namespaces: None, name: Some(self.crd.clone()) };
-        let (cluster_id, crd) = (self.cluster_id.clone(), self.crd.clone());
-        let changed = std::rc::Rc::new(changed);
-        let watched = crds.clone();
-        subscribe(crds, interest, None, move |note| {
-            if note != Note::Changed {
-                return;
-            }
-            // The hub has just read the changed CRD's event: its version is the stream's last.
-            let Some(resource_version) = last_version(&watched) else { return };
-            let (cluster_id, crd, changed) = (cluster_id.clone(), crd.clone(), changed.clone());
-            leptos::task::spawn_local(async move {
-                let _ = super::api::definition_changed(cluster_id, crd, resource_version).await;
-                changed();
-            });
-        })
-    }
 }

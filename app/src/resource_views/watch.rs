@@ -31,6 +31,27 @@ use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Respons
 
 use crate::plugins::model::encode_segment;
 
+/// A function that bumps `changes` once for a burst of calls within `delay`: a view that
+/// reads again on each change reads once per burst.
+pub fn debounced(changes: leptos::prelude::RwSignal<u32>, delay: Duration) -> Rc<dyn Fn()> {
+    use leptos::prelude::Update;
+    let pending = Rc::new(Cell::new(false));
+    Rc::new(move || {
+        if pending.replace(true) {
+            return;
+        }
+        let pending = pending.clone();
+        set_timeout(
+            move || {
+                pending.set(false);
+                // The view may be gone by now.
+                let _ = changes.try_update(|n| *n += 1);
+            },
+            delay,
+        );
+    })
+}
+
 /// A stream nobody subscribes to any more is closed after this.
 const LINGER: Duration = Duration::from_secs(10);
 /// The wait before reconnecting after a drop; doubled for each failure in a row, up to [`MAX_RETRY`].
@@ -364,7 +385,6 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
     if let Some(end) = end_of(response.status()) {
         return end;
     }
-    stream.borrow_mut().failures = 0;
     let Some(reader) =
         response.body().and_then(|b| b.get_reader().dyn_into::<ReadableStreamDefaultReader>().ok())
     else {
@@ -406,6 +426,8 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
             }
             {
                 let mut s = stream.borrow_mut();
+                // A watch that delivers is healthy: when it ends, it is resumed at once.
+                s.failures = 0;
                 if let Some(rv) = event.object.metadata.resource_version.clone() {
                     s.resource_version = Some(rv);
                 }
@@ -440,7 +462,12 @@ fn ended(stream: &Shared, end: End) {
 fn retry(stream: &Shared, again: fn(&Shared)) {
     let (delay, generation) = {
         let mut s = stream.borrow_mut();
-        let delay = RETRY.saturating_mul(1 << s.failures.min(5)).min(MAX_RETRY);
+        // The first retry after a healthy watch is immediate (a server closing a watch at its
+        // timeout); a watch that ends again before delivering anything backs off.
+        let delay = match s.failures {
+            0 => Duration::ZERO,
+            n => RETRY.saturating_mul(1 << (n - 1).min(5)).min(MAX_RETRY),
+        };
         s.failures += 1;
         (delay, s.generation)
     };
