@@ -17,6 +17,10 @@ export PATH="$FUNDAMENT_TOOLS_DIR/bin:$ROOT/node_modules/.bin:$HOME/.cargo/bin:$
 # builds everything with it).
 export RUSTC_BOOTSTRAP=1
 export CARGO_UNSTABLE_CHECKSUM_FRESHNESS=true
+# The browser bundle is built with its own std (scripts/build passes this to the wasm build
+# only): std compiled with the bundle's flags (.cargo/config.toml: no panic locations, panics
+# abort at once) is what lets those flags reach std's code too. Needs rust-src.
+export FUNDAMENT_LIB_CARGO_ARGS="-Zbuild-std=std,panic_abort"
 
 # The fallback toolchain: Debian's rustc-web and cargo (1.96), std for wasm
 # built from rust-web-src with -Zbuild-std (scripts/build passes it to the
