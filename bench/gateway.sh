@@ -103,7 +103,10 @@ load() {
   local duration="$1" clients="$2" url="$3" token="${4:-}"
   local auth=()
   [ -n "$token" ] && auth=(-H "Authorization: Bearer $token")
-  hey -z "$duration" -c "$clients" -A application/json "${auth[@]}" "$url"
+  # -host: hey takes its TLS server name from the Host header, port included ("127.0.0.1:18090"),
+  # which is no valid SNI name and which rustls refuses; a Host without a port makes it send
+  # "localhost", a name in the cluster's certificate. The plain-HTTP targets ignore Host.
+  hey -z "$duration" -c "$clients" -host localhost -A application/json "${auth[@]}" "$url"
 }
 
 # run NAME URL TOKEN CLIENTS I: one measured run; hey's summary in $work/runs/NAME-CLIENTS-I.txt,
@@ -133,7 +136,6 @@ for path in user plugin; do
     target="$get" sa="$plugin_sa" gateway_token="$plugin_token" kc="$work/plugin.kubeconfig"
   fi
   start_kubectl_proxy "$kc"
-  # By IP: hey would send "localhost:18090" as the TLS server name, which rustls refuses.
   direct_url="https://127.0.0.1:18090$target"
   proxy_url="http://127.0.0.1:$proxy_port$target"
   gateway_url="http://localhost:18081/clusters/$cluster_id$target"
