@@ -6,7 +6,8 @@ use wasm_bindgen::prelude::wasm_bindgen;
 /// Called by the hydration script cargo-leptos generates.
 #[wasm_bindgen]
 pub fn hydrate() {
-    console_error_panic_hook::set_once();
+    // No panic hook: the bundle is built with panics that abort at once (.cargo/config.toml),
+    // so a hook would never run.
     // The chunks of the views the server rendered load first; then the page hydrates,
     // asynchronously, because a lazy route's chunk loads as hydration reaches it.
     wasm_bindgen_futures::spawn_local(async {
