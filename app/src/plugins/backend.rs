@@ -419,11 +419,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_changed_crd_the_watch_reports_is_read_again() {
+    async fn an_answer_older_than_a_version_seen_on_a_watch_is_read_again() {
         let (backend, gateway) = serve().await;
         assert_eq!(crd(&backend, "alice", None).await["metadata"]["resourceVersion"], "7");
         gateway.version.store(9, Ordering::SeqCst);
-        // The browser's watch saw the CRD at 9: the kept copy at 7 is not used.
+        // A caller saw version 9 on a watch: the kept copy at 7 is not used.
         assert_eq!(crd(&backend, "alice", Some("9")).await["metadata"]["resourceVersion"], "9");
         assert_eq!(gateway.requests.load(Ordering::SeqCst), 2);
         assert_eq!(

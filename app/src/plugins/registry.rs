@@ -60,7 +60,9 @@ impl PluginRegistry {
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
 
-            use crate::resource_views::watch::{Collection, Interest, Note, last_version, subscribe};
+            use crate::resource_views::watch::{
+                Collection, Interest, Note, debounced, last_version, subscribe,
+            };
 
             Effect::new(move |_| {
                 let cluster = self.cluster_id.get();
@@ -93,23 +95,12 @@ impl PluginRegistry {
                     }
                     _ => None,
                 });
-                let pending = Rc::new(Cell::new(false));
+                let soon = debounced(Duration::from_millis(100), refresh.clone());
                 let poll = Rc::new(Cell::new(None::<IntervalHandle>));
                 let polling = poll.clone();
                 let subscription =
                     subscribe(installations, Interest::default(), rv, move |note| match note {
-                        Note::Changed | Note::Resync => {
-                            if !pending.replace(true) {
-                                let (pending, refresh) = (pending.clone(), refresh.clone());
-                                set_timeout(
-                                    move || {
-                                        pending.set(false);
-                                        refresh();
-                                    },
-                                    Duration::from_millis(100),
-                                );
-                            }
-                        }
+                        Note::Changed | Note::Resync => soon(),
                         Note::Refused => {
                             if let Some(old) = polling.replace(
                                 set_interval_with_handle(

@@ -73,7 +73,7 @@ fn keep_current(
 ) {
     use std::time::Duration;
 
-    use super::watch::{Interest, Note, debounced, subscribe};
+    use super::watch::{Interest, Note, debounced_bump, subscribe};
 
     let loaded = Memo::new(move |_| detail.with(|d| matches!(d, Some(Ok(_)))));
     let context = context.clone();
@@ -89,7 +89,7 @@ fn keep_current(
         let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<u64>().ok());
         let asked = asked_at.get_value();
         let rv = if number(&asked) > number(&object_rv) { asked } else { object_rv };
-        let again = debounced(changes, Duration::from_millis(100));
+        let again = debounced_bump(changes, Duration::from_millis(100));
         let interest = Interest {
             namespaces: context
                 .namespace

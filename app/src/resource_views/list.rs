@@ -90,7 +90,7 @@ fn keep_current(
     query: Memo<ListQuery>,
     changes: RwSignal<u32>,
 ) {
-    use super::watch::{Interest, Note, debounced, subscribe};
+    use super::watch::{Interest, Note, debounced_bump, subscribe};
 
     let loaded = Memo::new(move |_| table.with(|t| matches!(t, Some(Ok(_)))));
     let namespace = Memo::new(move |_| query.with(|q| q.namespace.clone()));
@@ -111,7 +111,7 @@ fn keep_current(
             None if scope.project.is_some() && scope.kind.namespaced => Some(shown),
             None => None,
         };
-        let again = debounced(changes, std::time::Duration::from_millis(150));
+        let again = debounced_bump(changes, std::time::Duration::from_millis(150));
         let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| {
             if note != Note::Refused {
                 again();

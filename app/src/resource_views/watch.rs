@@ -31,24 +31,32 @@ use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Respons
 
 use crate::plugins::model::encode_segment;
 
-/// A function that bumps `changes` once for a burst of calls within `delay`: a view that
-/// reads again on each change reads once per burst.
-pub fn debounced(changes: leptos::prelude::RwSignal<u32>, delay: Duration) -> Rc<dyn Fn()> {
-    use leptos::prelude::Update;
+/// A function that runs `action` once, `delay` after the first of a burst of calls: a view
+/// that reads again on each change reads once per burst.
+pub fn debounced(delay: Duration, action: impl Fn() + 'static) -> Rc<dyn Fn()> {
+    let action = Rc::new(action);
     let pending = Rc::new(Cell::new(false));
     Rc::new(move || {
         if pending.replace(true) {
             return;
         }
-        let pending = pending.clone();
+        let (pending, action) = (pending.clone(), action.clone());
         set_timeout(
             move || {
                 pending.set(false);
-                // The view may be gone by now.
-                let _ = changes.try_update(|n| *n += 1);
+                action();
             },
             delay,
         );
+    })
+}
+
+/// [`debounced`] bumping `changes` (a view's "read again" counter).
+pub fn debounced_bump(changes: leptos::prelude::RwSignal<u32>, delay: Duration) -> Rc<dyn Fn()> {
+    use leptos::prelude::Update;
+    // The view may be gone by the time it runs.
+    debounced(delay, move || {
+        let _ = changes.try_update(|n| *n += 1);
     })
 }
 
