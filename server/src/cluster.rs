@@ -43,6 +43,7 @@ pub async fn run(settings: Settings) -> Result<(), StartError> {
     use std::io::Write;
     let _ = std::io::stderr().write_all(text.as_bytes());
     crate::dev::shutdown_signal().await;
+    running.shutdown(crate::stack::DRAIN_PERIOD).await;
     let _ = stop.send(true);
     Ok(())
 }

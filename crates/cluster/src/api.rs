@@ -137,10 +137,27 @@ async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Respo
             let (answer, warnings) = crate::warning::recording(|| {
                 resource(api, &user, &rt, &r.path, r.verb(), &q, &query, &parts.headers, &body)
             });
+            let writes = matches!(r.verb(), "create" | "update" | "patch" | "delete" | "deletecollection");
+            if writes && answer.is_ok() {
+                durable(&api.cluster).await?;
+            }
             let mut response = answer.unwrap_or_else(IntoResponse::into_response);
             crate::warning::attach(&mut response, &warnings);
             Ok(response)
         }
+    }
+}
+
+/// Waits until the journal holds the write on disk, before it is acknowledged.
+async fn durable(cluster: &crate::Cluster) -> Result<(), ApiError> {
+    let Some(journal) = cluster.journal() else { return Ok(()) };
+    match tokio::task::spawn_blocking(move || journal.sync()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => {
+            tracing::error!(%error, "write not synced to disk");
+            Err(error.to_status())
+        }
+        Err(error) => Err(ApiError::internal(&error)),
     }
 }
 

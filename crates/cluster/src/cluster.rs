@@ -2,14 +2,16 @@
 //! through here, whether it came over HTTP, from fixtures or from the mock
 //! plugin controller, so all of them meet the same validation and admission.
 
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
+use tokio::sync::watch::channel as watch_channel;
 
 use crate::admission;
 use crate::authn::User;
 use crate::fields;
+use crate::journal::{Journal, PersistError};
 use crate::object;
 use crate::query::ListQuery;
 use crate::resource::{self, Registry, ResourceType, StorageKey};
@@ -45,14 +47,18 @@ pub struct State {
     pub policy: Arc<fundament_rbac::Policy>,
     /// The bound admission policies, compiled.
     pub admission: Arc<crate::admission::Admission>,
+    /// Changes of the write in progress: announced once they are durable.
+    pending: Vec<Arc<Change>>,
 }
 
 /// The cluster: state behind a lock, and a channel of changes for watches.
 pub struct Cluster {
     state: RwLock<State>,
     changes: broadcast::Sender<Arc<Change>>,
-    /// Bumped on every committed change; the snapshot writer waits on it.
-    pub(crate) changed: tokio::sync::watch::Sender<u64>,
+    /// With `--state-file`: where every write goes before it is seen.
+    journal: OnceLock<Arc<Journal>>,
+    /// Set at shutdown: open watches end (with a BOOKMARK where the client allows them).
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 pub fn now_rfc3339() -> String {
@@ -70,14 +76,14 @@ impl Default for Cluster {
 impl Cluster {
     pub fn new() -> Self {
         let (changes, _) = broadcast::channel(4096);
-        let (changed, _) = tokio::sync::watch::channel(0);
         let state = State {
             store: Store::default(),
             registry: Arc::new(Registry::new(resource::builtins())),
             policy: Arc::new(fundament_rbac::Policy::default()),
             admission: Arc::default(),
+            pending: Vec::new(),
         };
-        Self { state: RwLock::new(state), changes, changed }
+        Self { state: RwLock::new(state), changes, journal: OnceLock::new(), closing: watch_channel(false).0 }
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -86,6 +92,66 @@ impl Cluster {
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs one write under the lock. Its changes are journaled (with
+    /// `--state-file`) before they are announced; if that fails they are
+    /// undone, derived state is rebuilt, and the write answers a 500 Status.
+    fn transact<T>(&self, write: impl FnOnce(&mut State) -> Result<T, ApiError>) -> Result<T, ApiError> {
+        let mut state = self.write();
+        let rv_before = state.store.resource_version();
+        let result = write(&mut state);
+        let changes = std::mem::take(&mut state.pending);
+        if changes.is_empty() {
+            return result;
+        }
+        if let Some(journal) = self.journal.get()
+            && let Err(error) = journal.persist(&state, &changes)
+        {
+            tracing::error!(%error, "write refused: it could not be saved");
+            state.store.undo(&changes, rv_before);
+            rebuild_derived(&mut state);
+            return Err(error.to_status());
+        }
+        for change in changes {
+            let _ = self.changes.send(change);
+        }
+        result
+    }
+
+    /// Keeps the state in `journal` from now on, starting with a snapshot of
+    /// it. When that fails (a read-only directory, a full disk) the journal
+    /// stays attached: writes are refused until a snapshot can be written.
+    pub fn keep_in(&self, journal: Arc<Journal>) -> Result<(), PersistError> {
+        let state = self.write();
+        let journal = self.journal.get_or_init(|| journal);
+        journal.compact(&state)
+    }
+
+    /// The journal, when the state is kept in a file.
+    pub fn journal(&self) -> Option<Arc<Journal>> {
+        self.journal.get().cloned()
+    }
+
+    /// Writes the whole state as the snapshot (at shutdown), when it is kept in a file.
+    pub fn save_state(&self) -> Result<(), PersistError> {
+        match self.journal.get() {
+            Some(journal) => journal.compact(&self.read()),
+            None => Ok(()),
+        }
+    }
+
+    /// Ends every open watch (at shutdown), and every watch started later.
+    pub fn close_watches(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Resolves once [`Cluster::close_watches`] was called.
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut closing = self.closing.subscribe();
+        async move {
+            let _ = closing.wait_for(|c| *c).await;
+        }
     }
 
     pub fn registry(&self) -> Arc<Registry> {
@@ -177,35 +243,37 @@ impl Cluster {
             }
             strategy::for_type(rt).prepare_for_create(rt, &mut obj);
         }
-        let mut state = self.write();
-        if object::name(&obj).is_empty() && !object::generate_name(&obj).is_empty() {
-            let prefix = object::generate_name(&obj).to_string();
-            let generated = generate_name(&prefix, |n| state.store.get(&rt.storage_key(), ns, n).is_some());
-            metadata_mut(rt, &mut obj)?.insert("name".into(), Value::String(generated));
-        }
-        let name = object::name(&obj).to_string();
-        if rt.namespaced && state.store.get(&namespaces_key(), "", ns).is_none() {
-            return Err(ApiError::not_found("", "namespaces", ns));
-        }
-        if state.store.get(&rt.storage_key(), object::namespace(&obj), &name).is_some() {
-            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
-        }
-        self.check_new(&state, rt, &mut obj, None, "", user, opts)?;
-        if opts.origin == Origin::Api || object::creation_timestamp(&obj).is_empty() {
-            metadata_mut(rt, &mut obj)?.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
-        }
-        let meta = metadata_mut(rt, &mut obj)?;
-        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-        if strategy::for_type(rt).tracks_generation() {
-            meta.insert("generation".into(), json!(1));
-        }
-        if opts.dry_run {
-            let rv = Value::String(state.store.resource_version().to_string());
-            metadata_mut(rt, &mut obj)?.insert("resourceVersion".into(), rv);
-            return Ok(at_version(&obj, rt));
-        }
-        let committed = self.commit(&mut state, rt, obj)?;
-        Ok(at_version(&committed, rt))
+        self.transact(|state| {
+            if object::name(&obj).is_empty() && !object::generate_name(&obj).is_empty() {
+                let prefix = object::generate_name(&obj).to_string();
+                let generated =
+                    generate_name(&prefix, |n| state.store.get(&rt.storage_key(), ns, n).is_some());
+                metadata_mut(rt, &mut obj)?.insert("name".into(), Value::String(generated));
+            }
+            let name = object::name(&obj).to_string();
+            if rt.namespaced && state.store.get(&namespaces_key(), "", ns).is_none() {
+                return Err(ApiError::not_found("", "namespaces", ns));
+            }
+            if state.store.get(&rt.storage_key(), object::namespace(&obj), &name).is_some() {
+                return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+            }
+            self.check_new(state, rt, &mut obj, None, "", user, opts)?;
+            if opts.origin == Origin::Api || object::creation_timestamp(&obj).is_empty() {
+                metadata_mut(rt, &mut obj)?.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
+            }
+            let meta = metadata_mut(rt, &mut obj)?;
+            meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+            if strategy::for_type(rt).tracks_generation() {
+                meta.insert("generation".into(), json!(1));
+            }
+            if opts.dry_run {
+                let rv = Value::String(state.store.resource_version().to_string());
+                metadata_mut(rt, &mut obj)?.insert("resourceVersion".into(), rv);
+                return Ok(at_version(&obj, rt));
+            }
+            let committed = self.commit(state, rt, obj)?;
+            Ok(at_version(&committed, rt))
+        })
     }
 
     /// Replaces an object (PUT), or only its status when `status` is set.
@@ -227,9 +295,10 @@ impl Cluster {
                 object::name(&obj)
             )));
         }
-        let mut state = self.write();
-        let old = Arc::clone(stored(&state, rt, ns, name)?);
-        self.replace(&mut state, user, rt, &old, obj, status, opts)
+        self.transact(|state| {
+            let old = Arc::clone(stored(state, rt, ns, name)?);
+            self.replace(state, user, rt, &old, obj, status, opts)
+        })
     }
 
     /// Applies a patch to the current object and stores the result.
@@ -244,17 +313,18 @@ impl Cluster {
         status: bool,
         opts: WriteOptions,
     ) -> Result<Value, ApiError> {
-        let mut state = self.write();
-        let old = Arc::clone(stored(&state, rt, ns, name)?);
-        let current = at_version(&old, rt);
-        let patched = patch.apply(&current, rt)?;
-        let patched = prepare_body(rt, ns, patched, false)?;
-        if object::name(&patched) != name {
-            return Err(ApiError::bad_request(
-                "metadata.name: Invalid value: the name cannot be changed by a patch",
-            ));
-        }
-        self.replace(&mut state, user, rt, &old, patched, status, opts)
+        self.transact(|state| {
+            let old = Arc::clone(stored(state, rt, ns, name)?);
+            let current = at_version(&old, rt);
+            let patched = patch.apply(&current, rt)?;
+            let patched = prepare_body(rt, ns, patched, false)?;
+            if object::name(&patched) != name {
+                return Err(ApiError::bad_request(
+                    "metadata.name: Invalid value: the name cannot be changed by a patch",
+                ));
+            }
+            self.replace(state, user, rt, &old, patched, status, opts)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -360,9 +430,8 @@ impl Cluster {
         meta.remove("managedFields");
         let change = state.store.put(&key, rv, obj);
         let stored = Arc::clone(&change.object);
-        let _ = self.changes.send(change);
+        state.pending.push(change);
         self.settle(state, strategy.after_change());
-        self.changed.send_modify(|n| *n += 1);
         Ok(stored)
     }
 
@@ -376,41 +445,42 @@ impl Cluster {
         preconditions: &Value,
         opts: WriteOptions,
     ) -> Result<Value, ApiError> {
-        let mut state = self.write();
-        let key = rt.storage_key();
-        let old = Arc::clone(stored(&state, rt, ns, name)?);
-        if let Some(uid) = preconditions["uid"].as_str()
-            && uid != object::uid(&old)
-        {
-            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
-        }
-        if let Some(rv) = preconditions["resourceVersion"].as_str()
-            && rv != object::resource_version(&old)
-        {
-            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
-        }
-        if opts.origin == Origin::Api {
-            admission::admit(&state, &admission::Attributes::delete(rt, &old, user, opts.dry_run))?;
-        }
-        if opts.dry_run {
-            return Ok(at_version(&old, rt));
-        }
-        let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
-        if has_finalizers {
-            if object::is_terminating(&old) {
+        self.transact(|state| {
+            let key = rt.storage_key();
+            let old = Arc::clone(stored(state, rt, ns, name)?);
+            if let Some(uid) = preconditions["uid"].as_str()
+                && uid != object::uid(&old)
+            {
+                return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+            }
+            if let Some(rv) = preconditions["resourceVersion"].as_str()
+                && rv != object::resource_version(&old)
+            {
+                return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+            }
+            if opts.origin == Origin::Api {
+                admission::admit(state, &admission::Attributes::delete(rt, &old, user, opts.dry_run))?;
+            }
+            if opts.dry_run {
                 return Ok(at_version(&old, rt));
             }
-            let mut marked = (*old).clone();
-            let meta = metadata_mut(rt, &mut marked)?;
-            meta.insert("deletionTimestamp".into(), Value::String(now_rfc3339()));
-            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-            let committed = self.commit(&mut state, rt, marked)?;
-            return Ok(at_version(&committed, rt));
-        }
-        let gone = self
-            .remove(&mut state, &key, ns, name)
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-        Ok(at_version(&gone, rt))
+            let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+            if has_finalizers {
+                if object::is_terminating(&old) {
+                    return Ok(at_version(&old, rt));
+                }
+                let mut marked = (*old).clone();
+                let meta = metadata_mut(rt, &mut marked)?;
+                meta.insert("deletionTimestamp".into(), Value::String(now_rfc3339()));
+                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+                let committed = self.commit(state, rt, marked)?;
+                return Ok(at_version(&committed, rt));
+            }
+            let gone = self
+                .remove(state, &key, ns, name)
+                .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+            Ok(at_version(&gone, rt))
+        })
     }
 
     /// The one way an object leaves the store, whatever removed it (a delete,
@@ -421,7 +491,6 @@ impl Cluster {
         let mut derived = Derived::default();
         let gone = self.remove_one(state, key, ns, name, &mut derived)?;
         self.settle(state, derived);
-        self.changed.send_modify(|n| *n += 1);
         Some(gone)
     }
 
@@ -436,7 +505,7 @@ impl Cluster {
         let rv = state.store.next_rv();
         let change = state.store.remove(key, ns, name, rv)?;
         let gone = Arc::clone(&change.object);
-        let _ = self.changes.send(change);
+        state.pending.push(change);
         let strategy = strategy::for_key(key);
         derived.merge(strategy.after_change());
         let cascade = strategy.dependents(&state.store, &state.registry, &gone);
@@ -481,17 +550,22 @@ impl Cluster {
     }
 
     /// Puts objects as they were saved (snapshot restore): no validation, same uids.
-    pub fn restore(&self, objects: Vec<(StorageKey, Value)>, rv: u64) {
+    pub fn restore(&self, objects: impl IntoIterator<Item = (StorageKey, Value)>, rv: u64) {
         let mut state = self.write();
         for (key, obj) in objects {
             let obj_rv = object::resource_version(&obj).parse().unwrap_or(0);
             state.store.put(&key, obj_rv, obj);
         }
         state.store.set_resource_version(rv);
-        state.registry = Arc::new(rebuild_registry(&state.store));
-        state.policy = Arc::new(rebuild_policy(&state.store));
-        state.admission = Arc::new(crate::admission::Admission::rebuild(&state.store));
+        rebuild_derived(&mut state);
     }
+}
+
+/// Served kinds, RBAC policy and admission, from the store as it is.
+fn rebuild_derived(state: &mut State) {
+    state.registry = Arc::new(rebuild_registry(&state.store));
+    state.policy = Arc::new(rebuild_policy(&state.store));
+    state.admission = Arc::new(crate::admission::Admission::rebuild(&state.store));
 }
 
 /// One page of a list.

@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod fields;
 pub mod fixtures;
 pub mod garden;
+pub mod journal;
 pub mod kubeconfig;
 pub mod object;
 pub mod openapi;

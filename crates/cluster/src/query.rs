@@ -25,6 +25,8 @@ pub struct ListQuery {
     pub dry_run: bool,
     pub include_object: String,
     pub send_initial_events: bool,
+    /// `allowWatchBookmarks`: the watch may get BOOKMARK events (one ends it at shutdown).
+    pub allow_bookmarks: bool,
 }
 
 impl ListQuery {
@@ -53,6 +55,7 @@ impl ListQuery {
         q.dry_run = query.all("dryRun").any(|v| v == "All");
         q.include_object = query.get("includeObject").unwrap_or_default().to_string();
         q.send_initial_events = query.flag("sendInitialEvents");
+        q.allow_bookmarks = query.flag("allowWatchBookmarks");
         Ok(q)
     }
 

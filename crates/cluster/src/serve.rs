@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -13,7 +14,9 @@ use tower::ServiceExt;
 use crate::authn::CertificateIdentity;
 
 /// Accepts connections until `shutdown` resolves; each connection is served
-/// on its own task, so a slow TLS handshake blocks nobody else.
+/// on its own task, so a slow TLS handshake blocks nobody else. Then it stops
+/// accepting and returns once every connection has finished its in-flight
+/// requests and closed (HTTP/2 ones after a GOAWAY); the caller bounds that wait.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -21,10 +24,11 @@ pub async fn serve_tls(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let acceptor = TlsAcceptor::from(tls);
+    let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
-            _ = &mut shutdown => return,
+            _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -36,6 +40,7 @@ pub async fn serve_tls(
         };
         let acceptor = acceptor.clone();
         let app = app.clone();
+        let graceful = graceful.watcher();
         tokio::spawn(async move {
             let handshake =
                 tokio::time::timeout(std::time::Duration::from_secs(10), acceptor.accept(stream)).await;
@@ -65,9 +70,14 @@ pub async fn serve_tls(
             });
             let service = TowerToHyperService::new(app);
             let builder = auto::Builder::new(TokioExecutor::new());
-            if let Err(e) = builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), service).await {
+            let connection =
+                builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), service).into_owned();
+            if let Err(e) = graceful.watch(connection).await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
         });
     }
+    drop(listener);
+    // Also waits for connections still in their TLS handshake (at most 10 s).
+    graceful.shutdown().await;
 }

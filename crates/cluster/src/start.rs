@@ -14,7 +14,7 @@ use crate::proxy::ServiceBackends;
 use crate::status::ApiError;
 use crate::tls::{CertificateAuthority, ClientCertificate, TlsError};
 use crate::tokens::{self, TokenIssuer};
-use crate::{fixtures, kubeconfig, snapshot};
+use crate::{fixtures, journal, kubeconfig, snapshot};
 
 /// Where the CA, signing key and admin token live unless configured:
 /// `$XDG_STATE_HOME/fundament/cluster` or `~/.local/state/fundament/cluster`.
@@ -94,9 +94,41 @@ pub struct Running {
     /// Kept inside: callers get certificates it signs, never its key.
     pub(crate) ca: Arc<CertificateAuthority>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The listener and its connections, until they have drained.
+    serving: Option<tokio::task::JoinHandle<()>>,
+    stop: tokio::sync::watch::Sender<bool>,
+    /// Whether stopping folds the journal into the snapshot ([`Running::halt`] does not).
+    save_at_stop: bool,
 }
 
 impl Running {
+    /// Stops as a crash would: without folding the journal into the snapshot
+    /// (for tests of what a restart finds).
+    pub fn halt(mut self) {
+        self.save_at_stop = false;
+    }
+
+    /// Stops gracefully: no new connections; open watches end (after a
+    /// BOOKMARK, where allowed) so clients resume elsewhere or after the
+    /// restart; in-flight requests finish, for at most `deadline`; then the
+    /// journal is folded into the snapshot.
+    pub async fn shutdown(mut self, deadline: std::time::Duration) {
+        self.stop.send_replace(true);
+        self.cluster.close_watches();
+        if let Some(serving) = self.serving.take() {
+            let abort = serving.abort_handle();
+            if tokio::time::timeout(deadline, serving).await.is_err() {
+                tracing::warn!(
+                    seconds = deadline.as_secs(),
+                    "cluster drain period over; closing what is still open"
+                );
+                abort.abort();
+            } else {
+                tracing::info!("cluster drained");
+            }
+        }
+    }
+
     pub fn kubeconfig(&self) -> String {
         kubeconfig::admin(&self.url, &self.ca_pem, &self.admin_token)
     }
@@ -122,8 +154,14 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        for t in &self.tasks {
+        for t in self.tasks.iter().chain(&self.serving) {
             t.abort();
+        }
+        // Every write is in the journal already; this folds it into the snapshot.
+        if self.save_at_stop
+            && let Err(error) = self.cluster.save_state()
+        {
+            tracing::warn!(%error, "state not saved at shutdown (the journal keeps every write)");
         }
     }
 }
@@ -140,7 +178,14 @@ pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), Star
     }
     let definitions = Definitions(Arc::new(definitions));
     let restored = match &config.state_file {
-        Some(path) => snapshot::load(&cluster, path)?,
+        Some(path) => match journal::read(path)? {
+            Some(contents) => {
+                let objects = contents.objects.into_iter().map(|((key, _, _), object)| (key, object));
+                cluster.restore(objects, contents.resource_version);
+                true
+            }
+            None => false,
+        },
         None => false,
     };
     if !restored {
@@ -203,13 +248,21 @@ pub(crate) async fn start_serving(
         api::router(api).layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
             ("application/json", ApiError::internal_error().body())
         })));
-    let mut tasks = vec![controller::spawn(Arc::clone(&cluster), definitions.clone())];
+    let tasks = vec![controller::spawn(Arc::clone(&cluster), definitions.clone())];
     if let Some(path) = &config.state_file {
-        // Save once now, so a fresh state file exists from the first start.
-        snapshot::save(&cluster, path)?;
-        tasks.push(snapshot::spawn_writer(Arc::clone(&cluster), path.clone()));
+        // A snapshot now, so the state file exists from the first start and
+        // the journal starts empty. If it cannot be written the cluster still
+        // serves reads, and each write says why it is refused.
+        if let Err(error) = cluster.keep_in(Arc::new(journal::Journal::new(path))) {
+            tracing::error!(%error, "the state file cannot be written: writes are refused until it can");
+        }
     }
-    tasks.push(tokio::spawn(crate::serve::serve_tls(listener, tls, app, std::future::pending())));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let stopping = async move {
+        let mut stopped = stopped;
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let serving = tokio::spawn(crate::serve::serve_tls(listener, tls, app, stopping));
     tracing::info!(%addr, url = %url, state_dir = %config.state_dir.display(), "embedded cluster listening");
     Ok(Running {
         cluster,
@@ -221,6 +274,9 @@ pub(crate) async fn start_serving(
         definitions,
         ca,
         tasks,
+        serving: Some(serving),
+        stop,
+        save_at_stop: true,
     })
 }
 

@@ -129,6 +129,26 @@ impl Store {
         change
     }
 
+    /// Takes back `changes` (the latest ones, oldest first) that could not be
+    /// saved: objects as they were before, the log and the counter at `rv`.
+    pub fn undo(&mut self, changes: &[Arc<Change>], rv: u64) {
+        for change in changes.iter().rev() {
+            let place = (
+                crate::object::namespace(&change.object).to_string(),
+                crate::object::name(&change.object).to_string(),
+            );
+            let objects = self.objects.entry(change.key.clone()).or_default();
+            match &change.old {
+                Some(old) => objects.insert(place, Arc::clone(old)),
+                None => objects.remove(&place),
+            };
+            if self.log.back().is_some_and(|last| Arc::ptr_eq(last, change)) {
+                self.log.pop_back();
+            }
+        }
+        self.rv = rv;
+    }
+
     /// Changes after `rv`, or `None` when the log no longer reaches back that far.
     pub fn changes_since(&self, rv: u64) -> Option<Vec<Arc<Change>>> {
         if rv < self.oldest_resumable() {

@@ -145,6 +145,8 @@ pub fn serve(
     let timeout = query.timeout_seconds.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
     let send_initial_end = query.send_initial_events && from.is_none();
     let (tx, out) = mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(64);
+    let closed = cluster.closed();
+    let allow_bookmarks = query.allow_bookmarks;
     tokio::spawn(async move {
         if let Some(e) = too_old {
             let _ = tx.send(Ok(error_line(&e))).await;
@@ -160,15 +162,38 @@ pub fn serve(
         }
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
+        tokio::pin!(closed);
+        // Every change up to here went out (or was not this watch's).
+        let mut delivered = start_rv;
         loop {
             tokio::select! {
                 _ = &mut deadline => return,
                 _ = tx.closed() => return,
+                () = &mut closed => {
+                    // Shutdown: what is queued goes out, then a BOOKMARK tells the
+                    // client where to resume, then the stream ends.
+                    while let Ok(change) = rx.try_recv() {
+                        if change.rv <= delivered {
+                            continue;
+                        }
+                        delivered = change.rv;
+                        if let Some(kind) = watcher.wants(&change)
+                            && tx.send(Ok(watcher.line(kind.as_str(), &change.object))).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    if allow_bookmarks {
+                        let _ = tx.send(Ok(bookmark(&watcher.rt, delivered, false))).await;
+                    }
+                    return;
+                }
                 next = rx.recv() => match next {
                     Ok(change) => {
                         if change.rv <= start_rv {
                             continue;
                         }
+                        delivered = change.rv;
                         if let Some(kind) = watcher.wants(&change)
                             && tx.send(Ok(watcher.line(kind.as_str(), &change.object))).await.is_err()
                         {
