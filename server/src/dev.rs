@@ -57,8 +57,11 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     }
     console::check_site(&settings)?;
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let target = Target::start(&settings, stopped.clone()).await?;
+    // Two stops: the services drain first (they are the cluster's and the runtimes' clients,
+    // and their in-flight requests need both), then the cluster and the runtimes stop.
+    let (stop_services, services_stopped) = tokio::sync::watch::channel(false);
+    let (stop_runtimes, runtimes_stopped) = tokio::sync::watch::channel(false);
+    let mut target = Target::start(&settings, runtimes_stopped).await?;
     let signer = crate::services::live_signer(&settings).map_err(crate::stack::StackError::from)?;
     let jwks = signer.read().unwrap_or_else(std::sync::PoisonError::into_inner).jwks();
     let store = crate::services::shared_store(&settings).map_err(crate::stack::StackError::from)?;
@@ -69,11 +72,12 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         crate::stack::kube_api_proxy(&settings, &target.access, store.clone()).await?,
         crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store).await?,
     ];
+    let mut serving = tokio::task::JoinSet::new();
+    let stopped = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = receiver.wait_for(|s| *s).await;
+    };
     for service in services {
-        let mut stopped = stopped.clone();
-        tokio::spawn(service.serve(async move {
-            let _ = stopped.wait_for(|s| *s).await;
-        }));
+        serving.spawn(service.serve(stopped(services_stopped.clone())));
     }
     let verifier = fundament_tokens::Verifier::from_jwks(&jwks)
         .map_err(|e| crate::stack::StackError::from(crate::services::ServiceError::from(e)))?;
@@ -100,19 +104,20 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         &settings.cluster.plugin_sdk_dir,
     );
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
-    let router = router.layer(fundament_telemetry::http_layer());
+    let console = crate::stack::Bound { name: "console", listener, router, drain: None };
+    serving.spawn(console.serve(stopped(services_stopped)));
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     print_banner(&settings, &target.describe(), &users);
-    axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await.map_err(|source| {
-        listen::ListenError::Other {
-            service: "console",
-            addr: settings.console_listen,
-            hint: hint(Key::ConsoleListen),
-            source,
-        }
-    })?;
-    let _ = stop.send(true);
+    shutdown_signal().await;
+    // Every service stops accepting at once and drains for at most DRAIN_PERIOD (Bound::serve),
+    // so the whole stop takes at most twice that: the services, then the cluster.
+    stop_services.send_replace(true);
+    while serving.join_next().await.is_some() {}
+    if let Some(cluster) = target.embedded.take() {
+        cluster.shutdown(crate::stack::DRAIN_PERIOD).await;
+    }
+    stop_runtimes.send_replace(true);
     tracing::info!("stopped");
     Ok(())
 }

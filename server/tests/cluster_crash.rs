@@ -3,7 +3,8 @@
 //! acknowledged is there (creates, merge patches, deletes), and the state
 //! file loads. Stopped with SIGTERM instead, it ends open watches with a
 //! BOOKMARK, answers what is in flight, folds the journal into the snapshot
-//! and exits 0 within its drain period.
+//! and exits 0 within its drain period. `fundament dev`, stopped with
+//! SIGTERM, drains every service and then its embedded cluster the same way.
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;
@@ -31,6 +32,38 @@ fn free_port() -> u16 {
 struct Stack {
     dir: PathBuf,
     port: u16,
+    /// `fundament dev` (each service on a free port) instead of `fundament cluster`.
+    dev: Option<DevPorts>,
+}
+
+struct DevPorts {
+    console: u16,
+    services: Vec<(&'static str, u16)>,
+}
+
+impl DevPorts {
+    fn free() -> Self {
+        let services = ["authn", "organization-api", "kube-api-proxy", "plugin-proxy"];
+        Self { console: free_port(), services: services.into_iter().map(|s| (s, free_port())).collect() }
+    }
+
+    fn args(&self, dir: &Path) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["dev".into()];
+        for (name, port) in std::iter::once(("console", self.console)).chain(self.services.iter().copied()) {
+            args.push(format!("--{name}-listen").into());
+            args.push(format!("127.0.0.1:{port}").into());
+            args.push(format!("--{name}-url").into());
+            args.push(format!("http://localhost:{port}").into());
+        }
+        // A directory that looks like a built site: the pages are not what this test is about.
+        let site = dir.join("site");
+        std::fs::create_dir_all(site.join("pkg")).unwrap();
+        std::fs::write(site.join("pkg/console.js"), "").unwrap();
+        args.extend(["--site-root".into(), site.into_os_string()]);
+        args.extend(["--fga-tuples".into(), repo().join("fixtures/fga/tuples.yaml").into_os_string()]);
+        args.extend(["--plugin-sdk-dir".into(), repo().join("plugin-sdk").into_os_string()]);
+        args
+    }
 }
 
 impl Stack {
@@ -42,19 +75,23 @@ impl Stack {
         let log =
             std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join("cluster.log")).unwrap();
         let url = format!("https://localhost:{}", self.port);
+        let command = match &self.dev {
+            Some(ports) => ports.args(&self.dir),
+            None => vec!["cluster".into()],
+        };
         Command::new(env!("CARGO_BIN_EXE_fundament"))
-            .arg("cluster")
+            .args(command)
             .args(["--cluster-listen", &format!("127.0.0.1:{}", self.port), "--cluster-url", &url])
             .args(["--state-dir".as_ref(), self.dir.join("state").as_os_str()])
             .args(["--state-file".as_ref(), self.state_file().as_os_str()])
             .args(["--fixtures-dir".as_ref(), repo().join("fixtures/cluster").as_os_str()])
             .args(["--plugins-dir".as_ref(), repo().join("plugins").as_os_str()])
             .env_remove("FUNDAMENT_CONFIG")
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "info")
             // Away from the repository's Leptos.toml: only these settings count.
             .current_dir(&self.dir)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .expect("fundament cluster starts")
@@ -193,7 +230,7 @@ fn assert_loads(state_file: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_twenty_kills_during_bursts() {
     let dir = tempfile::tempdir().unwrap();
-    let stack = Stack { dir: dir.path().to_path_buf(), port: free_port() };
+    let stack = Stack { dir: dir.path().to_path_buf(), port: free_port(), dev: None };
     let acked = Arc::new(Mutex::new(Acknowledged::default()));
     let mut child = stack.spawn();
     let client = stack.client(&mut child).await;
@@ -223,7 +260,7 @@ async fn acknowledged_writes_survive_twenty_kills_during_bursts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_watches_with_a_bookmark_answers_in_flight_writes_and_saves() {
     let dir = tempfile::tempdir().unwrap();
-    let stack = Stack { dir: dir.path().to_path_buf(), port: free_port() };
+    let stack = Stack { dir: dir.path().to_path_buf(), port: free_port(), dev: None };
     let mut child = stack.spawn();
     let client = stack.client(&mut child).await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
@@ -271,4 +308,55 @@ async fn sigterm_ends_watches_with_a_bookmark_answers_in_flight_writes_and_saves
     check(client, &so_far, 0).await;
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_fundament_dev_as_a_whole_services_first_then_the_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = Stack { dir: dir.path().to_path_buf(), port: free_port(), dev: Some(DevPorts::free()) };
+    let mut child = stack.spawn();
+    let client = stack.client(&mut child).await;
+    let ports = stack.dev.as_ref().unwrap();
+    // The console binds last, after every service.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", ports.console)).is_err() {
+        assert!(Instant::now() < deadline, "the console did not listen within 60 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(&PostParams::default(), &config_map("kept")).await.unwrap();
+    let mut events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let asked = Instant::now();
+
+    let mut last = None;
+    let ended = tokio::time::timeout(Duration::from_secs(45), async {
+        while let Some(event) = events.next().await {
+            last = Some(event.expect("no error in the watch stream"));
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the cluster's watch did not end at shutdown");
+    assert!(matches!(last, Some(WatchEvent::Bookmark(_))), "the last event is not a BOOKMARK: {last:?}");
+    // Services drain for at most 20 s, then the cluster for at most 20 s.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(asked.elapsed() < Duration::from_secs(45), "no exit within the two 20 s drain periods");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let log = std::fs::read_to_string(stack.dir.join("cluster.log")).unwrap();
+    assert_eq!(status.code(), Some(0), "exit code after SIGTERM:\n{log}");
+    for name in std::iter::once("console").chain(ports.services.iter().map(|(name, _)| *name)) {
+        assert!(
+            log.lines().any(|l| l.contains("drained and stopped") && l.contains(&format!("\"{name}\""))),
+            "{name} did not drain before the exit:\n{log}"
+        );
+    }
+    let journal = fundament_cluster::journal::path_for(&stack.state_file());
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0, "journal left after a clean stop");
+    let saved = std::fs::read_to_string(stack.state_file()).unwrap();
+    assert!(saved.contains("\"kept\""), "the ConfigMap is not in the state file");
 }
