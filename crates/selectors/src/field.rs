@@ -101,19 +101,18 @@ fn split_unescaped(text: &str, sep: char) -> Vec<String> {
     parts
 }
 
-/// The byte index of the first `needle` not inside an escape.
+/// The byte index of the first `needle` not inside an escape. Walks by character: a byte
+/// step would land inside a multi-byte character (`é=x` once panicked here).
 fn find_unescaped(text: &str, needle: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
-            i += 2;
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if c == '\\' {
+            chars.next();
             continue;
         }
         if text[i..].starts_with(needle) {
             return Some(i);
         }
-        i += 1;
     }
     None
 }
@@ -151,6 +150,17 @@ mod tests {
         assert!(!s.matches(object("web", "kube-system")));
         assert!(!s.matches(object("db", "default")));
         assert!(FieldSelector::parse("metadata.name==web").unwrap().matches(object("web", "x")));
+    }
+
+    /// Found by tests/never_panics.rs: a byte-wise scan sliced inside a multi-byte character.
+    #[test]
+    fn non_ascii_text_is_parsed_not_a_panic() {
+        let s = FieldSelector::parse("metadata.name=é,spec.nodeName!=ノード").unwrap();
+        assert_eq!(s.requirements()[0].value, "é");
+        assert_eq!(s.requirements()[1].value, "ノード");
+        assert!(FieldSelector::parse("é=x").unwrap().matches(|_| Some("x".to_owned())));
+        assert!(matches!(FieldSelector::parse("\\é"), Err(FieldSelectorError::Syntax(..))));
+        assert!(matches!(FieldSelector::parse("ü"), Err(FieldSelectorError::Syntax(..))));
     }
 
     #[test]
