@@ -97,4 +97,61 @@ mod tests {
             assert!(matches!(parse(&data), Err(Refusal::Invalid(_))), "{data}");
         }
     }
+
+    /// Fuzz target: whatever a plugin page posts is a message or a refusal, never a panic,
+    /// and what is accepted is within bounds (heights clamped, names valid).
+    mod never_panics {
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        use super::super::*;
+
+        const TYPES: &[&str] = &[
+            "plugin:ready",
+            "plugin:resize",
+            "plugin:request-token-refresh",
+            "plugin:navigate",
+            "plugin:create",
+            "plugin:navigate-back",
+            "fundament:init",
+            "",
+        ];
+
+        /// An object with a known `type` and arbitrary `height`, `name` and `namespace`.
+        fn message() -> impl Strategy<Value = Value> {
+            let field = || prop::option::of(fundament_fuzzing::json());
+            (prop::sample::select(TYPES), field(), field(), field(), field()).prop_map(
+                |(kind, height, name, namespace, extra)| {
+                    let mut object = Map::new();
+                    object.insert("type".into(), kind.into());
+                    for (key, value) in
+                        [("height", height), ("name", name), ("namespace", namespace), ("x", extra)]
+                    {
+                        if let Some(value) = value {
+                            object.insert(key.into(), value);
+                        }
+                    }
+                    Value::Object(object)
+                },
+            )
+        }
+
+        proptest! {
+            #![proptest_config(fundament_fuzzing::config(2048))]
+
+            #[test]
+            fn any_data_is_a_message_or_a_refusal(data in prop_oneof![message(), fundament_fuzzing::json()]) {
+                match parse(&data) {
+                    Ok(PluginMessage::Resize(height)) => {
+                        prop_assert!((MIN_FRAME_HEIGHT..=MAX_FRAME_HEIGHT).contains(&height), "{height}");
+                    }
+                    Ok(PluginMessage::Navigate { name, namespace }) => {
+                        prop_assert!(is_dns1123_subdomain(&name), "{name:?}");
+                        prop_assert!(namespace.as_deref().is_none_or(is_dns1123_label), "{namespace:?}");
+                    }
+                    Ok(_) | Err(_) => {}
+                }
+            }
+        }
+    }
 }

@@ -366,7 +366,7 @@ fn arbitrary_bodies_get_a_status_never_a_5xx() {
         assert_eq!(code, 201, "{}: {v}", k.kind);
     }
     let counter = AtomicUsize::new(1);
-    let config = ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() };
+    let config = ProptestConfig { failure_persistence: None, ..fundament_fuzzing::config(2000) };
     proptest!(config, |(which in 0..kinds.len(), b in body(), op in 0..4u8, patch in json_value())| {
         let k = &kinds[which];
         let n = counter.fetch_add(1, Ordering::Relaxed);

@@ -78,7 +78,7 @@ const TYPES: [ColumnType; 6] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(fundament_fuzzing::config(2000))]
 
     #[test]
     fn parse_never_panics(expr in any::<String>()) {

@@ -24,6 +24,12 @@ const SERVICE: &str = "organization.v1.PluginService";
 pub fn router(catalog: Arc<Catalog>) -> Router {
     Router::new()
         .route(&format!("/{SERVICE}/{{method}}"), any(call))
+        // The service's name with no method: a Connect error too, not axum's empty 404 (found by
+        // tests/connect_fuzz.rs).
+        .route(
+            &format!("/{SERVICE}/"),
+            any(|| async { ConnectError::unknown_procedure(&format!("{SERVICE}/")).into_response() }),
+        )
         // The catalog is read before the router exists and nothing else is called: alive is ready.
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route("/readyz", axum::routing::get(|| async { "ok" }))

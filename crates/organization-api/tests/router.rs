@@ -162,3 +162,13 @@ async fn livez_and_readyz_answer_ok_once_the_catalog_is_loaded() {
         assert_eq!(&bytes[..], b"ok", "{path}");
     }
 }
+
+/// Found by tests/connect_fuzz.rs: the service name without a method answered axum's empty 404.
+#[tokio::test]
+async fn the_service_without_a_method_is_an_unknown_procedure() {
+    let (status, headers, body) =
+        send(post("/organization.v1.PluginService/", "application/json", "{}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+    assert_eq!(body["code"], "unimplemented", "{body}");
+}

@@ -171,7 +171,7 @@ fn exercise(v: &Validator, obj: &Value, old: &Value) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(fundament_fuzzing::config(512))]
 
     #[test]
     fn arbitrary_schemas_and_values(schema in arb_json(), obj in arb_json(), old in arb_json()) {

@@ -420,6 +420,8 @@ fn jwt_like() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(fundament_fuzzing::config(256))]
+
     #[test]
     fn verify_never_panics_on_arbitrary_strings(token in any::<String>(), now in any::<i64>()) {
         let v = verifier(&Signer::generate());
