@@ -46,6 +46,13 @@ if [ "${FUNDAMENT_TOOLCHAIN:-}" = "debian" ] || [ -f "$FUNDAMENT_TOOLS_DIR/toolc
   use_debian_toolchain
 fi
 
+# The service libraries (every workspace crate named fundament-*), as `-p` arguments.
+lib_packages() {
+  cargo metadata --no-deps --format-version 1 --offline | node -e '
+    const ws = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    console.log(ws.packages.map((p) => p.name).filter((n) => n.startsWith("fundament-")).map((n) => "-p " + n).join(" "));'
+}
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
 # Installs Debian packages that are not installed yet (apt-get update once per run).

@@ -39,13 +39,22 @@ fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     [b"k8s\0".to_vec(), field(1, &type_meta), field(2, raw)].concat()
 }
 
-/// Bodies kubectl sends as protobuf: can-i, create token, create namespace.
+/// Bodies kubectl sends as protobuf: create configmap, create secret, can-i, create token, create namespace.
 fn protobuf_bodies() -> Vec<Vec<u8>> {
     let attributes = [field(1, b"default"), field(2, b"create"), field(5, b"grants")].concat();
     let review = field(2, &field(1, &field(1, &attributes)));
     let token = field(2, &[field(1, &field(1, b"api")), vec![4 << 3, 0xd0, 0x0f]].concat());
     let namespace = field(2, &field(1, &field(1, b"team-a")));
+    let entry = [field(1, b"key"), field(2, b"value")].concat();
+    let config_map =
+        [field(1, &field(1, b"web")), field(2, &entry), field(3, &entry), vec![4 << 3, 1]].concat();
     vec![
+        envelope("v1", "ConfigMap", &config_map),
+        envelope(
+            "v1",
+            "Secret",
+            &[field(1, &field(1, b"s")), field(2, &entry), field(3, b"Opaque")].concat(),
+        ),
         envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", &review),
         envelope("authentication.k8s.io/v1", "TokenRequest", &token),
         envelope("v1", "Namespace", &namespace),

@@ -77,6 +77,13 @@ async fn kubectl_reads_and_writes_like_against_a_real_cluster() {
         let deleted = k.ok(&["delete", "cm", "from-kubectl"]);
         assert!(deleted.contains("deleted"), "{deleted}");
         k.refused(&["get", "cm", "from-kubectl"], "configmaps \"from-kubectl\" not found");
+        // kubectl create sends ConfigMaps and Secrets as protobuf.
+        let created = k.ok(&["create", "configmap", "made", "-n", "default", "--from-literal=a=b"]);
+        assert!(created.contains("configmap/made created"), "{created}");
+        assert_eq!(k.ok(&["get", "cm", "made", "-n", "default", "-o", "jsonpath={.data.a}"]), "b");
+        let created = k.ok(&["create", "secret", "generic", "kept", "-n", "default", "--from-literal=k=v"]);
+        assert!(created.contains("secret/kept created"), "{created}");
+        assert_eq!(k.ok(&["get", "secret", "kept", "-n", "default", "-o", "jsonpath={.data.k}"]), "dg==");
 
         // auth can-i as a plugin's ServiceAccount (impersonation)
         let can_i = |args: &[&str]| {
