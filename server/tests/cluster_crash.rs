@@ -227,6 +227,40 @@ fn assert_loads(state_file: &Path) {
     assert_eq!(doc["format"], 1);
 }
 
+/// Sends SIGTERM; the moment it was sent.
+fn terminate(child: &Child) -> Instant {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    Instant::now()
+}
+
+/// Reads a watch until the server ends it (within `limit`); its last event.
+async fn last_event_when_it_ends(
+    mut events: futures::stream::BoxStream<'_, kube::Result<WatchEvent<ConfigMap>>>,
+    limit: Duration,
+) -> Option<WatchEvent<ConfigMap>> {
+    let mut last = None;
+    let ended = tokio::time::timeout(limit, async {
+        while let Some(event) = events.next().await {
+            last = Some(event.expect("no error in the watch stream"));
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch did not end at shutdown");
+    last
+}
+
+/// The exit status, which must come within `limit` of `asked`.
+async fn exit_within(child: &mut Child, asked: Instant, limit: Duration) -> std::process::ExitStatus {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(asked.elapsed() < limit, "no exit within {limit:?} of SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_twenty_kills_during_bursts() {
     let dir = tempfile::tempdir().unwrap();
@@ -265,36 +299,20 @@ async fn sigterm_ends_watches_with_a_bookmark_answers_in_flight_writes_and_saves
     let client = stack.client(&mut child).await;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     cms.create(&PostParams::default(), &config_map("counter")).await.unwrap();
-    let mut events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
     let acked = Arc::new(Mutex::new(Acknowledged::default()));
     let writer = tokio::spawn(burst(client.clone(), 0, Arc::clone(&acked)));
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let asked = Instant::now();
+    let asked = terminate(&child);
 
     // The watch ends by itself, its last event a BOOKMARK at a resourceVersion to resume from.
-    let mut last = None;
-    let ended = tokio::time::timeout(Duration::from_secs(25), async {
-        while let Some(event) = events.next().await {
-            last = Some(event.expect("no error in the watch stream"));
-        }
-    })
-    .await;
-    assert!(ended.is_ok(), "the watch did not end at shutdown");
-    let resume_from = match last {
+    let resume_from = match last_event_when_it_ends(events, Duration::from_secs(25)).await {
         Some(WatchEvent::Bookmark(b)) => b.metadata.resource_version,
         other => panic!("the last event is not a BOOKMARK: {other:?}"),
     };
     assert!(resume_from.parse::<u64>().unwrap() > 0);
-
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(asked.elapsed() < Duration::from_secs(25), "no exit within the 20 s drain period");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    // Within the 20 s drain period.
+    let status = exit_within(&mut child, asked, Duration::from_secs(25)).await;
     assert_eq!(status.code(), Some(0), "exit code after SIGTERM");
     tokio::time::timeout(Duration::from_secs(30), writer).await.expect("writers stop").unwrap();
     // Folded into the snapshot: the journal is empty, and every acknowledged write is in the state file.
@@ -325,28 +343,12 @@ async fn sigterm_stops_fundament_dev_as_a_whole_services_first_then_the_cluster(
     }
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     cms.create(&PostParams::default(), &config_map("kept")).await.unwrap();
-    let mut events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
-    let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let asked = Instant::now();
-
-    let mut last = None;
-    let ended = tokio::time::timeout(Duration::from_secs(45), async {
-        while let Some(event) = events.next().await {
-            last = Some(event.expect("no error in the watch stream"));
-        }
-    })
-    .await;
-    assert!(ended.is_ok(), "the cluster's watch did not end at shutdown");
+    let events = cms.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let asked = terminate(&child);
+    let last = last_event_when_it_ends(events, Duration::from_secs(45)).await;
     assert!(matches!(last, Some(WatchEvent::Bookmark(_))), "the last event is not a BOOKMARK: {last:?}");
     // Services drain for at most 20 s, then the cluster for at most 20 s.
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(asked.elapsed() < Duration::from_secs(45), "no exit within the two 20 s drain periods");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = exit_within(&mut child, asked, Duration::from_secs(45)).await;
     let log = std::fs::read_to_string(stack.dir.join("cluster.log")).unwrap();
     assert_eq!(status.code(), Some(0), "exit code after SIGTERM:\n{log}");
     for name in std::iter::once("console").chain(ports.services.iter().map(|(name, _)| *name)) {
