@@ -236,12 +236,19 @@ async fn forward(
 ) -> Result<Response, Status> {
     let target = &judged.target;
     let (parts, body) = req.into_parts();
+    // Clients retry a 503 and a 504 (kubectl, client-go); the message names the dependency,
+    // never the internal error, which is logged once.
     let failed = |e: crate::upstream::UpstreamError| {
-        if let crate::upstream::UpstreamError::TooLarge { limit } = e {
-            return Status::too_large(limit);
+        use crate::upstream::UpstreamError;
+        match e {
+            UpstreamError::TooLarge { .. } | UpstreamError::Timeout { .. } | UpstreamError::Transport(_) => {
+                e.to_status()
+            }
+            _ => {
+                tracing::warn!(error = %e, "forwarding failed");
+                Status::bad_gateway("failed to contact the Kubernetes API")
+            }
         }
-        tracing::warn!(error = %e, "forwarding failed");
-        Status::bad_gateway("failed to contact the Kubernetes API")
     };
     let response = up
         .forward(parts.method.clone(), target, &parts.headers, Body::new(body), token)
@@ -286,7 +293,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
         .await
-        .map_err(|e| Status::internal(&e))?
+        .map_err(|e| e.to_status())?
         .ok_or_else(|| Status::service_unavailable("service account sync pending, try again shortly"))?;
     let response = forward(&up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
     Ok(hold(response, permit))
@@ -351,6 +358,12 @@ fn denied(decision: &'static str, message: impl Into<String>) -> Refusal {
 /// Something broke inside (logged once, never told the client).
 fn broke(decision: &'static str, detail: &dyn std::fmt::Display) -> Refusal {
     refusal(decision, Status::internal(detail))
+}
+
+/// A call to the cluster failed: 503/504 when it cannot be reached or does not answer
+/// ([`UpstreamError::to_status`](crate::upstream::UpstreamError::to_status)), else internal.
+fn unreachable_cluster(decision: &'static str, e: &crate::upstream::UpstreamError) -> Refusal {
+    refusal(decision, e.to_status())
 }
 
 /// A request every check of the plugin path admitted: where it goes, as whom.
@@ -468,7 +481,7 @@ async fn admit_plugin(
     let installation = up
         .installation_shared(installation_name)
         .await
-        .map_err(|e| broke("error:plugin-sa", &e))?
+        .map_err(|e| unreachable_cluster("error:plugin-sa", &e))?
         .ok_or_else(|| {
             denied("denied:installation", format!("plugin installation {installation_name} not found"))
         })?;
@@ -525,7 +538,7 @@ async fn admit_plugin(
         format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
         "system:authenticated".to_string(),
     ];
-    if !up.review(&user_sa, &groups, &kube).await.map_err(|e| broke("error:user-sar", &e))? {
+    if !up.review(&user_sa, &groups, &kube).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
         return Err(denied(
             "denied:user-sar",
             format!(
@@ -545,7 +558,7 @@ async fn admit_plugin(
     let sa_token = up
         .service_account_token(&namespace, "plugin")
         .await
-        .map_err(|e| broke("error:plugin-sa", &e))?
+        .map_err(|e| unreachable_cluster("error:plugin-sa", &e))?
         .ok_or_else(|| {
             refusal(
                 "error:plugin-sa",

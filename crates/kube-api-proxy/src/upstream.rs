@@ -39,6 +39,9 @@ pub enum UpstreamError {
     Client { server: String, detail: String },
     #[error("cannot reach the cluster: {0}")]
     Transport(String),
+    /// The cluster took the connection but sent no answer in time.
+    #[error("the cluster did not answer within {seconds} s")]
+    Timeout { seconds: u64 },
     #[error("the cluster answered {status}: {message}")]
     Status { status: u16, message: String },
     #[error("the cluster's answer could not be read: {0}")]
@@ -206,6 +209,30 @@ fn crosses(name: &http::HeaderName) -> bool {
     headers::is_forwarded(name.as_str()) && !PAGE_HEADERS.contains(&name.as_str())
 }
 
+impl UpstreamError {
+    /// What the client is told (the cause is logged here, once): 503 when the cluster cannot
+    /// be reached and 504 when it does not answer in time, both naming the cluster, both
+    /// retried by clients; anything else is internal and not described.
+    pub fn to_status(&self) -> Status {
+        match self {
+            UpstreamError::Transport(_) => {
+                tracing::warn!(error = %self, "the cluster could not be reached");
+                Status::failure(503, "ServiceUnavailable", "the cluster cannot be reached; try again")
+            }
+            UpstreamError::Timeout { seconds } => {
+                tracing::warn!(error = %self, "the cluster did not answer in time");
+                Status::failure(
+                    504,
+                    "Timeout",
+                    format!("the cluster did not answer within {seconds} s; try again"),
+                )
+            }
+            UpstreamError::TooLarge { limit } => Status::too_large(*limit),
+            _ => Status::internal(self),
+        }
+    }
+}
+
 fn transport(e: kube::Error) -> UpstreamError {
     UpstreamError::Transport(e.to_string())
 }
@@ -301,7 +328,7 @@ impl Upstream {
         let own = self.transports().own.clone();
         tokio::time::timeout(wait, own.send(req))
             .await
-            .map_err(|_| UpstreamError::Transport("timeout".into()))?
+            .map_err(|_| UpstreamError::Timeout { seconds: wait.as_secs() })?
             .map_err(transport)
     }
 
@@ -507,7 +534,7 @@ impl Upstream {
         let forwarding = self.transports().forwarding.clone();
         let res = tokio::time::timeout(HEAD_TIMEOUT, forwarding.send(req))
             .await
-            .map_err(|_| UpstreamError::Transport("no answer within 30 s".into()))?
+            .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })?
             .map_err(transport)?;
         incoming(res)
     }

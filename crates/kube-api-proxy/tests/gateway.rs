@@ -609,3 +609,29 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
     assert!(!body.contains("connection refused"), "internal detail leaked: {body}");
     assert_eq!(audit.lines().last().unwrap().decision, "error:can-view");
 }
+
+/// The cluster going away while the gateway holds its connections and cached tokens: a 503
+/// Status that names the cluster, at once, not a hang or a 502.
+#[tokio::test]
+async fn a_cluster_that_stopped_answers_503_naming_it_without_a_hang() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let auth = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let (code, _, v) = s.call(Method::GET, &namespaces, &[("authorization", &user)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let Stack { url, cluster, .. } = s;
+    cluster.running.shutdown(std::time::Duration::from_secs(1)).await;
+    let started = std::time::Instant::now();
+    let (code, _, v) = common::request(&url, Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (503, Some("ServiceUnavailable")), "{v}");
+    assert_eq!(common::message(&v), "the cluster cannot be reached; try again");
+    // The user path too.
+    let (code, _, v) =
+        common::request(&url, Method::GET, &namespaces, &[("authorization", &user)], None).await;
+    assert_eq!((code, common::message(&v)), (503, "the cluster cannot be reached; try again"), "{v}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}
