@@ -80,6 +80,12 @@ enum Kind {
     BytesMap,
 }
 
+/// One entry of a protobuf map field, into the JSON object at `name`.
+fn insert_entry(obj: &mut Map<String, Value>, name: &str, key: String, value: Value) -> Result<(), ApiError> {
+    obj.entry(name).or_insert_with(|| json!({})).as_object_mut().ok_or_else(bad)?.insert(key, value);
+    Ok(())
+}
+
 fn message(buf: &[u8], names: &[(u64, &'static str, Kind)]) -> Result<Value, ApiError> {
     let mut obj = Map::new();
     for (number, field) in fields(buf)? {
@@ -105,7 +111,7 @@ fn message(buf: &[u8], names: &[(u64, &'static str, Kind)]) -> Result<Value, Api
                 let entry = message(b, &[(1, "k", Kind::Str), (2, "v", Kind::Str)])?;
                 let k = entry["k"].as_str().unwrap_or_default().to_string();
                 let v = entry["v"].clone();
-                obj.entry(*name).or_insert_with(|| json!({})).as_object_mut().ok_or_else(bad)?.insert(k, v);
+                insert_entry(&mut obj, name, k, v)?;
             }
             (Kind::BytesMap, Field::Bytes(b)) => {
                 let mut key = String::new();
@@ -118,11 +124,7 @@ fn message(buf: &[u8], names: &[(u64, &'static str, Kind)]) -> Result<Value, Api
                     }
                 }
                 let encoded = Value::String(base64::engine::general_purpose::STANDARD.encode(value));
-                obj.entry(*name)
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()
-                    .ok_or_else(bad)?
-                    .insert(key, encoded);
+                insert_entry(&mut obj, name, key, encoded)?;
             }
             _ => return Err(bad()),
         }
