@@ -263,12 +263,15 @@ async fn forward(
     if !matches!(parts.method, Method::GET | Method::HEAD) {
         return Ok(response);
     }
+    // A ServiceAccount deleted and not (yet) created again is the same wait as one never
+    // synced: a 503 to retry, not the cluster's 401 about a token the client never sent.
     match up.service_account_token(ns, sa).await {
         Ok(Some(fresh)) => up
             .forward(parts.method, target, &parts.headers, Body::empty(), &fresh.token)
             .await
             .map_err(failed),
-        _ => Ok(response),
+        Ok(None) => Err(Status::service_unavailable("service account sync pending, try again shortly")),
+        Err(e) => Err(e.to_status()),
     }
 }
 

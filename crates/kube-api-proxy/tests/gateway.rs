@@ -113,11 +113,18 @@ impl Stack {
 
     /// Waits until the gateway's installation store holds `name` with `uid` (`None`: holds no
     /// `name`): the watch delivered the change. Bounded, so a store that never hears of it fails.
+    /// Waits until the gateway's installation store shows `name` as `uid` (`None`: gone), and
+    /// an installation that exists as reconciled: the plugin controller creates its namespace,
+    /// ServiceAccount and RBAC before it reports Running, so a call made earlier could meet a
+    /// cluster that does not know the plugin's ServiceAccount yet.
     async fn store_shows(&self, name: &str, uid: Option<&str>) {
         let store = self.upstream.installation_store();
         let mut changes = store.changes();
         let shows = |_: &u64| match store.lookup(name) {
-            Lookup::Known(found) => found.as_ref().and_then(|v| v["metadata"]["uid"].as_str()) == uid,
+            Lookup::Known(found) => {
+                found.as_ref().and_then(|v| v["metadata"]["uid"].as_str()) == uid
+                    && found.as_ref().is_none_or(|v| v["status"]["phase"] == "Running")
+            }
             Lookup::Unknown => false,
         };
         let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(shows)).await;
@@ -566,8 +573,8 @@ async fn cluster_id_case_can_view_and_replaced_installations() {
     assert!(v["message"].as_str().unwrap().contains("was replaced"), "{v}");
     assert_eq!(s.last_decision(), "denied:installation");
     let fresh = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
-    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
-    assert_eq!(code, 200);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
+    assert_eq!(code, 200, "{v}");
 }
 
 /// can_view that cannot answer (OpenFGA down).
