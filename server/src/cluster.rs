@@ -16,6 +16,7 @@ pub fn config(settings: &Settings) -> ClusterConfig {
         plugin_dirs: fundament_cluster::fixtures::plugin_dirs(&c.plugins_dir).unwrap_or_default(),
         development_plugin_dirs: c.development_plugins.clone(),
         organization: fundament_seed::ORGANIZATION.to_string(),
+        faults: None,
     }
 }
 

@@ -61,14 +61,20 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     // and their in-flight requests need both), then the cluster and the runtimes stop.
     let (stop_services, services_stopped) = tokio::sync::watch::channel(false);
     let (stop_runtimes, runtimes_stopped) = tokio::sync::watch::channel(false);
-    let mut target = Target::start(&settings, runtimes_stopped).await?;
+    // Mock mode's development fault switches for whole services (docs/dev-switches.md).
+    let faults = (settings.mode == Mode::Mock).then(fundament_dev_faults::Switchboard::default);
+    let mut target = Target::start(&settings, runtimes_stopped, faults.as_ref()).await?;
     let signer = crate::services::live_signer(&settings).map_err(crate::stack::StackError::from)?;
     let jwks = signer.read().unwrap_or_else(std::sync::PoisonError::into_inner).jwks();
     let store = crate::services::shared_store(&settings).map_err(crate::stack::StackError::from)?;
     let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in).await?,
-        crate::stack::organization_api(&settings).await?,
+        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in, faults.as_ref()).await?,
+        crate::stack::organization_api(
+            &settings,
+            faults.as_ref().map(|f| f.switch(fundament_dev_faults::Service::OrganizationApi)),
+        )
+        .await?,
         crate::stack::kube_api_proxy(&settings, &target.access, store.clone()).await?,
         crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store).await?,
     ];
@@ -184,13 +190,16 @@ impl Target {
     async fn start(
         settings: &Settings,
         stopped: tokio::sync::watch::Receiver<bool>,
+        faults: Option<&fundament_dev_faults::Switchboard>,
     ) -> Result<Self, DevError> {
         let (organization, _) =
             crate::services::single_cluster(settings).map_err(crate::stack::StackError::from)?;
         let organization = organization.as_str();
         match settings.mode {
             Mode::Mock => {
-                let cluster = crate::cluster::start(settings).await?;
+                let mut config = crate::cluster::config(settings);
+                config.faults = faults.map(|f| f.switch(fundament_dev_faults::Service::Cluster));
+                let cluster = fundament_cluster::start(config).await?;
                 let runtimes = crate::plugins::start_runtimes(&cluster.definitions.0, organization, stopped)
                     .await
                     .map_err(DevError::Runtimes)?;

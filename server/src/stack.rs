@@ -76,6 +76,7 @@ pub async fn authn(
     signer: Arc<RwLock<fundament_tokens::Signer>>,
     store: Arc<dyn fundament_shared_store::SharedStore>,
     dev_sign_in: bool,
+    faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
     let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
     let state = services::authn_state(
@@ -87,18 +88,40 @@ pub async fn authn(
         dev_sign_in,
     )?;
     // No CORS: no browser page calls authn (the console's server does).
-    let router = fundament_authn::router(Arc::clone(&state));
+    let router = match faults {
+        // The switchboard of the whole stack sits on authn's port beside its own mint switch,
+        // behind the same local-tools-only guard; authn's own switch faults the rest.
+        Some(board) => fundament_dev_faults::layer(
+            fundament_authn::router_with_dev_routes(Arc::clone(&state), board.routes()),
+            board.switch(fundament_dev_faults::Service::Authn),
+            connect_refusal,
+        ),
+        None => fundament_authn::router(Arc::clone(&state)),
+    };
     let drain: Box<dyn FnOnce() + Send> = Box::new(move || state.revocations.close_streams());
     Ok(Bound { name: "authn", listener, router, drain: Some(drain) })
 }
 
-pub async fn organization_api(settings: &Settings) -> Result<Bound, StackError> {
+pub async fn organization_api(
+    settings: &Settings,
+    faults: Option<fundament_dev_faults::Switch>,
+) -> Result<Bound, StackError> {
     let listener =
         listen::bind("organization-api", settings.listen.organization_api, hint(Key::OrganizationApiListen))
             .await?;
     // No CORS: no browser page calls organization-api (the console's server does).
-    let router = fundament_organization_api::router(services::catalog(settings)?);
+    let mut router = fundament_organization_api::router(services::catalog(settings)?);
+    if let Some(switch) = faults {
+        router = fundament_dev_faults::layer(router, switch, connect_refusal);
+    }
     Ok(Bound { name: "organization-api", listener, router, drain: None })
+}
+
+/// A faulted Connect service's answer (development fault switches).
+fn connect_refusal(refusal: &fundament_dev_faults::Refusal) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let code = fundament_connect::Code::from_http_status(refusal.status);
+    fundament_connect::ConnectError::new(code, refusal.message.clone()).into_response()
 }
 
 pub async fn kube_api_proxy(
@@ -192,7 +215,7 @@ impl Service {
 
 pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackError> {
     let bound = match service {
-        Service::OrganizationApi => organization_api(&settings).await?,
+        Service::OrganizationApi => organization_api(&settings, None).await?,
         Service::PluginProxy => {
             plugin_proxy(
                 &settings,
@@ -206,7 +229,7 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
             let signer = services::live_signer(&settings)?;
             let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
             let store = services::shared_store(&settings)?;
-            authn(&settings, &ClusterAccess::of(&settings)?, signer, store, dev_sign_in).await?
+            authn(&settings, &ClusterAccess::of(&settings)?, signer, store, dev_sign_in, None).await?
         }
         Service::KubeApiProxy => {
             kube_api_proxy(&settings, &ClusterAccess::of(&settings)?, services::shared_store(&settings)?)

@@ -47,5 +47,5 @@ mod wire;
 
 pub use revocation_stream::HEARTBEAT as REVOCATION_HEARTBEAT;
 pub use revocations::{Revocations, RevocationsError, Revoked};
-pub use router::router;
+pub use router::{router, router_with_dev_routes};
 pub use state::{AuthnConfig, AuthnState, Installation, InstallationLookup, LookupError, User};

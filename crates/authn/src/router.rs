@@ -15,9 +15,15 @@ use fundament_connect::ConnectError;
 /// `DevSignIn` and the development fault switches exist in mock mode only (elsewhere they are
 /// unknown paths like any other), and answer local tools only, never a browser page.
 pub fn router(state: Arc<AuthnState>) -> Router {
+    router_with_dev_routes(state, Router::new())
+}
+
+/// [`router`] with more development routes (`fundament dev`'s switchboard) behind the same
+/// mock-mode-only, local-tools-only guard.
+pub fn router_with_dev_routes(state: Arc<AuthnState>, more: Router<Arc<AuthnState>>) -> Router {
     let mut router = Router::new();
     if state.config.mock {
-        let dev = Router::new()
+        let dev = more
             .route("/authn.v1.AuthnService/DevSignIn", any(sign_in::dev_sign_in))
             .route(
                 faults::MINT_PLUGIN_TOKEN_PATH,

@@ -17,11 +17,16 @@ use crate::authn::CertificateIdentity;
 /// on its own task, so a slow TLS handshake blocks nobody else. Then it stops
 /// accepting and returns once every connection has finished its in-flight
 /// requests and closed (HTTP/2 ones after a GOAWAY); the caller bounds that wait.
+///
+/// While `faults` says the cluster is down or restarting, it looks like a stopped process to
+/// its clients: each new connection is closed at once and every open one (watches included)
+/// is cut when the fault is set.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     app: axum::Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    faults: Option<fundament_dev_faults::Switch>,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let graceful = GracefulShutdown::new();
@@ -38,9 +43,14 @@ pub async fn serve_tls(
                 }
             },
         };
+        if faults.as_ref().is_some_and(fundament_dev_faults::Switch::unreachable) {
+            drop(stream);
+            continue;
+        }
         let acceptor = acceptor.clone();
         let app = app.clone();
         let graceful = graceful.watcher();
+        let faults = faults.clone();
         tokio::spawn(async move {
             let handshake =
                 tokio::time::timeout(std::time::Duration::from_secs(10), acceptor.accept(stream)).await;
@@ -72,8 +82,17 @@ pub async fn serve_tls(
             let builder = auto::Builder::new(TokioExecutor::new());
             let connection =
                 builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), service).into_owned();
-            if let Err(e) = graceful.watch(connection).await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            let cut = async {
+                match &faults {
+                    Some(switch) => switch.until_unreachable().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                ended = graceful.watch(connection) => if let Err(e) = ended {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                },
+                () = cut => tracing::debug!(%peer, "connection cut: the development fault switch took the cluster down"),
             }
         });
     }

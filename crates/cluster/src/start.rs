@@ -44,6 +44,9 @@ pub struct ClusterConfig {
     pub development_plugin_dirs: Vec<PathBuf>,
     /// Organization whose installations the plugin folders become.
     pub organization: String,
+    /// Mock mode's development fault switch (`fundament dev`): down, restarting, slow or
+    /// failing on purpose. `None` everywhere else.
+    pub faults: Option<fundament_dev_faults::Switch>,
 }
 
 impl ClusterConfig {
@@ -60,6 +63,7 @@ impl ClusterConfig {
             plugin_dirs: fixtures::plugin_dirs(&repo.join("plugins"))?,
             development_plugin_dirs: Vec::new(),
             organization: "acme-corp".into(),
+            faults: None,
         })
     }
 }
@@ -244,10 +248,13 @@ pub(crate) async fn start_serving(
         garden,
     });
     // A handler that panics answers the API server's 500 Status; the server serves on.
-    let app =
+    let mut app =
         api::router(api).layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
             ("application/json", ApiError::internal_error().body())
         })));
+    if let Some(switch) = &config.faults {
+        app = fundament_dev_faults::layer(app, switch.clone(), fault_status);
+    }
     let tasks = vec![controller::spawn(Arc::clone(&cluster), definitions.clone())];
     if let Some(path) = &config.state_file {
         // A snapshot now, so the state file exists from the first start and
@@ -262,7 +269,7 @@ pub(crate) async fn start_serving(
         let mut stopped = stopped;
         let _ = stopped.wait_for(|s| *s).await;
     };
-    let serving = tokio::spawn(crate::serve::serve_tls(listener, tls, app, stopping));
+    let serving = tokio::spawn(crate::serve::serve_tls(listener, tls, app, stopping, config.faults.clone()));
     tracing::info!(%addr, url = %url, state_dir = %config.state_dir.display(), "embedded cluster listening");
     Ok(Running {
         cluster,
@@ -278,6 +285,24 @@ pub(crate) async fn start_serving(
         stop,
         save_at_stop: true,
     })
+}
+
+/// A faulted request's answer: the API server's Status, with `retryAfterSeconds` as a 429 or a
+/// 503 from a real one carries it.
+fn fault_status(refusal: &fundament_dev_faults::Refusal) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let reason = match refusal.status.as_u16() {
+        429 => "TooManyRequests",
+        503 => "ServiceUnavailable",
+        504 => "Timeout",
+        500 => "InternalError",
+        _ => "Unknown",
+    };
+    let details = fundament_kube_core::StatusDetails {
+        retry_after_seconds: refusal.retry_after.unwrap_or_default(),
+        ..Default::default()
+    };
+    ApiError::failure(refusal.status.as_u16(), reason, refusal.message.clone()).with_details(details).into_response()
 }
 
 fn url_host(url: &str) -> Option<String> {

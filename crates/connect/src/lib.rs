@@ -91,6 +91,19 @@ impl Code {
             Code::Unauthenticated => StatusCode::UNAUTHORIZED,
         }
     }
+
+    /// The protocol's code for an HTTP error status that carries no Connect error of its own
+    /// (the Connect spec's "HTTP to error code" table).
+    pub fn from_http_status(status: StatusCode) -> Code {
+        match status.as_u16() {
+            400 => Code::Internal,
+            401 => Code::Unauthenticated,
+            403 => Code::PermissionDenied,
+            404 => Code::Unimplemented,
+            429 | 502 | 503 | 504 => Code::Unavailable,
+            _ => Code::Unknown,
+        }
+    }
 }
 
 /// An error answer: a code, a message for the caller, and the HTTP status (the code's, except
@@ -357,6 +370,26 @@ mod tests {
         }
         let (status, _, body) = body_of(ConnectError::unknown_procedure("a.v1.S/M")).await;
         assert_eq!((status, body["code"].as_str()), (StatusCode::NOT_FOUND, Some("unimplemented")));
+    }
+
+    #[test]
+    fn http_statuses_without_a_connect_error_map_as_the_spec_says() {
+        let code = |n: u16| Code::from_http_status(StatusCode::from_u16(n).unwrap());
+        assert_eq!(
+            [400, 401, 403, 404, 429, 502, 503, 504, 500, 418].map(code),
+            [
+                Code::Internal,
+                Code::Unauthenticated,
+                Code::PermissionDenied,
+                Code::Unimplemented,
+                Code::Unavailable,
+                Code::Unavailable,
+                Code::Unavailable,
+                Code::Unavailable,
+                Code::Unknown,
+                Code::Unknown
+            ]
+        );
     }
 
     #[test]

@@ -51,6 +51,7 @@ async fn bare() -> Result<Bare> {
         plugin_dirs: Vec::new(),
         development_plugin_dirs: Vec::new(),
         organization: ORGANIZATION.into(),
+        faults: None,
     };
     let running = fundament_cluster::start(config).await?;
     let kubeconfig = kube::config::Kubeconfig::from_yaml(&running.kubeconfig())?;

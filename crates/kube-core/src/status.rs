@@ -66,6 +66,13 @@ pub struct StatusDetails {
     pub uid: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<StatusCause>,
+    /// How long a client should wait before trying again (429 and 503 answers).
+    #[serde(default, skip_serializing_if = "no_wait")]
+    pub retry_after_seconds: u32,
+}
+
+fn no_wait(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One field's complaint in an `Invalid` Status.
