@@ -186,9 +186,15 @@ pub struct SeededCluster {
 
 impl SeededCluster {
     pub async fn start() -> Self {
+        Self::start_configured(|_| {}).await
+    }
+
+    /// [`SeededCluster::start`] with its configuration changed by `change` first (a fault switch).
+    pub async fn start_configured(change: impl FnOnce(&mut fundament_cluster::ClusterConfig)) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let config = fundament_cluster::ClusterConfig::seeded(dir.path().join("cluster"), &repo())
+        let mut config = fundament_cluster::ClusterConfig::seeded(dir.path().join("cluster"), &repo())
             .expect("the cluster fixtures load");
+        change(&mut config);
         let running = fundament_cluster::start(config).await.expect("the seeded cluster starts");
         Self { running, dir }
     }

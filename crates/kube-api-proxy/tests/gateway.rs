@@ -44,7 +44,10 @@ struct Stack {
 }
 
 async fn start() -> Stack {
-    let cluster = SeededCluster::start().await;
+    start_with(SeededCluster::start().await).await
+}
+
+async fn start_with(cluster: SeededCluster) -> Stack {
     let signer = Signer::generate();
     let audit = Arc::new(MemoryAudit::default());
     let revoked = RevokedSessions::none();
@@ -641,4 +644,66 @@ async fn a_cluster_that_stopped_answers_503_naming_it_without_a_hang() {
         common::request(&url, Method::GET, &namespaces, &[("authorization", &user)], None).await;
     assert_eq!((code, common::message(&v)), (503, "the cluster cannot be reached; try again"), "{v}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+/// Each of the cluster's development faults (down, restarting, slow, 500, 429) on the user and
+/// the plugin path: a Status that names the cluster and what to do, within a bound, never a
+/// hang; and serving again, through the same gateway, once the fault ends.
+#[tokio::test]
+async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without_a_restart() {
+    use fundament_dev_faults::{Fault, Service, Switch};
+    let switch = Switch::new(Service::Cluster);
+    let faults = switch.clone();
+    let s = start_with(SeededCluster::start_configured(move |c| c.faults = Some(faults)).await).await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let plugin = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let both = [(certs.as_str(), plugin.as_str()), (namespaces.as_str(), user.as_str())];
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path}: {v}");
+    }
+
+    switch.set(Fault::Status { status: 429 });
+    for (path, auth) in both {
+        let (code, headers, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{path}: {v}");
+        assert_eq!(headers.get("retry-after").map(|h| h.as_bytes()), Some(&b"1"[..]), "{path}");
+        assert_eq!(v["details"]["retryAfterSeconds"], 1, "{path}: {v}");
+    }
+    switch.set(Fault::Status { status: 500 });
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!((code, v["reason"].as_str()), (500, Some("InternalError")), "{path}: {v}");
+    }
+
+    switch.set(Fault::Down);
+    for (path, auth) in both {
+        let started = std::time::Instant::now();
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!((code, common::message(&v)), (503, "the cluster cannot be reached; try again"), "{path}: {v}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{path} took {:?}", started.elapsed());
+    }
+
+    switch.set(Fault::Slow { delay_ms: 300 });
+    for (path, auth) in both {
+        let started = std::time::Instant::now();
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path}: {v}");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(300), "{path}: {:?}", started.elapsed());
+    }
+
+    // A restart: refused while it lasts, then served again by the same gateway.
+    switch.set(Fault::Restarting { seconds: 2 });
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 503, "{path}: {v}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(switch.fault(), Fault::None);
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path} after the restart: {v}");
+    }
 }
