@@ -150,7 +150,7 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
         |p| p.display().to_string(),
     );
     let text = format!(
-        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\n\n",
+        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (docs/dev-switches.md)\n\n",
         text.trim_end_matches('\n').to_owned() + "\n"
     );
     // The banner is the command's output, not a log line: it goes to stderr so
