@@ -69,7 +69,8 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     let store = crate::services::shared_store(&settings).map_err(crate::stack::StackError::from)?;
     let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in, faults.as_ref()).await?,
+        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in, faults.as_ref())
+            .await?,
         crate::stack::organization_api(
             &settings,
             faults.as_ref().map(|f| f.switch(fundament_dev_faults::Service::OrganizationApi)),

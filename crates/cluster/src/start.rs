@@ -302,7 +302,9 @@ fn fault_status(refusal: &fundament_dev_faults::Refusal) -> axum::response::Resp
         retry_after_seconds: refusal.retry_after.unwrap_or_default(),
         ..Default::default()
     };
-    ApiError::failure(refusal.status.as_u16(), reason, refusal.message.clone()).with_details(details).into_response()
+    ApiError::failure(refusal.status.as_u16(), reason, refusal.message.clone())
+        .with_details(details)
+        .into_response()
 }
 
 fn url_host(url: &str) -> Option<String> {

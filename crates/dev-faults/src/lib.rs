@@ -84,7 +84,8 @@ impl TryFrom<FaultBody> for Fault {
 
     fn try_from(body: FaultBody) -> Result<Self, String> {
         let FaultBody { fault, seconds, delay_ms, status } = body;
-        let given = [("seconds", seconds.is_some()), ("delay_ms", delay_ms.is_some()), ("status", status.is_some())];
+        let given =
+            [("seconds", seconds.is_some()), ("delay_ms", delay_ms.is_some()), ("status", status.is_some())];
         let (fault, takes) = match fault.as_str() {
             "none" => (Fault::None, None),
             "down" => (Fault::Down, None),
@@ -180,7 +181,8 @@ pub struct Switch {
 
 impl Switch {
     pub fn new(service: Service) -> Self {
-        let (setting, _) = tokio::sync::watch::channel(Setting { fault: Fault::None, generation: 0, back_at: None });
+        let (setting, _) =
+            tokio::sync::watch::channel(Setting { fault: Fault::None, generation: 0, back_at: None });
         Self { service, setting: Arc::new(setting) }
     }
 
@@ -247,7 +249,8 @@ impl Switch {
     pub fn effect(&self) -> Effect {
         let Setting { fault, back_at, .. } = *self.setting.borrow();
         let name = self.service.name();
-        let undo = format!("development fault switch: PUT {} {{\"fault\": \"none\"}} ends it", self.service.path());
+        let undo =
+            format!("development fault switch: PUT {} {{\"fault\": \"none\"}} ends it", self.service.path());
         match fault {
             Fault::None => Effect::Pass,
             Fault::Slow { delay_ms } => Effect::Delay(Duration::from_millis(delay_ms)),
@@ -280,18 +283,17 @@ impl Switch {
     }
 }
 
+/// How a service writes a refusal in its own error format.
+pub type Render = fn(&Refusal) -> Response;
+
 /// Puts `switch` in front of `router`: each request meets [`Switch::effect`], a refusal
 /// rendered by `render` with a `Retry-After` header when it has one. Requests under
 /// [`PREFIX`] pass untouched.
-pub fn layer(router: Router, switch: Switch, render: fn(&Refusal) -> Response) -> Router {
+pub fn layer(router: Router, switch: Switch, render: Render) -> Router {
     router.layer(axum::middleware::from_fn_with_state((switch, render), apply))
 }
 
-async fn apply(
-    State((switch, render)): State<(Switch, fn(&Refusal) -> Response)>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn apply(State((switch, render)): State<(Switch, Render)>, request: Request, next: Next) -> Response {
     if request.uri().path().starts_with(PREFIX) {
         return next.run(request).await;
     }
@@ -309,7 +311,9 @@ async fn apply(
             }
             if refusal.status == StatusCode::SERVICE_UNAVAILABLE {
                 // A service that is down keeps no connection open.
-                response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+                response
+                    .headers_mut()
+                    .insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
             }
             response
         }
@@ -343,7 +347,9 @@ impl Switchboard {
                     let all: serde_json::Map<String, serde_json::Value> = board
                         .switches
                         .iter()
-                        .map(|s| (s.service.name().to_owned(), serde_json::to_value(s.fault()).unwrap_or_default()))
+                        .map(|s| {
+                            (s.service.name().to_owned(), serde_json::to_value(s.fault()).unwrap_or_default())
+                        })
                         .collect();
                     Json(all)
                 }

@@ -11,8 +11,14 @@ fn service(switch: &Switch) -> Router {
     layer(Router::new().route("/work", get(|| async { "done" })).merge(board_routes), switch.clone(), render)
 }
 
-async fn call(router: &Router, method: &str, path: &str, body: &str) -> (StatusCode, http::HeaderMap, String) {
-    let request = http::Request::builder().method(method).uri(path).body(axum::body::Body::from(body.to_owned()));
+async fn call(
+    router: &Router,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (StatusCode, http::HeaderMap, String) {
+    let request =
+        http::Request::builder().method(method).uri(path).body(axum::body::Body::from(body.to_owned()));
     let response = router.clone().oneshot(request.expect("request")).await.expect("infallible");
     let (parts, body) = response.into_parts();
     let bytes = body.collect().await.expect("body").to_bytes();
@@ -27,7 +33,12 @@ fn each_fault_reads_from_its_json_and_typos_are_refused() {
     assert_eq!(read(r#"{"fault":"restarting","seconds":3}"#).ok(), Some(Fault::Restarting { seconds: 3 }));
     assert_eq!(read(r#"{"fault":"slow","delay_ms":250}"#).ok(), Some(Fault::Slow { delay_ms: 250 }));
     assert_eq!(read(r#"{"fault":"status","status":429}"#).ok(), Some(Fault::Status { status: 429 }));
-    for typo in [r#"{"fault":"slow","delay":250}"#, r#"{"fault":"sideways"}"#, r#"{"fail":true}"#, r#"{"fault":"down","x":1}"#] {
+    for typo in [
+        r#"{"fault":"slow","delay":250}"#,
+        r#"{"fault":"sideways"}"#,
+        r#"{"fail":true}"#,
+        r#"{"fault":"down","x":1}"#,
+    ] {
         assert!(read(typo).is_err(), "{typo} was accepted");
     }
 }
@@ -105,7 +116,8 @@ async fn until_unreachable_resolves_when_the_service_goes_down() {
 async fn the_switchboard_sets_reads_and_refuses_what_it_cannot_set() {
     let board = Switchboard::default();
     let routes = board.routes();
-    let (status, _, _) = call(&routes, "PUT", "/dev/faults/cluster", r#"{"fault":"status","status":429}"#).await;
+    let (status, _, _) =
+        call(&routes, "PUT", "/dev/faults/cluster", r#"{"fault":"status","status":429}"#).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(board.switch(Service::Cluster).fault(), Fault::Status { status: 429 });
     assert_eq!(call(&routes, "GET", "/dev/faults/cluster", "").await.2, r#"{"fault":"status","status":429}"#);

@@ -682,7 +682,11 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
     for (path, auth) in both {
         let started = std::time::Instant::now();
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
-        assert_eq!((code, common::message(&v)), (503, "the cluster cannot be reached; try again"), "{path}: {v}");
+        assert_eq!(
+            (code, common::message(&v)),
+            (503, "the cluster cannot be reached; try again"),
+            "{path}: {v}"
+        );
         assert!(started.elapsed() < std::time::Duration::from_secs(5), "{path} took {:?}", started.elapsed());
     }
 
@@ -691,7 +695,11 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
         let started = std::time::Instant::now();
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!(code, 200, "{path}: {v}");
-        assert!(started.elapsed() >= std::time::Duration::from_millis(300), "{path}: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= std::time::Duration::from_millis(300),
+            "{path}: {:?}",
+            started.elapsed()
+        );
     }
 
     // A restart: refused while it lasts, then served again by the same gateway.
