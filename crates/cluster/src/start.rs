@@ -291,20 +291,11 @@ pub(crate) async fn start_serving(
 /// 503 from a real one carries it.
 fn fault_status(refusal: &fundament_dev_faults::Refusal) -> axum::response::Response {
     use axum::response::IntoResponse;
-    let reason = match refusal.status.as_u16() {
-        429 => "TooManyRequests",
-        503 => "ServiceUnavailable",
-        504 => "Timeout",
-        500 => "InternalError",
-        _ => "Unknown",
-    };
     let details = fundament_kube_core::StatusDetails {
         retry_after_seconds: refusal.retry_after.unwrap_or_default(),
         ..Default::default()
     };
-    ApiError::failure(refusal.status.as_u16(), reason, refusal.message.clone())
-        .with_details(details)
-        .into_response()
+    ApiError::for_code(refusal.status.as_u16(), refusal.message.clone()).with_details(details).into_response()
 }
 
 fn url_host(url: &str) -> Option<String> {

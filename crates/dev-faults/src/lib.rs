@@ -248,6 +248,10 @@ impl Switch {
     /// What a request meets now.
     pub fn effect(&self) -> Effect {
         let Setting { fault, back_at, .. } = *self.setting.borrow();
+        if fault == Fault::None {
+            // The path of every request while nothing is switched on: nothing to format.
+            return Effect::Pass;
+        }
         let name = self.service.name();
         let undo =
             format!("development fault switch: PUT {} {{\"fault\": \"none\"}} ends it", self.service.path());
@@ -334,7 +338,13 @@ impl Default for Switchboard {
 
 impl Switchboard {
     pub fn switch(&self, service: Service) -> Switch {
-        self.switches.iter().find(|s| s.service == service).cloned().unwrap_or_else(|| Switch::new(service))
+        // In the order of Service::ALL, which Default builds them in.
+        let index = match service {
+            Service::Authn => 0,
+            Service::OrganizationApi => 1,
+            Service::Cluster => 2,
+        };
+        self.switches[index].clone()
     }
 
     /// `GET /dev/faults/services` (every switch) and `GET`/`PUT /dev/faults/<service>`.

@@ -113,6 +113,30 @@ fn about(group: &str, resource: &str, name: &str) -> StatusDetails {
 }
 
 impl Status {
+    /// A failure with the HTTP `code` and the reason kube-apiserver gives that code when
+    /// nothing more specific is known (apimachinery's generic server response).
+    pub fn for_code(code: u16, message: impl Into<String>) -> Self {
+        let reason = match code {
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            405 => "MethodNotAllowed",
+            406 => "NotAcceptable",
+            409 => "Conflict",
+            410 => "Expired",
+            413 => "RequestEntityTooLarge",
+            415 => "UnsupportedMediaType",
+            422 => "Invalid",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "Unknown",
+        };
+        Self::failure(code, reason, message)
+    }
+
     /// A failure with the HTTP `code`, the machine-readable `reason` and the message.
     pub fn failure(code: u16, reason: &str, message: impl Into<String>) -> Self {
         Self {
@@ -324,6 +348,16 @@ impl axum::response::IntoResponse for Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_code_gets_the_apiservers_generic_reason() {
+        let reason = |code| Status::for_code(code, "m").reason;
+        assert_eq!(
+            [429, 500, 503, 504, 418].map(reason),
+            ["TooManyRequests", "InternalError", "ServiceUnavailable", "Timeout", "Unknown"]
+        );
+        assert_eq!(Status::for_code(503, "m").code, 503);
+    }
 
     #[test]
     fn forbidden_names_user_verb_and_scope_like_the_apiserver() {
