@@ -30,7 +30,8 @@ export default defineConfig({
     { name: 'hydrated', testIgnore: /\.(nojs|faults)\.spec\.ts$/ },
     { name: 'no-js', testMatch: /\.(nojs|shared)\.spec\.ts$/, use: { javaScriptEnabled: false } },
     // Fault switches act on the whole stack: these run alone, after the rest.
-    { name: 'faults', testMatch: /\.faults\.spec\.ts$/, dependencies: ['hydrated', 'no-js'] },
+    // One at a time: a switch of one test would fail another's pages.
+    { name: 'faults', testMatch: /\.faults\.spec\.ts$/, dependencies: ['hydrated', 'no-js'], workers: 1 },
   ],
   webServer: {
     // From the repository root, so its Leptos.toml supplies the settings.

@@ -22,9 +22,29 @@ pub enum AppError {
     /// A failure on the server; details are in the server's log.
     #[error("Something went wrong on the server. Try again in a moment.")]
     Internal,
+    /// A service or cluster the page needs does not answer right now: down, restarting,
+    /// busy or slow. Passing: the page says so and tries again by itself, after
+    /// `retry_after` seconds when the service named a time.
+    #[error("{message}")]
+    Unavailable { message: String, retry_after: Option<u32> },
     /// The request did not reach the server function or its answer was unreadable.
     #[error("The console could not reach its server: {0}")]
     Transport(ServerFnErrorErr),
+}
+
+impl AppError {
+    /// Whether trying again later may succeed by itself (the page retries on its own).
+    pub fn is_passing(&self) -> bool {
+        matches!(self, AppError::Unavailable { .. } | AppError::Transport(_))
+    }
+
+    /// Seconds the service asked to wait before trying again, if it named any.
+    pub fn retry_after(&self) -> Option<u32> {
+        match self {
+            AppError::Unavailable { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
 }
 
 impl FromServerFnError for AppError {

@@ -29,7 +29,10 @@ pub enum SignInError {
     UnknownUser,
     /// Development sign-in is off (not mock mode).
     Unavailable,
-    /// authn could not be reached or failed (logged where it happened).
+    /// authn could not be reached, did not answer in time, or said it is unavailable
+    /// (logged where it happened): trying again later may work.
+    Unreachable,
+    /// authn failed otherwise (logged where it happened).
     Failed,
 }
 

@@ -63,6 +63,11 @@ impl AuthnSessions {
         let message = body["message"].as_str().unwrap_or_default();
         match SignInFailure::from_code(message) {
             Some(failure) => failure,
+            // authn itself down, restarting or overloaded (a load balancer's 503 included).
+            None if matches!(status, 429 | 502..=504) => {
+                tracing::warn!(status, "console: authn is unavailable for OIDC sign-in");
+                SignInFailure::AuthnUnavailable
+            }
             None => {
                 tracing::error!(
                     status,
@@ -101,7 +106,7 @@ impl SessionAuthority for AuthnSessions {
                 .await
                 .map_err(|error| {
                     tracing::error!(%error, "console: authn unreachable for sign-in");
-                    SignInError::Failed
+                    SignInError::Unreachable
                 })?;
             match (status, body["code"].as_str()) {
                 (200, _) => {
@@ -122,6 +127,10 @@ impl SessionAuthority for AuthnSessions {
                 }
                 (404, Some("not_found")) | (400, Some("invalid_argument")) => Err(SignInError::UnknownUser),
                 (404, Some("unimplemented")) => Err(SignInError::Unavailable),
+                (429 | 502..=504, code) => {
+                    tracing::warn!(status, code, "console: authn is unavailable for sign-in");
+                    Err(SignInError::Unreachable)
+                }
                 (status, code) => {
                     tracing::error!(status, code, "console: authn refused sign-in unexpectedly");
                     Err(SignInError::Failed)
@@ -143,7 +152,7 @@ impl SessionAuthority for AuthnSessions {
             let (status, body) =
                 self.post("/authn.v1.OidcService/StartSignIn", None, body).await.map_err(|error| {
                     tracing::error!(%error, "console: authn unreachable for OIDC sign-in");
-                    SignInFailure::Failed
+                    SignInFailure::AuthnUnavailable
                 })?;
             if status != 200 {
                 return Err(Self::oidc_failure(status, &body));
@@ -173,7 +182,7 @@ impl SessionAuthority for AuthnSessions {
             let (status, body) =
                 self.post("/authn.v1.OidcService/FinishSignIn", None, body).await.map_err(|error| {
                     tracing::error!(%error, "console: authn unreachable for OIDC sign-in");
-                    SignInFailure::Failed
+                    SignInFailure::AuthnUnavailable
                 })?;
             if status != 200 {
                 return Err(Self::oidc_failure(status, &body));

@@ -75,7 +75,7 @@ async fn shoot(
 }
 
 /// The clusters of the user's organization they can view (OpenFGA's `can_view`, as the
-/// gateway asks it; an error there hides the cluster, logged).
+/// gateway asks it; when a check fails the list is not given: it would not be complete).
 #[server(endpoint = "clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
     let user = super::session::ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
@@ -85,18 +85,27 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
     let candidates: Vec<_> = directory.clusters_of(&session.organization).collect();
     let checks =
         futures::future::join_all(candidates.iter().map(|c| state.fga.can_view(&user.id, &c.id))).await;
-    let visible: Vec<_> = candidates
-        .into_iter()
-        .zip(checks)
-        .filter_map(|(c, check)| match check {
-            Ok(true) => Some(c),
-            Ok(false) => None,
+    let mut visible = Vec::new();
+    let mut unchecked = 0;
+    for (cluster, check) in candidates.into_iter().zip(checks) {
+        match check {
+            Ok(true) => visible.push(cluster),
+            Ok(false) => {}
             Err(error) => {
-                tracing::error!(%error, cluster = %c.id, "can_view failed; the cluster is not listed");
-                None
+                tracing::error!(%error, cluster = %cluster.id, "can_view failed");
+                unchecked += 1;
             }
-        })
-        .collect();
+        }
+    }
+    // A list that silently leaves out the clusters whose check failed would look complete.
+    if unchecked > 0 {
+        return Err(AppError::Unavailable {
+            message: "Which clusters you can view cannot be checked right now: the authorization \
+                      service (OpenFGA) did not answer."
+                .to_owned(),
+            retry_after: None,
+        });
+    }
     // Every cluster is asked at once: the page waits for the slowest, at most PROBE_TIMEOUT.
     let probes = futures::future::join_all(visible.iter().map(|c| async {
         futures::join!(reachability(&state, &token, &c.id), shoot(&state, &token, &c.id))

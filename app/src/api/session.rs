@@ -149,11 +149,13 @@ pub enum SignInFailure {
     Denied,
     /// The provider answered the callback with another error.
     ProviderError,
+    /// authn, which signs users in, cannot be reached or is down right now.
+    AuthnUnavailable,
     /// Something else failed (logged where it happened).
     Failed,
 }
 
-const FAILURES: [(SignInFailure, &str, &str); 13] = [
+const FAILURES: [(SignInFailure, &str, &str); 14] = [
     (SignInFailure::UnknownUser, "unknown-user", "That user does not exist in this development stack."),
     (SignInFailure::Unavailable, "unavailable", "This way of signing in is not available on this console."),
     (
@@ -194,6 +196,11 @@ const FAILURES: [(SignInFailure, &str, &str); 13] = [
     ),
     (SignInFailure::Denied, "denied", "Sign-in was cancelled at the identity provider."),
     (SignInFailure::ProviderError, "provider-error", "The identity provider could not sign you in."),
+    (
+        SignInFailure::AuthnUnavailable,
+        "authn-unavailable",
+        "Signing in is not possible right now: the sign-in service (authn) cannot be reached. Try again in a moment.",
+    ),
     (SignInFailure::Failed, "failed", "Sign-in failed. Try again."),
 ];
 
@@ -232,10 +239,10 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
         Ok(issued) => issued,
         Err(SignInError::Failed) => return Err(AppError::Internal),
         Err(e) => {
-            let failure = if e == SignInError::UnknownUser {
-                SignInFailure::UnknownUser
-            } else {
-                SignInFailure::Unavailable
+            let failure = match e {
+                SignInError::UnknownUser => SignInFailure::UnknownUser,
+                SignInError::Unreachable => SignInFailure::AuthnUnavailable,
+                _ => SignInFailure::Unavailable,
             };
             let back = format!("/sign-in?error={}&next={}", failure.code(), ssr::query_escape(next));
             leptos_axum::redirect(&back);

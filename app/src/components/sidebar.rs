@@ -7,7 +7,7 @@ use leptos_router::{components::A, hooks::use_location};
 
 use crate::components::project_of_path;
 use crate::plugins::{
-    model::{MenuEntry, PluginEntry, Registry, paths},
+    model::{MenuEntry, ORGANIZATION_API_UNREACHABLE, PluginEntry, Registry, paths},
     registry::PluginRegistry,
 };
 
@@ -31,8 +31,14 @@ pub fn Sidebar() -> impl IntoView {
                 <Transition fallback=|| ()>
                     {move || registry.initial.get().map(|answer| match answer {
                         Ok(initial) => view! { <PluginGroups initial /> }.into_any(),
-                        Err(_) => view! {
-                            <li class="px-3 py-2 text-xs text-muted" role="status">"Plugins could not be loaded."</li>
+                        Err(error) => view! {
+                            <li class="px-3 py-2 text-xs text-muted" role="status" title=error.to_string()>
+                                {if error.is_passing() {
+                                    "Plugins cannot be loaded right now; the console tries again by itself."
+                                } else {
+                                    "Plugins could not be loaded."
+                                }}
+                            </li>
                         }.into_any(),
                     })}
                 </Transition>
@@ -63,12 +69,18 @@ fn PluginGroups(initial: Registry) -> impl IntoView {
             })
             .collect::<Vec<_>>()
     };
+    let unreachable = move || current.get().organization_api_unreachable;
     view! {
         <For
             each=groups
             key=|group| group.clone()
             children=|(entry, items, project)| view! { <PluginGroup entry items project /> }
         />
+        <Show when=unreachable>
+            <li class="px-3 py-2 text-xs text-muted" role="status" data-notice="organization-api">
+                {ORGANIZATION_API_UNREACHABLE}
+            </li>
+        </Show>
     }
 }
 

@@ -15,39 +15,121 @@ pub fn Loading(#[prop(into)] label: String) -> impl IntoView {
     }
 }
 
-/// Shown when a page's data could not be loaded.
+/// How long a page waits before asking again after a passing failure, when the service
+/// named no time of its own (`Retry-After`).
+pub const RETRY_SECONDS: u32 = 5;
+
+/// Shown when a page's data could not be loaded. With `retry`, "Try again" asks again
+/// without reloading the page, and a passing failure (a service down, restarting, busy or
+/// slow) is asked again by itself after [`RETRY_SECONDS`], or the time the service asked
+/// for. Without JavaScript "Try again" is a link to the same page.
 #[component]
-pub fn ErrorView(error: AppError) -> impl IntoView {
+pub fn ErrorView(error: AppError, #[prop(optional)] retry: Option<Callback<()>>) -> impl IntoView {
     let signed_out = error == AppError::Unauthenticated;
+    let passing = error.is_passing();
+    let wait = error.retry_after().unwrap_or(RETRY_SECONDS);
     view! {
-        <div role="alert" class="m-6 rounded-lg border border-danger/40 bg-danger/10 p-4">
-            <h2 class="font-semibold text-danger">"This page could not be loaded"</h2>
+        <div role="alert" class="m-6 rounded-lg border border-danger/40 bg-danger/10 p-4" data-passing=passing.to_string()>
+            <h2 class="font-semibold text-danger">
+                {if passing { "Not available right now" } else { "This page could not be loaded" }}
+            </h2>
             <p class="mt-1 text-sm">{error.to_string()}</p>
-            <p class="mt-3 text-sm">
+            <p class="mt-3 flex flex-wrap items-center gap-3 text-sm">
                 {if signed_out {
                     view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
                 } else {
-                    view! { <a class="link" href="">"Reload the page"</a> }.into_any()
+                    view! { <TryAgain retry /> }.into_any()
                 }}
+                {retry.filter(|_| passing).map(|retry| view! { <RetryIn seconds=wait retry /> })}
             </p>
         </div>
     }
 }
 
+/// "Try again": runs `retry` in place; without JavaScript (or without `retry`) it is a link
+/// to the same page, which loads it again.
+#[component]
+pub fn TryAgain(#[prop(optional_no_strip)] retry: Option<Callback<()>>) -> impl IntoView {
+    view! {
+        <a class="link" href="" on:click=move |ev| {
+            if let Some(retry) = retry {
+                ev.prevent_default();
+                retry.run(());
+            }
+        }>"Try again"</a>
+    }
+}
+
+/// "Trying again in N s…": counts down once the page is hydrated (the server renders
+/// nothing, so the first hydrated render equals it), then runs `retry`. `seconds` is
+/// clamped to 1–300. Stops when the view goes away.
+#[component]
+pub fn RetryIn(seconds: u32, retry: Callback<()>) -> impl IntoView {
+    let left = RwSignal::new(None::<u32>);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| count_down(left, seconds.clamp(1, 300), retry));
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (seconds, retry);
+    move || {
+        left.get().map(|s| {
+            view! { <span class="text-muted" role="status" data-retry-in=s>{format!("Trying again in {s} s…")}</span> }
+        })
+    }
+}
+
+/// Counts `left` down from `seconds` once a second, then runs `retry` once.
+#[cfg(feature = "hydrate")]
+fn count_down(left: RwSignal<Option<u32>>, seconds: u32, retry: Callback<()>) {
+    use std::time::Duration;
+    left.set(Some(seconds));
+    let tick = set_interval_with_handle(
+        move || match left.try_get_untracked().flatten() {
+            Some(0 | 1) => {
+                left.set(None);
+                retry.run(());
+            }
+            Some(n) => left.set(Some(n - 1)),
+            None => {}
+        },
+        Duration::from_secs(1),
+    );
+    if let Ok(tick) = tick {
+        on_cleanup(move || tick.clear());
+    }
+}
+
 /// A resource's answer, shown by `show` once it is there: `Loading` with
-/// `label` until then, the error view when it failed. In a `Transition`, so
-/// an answer stays on screen while the next one loads.
-pub fn when_loaded<T: 'static>(
+/// `label` until then, the error view (asking again on "Try again", and by
+/// itself for a passing failure) when it failed. In a `Transition`, so an
+/// answer stays on screen while the next one loads.
+pub fn when_loaded<T>(
     label: &'static str,
-    answer: impl Fn() -> Option<Result<T, AppError>> + Send + Sync + 'static,
+    resource: Resource<Result<T, AppError>>,
     show: impl Fn(T) -> AnyView + Send + Sync + 'static,
-) -> impl IntoView {
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
+    let retry = Callback::new(move |()| resource.refetch());
     view! {
         <Transition fallback=move || view! { <Loading label /> }>
-            {move || answer().map(|answer| match answer {
+            {move || resource.get().map(|answer| match answer {
                 Ok(value) => show(value),
-                Err(error) => view! { <ErrorView error /> }.into_any(),
+                Err(error) => view! { <ErrorView error retry /> }.into_any(),
             })}
         </Transition>
+    }
+}
+
+/// Shown above a live view while its watch cannot reach the cluster: what is on screen may be
+/// out of date, and the console reconnects by itself.
+#[component]
+pub fn LivePaused(paused: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <Show when=move || paused.get()>
+            <p role="status" data-live="paused" class="mb-3 rounded-lg border border-line bg-raised p-3 text-sm">
+                "Live updates are paused: the cluster cannot be reached right now. What is shown may be out of date; the console reconnects by itself."
+            </p>
+        </Show>
     }
 }

@@ -98,11 +98,24 @@ pub(crate) mod ssr {
                 AppError::Invalid(format!("You may not read {what}: {message}"))
             }
             BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
-            _ => {
-                tracing::error!(%error, "reading {what} failed");
-                AppError::Internal
-            }
+            _ => match error.passing() {
+                Some(passing) => {
+                    tracing::warn!(%error, "reading {what} failed for now");
+                    let message = format!("{} cannot be read right now. {}", capitalized(what), passing.message);
+                    AppError::Unavailable { message, retry_after: passing.retry_after }
+                }
+                None => {
+                    tracing::error!(%error, "reading {what} failed");
+                    AppError::Internal
+                }
+            },
         }
+    }
+
+    /// `what` at the start of a sentence.
+    fn capitalized(what: &str) -> String {
+        let mut chars = what.chars();
+        chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
     }
 
     pub async fn discover(cluster_id: &str, after: Option<&str>) -> Result<Registry, AppError> {
@@ -123,8 +136,14 @@ pub(crate) mod ssr {
             let organization = &organization;
             async move {
                 let pinned = i.definition_ref();
-                let answer =
-                    backend.definition(organization, &pinned.plugin_name, &pinned.plugin_version).await;
+                let answer = backend
+                    .definition(
+                        organization,
+                        &pinned.plugin_name,
+                        &pinned.plugin_version,
+                        &pinned.definition_hash,
+                    )
+                    .await;
                 (i.metadata.name.clone(), answer)
             }
         });

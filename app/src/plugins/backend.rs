@@ -26,11 +26,62 @@ const DEFINITION_TTL: Duration = Duration::from_secs(30);
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
     #[error("{service} answered HTTP {status}: {message}")]
-    Status { service: &'static str, status: u16, code: String, message: String },
+    Status {
+        service: &'static str,
+        status: u16,
+        code: String,
+        message: String,
+        /// `details.retryAfterSeconds` of a Kubernetes `Status` (a 429, a restart).
+        retry_after: Option<u32>,
+    },
     #[error("{service} could not be reached: {detail}")]
     Unreachable { service: &'static str, detail: String },
+    #[error("{service} did not answer within {} s", CALL_TIMEOUT.as_secs())]
+    TimedOut { service: &'static str },
     #[error("{service} answered something that is not JSON: {detail}")]
     Decode { service: &'static str, detail: String },
+}
+
+/// The longest message of a service passed on to users; the rest is in the log.
+const MAX_PASSED_MESSAGE: usize = 300;
+
+/// A failure that may pass by itself: what users are told, and when to try again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passing {
+    pub message: String,
+    /// Seconds the service asked for, if it named any.
+    pub retry_after: Option<u32>,
+}
+
+impl BackendError {
+    /// What users are told when the failure is passing (the service is down, restarting,
+    /// busy or slow) and trying again later may work: `None` for every other failure.
+    /// kube-api-proxy's `Status` messages for these are written for clients (they name the
+    /// cluster or the dependency that failed, as kubectl shows them); a connection error's own
+    /// text is not, and stays in the log.
+    pub fn passing(&self) -> Option<Passing> {
+        let message = match self {
+            BackendError::Status { service, status: status @ (429 | 500..=599), message, .. } => {
+                let said: String =
+                    message.lines().next().unwrap_or_default().chars().take(MAX_PASSED_MESSAGE).collect();
+                match (*status, said.is_empty()) {
+                    (429, true) => format!("{service} is busy (too many requests)."),
+                    (_, true) => format!("{service} failed (HTTP {status})."),
+                    (_, false) => format!("{service} answered: {said}"),
+                }
+            }
+            BackendError::Unreachable { service, .. } => format!("{service} cannot be reached."),
+            BackendError::TimedOut { service } => {
+                format!("{service} did not answer within {} s.", CALL_TIMEOUT.as_secs())
+            }
+            BackendError::Status { .. } | BackendError::Decode { .. } => return None,
+        };
+        let retry_after = match self {
+            BackendError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        };
+        Some(Passing { message, retry_after })
+    }
 }
 
 /// The services' base URLs and one connection pool.
@@ -108,7 +159,7 @@ impl Backend {
         .map_err(|e| unreachable(e.to_string()))?;
         let response = tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
             .await
-            .map_err(|_| unreachable(format!("no answer within {} s", CALL_TIMEOUT.as_secs())))?
+            .map_err(|_| BackendError::TimedOut { service })?
             .map_err(|e| unreachable(e.to_string()))?;
         let status = response.status().as_u16();
         let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
@@ -129,7 +180,11 @@ impl Backend {
         let text = |k: &str| body.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         // Kubernetes Status: reason + message; Connect: code + message.
         let code = if body.get("reason").is_some() { text("reason") } else { text("code") };
-        BackendError::Status { service, status, code, message: text("message") }
+        let retry_after = body
+            .pointer("/details/retryAfterSeconds")
+            .and_then(Value::as_u64)
+            .and_then(|s| u32::try_from(s).ok());
+        BackendError::Status { service, status, code, message: text("message"), retry_after }
     }
 
     /// GET `<kube-api-proxy>/clusters/<cluster>/<path>` as the user.
@@ -202,7 +257,7 @@ impl Backend {
                 .map_err(|e| unreachable(e.to_string()))?;
         tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
             .await
-            .map_err(|_| unreachable(format!("no answer within {} s", CALL_TIMEOUT.as_secs())))?
+            .map_err(|_| BackendError::TimedOut { service: "kube-api-proxy" })?
             .map_err(|e| unreachable(e.to_string()))
     }
 
@@ -211,19 +266,36 @@ impl Backend {
         Self::status_error("kube-api-proxy", status, body)
     }
 
-    /// A plugin definition from organization-api (cached per name and version).
-    pub async fn definition(&self, organization: &str, plugin: &str, version: &str) -> DefinitionAnswer {
+    /// A plugin definition from organization-api (cached per name and version). While
+    /// organization-api cannot be reached, a copy fetched earlier whose hash is the one the
+    /// installation pins (`pinned_hash`) is that very definition, however old: it is
+    /// answered as [`DefinitionAnswer::Kept`], so running plugins stay usable.
+    pub async fn definition(
+        &self,
+        organization: &str,
+        plugin: &str,
+        version: &str,
+        pinned_hash: &str,
+    ) -> DefinitionAnswer {
         let key = (plugin.to_owned(), version.to_owned());
-        if let Some((at, answer)) = self.lock_definitions().get(&key)
+        let kept = self.lock_definitions().get(&key).cloned();
+        if let Some((at, answer)) = &kept
             && at.elapsed() < DEFINITION_TTL
         {
             return answer.clone();
         }
-        let answer = self.fetch_definition(organization, plugin, version).await;
-        if !matches!(answer, DefinitionAnswer::Unreachable) {
-            self.lock_definitions().insert(key, (Instant::now(), answer.clone()));
+        match self.fetch_definition(organization, plugin, version).await {
+            DefinitionAnswer::Unreachable => match kept {
+                Some((_, DefinitionAnswer::Found { hash, definition })) if hash == pinned_hash => {
+                    DefinitionAnswer::Kept { hash, definition }
+                }
+                _ => DefinitionAnswer::Unreachable,
+            },
+            answer => {
+                self.lock_definitions().insert(key, (Instant::now(), answer.clone()));
+                answer
+            }
         }
-        answer
     }
 
     fn lock_definitions(

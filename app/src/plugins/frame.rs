@@ -10,12 +10,16 @@ use leptos::prelude::*;
 use super::model::{ResourceView, paths};
 use super::protocol::{INITIAL_FRAME_HEIGHT, ResourceRef};
 use super::token::AuthFailure;
+use crate::components::status::{RETRY_SECONDS, RetryIn, TryAgain};
 
 /// The sandbox of every plugin frame, exactly as the seed has it: no
 /// top navigation, no popups.
 pub const SANDBOX: &str = "allow-scripts allow-same-origin allow-forms";
 /// How long a page may take to send `plugin:ready`.
 pub const READY_TIMEOUT_MS: u64 = 5_000;
+/// A page that did not load is opened again after this many seconds (a plugin runtime
+/// that hung or answered garbage may be back by then); "Try again" does it at once.
+pub const REOPEN_SECONDS: u32 = 10;
 
 /// Everything the frame and its host need.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +86,9 @@ pub struct FrameSignals {
     pub retry: RwSignal<u32>,
     /// Why no frame ticket was given, when none was.
     pub opened: RwSignal<Option<AuthFailure>>,
+    /// Bumped by "Try again" on a page that was not opened or did not load: the host opens
+    /// it anew (a fresh ticket), without reloading the console.
+    pub reopen: RwSignal<u32>,
 }
 
 /// A plugin page in its frame.
@@ -93,6 +100,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
         height: RwSignal::new(INITIAL_FRAME_HEIGHT),
         retry: RwSignal::new(0),
         opened: RwSignal::new(None),
+        reopen: RwSignal::new(0),
     };
     let frame = NodeRef::<leptos::html::Iframe>::new();
     #[cfg(feature = "hydrate")]
@@ -145,7 +153,8 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
 /// Loading, timeout and token notices above the frame.
 #[component]
 fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
-    let FrameSignals { status, auth, retry, opened, .. } = signals;
+    let FrameSignals { status, auth, retry, opened, reopen, .. } = signals;
+    let open_again = Callback::new(move |()| reopen.update(|n| *n += 1));
     let not_opened_label = spec.plugin_label.clone();
     let label = spec.plugin_label.clone();
     let loading = format!("Loading the {} page…", spec.plugin_label);
@@ -165,13 +174,25 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
         {move || opened.get().map(|failure| view! {
             <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
                 <p class="font-semibold text-danger">{format!("The {not_opened_label} page could not be opened")}</p>
-                <p class="mt-1">{failure.explanation()}" Reload the page to try again."</p>
+                <p class="mt-1">{failure.explanation()}</p>
+                <p class="mt-2 flex flex-wrap items-center gap-3">
+                    {if failure == AuthFailure::Unauthorized {
+                        view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
+                    } else {
+                        view! { <TryAgain retry=Some(open_again) /> }.into_any()
+                    }}
+                    {failure.is_transient().then(|| view! { <RetryIn seconds=RETRY_SECONDS retry=open_again /> })}
+                </p>
             </div>
         })}
         <Show when=move || status.get() == FrameStatus::TimedOut>
             <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
                 <p class="font-semibold text-danger">"The plugin page did not load"</p>
                 <p class="mt-1">{timed_out.clone()}</p>
+                <p class="mt-2 flex flex-wrap items-center gap-3">
+                    <TryAgain retry=Some(open_again) />
+                    <RetryIn seconds=REOPEN_SECONDS retry=open_again />
+                </p>
             </div>
         </Show>
         {move || auth.get().map(|failure| {

@@ -128,19 +128,19 @@ pub fn mount(
         false,
     );
 
-    host.mint_now();
     let weak = Rc::downgrade(&host);
-    *host.ready_timer.borrow_mut() = set_timeout_with_handle(
-        move || {
-            if let Some(host) = weak.upgrade()
-                && host.signals.status.get_untracked() == FrameStatus::Loading
-            {
-                host.signals.status.set(FrameStatus::TimedOut);
+    Effect::watch(
+        move || signals.reopen.get(),
+        move |_, _, _| {
+            if let Some(host) = weak.upgrade() {
+                host.reopen();
             }
         },
-        Duration::from_millis(READY_TIMEOUT_MS),
-    )
-    .ok();
+        false,
+    );
+
+    host.mint_now();
+    host.start_ready_timer();
     // Last: the listener is in place before the page can say it is ready.
     host.open();
 
@@ -155,6 +155,41 @@ pub fn mount(
 }
 
 impl Host {
+    /// The page is `TimedOut` unless it says `plugin:ready` within [`READY_TIMEOUT_MS`].
+    fn start_ready_timer(self: &Rc<Self>) {
+        let weak = Rc::downgrade(self);
+        let timer = set_timeout_with_handle(
+            move || {
+                if let Some(host) = weak.upgrade()
+                    && host.signals.status.get_untracked() == FrameStatus::Loading
+                {
+                    host.signals.status.set(FrameStatus::TimedOut);
+                }
+            },
+            Duration::from_millis(READY_TIMEOUT_MS),
+        )
+        .ok();
+        if let Some(old) = std::mem::replace(&mut *self.ready_timer.borrow_mut(), timer) {
+            old.clear();
+        }
+    }
+
+    /// Opens a page that was not opened or did not load once more, with a fresh ticket (and a
+    /// fresh token if it had none): the dependency that failed may be back.
+    fn reopen(self: &Rc<Self>) {
+        if self.signals.status.get_untracked() == FrameStatus::Ready {
+            return;
+        }
+        self.signals.opened.set(None);
+        self.signals.status.set(FrameStatus::Loading);
+        let no_token = self.keeper.borrow().token(js_sys::Date::now()).is_none();
+        if no_token || self.signals.auth.get_untracked().is_some() {
+            self.mint_now();
+        }
+        self.start_ready_timer();
+        self.open();
+    }
+
     /// Loads the page: a frame ticket first (plugin-proxy exchanges it for a cookie of the
     /// installation's origin and redirects to the clean URL), so no console credential ever
     /// reaches the plugin's origin.

@@ -60,35 +60,12 @@ impl PluginRegistry {
         {
             use std::{cell::Cell, rc::Rc, time::Duration};
 
-            use crate::resource_views::watch::{
-                Collection, Interest, Note, debounced, last_version, subscribe,
-            };
+            use crate::resource_views::watch::{Collection, Interest, Note, debounced, subscribe};
 
             Effect::new(move |_| {
                 let cluster = self.cluster_id.get();
-                let installations = Collection {
-                    cluster_id: cluster.clone(),
-                    group: "plugins.fundament.io".into(),
-                    version: "v1".into(),
-                    plural: "plugininstallations".into(),
-                    namespace: None,
-                };
-                let refresh = {
-                    let installations = installations.clone();
-                    move || {
-                        let cluster = self.cluster_id.get_untracked();
-                        // The console keeps the list a few seconds: ask for one that has the change.
-                        let after = last_version(&installations);
-                        leptos::task::spawn_local(async move {
-                            if let Ok(fresh) = discover_plugins(cluster.clone(), after).await
-                                && cluster == self.cluster_id.get_untracked()
-                                && self.live.get_untracked().as_ref() != Some(&fresh)
-                            {
-                                self.live.set(Some(fresh));
-                            }
-                        });
-                    }
-                };
+                let installations = Collection::installations(&cluster);
+                let refresh = move || self.refresh();
                 let rv = self.initial.with_untracked(|r| match r {
                     Some(Ok(registry)) if registry.cluster_id == cluster => {
                         Some(registry.resource_version.clone())
@@ -100,7 +77,8 @@ impl PluginRegistry {
                 let polling = poll.clone();
                 let subscription =
                     subscribe(installations, Interest::default(), rv, move |note| match note {
-                        Note::Changed | Note::Resync => soon(),
+                        Note::Changed | Note::Resync | Note::Restored => soon(),
+                        Note::Lost => {}
                         Note::Refused => {
                             if let Some(old) = polling.replace(
                                 set_interval_with_handle(
@@ -122,6 +100,45 @@ impl PluginRegistry {
                     }
                 });
             });
+
+            // While the cluster or organization-api cannot be reached, nothing on the watch says
+            // when they are back: ask again every few seconds until they answer.
+            Effect::new(move |_| {
+                let failing = match self.initial.get() {
+                    Some(Err(error)) => error.is_passing().then_some(true),
+                    Some(Ok(initial)) => self.latest(&initial).organization_api_unreachable.then_some(false),
+                    None => None,
+                };
+                let Some(initial_failed) = failing else { return };
+                let again = move || {
+                    if initial_failed {
+                        self.initial.refetch();
+                    } else {
+                        self.refresh();
+                    }
+                };
+                let every = Duration::from_secs(u64::from(crate::components::status::RETRY_SECONDS));
+                if let Ok(interval) = set_interval_with_handle(again, every) {
+                    on_cleanup(move || interval.clear());
+                }
+            });
         }
+    }
+
+    /// Asks for the registry again, as new as the tab's watch of the installations has seen
+    /// (the console keeps the list a few seconds), and shows it if anything changed.
+    #[cfg(feature = "hydrate")]
+    fn refresh(self) {
+        use crate::resource_views::watch::{Collection, last_version};
+        let cluster = self.cluster_id.get_untracked();
+        let after = last_version(&Collection::installations(&cluster));
+        leptos::task::spawn_local(async move {
+            if let Ok(fresh) = discover_plugins(cluster.clone(), after).await
+                && cluster == self.cluster_id.get_untracked()
+                && self.live.get_untracked().as_ref() != Some(&fresh)
+            {
+                self.live.set(Some(fresh));
+            }
+        });
     }
 }

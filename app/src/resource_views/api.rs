@@ -422,8 +422,17 @@ pub(crate) mod ssr {
             }
             Err(error) => {
                 tracing::error!(%error, "delete failed");
-                Err(AppError::Internal)
+                Err(not_done(&error, &format!("{} {name} was not deleted", def.info.kind)))
             }
+        }
+    }
+
+    /// A write that did not reach the cluster: what was not done and why, when the reason may
+    /// pass (never retried by itself: the user decides to try again).
+    fn not_done(error: &crate::plugins::backend::BackendError, what: &str) -> AppError {
+        match error.passing() {
+            Some(passing) => AppError::Unavailable { message: format!("{what}: {}", passing.message), retry_after: None },
+            None => AppError::Internal,
         }
     }
 
@@ -598,7 +607,7 @@ pub(crate) mod ssr {
                 }
                 Err(error) => {
                     tracing::error!(%error, "form submit failed");
-                    return Err(AppError::Internal);
+                    return Err(not_done(&error, "The object was not saved"));
                 }
             }
         }

@@ -11,7 +11,10 @@ use serde_json::Value;
 
 use super::api::{EventRow, ObjectDetail, delete_object, get_object};
 use super::scope::ResourceScope;
-use crate::{components::status::when_loaded, plugins::model::KindInfo};
+use crate::{
+    components::status::{LivePaused, when_loaded},
+    plugins::model::KindInfo,
+};
 use fundament_plugin_types::KindGuide;
 
 /// Where the object is.
@@ -50,16 +53,21 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     );
     // As in the list: a hydrated resource is asked again explicitly.
     Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
+    // Set while the watch cannot reach the cluster.
+    let paused = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
-    keep_current(&context, detail, changes, asked_at);
+    keep_current(&context, detail, changes, asked_at, paused);
     #[cfg(not(feature = "hydrate"))]
     let _ = asked_at;
     let ctx = StoredValue::new(context);
-    when_loaded(
-        "Loading…",
-        move || detail.get(),
-        move |detail| view! { <Detail detail context=ctx.get_value() /> }.into_any(),
-    )
+    view! {
+        <LivePaused paused />
+        {when_loaded(
+            "Loading…",
+            detail,
+            move |detail| view! { <Detail detail context=ctx.get_value() /> }.into_any(),
+        )}
+    }
 }
 
 /// Follows the object through the tab's shared watch of its kind, and reads it again
@@ -70,10 +78,11 @@ fn keep_current(
     detail: Resource<Result<ObjectDetail, crate::error::AppError>>,
     changes: RwSignal<u32>,
     asked_at: StoredValue<Option<String>>,
+    paused: RwSignal<bool>,
 ) {
     use std::time::Duration;
 
-    use super::watch::{Interest, Note, debounced_bump, subscribe};
+    use super::watch::{Interest, debounced_bump, follow, subscribe};
 
     let loaded = Memo::new(move |_| detail.with(|d| matches!(d, Some(Ok(_)))));
     let context = context.clone();
@@ -98,11 +107,7 @@ fn keep_current(
                 .map(|ns| vec![ns]),
             name: Some(context.name.clone()),
         };
-        let object = subscribe(context.scope.collection(), interest, rv, move |note| {
-            if note != Note::Refused {
-                again();
-            }
-        });
+        let object = subscribe(context.scope.collection(), interest, rv, move |note| follow(note, paused, &again));
         let held = send_wrapper::SendWrapper::new(object);
         on_cleanup(move || drop(held.take()));
     });

@@ -54,7 +54,7 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     let ctx = StoredValue::new(context);
     when_loaded(
         "Loading the form…",
-        move || setup.get(),
+        setup,
         move |setup| match setup.refusal.clone() {
             Some(reason) => view! {
                 <div role="alert" class="card max-w-2xl">

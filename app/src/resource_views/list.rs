@@ -13,7 +13,7 @@ use leptos_router::{
 use super::api::list_table;
 use super::scope::ResourceScope;
 use super::table::{CellType, Column, ListQuery, Row, Sort, TablePage, has_wide_columns};
-use crate::components::status::when_loaded;
+use crate::components::status::{LivePaused, when_loaded};
 
 /// Where the list is and what it lists.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,14 +68,17 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     // A resource hydrated from the server's answer does not follow its source
     // by itself here: ask again whenever the query changes.
     Effect::watch(move || query.get(), move |_, _, _| table.refetch(), false);
+    // Set while the watch cannot reach the cluster.
+    let paused = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
-    keep_current(&context, table, query, changes);
+    keep_current(&context, table, query, changes, paused);
     let ctx = StoredValue::new(context);
     view! {
         <Filters query wide table labels=ctx.with_value(|c| c.guide.labels.clone()) />
+        <LivePaused paused />
         {when_loaded(
             "Loading…",
-            move || table.get(),
+            table,
             move |page| view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
         )}
     }
@@ -89,8 +92,9 @@ fn keep_current(
     table: Resource<Result<TablePage, crate::error::AppError>>,
     query: Memo<ListQuery>,
     changes: RwSignal<u32>,
+    paused: RwSignal<bool>,
 ) {
-    use super::watch::{Interest, Note, debounced_bump, subscribe};
+    use super::watch::{Interest, debounced_bump, follow, subscribe};
 
     let loaded = Memo::new(move |_| table.with(|t| matches!(t, Some(Ok(_)))));
     let namespace = Memo::new(move |_| query.with(|q| q.namespace.clone()));
@@ -112,11 +116,8 @@ fn keep_current(
             None => None,
         };
         let again = debounced_bump(changes, std::time::Duration::from_millis(150));
-        let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| {
-            if note != Note::Refused {
-                again();
-            }
-        });
+        let objects =
+            subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| follow(note, paused, &again));
         let held = send_wrapper::SendWrapper::new(objects);
         on_cleanup(move || drop(held.take()));
     });

@@ -64,7 +64,10 @@ pub fn debounced_bump(changes: leptos::prelude::RwSignal<u32>, delay: Duration) 
 const LINGER: Duration = Duration::from_secs(10);
 /// The wait before reconnecting after a drop; doubled for each failure in a row, up to [`MAX_RETRY`].
 const RETRY: Duration = Duration::from_secs(1);
-const MAX_RETRY: Duration = Duration::from_secs(30);
+/// Short enough that a page is live again within seconds of an outage's end; every wait is
+/// spread by up to a fifth, so tabs that lost their watches together do not all come back in
+/// the same instant.
+const MAX_RETRY: Duration = Duration::from_secs(10);
 
 /// What a subscriber is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +79,31 @@ pub enum Note {
     Resync,
     /// The cluster refuses the watch (401, 403, 404…): no live updates, nothing is retried.
     Refused,
+    /// The watch cannot be (re)connected for now (the cluster, the gateway or the console is
+    /// down, restarting or busy): nothing is delivered until [`Note::Restored`]; the hub keeps
+    /// trying with back-off.
+    Lost,
+    /// The watch is connected again after [`Note::Lost`]: what changed meanwhile follows as
+    /// usual (or as a [`Note::Resync`]); a subscriber may read again to be sure.
+    Restored,
+}
+
+/// What a view showing objects does with a note: reads again after a change (`again`,
+/// debounced by the caller), and shows `paused` while the watch is lost.
+pub fn follow(note: Note, paused: leptos::prelude::RwSignal<bool>, again: &Rc<dyn Fn()>) {
+    use leptos::prelude::Set;
+    match note {
+        Note::Changed | Note::Resync => again(),
+        Note::Refused => {}
+        Note::Lost => {
+            let _ = paused.try_set(true);
+        }
+        Note::Restored => {
+            // The view may be gone by now.
+            let _ = paused.try_set(false);
+            again();
+        }
+    }
 }
 
 /// The objects of one kind a watch follows.
@@ -91,6 +119,17 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// The PluginInstallations of a cluster (cluster-scoped).
+    pub fn installations(cluster_id: &str) -> Self {
+        Collection {
+            cluster_id: cluster_id.to_owned(),
+            group: "plugins.fundament.io".into(),
+            version: "v1".into(),
+            plural: "plugininstallations".into(),
+            namespace: None,
+        }
+    }
+
     /// The collection's URL on the console's cluster route.
     fn url(&self) -> String {
         let api = if self.group.is_empty() {
@@ -214,6 +253,10 @@ struct Stream {
     generation: u64,
     failures: u32,
     refused: bool,
+    /// Connection attempts in a row that got no answer or a passing failure (5xx, 429).
+    unanswered: u32,
+    /// Subscribers were told [`Note::Lost`] and not yet [`Note::Restored`].
+    lost: bool,
     linger: Option<TimeoutHandle>,
 }
 
@@ -294,6 +337,9 @@ fn join(collection: &Collection, subscriber: &Rc<Subscriber>) {
             s.subscribers.push(Rc::clone(subscriber));
             (s.refused, s.missed(subscriber))
         };
+        if stream.borrow().lost {
+            subscriber.tell_later(Note::Lost);
+        }
         if refused {
             refuse_one(&stream, subscriber);
         } else if behind {
@@ -312,6 +358,8 @@ fn join(collection: &Collection, subscriber: &Rc<Subscriber>) {
         generation: 0,
         failures: 0,
         refused: false,
+        unanswered: 0,
+        lost: false,
         linger: None,
     }));
     STREAMS.with_borrow_mut(|s| s.insert(collection.clone(), Rc::clone(&stream)));
@@ -388,10 +436,17 @@ fn end_of(status: u16) -> Option<End> {
 
 async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> End {
     let Ok(response) = JsFuture::from(response).await.and_then(|r| r.dyn_into::<Response>()) else {
+        unanswered(stream, generation);
         return End::Dropped;
     };
     if let Some(end) = end_of(response.status()) {
+        if matches!(end, End::Dropped) {
+            unanswered(stream, generation);
+        }
         return end;
+    }
+    if current(stream, generation) {
+        restored(stream);
     }
     let Some(reader) =
         response.body().and_then(|b| b.get_reader().dyn_into::<ReadableStreamDefaultReader>().ok())
@@ -466,19 +521,50 @@ fn ended(stream: &Shared, end: End) {
     }
 }
 
+/// Counts an attempt of the current connection that got no answer.
+fn unanswered(stream: &Shared, generation: u64) {
+    if current(stream, generation) {
+        stream.borrow_mut().unanswered += 1;
+    }
+}
+
+/// The cluster answered: tells every subscriber that the watch is back, if they were told it
+/// was lost.
+fn restored(stream: &Shared) {
+    let subscribers = {
+        let mut s = stream.borrow_mut();
+        s.unanswered = 0;
+        if !std::mem::replace(&mut s.lost, false) {
+            return;
+        }
+        s.subscribers.clone()
+    };
+    for subscriber in subscribers {
+        subscriber.tell(Note::Restored);
+    }
+}
+
 /// Runs `again` on the stream after the back-off, unless something else happened to it since.
 fn retry(stream: &Shared, again: fn(&Shared)) {
-    let (delay, generation) = {
+    let (delay, generation, lost_now) = {
         let mut s = stream.borrow_mut();
         // The first retry after a healthy watch is immediate (a server closing a watch at its
-        // timeout); a watch that ends again before delivering anything backs off.
+        // timeout); a watch that ends again before delivering anything backs off. Subscribers
+        // are told it is lost once an attempt got no answer (or a 5xx, a 429).
         let delay = match s.failures {
             0 => Duration::ZERO,
-            n => RETRY.saturating_mul(1 << (n - 1).min(5)).min(MAX_RETRY),
+            n => RETRY.saturating_mul(1 << (n - 1).min(5)).min(MAX_RETRY).mul_f64(1.0 + js_sys::Math::random() / 5.0),
         };
+        let lost_now = s.unanswered > 0 && !std::mem::replace(&mut s.lost, true);
         s.failures += 1;
-        (delay, s.generation)
+        (delay, s.generation, lost_now)
     };
+    if lost_now {
+        let subscribers = stream.borrow().subscribers.clone();
+        for subscriber in subscribers {
+            subscriber.tell(Note::Lost);
+        }
+    }
     let stream = Rc::clone(stream);
     set_timeout(
         move || {
@@ -508,8 +594,12 @@ fn relist(stream: &Shared) {
         if !current(&stream, generation) {
             return;
         }
+        if matches!(outcome, Err(End::Dropped)) {
+            unanswered(&stream, generation);
+        }
         match outcome {
             Ok(rv) => {
+                restored(&stream);
                 {
                     let mut s = stream.borrow_mut();
                     s.resource_version = Some(rv);

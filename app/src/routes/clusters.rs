@@ -39,7 +39,7 @@ pub fn ClustersPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match clusters.await {
                     Ok(rows) => view! { <ClusterTable rows /> }.into_any(),
-                    Err(error) => view! { <ErrorView error /> }.into_any(),
+                    Err(error) => view! { <ErrorView error retry=Callback::new(move |()| clusters.refetch()) /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -181,6 +181,15 @@ fn Resolved(session: Session, target: Target) -> impl IntoView {
     let cluster_id = session.cluster_of(target.project.as_deref());
     let crd = target.crd.clone();
     let kind = Resource::new(move || (cluster_id.clone(), crd.clone()), |(c, k)| resource_kind(c, k));
+    // Asks again for whichever failed (both, when the cluster was down for both).
+    let retry = Callback::new(move |()| {
+        if matches!(registry.initial.get_untracked(), Some(Err(_))) {
+            registry.initial.refetch();
+        }
+        if matches!(kind.get_untracked(), Some(Err(_))) {
+            kind.refetch();
+        }
+    });
     view! {
         <Transition fallback=|| view! { <Loading label="Loading the plugin…" /> }>
             {move || {
@@ -190,7 +199,7 @@ fn Resolved(session: Session, target: Target) -> impl IntoView {
                 let kind = kind.get()?;
                 Some(match (initial, kind) {
                     (Ok(initial), Ok(kind)) => view! { <WithEntry session target initial kind /> }.into_any(),
-                    (Err(error), _) | (_, Err(error)) => error_view(error, &target),
+                    (Err(error), _) | (_, Err(error)) => error_view(error, &target, retry),
                 })
             }}
         </Transition>
@@ -198,12 +207,12 @@ fn Resolved(session: Session, target: Target) -> impl IntoView {
     .into_any()
 }
 
-fn error_view(error: AppError, target: &Target) -> AnyView {
+fn error_view(error: AppError, target: &Target, retry: Callback<()>) -> AnyView {
     match error {
         AppError::NotFound(_) => {
             view! { <NotFoundContent what=format!("The resource {}", target.crd) /> }.into_any()
         }
-        error => view! { <ErrorView error /> }.into_any(),
+        error => view! { <ErrorView error retry /> }.into_any(),
     }
 }
 
@@ -439,7 +448,7 @@ fn CustomPage(
     let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, p));
     when_loaded(
         "Loading namespaces…",
-        move || list.get(),
+        list,
         move |names| {
             let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
             view! { <PluginFrame spec /> }.into_any()

@@ -39,7 +39,7 @@ pub fn PluginsPage() -> impl IntoView {
         })}
         {when_loaded(
             "Loading plugins…",
-            move || registry.initial.get(),
+            registry.initial,
             |initial| view! { <PluginTable initial /> }.into_any(),
         )}
     }

@@ -190,14 +190,20 @@ impl Keys {
         };
         match first {
             Err(TokenError::UnknownKey) if self.inner.jwks_url.is_some() => {
-                if let Err(e) = self.fetch(Fetch::Unknown).await {
+                let fetched = self.fetch(Fetch::Unknown).await;
+                if let Err(e) = &fetched {
                     tracing::warn!(error = %e, "JWKS refresh failed");
                 }
                 let refreshed =
                     self.inner.verifier.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-                match refreshed {
+                let again = match refreshed {
                     Some(v) => check(&v),
                     None => Err(TokenError::UnknownKey),
+                };
+                match again {
+                    // The key may well exist: authn could not be asked. Not the token's fault.
+                    Err(TokenError::UnknownKey) if fetched.is_err() => Err(TokenError::KeysUnavailable),
+                    other => other,
                 }
             }
             other => other,

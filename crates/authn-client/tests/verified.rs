@@ -47,3 +47,44 @@ async fn a_remembered_token_is_refused_once_its_key_left_the_jwks() {
     keys.verify_user(&new, now).await.expect("the new key is fetched");
     assert_eq!(keys.verify_user(&old, now).await, Err(TokenError::UnknownKey));
 }
+
+/// authn's JWKS, answered only while `up` (else a 503, as a stopped authn behind a balancer).
+async fn jwks_while_up(
+    State((signer, up)): State<(Arc<RwLock<Signer>>, Arc<std::sync::atomic::AtomicBool>)>,
+) -> Result<Json<serde_json::Value>, http::StatusCode> {
+    if up.load(std::sync::atomic::Ordering::SeqCst) {
+        Ok(Json(signer.read().unwrap().jwks()))
+    } else {
+        Err(http::StatusCode::SERVICE_UNAVAILABLE)
+    }
+}
+
+#[tokio::test]
+async fn a_key_that_cannot_be_looked_up_while_authn_is_down_is_a_passing_failure() {
+    let signer = Arc::new(RwLock::new(Signer::generate()));
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/.well-known/jwks.json", listener.local_addr().unwrap());
+    let app = Router::new()
+        .route("/.well-known/jwks.json", get(jwks_while_up))
+        .with_state((Arc::clone(&signer), Arc::clone(&up)));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let keys = Keys::from_url(&url);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let old = signer.read().unwrap().sign_user("alice", "a@x", "Alice", now, 600);
+    keys.verify_user(&old, now).await.expect("first use fetches");
+    // authn rotates, then goes down before this verifier has seen the new key.
+    signer.write().unwrap().rotate();
+    up.store(false, std::sync::atomic::Ordering::SeqCst);
+    let new = signer.read().unwrap().sign_user("alice", "a@x", "Alice", now, 600);
+    let refused = keys.verify_user(&new, now).await.unwrap_err();
+    assert_eq!(refused, TokenError::KeysUnavailable, "not UnknownKey: the key may well exist");
+    assert!(refused.is_passing());
+    keys.verify_user(&old, now).await.expect("tokens of keys at hand still verify");
+    // A token that is not authn's at all is still refused as such once authn answers.
+    up.store(true, std::sync::atomic::Ordering::SeqCst);
+    keys.verify_user(&new, now).await.expect("once authn answers, the new key is learned");
+    let stranger = Signer::generate().sign_user("alice", "a@x", "Alice", now, 600);
+    assert_eq!(keys.verify_user(&stranger, now).await, Err(TokenError::UnknownKey));
+}

@@ -1,4 +1,5 @@
-//! Mock mode's development fault switches: `GET`/`PUT /dev/faults/mint-plugin-token`.
+//! Mock mode's development fault switches: `GET`/`PUT /dev/faults/mint-plugin-token`, and
+//! `POST /dev/faults/rotate-signing-key` (a key rotation in the middle of everyone's session).
 //!
 //! Not a Connect procedure: a plain JSON resource, so a test or a developer can flip it with curl.
 //! Outside mock mode the routes do not exist (see [`crate::router`]).
@@ -54,4 +55,27 @@ pub(crate) async fn put_mint_plugin_token(State(state): State<Arc<AuthnState>>, 
         tracing::info!(switch = MINT_PLUGIN_TOKEN_PATH, fail, "development fault switch flipped");
     }
     StatusCode::NO_CONTENT.into_response()
+}
+
+/// The path of the key rotation.
+pub(crate) const ROTATE_SIGNING_KEY_PATH: &str = "/dev/faults/rotate-signing-key";
+
+/// What a rotation answers: the key that signs from now on, and every key published.
+#[derive(Debug, Serialize)]
+pub(crate) struct Rotated {
+    kid: String,
+    published: Vec<String>,
+}
+
+/// `POST /dev/faults/rotate-signing-key` → 200 `{"kid": "<new>", "published": ["<new>", "<previous>"]}`.
+/// authn signs with a new key from now on and keeps publishing the previous one, so tokens it
+/// signed verify until they expire (the key before that is dropped, as in every rotation).
+/// Verifiers meet the new `kid` on the next token and fetch the JWKS then: no one is signed out.
+/// In memory only: a restart goes back to the keys authn was started with.
+pub(crate) async fn rotate_signing_key(State(state): State<Arc<AuthnState>>) -> Json<Rotated> {
+    let mut signer = state.signer.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    signer.rotate();
+    let rotated = Rotated { kid: signer.current_kid().to_owned(), published: signer.published_kids() };
+    tracing::info!(switch = ROTATE_SIGNING_KEY_PATH, kid = %rotated.kid, "development switch: signing key rotated");
+    Json(rotated)
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 
 use crate::state::AuthnState;
 use crate::{dev_guard, faults, mint, oidc_sign_in, public, revocation_stream, sign_in, sign_out, user_info};
@@ -29,6 +29,7 @@ pub fn router_with_dev_routes(state: Arc<AuthnState>, more: Router<Arc<AuthnStat
                 faults::MINT_PLUGIN_TOKEN_PATH,
                 get(faults::get_mint_plugin_token).put(faults::put_mint_plugin_token),
             )
+            .route(faults::ROTATE_SIGNING_KEY_PATH, post(faults::rotate_signing_key))
             .route_layer(from_fn_with_state(Arc::clone(&state), dev_guard::local_tools_only));
         router = router.merge(dev);
     }

@@ -132,3 +132,52 @@ async fn logs_one_info_line_per_flip_and_none_for_a_repeat() {
     assert!(flips.iter().all(|l| l.starts_with("INFO") && l.contains(SWITCH)), "{flips:?}");
     assert!(flips[0].contains("fail=true") && flips[1].contains("fail=false"), "{flips:?}");
 }
+
+const ROTATE: &str = "/dev/faults/rotate-signing-key";
+
+impl Harness {
+    async fn rotate(&self) -> Reply {
+        self.send(Request::post(ROTATE).body(Body::empty()).unwrap()).await
+    }
+
+    async fn jwks_kids(&self) -> Vec<String> {
+        let reply = self.send(Request::get("/.well-known/jwks.json").body(Body::empty()).unwrap()).await;
+        reply.body["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap().to_owned()).collect()
+    }
+}
+
+#[tokio::test]
+async fn a_rotation_signs_with_a_new_key_and_keeps_the_previous_one_published() {
+    let h = Harness::new();
+    let before = h.jwks_kids().await;
+    let old_session = h.user_token("alice");
+    let reply = h.rotate().await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let kid = reply.body["kid"].as_str().unwrap().to_owned();
+    assert!(!before.contains(&kid), "a new key: {kid} in {before:?}");
+    let published = h.jwks_kids().await;
+    assert_eq!(reply.body["published"], json!(published));
+    assert_eq!(published, vec![kid.clone(), before[0].clone()], "the new key first, the previous one kept");
+    // A session signed before the rotation still mints; what it mints carries the new key.
+    let minted = h.mint(Some(&old_session), CLUSTER, INSTALLATION).await;
+    assert_eq!(minted.status, StatusCode::OK, "{}", minted.text);
+    let token = minted.body["accessToken"].as_str().unwrap();
+    assert_eq!(fundament_tokens::peek_kid(token).as_deref(), Some(kid.as_str()));
+    h.verifier().verify_plugin(token, Harness::now()).unwrap();
+    h.verifier().verify_user(&old_session, Harness::now()).unwrap();
+    // A second rotation drops the first key, as every rotation drops the one before last.
+    let again = h.rotate().await;
+    assert_eq!(h.jwks_kids().await, vec![again.body["kid"].as_str().unwrap().to_owned(), kid]);
+}
+
+#[tokio::test]
+async fn the_rotation_is_for_local_tools_in_mock_mode_only() {
+    let h = Harness::with(AuthnConfig { mock: false, ..mock_config() }, Fga::Seeded, Lookup::Seeded);
+    let reply = h.rotate().await;
+    assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
+    let h = Harness::new();
+    let from_a_page =
+        Request::post(ROTATE).header("origin", "http://localhost:3000").body(Body::empty()).unwrap();
+    assert_eq!(h.send(from_a_page).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(h.jwks_kids().await.len(), 1, "nothing rotated");
+}

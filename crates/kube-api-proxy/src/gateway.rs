@@ -276,7 +276,14 @@ async fn forward(
 }
 
 fn invalid(kind: &str, e: &CredentialError) -> Status {
-    Status::unauthorized_because(format!("invalid {kind} token: {e}"))
+    match e {
+        // authn's keys could not be fetched to check the token: a 401 would send the user to
+        // sign in again for nothing.
+        CredentialError::Token(t) if t.is_passing() => Status::service_unavailable(format!(
+            "the {kind} token cannot be checked right now: authn, which publishes the keys, cannot be reached; try again"
+        )),
+        _ => Status::unauthorized_because(format!("invalid {kind} token: {e}")),
+    }
 }
 
 async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Status> {

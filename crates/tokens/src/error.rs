@@ -25,6 +25,18 @@ pub enum TokenError {
     WrongAudience,
     #[error("token subject is not a valid user id")]
     BadSubject,
+    /// Not a verdict on the token: it names a key the verifier does not hold, and the issuer's
+    /// keys could not be fetched to look it up (authn down or slow). Trying again may work.
+    #[error("token is signed with a key that cannot be looked up now: authn's keys cannot be fetched")]
+    KeysUnavailable,
+}
+
+impl TokenError {
+    /// Whether the token may verify later without change ([`TokenError::KeysUnavailable`]):
+    /// the caller answers "unavailable, try again", never "not signed in".
+    pub fn is_passing(&self) -> bool {
+        *self == TokenError::KeysUnavailable
+    }
 }
 
 /// Why signing keys or a JWKS could not be loaded or stored.

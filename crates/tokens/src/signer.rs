@@ -71,6 +71,11 @@ impl Signer {
         self.current.kid()
     }
 
+    /// Every published `kid`, current first.
+    pub fn published_kids(&self) -> Vec<String> {
+        self.keys().map(|k| k.kid().to_owned()).collect()
+    }
+
     /// A UserToken for `user_id`, valid from `now` for `ttl_secs`.
     pub fn sign_user(&self, user_id: &str, email: &str, name: &str, now: i64, ttl_secs: i64) -> String {
         self.sign_user_in_groups(user_id, email, name, &[], now, ttl_secs)

@@ -140,13 +140,19 @@ pub struct Registry {
     /// installations starts.
     #[serde(default)]
     pub resource_version: String,
+    /// Some definition could not be fetched from organization-api just now (a kept copy was
+    /// used, or the plugin is unavailable): the browser asks again until it can.
+    #[serde(default)]
+    pub organization_api_unreachable: bool,
 }
 
 /// Two registries are equal when they show the same plugins: the version moves with every
 /// write to the cluster, and a newer answer with the same plugins must change nothing on the page.
 impl PartialEq for Registry {
     fn eq(&self, other: &Self) -> bool {
-        self.cluster_id == other.cluster_id && self.plugins == other.plugins
+        self.cluster_id == other.cluster_id
+            && self.plugins == other.plugins
+            && self.organization_api_unreachable == other.organization_api_unreachable
     }
 }
 
@@ -182,11 +188,22 @@ pub enum DefinitionAnswer {
     /// `{hash, definition}` of `GetPluginDefinition` (boxed: a definition is large
     /// next to the other answers).
     Found { hash: String, definition: Box<PluginDefinition> },
+    /// organization-api could not be asked; this is the copy the console fetched earlier
+    /// with the hash the installation pins (definitions are content-addressed by it).
+    Kept { hash: String, definition: Box<PluginDefinition> },
     /// No such definition (the reason is for users).
     Missing(String),
     /// organization-api could not be asked (details are in the server log).
     Unreachable,
 }
+
+/// What an installation whose definition could not be fetched says.
+pub const DEFINITION_UNREACHABLE: &str =
+    "Its definition cannot be loaded right now: organization-api cannot be reached. The console tries again by itself.";
+
+/// What the sidebar says while organization-api cannot be reached.
+pub const ORGANIZATION_API_UNREACHABLE: &str =
+    "organization-api cannot be reached: plugins are shown as last loaded.";
 
 /// One registry entry: the installation, and its definition when it runs.
 /// `answer` is `None` for installations that are not running.
@@ -213,15 +230,15 @@ pub fn entry(installation: &PluginInstallation, answer: Option<&DefinitionAnswer
         return entry;
     }
     let (hash, definition) = match answer {
-        Some(DefinitionAnswer::Found { hash, definition }) => (hash, definition),
+        Some(DefinitionAnswer::Found { hash, definition } | DefinitionAnswer::Kept { hash, definition }) => {
+            (hash, definition)
+        }
         Some(DefinitionAnswer::Missing(reason)) => {
             entry.state = PluginState::Unavailable(reason.clone());
             return entry;
         }
         Some(DefinitionAnswer::Unreachable) | None => {
-            entry.state = PluginState::Unavailable(
-                "Its definition could not be loaded from organization-api. Try again in a moment.".to_owned(),
-            );
+            entry.state = PluginState::Unavailable(DEFINITION_UNREACHABLE.to_owned());
             return entry;
         }
     };
@@ -318,7 +335,15 @@ pub fn registry(
             .cmp(&b.display_name.to_lowercase())
             .then(a.installation_name.cmp(&b.installation_name))
     });
-    Registry { cluster_id: cluster_id.to_owned(), plugins, resource_version: String::new() }
+    let organization_api_unreachable = answers
+        .values()
+        .any(|a| matches!(a, DefinitionAnswer::Kept { .. } | DefinitionAnswer::Unreachable));
+    Registry {
+        cluster_id: cluster_id.to_owned(),
+        plugins,
+        resource_version: String::new(),
+        organization_api_unreachable,
+    }
 }
 
 #[cfg(test)]
