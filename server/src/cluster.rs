@@ -31,7 +31,8 @@ pub async fn start(settings: &Settings) -> Result<Running, StartError> {
 pub async fn run(settings: Settings) -> Result<(), StartError> {
     let running = start(&settings).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    match crate::plugins::start_runtimes(&running.definitions.0, fundament_seed::ORGANIZATION, stopped).await
+    match crate::plugins::start_runtimes(&running.definitions.0, fundament_seed::ORGANIZATION, stopped, None)
+        .await
     {
         Ok(runtimes) => crate::plugins::register_in(&running, &runtimes),
         // The API still serves; plugin pages answer 502 until a restart.

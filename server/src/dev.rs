@@ -151,7 +151,7 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
         |p| p.display().to_string(),
     );
     let text = format!(
-        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (docs/dev-switches.md)\n\n",
+        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (docs/dev-switches.md)\nHang a plugin's runtime (mock mode): curl -X PUT -d '{{\"fault\": \"hang\"}}' {authn}/dev/faults/plugin-runtimes/acme-corp--cert-manager\n\n",
         text.trim_end_matches('\n').to_owned() + "\n"
     );
     // The banner is the command's output, not a log line: it goes to stderr so
@@ -201,9 +201,14 @@ impl Target {
                 let mut config = crate::cluster::config(settings);
                 config.faults = faults.map(|f| f.switch(fundament_dev_faults::Service::Cluster));
                 let cluster = fundament_cluster::start(config).await?;
-                let runtimes = crate::plugins::start_runtimes(&cluster.definitions.0, organization, stopped)
-                    .await
-                    .map_err(DevError::Runtimes)?;
+                let runtimes = crate::plugins::start_runtimes(
+                    &cluster.definitions.0,
+                    organization,
+                    stopped,
+                    faults.map(fundament_dev_faults::Switchboard::runtimes),
+                )
+                .await
+                .map_err(DevError::Runtimes)?;
                 crate::plugins::register_in(&cluster, &runtimes);
                 let access = ClusterAccess::Embedded(UpstreamConfig {
                     url: cluster.url.clone(),
@@ -216,7 +221,8 @@ impl Target {
                 let access = ClusterAccess::of(settings).map_err(crate::stack::StackError::from)?;
                 let definitions = plugin_definitions(settings)?;
                 crate::sandbox::install(settings, &definitions).await.map_err(Box::new)?;
-                let runtimes = crate::plugins::start_runtimes(&definitions, organization, stopped)
+                // No switches outside mock mode.
+                let runtimes = crate::plugins::start_runtimes(&definitions, organization, stopped, None)
                     .await
                     .map_err(DevError::Runtimes)?;
                 Ok(Self { access, embedded: None, local_runtimes: runtimes })

@@ -71,10 +71,14 @@ pub async fn run(settings: Settings) -> Result<(), GardenError> {
         let organization = directory
             .cluster(&shoot.cluster_id.to_string())
             .map_or_else(String::new, |c| c.organization.clone());
-        let runtimes =
-            crate::plugins::start_runtimes(&shoot.running.definitions.0, &organization, stopped.clone())
-                .await
-                .map_err(GardenError::Runtimes)?;
+        let runtimes = crate::plugins::start_runtimes(
+            &shoot.running.definitions.0,
+            &organization,
+            stopped.clone(),
+            None,
+        )
+        .await
+        .map_err(GardenError::Runtimes)?;
         crate::plugins::register_in(&shoot.running, &runtimes);
     }
     let path = crate::state_dir(&settings).join("garden").join("kubeconfig");

@@ -9,11 +9,13 @@ use fundament_cluster::controller::{PluginDefinition, installation_name};
 use fundament_plugin_runtime::{Assets, PluginInfo, Runtime};
 
 /// Starts a runtime for each of `definitions` installed in `organization`: the installation
-/// names and where their runtimes listen.
+/// names and where their runtimes listen. With `faults` (mock mode) each runtime gets a
+/// development fault switch of its own, by installation name (docs/dev-switches.md).
 pub async fn start_runtimes(
     definitions: &[PluginDefinition],
     organization: &str,
     shutdown: tokio::sync::watch::Receiver<bool>,
+    faults: Option<&fundament_dev_faults::runtime::RuntimeSwitches>,
 ) -> std::io::Result<Vec<(String, SocketAddr)>> {
     let mut started = Vec::new();
     for def in definitions {
@@ -33,11 +35,19 @@ pub async fn start_runtimes(
         let addr = listener.local_addr()?;
         tracing::info!(plugin = %def.name, %addr, "plugin runtime running");
         let mut stop = shutdown.clone();
+        let switch = faults.map(|f| f.add(&installation));
         tokio::spawn(async move {
             let done = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
-            if let Err(error) = fundament_plugin_runtime::serve(runtime, listener, done).await {
+            let served = match switch {
+                Some(switch) => {
+                    let (router, listener) = switch.wrap(runtime.router(), listener);
+                    fundament_plugin_runtime::serve_wrapped(router, listener, done).await
+                }
+                None => fundament_plugin_runtime::serve(runtime, listener, done).await,
+            };
+            if let Err(error) = served {
                 tracing::error!(%error, "plugin runtime stopped");
             }
         });

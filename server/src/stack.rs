@@ -174,8 +174,9 @@ pub async fn plugin_proxy(
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
         used_tickets: fundament_plugin_proxy::tickets::UsedTickets::new(store),
+        runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,
     };
-    // Page answers are bounded (30 s to the head, 30 s idle): in-flight ones finish in the drain.
+    // Page answers are bounded (10 s to the head, 30 s idle): in-flight ones finish in the drain.
     Ok(Bound {
         name: "plugin-proxy",
         listener,

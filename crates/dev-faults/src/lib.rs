@@ -9,6 +9,9 @@
 //! The embedded cluster also cuts its connections while it is down ([`Switch::until_unreachable`]),
 //! so its clients see what a stopped process looks like. [`Switchboard::routes`] serves the
 //! switches; `fundament dev` mounts them on authn's port behind its local-tools-only guard.
+//!
+//! Each plugin runtime has a switch of its own, by installation name ([`runtime`]): it hangs,
+//! answers garbage or goes down.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +23,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use http::StatusCode;
 use serde::{Deserialize, Serialize};
+
+pub mod runtime;
 
 /// The prefix of every switch; requests under it are never faulted, so the switch that took a
 /// service down can bring it back.
@@ -328,11 +333,14 @@ async fn apply(State((switch, render)): State<(Switch, Render)>, request: Reques
 #[derive(Debug, Clone)]
 pub struct Switchboard {
     switches: [Switch; 3],
+
+    /// The plugin runtimes' switches (mock mode runs each runtime in process).
+    runtimes: runtime::RuntimeSwitches,
 }
 
 impl Default for Switchboard {
     fn default() -> Self {
-        Self { switches: Service::ALL.map(Switch::new) }
+        Self { switches: Service::ALL.map(Switch::new), runtimes: runtime::RuntimeSwitches::default() }
     }
 }
 
@@ -347,7 +355,13 @@ impl Switchboard {
         self.switches[index].clone()
     }
 
-    /// `GET /dev/faults/services` (every switch) and `GET`/`PUT /dev/faults/<service>`.
+    /// The plugin runtimes' switches; [`Switchboard::routes`] serves them too.
+    pub fn runtimes(&self) -> &runtime::RuntimeSwitches {
+        &self.runtimes
+    }
+
+    /// `GET /dev/faults/services` (every switch) and `GET`/`PUT /dev/faults/<service>`; the
+    /// plugin runtimes' under [`runtime::PATH`].
     pub fn routes<S: Clone + Send + Sync + 'static>(&self) -> Router<S> {
         let mut router = Router::new().route(
             &format!("{PREFIX}/services"),
@@ -368,7 +382,7 @@ impl Switchboard {
         for switch in &self.switches {
             router = router.route(&switch.service.path(), get(read).put(write).with_state(switch.clone()));
         }
-        router
+        router.merge(self.runtimes.routes())
     }
 }
 

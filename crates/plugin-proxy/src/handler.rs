@@ -7,6 +7,7 @@ use axum::extract::{Path, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
+use fundament_kube_api_proxy::upstream::UpstreamError;
 use fundament_kube_core::Query;
 use fundament_plugin_origin::PluginHost;
 use fundament_plugin_types::PluginInstallation;
@@ -175,6 +176,120 @@ async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath)
     Ok(installation.is_development())
 }
 
+/// Why a file could not be had from its runtime. The frame is told the installation and this
+/// kind, nothing more: the detail (the cluster's or the connection's words) is logged once,
+/// where it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum RuntimeFailure {
+    /// No connection, or the service proxy could not reach the runtime (no endpoints, refused).
+    #[error("cannot be reached")]
+    Unreachable,
+    /// No answer head within our wait ([`PluginProxy::runtime_timeout`]).
+    #[error("did not answer within {}", Wait(.0))]
+    Timeout(std::time::Duration),
+    /// A gateway on the way gave up waiting (the service proxy's own `504`).
+    #[error("did not answer in time")]
+    TimedOutOnTheWay,
+    /// An error status other than 404.
+    #[error("answered an error (HTTP {0})")]
+    Error(u16),
+    /// 200, declared as something other than what the file's name says it is.
+    #[error("answered something that is not {0}")]
+    NotWhatWasAsked(&'static str),
+    /// An answer too large to pass on.
+    #[error("answered more than plugin-proxy passes on")]
+    TooLarge,
+}
+
+/// A wait as people read it: `10 s`, or `1500 ms` when it is not whole seconds.
+struct Wait<'a>(&'a std::time::Duration);
+
+impl std::fmt::Display for Wait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.subsec_millis() == 0 {
+            write!(f, "{} s", self.0.as_secs())
+        } else {
+            write!(f, "{} ms", self.0.as_millis())
+        }
+    }
+}
+
+impl RuntimeFailure {
+    fn status(self) -> StatusCode {
+        match self {
+            RuntimeFailure::Unreachable => StatusCode::SERVICE_UNAVAILABLE,
+            RuntimeFailure::Timeout(_) | RuntimeFailure::TimedOutOnTheWay => StatusCode::GATEWAY_TIMEOUT,
+            RuntimeFailure::Error(_) | RuntimeFailure::NotWhatWasAsked(_) | RuntimeFailure::TooLarge => {
+                StatusCode::BAD_GATEWAY
+            }
+        }
+    }
+
+    /// What the frame shows. It stands where the page would have: the plugin CSP (only the
+    /// console may frame it) and `nosniff` as on every page, but never cached, so the page
+    /// loads once the runtime is back.
+    fn answer(self, proxy: &PluginProxy, installation: &str) -> Response {
+        let text = format!("the runtime of plugin installation {installation} {self}\n");
+        let mut response = plain_text(self.status(), text);
+        let h = response.headers_mut();
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if let Ok(v) = HeaderValue::from_str(&proxy.origins.csp()) {
+            h.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+        h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        response
+    }
+}
+
+fn plain_text(status: StatusCode, text: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+}
+
+/// What a file must be declared as, by its name: a page, a script or a stylesheet that comes
+/// as anything else (a runtime answering garbage, an error page with a 200) is refused rather
+/// than passed on under the name's type, where it would be cached for a year as that version's
+/// file. `None`: any type the runtime declares is passed on.
+fn declared_as(file: &str) -> Option<(&'static str, &'static [&'static str])> {
+    let lower = file.to_ascii_lowercase();
+    match lower.rsplit('.').next().unwrap_or_default() {
+        "html" | "htm" => Some(("a page", &["text/html"])),
+        "js" | "mjs" => {
+            Some(("a script", &["text/javascript", "application/javascript", "application/x-javascript"]))
+        }
+        "css" => Some(("a stylesheet", &["text/css"])),
+        _ => None,
+    }
+}
+
+/// The content type a file is served with: the runtime's if it declared one (a page, script or
+/// stylesheet only as what its name says), else the one its name implies.
+fn served_type(file: &str, declared: Option<&str>) -> Result<String, RuntimeFailure> {
+    let declared = declared.map(str::trim).filter(|v| !v.is_empty());
+    let Some(declared) = declared else { return Ok(content_type(file)) };
+    let essence = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    match declared_as(file) {
+        Some((what, types)) if !types.contains(&essence.as_str()) => {
+            Err(RuntimeFailure::NotWhatWasAsked(what))
+        }
+        Some(_) => Ok(declared.to_string()),
+        // A runtime that only knows bytes says nothing about what the file is.
+        None if essence == "application/octet-stream" => Ok(content_type(file)),
+        None => Ok(declared.to_string()),
+    }
+}
+
+/// What an upstream error means for the frame (logged here, once).
+fn upstream_failure(installation: &str, error: &UpstreamError) -> RuntimeFailure {
+    let failure = match error {
+        UpstreamError::Timeout { .. } => RuntimeFailure::TimedOutOnTheWay,
+        UpstreamError::Body(_) | UpstreamError::TooLarge { .. } => RuntimeFailure::TooLarge,
+        _ => RuntimeFailure::Unreachable,
+    };
+    tracing::warn!(installation, %error, %failure, "plugin-proxy: a plugin page could not be fetched from its runtime");
+    failure
+}
+
 async fn serve(
     proxy: &PluginProxy,
     session: &FrameSession,
@@ -186,25 +301,34 @@ async fn serve(
     let file: Vec<String> = path.file.iter().map(|s| asset_path::encode(s)).collect();
     let (up, upstream) =
         proxy.runtimes.route(up, name, &format!("console/{}", file.join("/"))).ok_or_else(not_found)?;
-    let (status, upstream_headers, body) = up.get_stream(&upstream, MAX_ASSET).await.map_err(|e| {
-        tracing::warn!(installation = %name, error = %e, "plugin-proxy: plugin unreachable");
-        plain(StatusCode::BAD_GATEWAY, "plugin unavailable")
+    let failed = |failure: RuntimeFailure| failure.answer(proxy, name);
+    let wait = proxy.runtime_timeout;
+    let fetched = tokio::time::timeout(wait, up.get_stream(&upstream, MAX_ASSET)).await.map_err(|_| {
+        tracing::warn!(installation = %name, wait_ms = wait.as_millis(), "plugin-proxy: the plugin's runtime did not answer in time");
+        failed(RuntimeFailure::Timeout(wait))
     })?;
-    match status {
-        StatusCode::OK => {}
+    let (status, upstream_headers, body) = fetched.map_err(|e| failed(upstream_failure(name, &e)))?;
+    let failure = match status {
+        StatusCode::OK => None,
         StatusCode::NOT_FOUND => return Err(not_found()),
-        other => {
-            tracing::warn!(installation = %name, status = other.as_u16(), "plugin-proxy: plugin answered an error");
-            return Err(plain(StatusCode::BAD_GATEWAY, "plugin unavailable"));
-        }
+        // The service proxy's words for a runtime it cannot reach (no endpoints, refused,
+        // cut), or that kept it waiting.
+        StatusCode::BAD_GATEWAY | StatusCode::SERVICE_UNAVAILABLE => Some(RuntimeFailure::Unreachable),
+        StatusCode::GATEWAY_TIMEOUT => Some(RuntimeFailure::TimedOutOnTheWay),
+        other => Some(RuntimeFailure::Error(other.as_u16())),
+    };
+    if let Some(failure) = failure {
+        tracing::warn!(installation = %name, status = status.as_u16(), %failure, "plugin-proxy: no page from the plugin's runtime");
+        return Err(failed(failure));
     }
     let last = path.file.last().map(String::as_str).unwrap_or_default();
-    let content_type = upstream_headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && !v.starts_with("application/octet-stream"))
-        .map(str::to_string)
-        .unwrap_or_else(|| content_type(last));
+    // A type that is not even text says as little as "bytes".
+    let declared =
+        upstream_headers.get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("application/octet-stream"));
+    let content_type = served_type(last, declared).map_err(|failure| {
+        tracing::warn!(installation = %name, file = last, declared, %failure, "plugin-proxy: the plugin's runtime answered something else");
+        failed(failure)
+    })?;
     Ok((content_type, body, development))
 }
 
@@ -251,5 +375,59 @@ pub async fn sdk(State(proxy): State<Arc<PluginProxy>>, Path(file): Path<String>
         )
             .into_response(),
         Err(_) => not_found(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_scripts_and_stylesheets_pass_only_as_what_their_names_say() {
+        let ok = |file: &str, declared: Option<&str>| served_type(file, declared);
+        assert_eq!(ok("a.html", Some("text/html; charset=utf-8")).as_deref(), Ok("text/html; charset=utf-8"));
+        assert_eq!(ok("A.HTM", Some("Text/HTML")).as_deref(), Ok("Text/HTML"));
+        assert_eq!(ok("a.mjs", Some("application/javascript")).as_deref(), Ok("application/javascript"));
+        assert_eq!(ok("a.css", Some("text/css")).as_deref(), Ok("text/css"));
+        // Nothing declared: the name's type, as before.
+        assert_eq!(ok("a.html", None).as_deref(), Ok("text/html; charset=utf-8"));
+        assert_eq!(ok("a.js", Some(" ")).as_deref(), Ok("text/javascript; charset=utf-8"));
+        for (file, declared, what) in [
+            ("a.html", "application/octet-stream", "a page"),
+            ("a.html", "text/plain", "a page"),
+            ("a.html", "application/xhtml+xml", "a page"),
+            ("a.js", "application/octet-stream", "a script"),
+            ("a.js", "text/html", "a script"),
+            ("a.css", "text/plain", "a stylesheet"),
+        ] {
+            assert_eq!(
+                ok(file, Some(declared)),
+                Err(RuntimeFailure::NotWhatWasAsked(what)),
+                "{file} as {declared}"
+            );
+        }
+        // Other files: what the runtime declares, its name's type for bare bytes.
+        assert_eq!(ok("logo.png", Some("application/octet-stream")).as_deref(), Ok("image/png"));
+        assert_eq!(ok("data.json", Some("application/json")).as_deref(), Ok("application/json"));
+        assert_eq!(ok("font.woff2", Some("font/woff2")).as_deref(), Ok("font/woff2"));
+    }
+
+    #[test]
+    fn failures_say_the_kind_and_the_wait() {
+        use std::time::Duration;
+        assert_eq!(
+            RuntimeFailure::Timeout(Duration::from_secs(10)).to_string(),
+            "did not answer within 10 s"
+        );
+        assert_eq!(
+            RuntimeFailure::Timeout(Duration::from_millis(1500)).to_string(),
+            "did not answer within 1500 ms"
+        );
+        assert_eq!(RuntimeFailure::Timeout(Duration::ZERO).status(), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(RuntimeFailure::TimedOutOnTheWay.status(), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(RuntimeFailure::Unreachable.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(RuntimeFailure::Error(500).status(), StatusCode::BAD_GATEWAY);
+        assert_eq!(RuntimeFailure::NotWhatWasAsked("a page").status(), StatusCode::BAD_GATEWAY);
+        assert_eq!(RuntimeFailure::TooLarge.status(), StatusCode::BAD_GATEWAY);
     }
 }

@@ -17,6 +17,12 @@
 //! streamed with a size cap, with the strict plugin CSP and immutable caching. The console's
 //! session cookie is never read here (it is never sent to these origins either).
 //!
+//! A runtime that fails never holds a frame: no answer head within
+//! [`PluginProxy::runtime_timeout`] ([`RUNTIME_ANSWER_TIMEOUT`] unless set) is `504`, a runtime
+//! that cannot be reached `503`, one that answers an error or a page, script or stylesheet
+//! declared as something else `502`; each in plain text naming the installation and the kind of
+//! failure, uncached, with the plugin CSP and `nosniff`.
+//!
 //! `GET /plugins/sdk/v1/<file>`: the plugin SDK, on every origin of the proxy.
 //! `/installations/<installation-id>/runtime/api/…`: a page's own runtime API, with its
 //! PluginToken, from its own origin.
@@ -31,6 +37,7 @@ pub mod tickets;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
@@ -116,7 +123,18 @@ pub struct PluginProxy {
     pub frame_key: FrameKey,
     /// Tickets already exchanged.
     pub used_tickets: tickets::UsedTickets,
+    /// How long a runtime may take to send the head of a page's answer before the frame gets
+    /// a `504`: [`RUNTIME_ANSWER_TIMEOUT`] in production (tests shorten it).
+    pub runtime_timeout: Duration,
 }
+
+/// How long a plugin's runtime may take to send the head of a page's answer (through the
+/// cluster's service proxy, or directly in sandbox mode). A runtime serves static files, so a
+/// healthy one answers in milliseconds; 10 s leaves room for a cold pod and a slow cluster and
+/// is well under the 30 s the cluster connection waits for any head (a real API server's service
+/// proxy has no limit of its own: proxying is long-running there), so the frame learns what
+/// happened (`504`, naming the installation) instead of waiting on a hung runtime.
+pub const RUNTIME_ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl PluginProxy {
     /// What the request's host names: the plugins host, an installation's origin, or nothing

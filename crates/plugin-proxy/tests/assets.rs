@@ -2,10 +2,12 @@
 //! service proxy reaches a plugin's pages on loopback.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::response::IntoResponse;
 use fundament_authn_client::RevokedSessions;
+use fundament_dev_faults::runtime::{RuntimeFault, RuntimeSwitch};
 use fundament_kube_api_proxy::testing::{self, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_proxy::{FrameKey, Origins, PluginProxy};
@@ -24,38 +26,67 @@ struct Stack {
     cluster: SeededCluster,
 }
 
+/// The cert-manager plugin's pages, as its runtime would serve them.
+fn pages() -> axum::Router {
+    axum::Router::new()
+        .route(
+            "/api/ping",
+            axum::routing::get(|headers: http::HeaderMap| async move {
+                if headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE) {
+                    "credentials leaked"
+                } else {
+                    "mock backend"
+                }
+            }),
+        )
+        .route("/livez", axum::routing::get(|| async { "ok" }))
+        .route(
+            "/console/{file}",
+            axum::routing::get(|axum::extract::Path(file): axum::extract::Path<String>| async move {
+                match file.as_str() {
+                    "certificates-list.html" => {
+                        ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], "<!doctype html><p>list</p>")
+                            .into_response()
+                    }
+                    "list.js" => ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], "void 0;")
+                        .into_response(),
+                    "broken.html" => (http::StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response(),
+                    _ => (http::StatusCode::NOT_FOUND, "no such file").into_response(),
+                }
+            }),
+        )
+}
+
+/// What serves the cert-manager installation's pages behind its Service.
+enum Runtime {
+    /// Nothing: the Service has no endpoints.
+    Missing,
+    Plain,
+    /// Behind a development fault switch, as `fundament dev` runs it.
+    Switched(RuntimeSwitch),
+}
+
 async fn start(register_backend: bool) -> Stack {
+    let runtime = if register_backend { Runtime::Plain } else { Runtime::Missing };
+    start_with(runtime, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT).await
+}
+
+async fn start_with(runtime: Runtime, runtime_timeout: Duration) -> Stack {
     let cluster = SeededCluster::start().await;
-    if register_backend {
-        // The cert-manager plugin's pages, as its runtime would serve them.
-        let pages = axum::Router::new()
-            .route(
-                "/api/ping",
-                axum::routing::get(|headers: http::HeaderMap| async move {
-                    if headers.contains_key(header::AUTHORIZATION) || headers.contains_key(header::COOKIE) {
-                        "credentials leaked"
-                    } else {
-                        "mock backend"
-                    }
-                }),
-            )
-            .route("/livez", axum::routing::get(|| async { "ok" }))
-            .route(
-                "/console/{file}",
-                axum::routing::get(|axum::extract::Path(file): axum::extract::Path<String>| async move {
-                    match file.as_str() {
-                        "certificates-list.html" => (
-                            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-                            "<!doctype html><p>list</p>",
-                        )
-                            .into_response(),
-                        _ => (http::StatusCode::NOT_FOUND, "no such file").into_response(),
-                    }
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, pages).await.unwrap() });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let registered = !matches!(runtime, Runtime::Missing);
+    match runtime {
+        Runtime::Missing => drop(listener),
+        Runtime::Plain => {
+            tokio::spawn(async move { axum::serve(listener, pages()).await.unwrap() });
+        }
+        Runtime::Switched(switch) => {
+            let (router, listener) = switch.wrap(pages(), listener);
+            tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        }
+    }
+    if registered {
         let ns = "plugin-acme-corp--cert-manager";
         cluster.running.backends.register(ns, ns, 8080, addr);
     }
@@ -79,6 +110,7 @@ async fn start(register_backend: bool) -> Stack {
         frame_key: FrameKey::generate(),
         used_tickets: Default::default(),
         runtimes: Default::default(),
+        runtime_timeout,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -295,11 +327,16 @@ async fn everything_else_is_a_refusal_that_reveals_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreachable_plugin_is_502_and_the_sdk_is_served_on_every_origin_of_ours() {
+async fn an_unreachable_plugin_is_503_naming_it_and_the_sdk_is_served_on_every_origin_of_ours() {
     let s = start(false).await;
     let alice = s.frame_cookie("alice").await;
-    let (code, _, body) = s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
-    assert_eq!((code, body.as_str()), (502, "plugin unavailable"));
+    // The Service has no endpoints: the service proxy's 503, as a stopped pod's.
+    let (code, h, body) = s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
+    assert_eq!(
+        (code, body.as_str()),
+        (503, "the runtime of plugin installation acme-corp--cert-manager cannot be reached\n")
+    );
+    assert_failure_headers(&h);
     for host in ["localhost", "acme-corp--cert-manager.localhost"] {
         let (code, h, body) = s.get_on(host, Method::GET, "/plugins/sdk/v1/plugin-sdk.js", &[]).await;
         assert_eq!((code, body.as_str()), (200, "window.fundament={};"), "{host}: the minified file");
@@ -363,4 +400,75 @@ async fn the_runtime_route_needs_the_installations_own_token_on_its_own_origin()
         call(own, format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
         403
     );
+}
+
+/// A failure stands where the page would have: the plugin CSP and nosniff, never cached.
+fn assert_failure_headers(h: &http::HeaderMap) {
+    assert_eq!(h[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        csp.contains("frame-ancestors http://localhost:3000") && csp.contains("default-src 'self'"),
+        "{csp}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_runtime_is_504_naming_the_installation_within_the_timeout_and_serves_again_when_back() {
+    let switch = RuntimeSwitch::new(CERTS);
+    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(1)).await;
+    let alice = s.frame_cookie("alice").await;
+    let path = page("v1.17.2", "certificates-list.html");
+    switch.set(RuntimeFault::Hang);
+    for method in [Method::GET, Method::HEAD] {
+        let started = Instant::now();
+        let (code, h, body) = s.get(method.clone(), &path, Some(&alice)).await;
+        let took = started.elapsed();
+        assert_eq!(code, 504, "{method}: {body}");
+        if method == Method::GET {
+            assert_eq!(
+                body,
+                "the runtime of plugin installation acme-corp--cert-manager did not answer within 1 s\n"
+            );
+        }
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(4),
+            "{method}: answered after {took:?}"
+        );
+        assert_failure_headers(&h);
+    }
+    switch.set(RuntimeFault::None);
+    let (code, h, body) = s.get(Method::GET, &path, Some(&alice)).await;
+    assert_eq!((code, body.as_str()), (200, "<!doctype html><p>list</p>"));
+    assert!(h[header::CACHE_CONTROL].to_str().unwrap().contains("immutable"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_answering_garbage_or_an_error_or_nothing_is_502_or_503_never_passed_on() {
+    let switch = RuntimeSwitch::new(CERTS);
+    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(5)).await;
+    let alice = s.frame_cookie("alice").await;
+    let name = "the runtime of plugin installation acme-corp--cert-manager";
+
+    switch.set(RuntimeFault::Garbage);
+    for (file, what) in [("certificates-list.html", "a page"), ("list.js", "a script")] {
+        let (code, h, body) = s.get(Method::GET, &page("v1.17.2", file), Some(&alice)).await;
+        assert_eq!((code, body), (502, format!("{name} answered something that is not {what}\n")), "{file}");
+        assert_failure_headers(&h);
+    }
+
+    switch.set(RuntimeFault::Down);
+    let (code, h, body) = s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
+    assert_eq!((code, body), (503, format!("{name} cannot be reached\n")));
+    assert_failure_headers(&h);
+
+    switch.set(RuntimeFault::None);
+    let (code, _, body) = s.get(Method::GET, &page("v1.17.2", "broken.html"), Some(&alice)).await;
+    assert_eq!((code, body), (502, format!("{name} answered an error (HTTP 500)\n")));
+    for file in ["certificates-list.html", "list.js"] {
+        let (code, h, _) = s.get(Method::GET, &page("v1.17.2", file), Some(&alice)).await;
+        assert_eq!(code, 200, "{file} once the runtime is back");
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    }
 }

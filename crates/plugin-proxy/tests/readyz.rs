@@ -27,6 +27,7 @@ async fn get(credentials: Credentials, clusters: Clusters, path: &str) -> (u16, 
         sdk_dir: None,
         frame_key: FrameKey::generate(),
         used_tickets: Default::default(),
+        runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,
         runtimes: Default::default(),
     };
     let req = Request::get(format!("http://localhost:8082{path}")).body(Body::empty()).unwrap();

@@ -30,4 +30,4 @@ mod server;
 
 pub use assets::Assets;
 pub use runtime::{Phase, PluginInfo, Runtime};
-pub use server::serve;
+pub use server::{serve, serve_wrapped};

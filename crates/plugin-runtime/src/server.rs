@@ -42,12 +42,30 @@ pub async fn serve(
     serve_router(runtime.router(), listener, shutdown, SHUTDOWN_GRACE).await
 }
 
-async fn serve_router(
+/// [`serve`] for a runtime's router the caller wrapped, on any listener: `fundament dev` puts
+/// a development fault switch around both (`fundament-dev-faults`).
+pub async fn serve_wrapped<L>(
     router: Router,
-    listener: TcpListener,
+    listener: L,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    serve_router(router, listener, shutdown, SHUTDOWN_GRACE).await
+}
+
+async fn serve_router<L>(
+    router: Router,
+    listener: L,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
     let (started, stopping) = oneshot::channel::<()>();
     let signal = async move {
         shutdown.await;
