@@ -25,6 +25,11 @@ struct Stack {
 }
 
 async fn start(register_backend: bool) -> Stack {
+    start_checked_by(register_backend, testing::fga()).await
+}
+
+/// [`start`], with `can_view` asked of `fga`.
+async fn start_checked_by(register_backend: bool, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
     let cluster = SeededCluster::start().await;
     if register_backend {
         // The cert-manager plugin's pages, as its runtime would serve them.
@@ -73,7 +78,8 @@ async fn start(register_backend: bool) -> Stack {
             plugins: PluginOrigins::from_base("http://localhost:8082").unwrap(),
         },
         credentials: testing::credentials(&signer, &revoked),
-        fga: testing::fga(),
+        fga,
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         sdk_dir: Some(sdk),
         frame_key: FrameKey::generate(),
@@ -363,4 +369,60 @@ async fn the_runtime_route_needs_the_installations_own_token_on_its_own_origin()
         call(own, format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
         403
     );
+}
+
+/// OpenFGA failing (the development switch in front of the seeded checker, with a short
+/// timeout): a page and a runtime API call answer in plain text naming the authorization
+/// service, `503` while it is down or failing and `504` when it does not answer in time, never
+/// the cause; `/readyz?verbose` shows it failing without gating; once it works again the same
+/// proxy serves and `/readyz?verbose` shows it ok.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_openfga_is_answered_naming_it_and_shown_by_readyz_without_gating() {
+    use fundament_dev_faults::{Fault, FaultyCanView, Service, Switch};
+    let switch = Switch::new(Service::OpenFga);
+    let fga = FaultyCanView::new(testing::fga(), switch.clone())
+        .with_timeout(std::time::Duration::from_millis(500));
+    let s = start_checked_by(true, Arc::new(fga)).await;
+    let alice = s.frame_cookie("alice").await;
+    let path = page("v1.17.2", "certificates-list.html");
+    let uid = s.uid(CERTS);
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let bearer = format!("Bearer {}", s.plugin_token("alice", &uid, now));
+    let ping = format!("/installations/{uid}/runtime/api/ping");
+    let both = || async {
+        let page = s.get(Method::GET, &path, Some(&alice)).await;
+        let api =
+            s.get_on(&format!("{CERTS}.localhost"), Method::GET, &ping, &[("authorization", &bearer)]).await;
+        [(page.0, page.2), (api.0, api.2)]
+    };
+    let readyz = || async { s.get_on("localhost", Method::GET, "/readyz?verbose", &[]).await };
+    for (code, body) in both().await {
+        assert_eq!(code, 200, "{body}");
+    }
+    let (code, _, text) = readyz().await;
+    assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
+
+    for fault in [Fault::Down, Fault::Status { status: 500 }] {
+        switch.set(fault);
+        for (code, body) in both().await {
+            assert_eq!((code, body.as_str()), (503, fundament_fga::UNAVAILABLE), "{fault:?}");
+        }
+    }
+    let (code, _, text) = readyz().await;
+    assert_eq!(code, 200, "OpenFGA does not gate: {text}");
+    assert!(text.contains("\n[-]openfga failed: answered HTTP 500 since "), "{text}");
+    assert!(text.contains("s (not gating)\n") && text.ends_with("readyz check passed\n"), "{text}");
+    assert_eq!(s.get_on("localhost", Method::GET, "/readyz", &[]).await.2, "ok");
+
+    switch.set(Fault::Slow { delay_ms: 30_000 });
+    for (code, body) in both().await {
+        assert_eq!((code, body.as_str()), (504, fundament_fga::UNANSWERED));
+    }
+
+    switch.set(Fault::None);
+    for (code, body) in both().await {
+        assert_eq!(code, 200, "{body}");
+    }
+    let (code, _, text) = readyz().await;
+    assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
 }
