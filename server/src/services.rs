@@ -463,6 +463,35 @@ mod tests {
         settings
     }
 
+    /// Mock mode's one OpenFGA switch fails the checks of every checker put behind it, and
+    /// without a switchboard (sandbox, real mode, a service alone) the checker is left as it is.
+    #[tokio::test]
+    async fn with_faults_puts_every_checker_behind_the_one_openfga_switch() {
+        use fundament_dev_faults::{Fault, Service, Switchboard};
+        let board = Switchboard::default();
+        let seed = || -> Arc<dyn CanView> {
+            let alice = fundament_fga::Tuple {
+                user: "user:alice".into(),
+                relation: "viewer".into(),
+                object: "cluster:c".into(),
+            };
+            Arc::new(fundament_fga::TupleStore::from_tuples(vec![alice]))
+        };
+        let (first, second) = (with_faults(seed(), Some(&board)), with_faults(seed(), Some(&board)));
+        let alone = with_faults(seed(), None);
+        for checker in [&first, &second, &alone] {
+            assert!(checker.can_view("alice", "c").await.unwrap());
+        }
+        board.switch(Service::OpenFga).set(Fault::Status { status: 500 });
+        for checker in [&first, &second] {
+            let error = checker.can_view("alice", "c").await.unwrap_err();
+            assert!(matches!(error, fundament_fga::FgaError::Status { .. }), "{error}");
+        }
+        assert!(alone.can_view("alice", "c").await.unwrap(), "no switchboard, no switch");
+        board.switch(Service::OpenFga).set(Fault::None);
+        assert!(first.can_view("alice", "c").await.unwrap());
+    }
+
     #[test]
     fn the_oidc_client_secret_file_must_hold_a_secret() {
         let dir = TestDir::new("oidc-secret");

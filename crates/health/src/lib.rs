@@ -57,7 +57,7 @@ pub enum Observed {
     /// The latest call worked.
     Ok,
     /// Calls fail: the latest failure's account, and how long since the first one.
-    Failing { problem: String, for_: Duration },
+    Failing { problem: String, lasting: Duration },
 }
 
 impl Default for DependencyHealth {
@@ -102,7 +102,7 @@ impl DependencyHealth {
     /// What the latest calls found.
     pub fn observed(&self) -> Observed {
         if let Some(Failure { since, problem }) = self.lock().clone() {
-            return Observed::Failing { problem, for_: since.elapsed() };
+            return Observed::Failing { problem, lasting: since.elapsed() };
         }
         if self.last_ok.load(Ordering::Relaxed) == 0 { Observed::NotCalled } else { Observed::Ok }
     }
@@ -151,8 +151,8 @@ impl Readiness {
         let (failure, note) = match health.observed() {
             Observed::NotCalled => (None, Some("no call yet")),
             Observed::Ok => (None, None),
-            Observed::Failing { problem, for_ } => {
-                (Some(format!("{problem} since {}s", for_.as_secs())), None)
+            Observed::Failing { problem, lasting } => {
+                (Some(format!("{problem} since {}s", lasting.as_secs())), None)
             }
         };
         self.checks.push(Check { name: name.into(), gating: false, failure, note });
@@ -228,10 +228,10 @@ mod tests {
         health.record_failure("unavailable");
         std::thread::sleep(Duration::from_millis(20));
         health.record_failure("timeout");
-        let Observed::Failing { problem, for_ } = health.observed() else { panic!("not failing") };
+        let Observed::Failing { problem, lasting } = health.observed() else { panic!("not failing") };
         // The latest account, timed from the first failure.
         assert_eq!(problem, "timeout");
-        assert!(for_ >= Duration::from_millis(20), "{for_:?}");
+        assert!(lasting >= Duration::from_millis(20), "{lasting:?}");
         health.record_ok();
         assert_eq!(health.observed(), Observed::Ok);
     }
