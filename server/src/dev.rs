@@ -76,8 +76,9 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
             faults.as_ref().map(|f| f.switch(fundament_dev_faults::Service::OrganizationApi)),
         )
         .await?,
-        crate::stack::kube_api_proxy(&settings, &target.access, store.clone()).await?,
-        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store).await?,
+        crate::stack::kube_api_proxy(&settings, &target.access, store.clone(), faults.as_ref()).await?,
+        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store, faults.as_ref())
+            .await?,
     ];
     let mut serving = tokio::task::JoinSet::new();
     let stopped = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
@@ -100,8 +101,10 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     };
     let sessions = crate::console_auth::AuthnSessions::new(settings.urls.authn.as_str(), credentials);
     sessions.spawn_refresh();
-    let state =
+    let mut state =
         console::console_state(&settings, sessions, dev_sign_in).map_err(crate::stack::StackError::from)?;
+    // The console's cluster list checks through the same OpenFGA switch as the services.
+    state.fga = crate::services::with_faults(state.fga, faults.as_ref());
     let users: Vec<String> =
         crate::services::dev_users(&*state.directory).into_iter().map(|u| u.email).collect();
     let router = console::router(
@@ -151,7 +154,7 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
         |p| p.display().to_string(),
     );
     let text = format!(
-        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (docs/dev-switches.md)\nHang a plugin's runtime (mock mode): curl -X PUT -d '{{\"fault\": \"hang\"}}' {authn}/dev/faults/plugin-runtimes/acme-corp--cert-manager\n\n",
+        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (also authn, organization-api, openfga: docs/dev-switches.md)\nHang a plugin's runtime (mock mode): curl -X PUT -d '{{\"fault\": \"hang\"}}' {authn}/dev/faults/plugin-runtimes/acme-corp--cert-manager\n\n",
         text.trim_end_matches('\n').to_owned() + "\n"
     );
     // The banner is the command's output, not a log line: it goes to stderr so

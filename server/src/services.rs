@@ -70,6 +70,23 @@ pub enum ServiceError {
     ClusterState { what: &'static str, path: String },
 }
 
+/// `checker` behind mock mode's OpenFGA switch (`/dev/faults/openfga`) when there is a
+/// switchboard (`fundament dev` in mock mode): every service's checker goes through the one
+/// switch, so flipping it fails authn's mint, both gateways and the console's cluster list
+/// alike. The switch bounds a slow check with the real client's timeout.
+pub fn with_faults(
+    checker: Arc<dyn CanView>,
+    faults: Option<&fundament_dev_faults::Switchboard>,
+) -> Arc<dyn CanView> {
+    match faults {
+        Some(board) => Arc::new(fundament_dev_faults::FaultyCanView::new(
+            checker,
+            board.switch(fundament_dev_faults::Service::OpenFga),
+        )),
+        None => checker,
+    }
+}
+
 /// `can_view`: a real OpenFGA server when one is configured, else the embedded tuple store.
 pub fn fga(settings: &Settings) -> Result<Arc<dyn CanView>, ServiceError> {
     let f = &settings.fga;
@@ -257,6 +274,10 @@ impl InstallationLookup for ClusterInstallations {
                 .map(Installation::from))
         })
     }
+
+    fn dependencies(&self) -> Vec<(String, Arc<fundament_health::DependencyHealth>)> {
+        self.0.dependencies()
+    }
 }
 
 /// The users `DevSignIn` knows: the directory's.
@@ -333,6 +354,7 @@ pub fn authn_state(
     Ok(Arc::new(AuthnState {
         signer,
         fga,
+        fga_health: Default::default(),
         installations: Arc::new(ClusterInstallations(clusters)),
         revocations,
         config: AuthnConfig {
@@ -384,6 +406,7 @@ pub fn gateway(
         origins: origins(settings)?,
         credentials,
         fga,
+        fga_health: Default::default(),
         clusters,
         definitions: Arc::new(CatalogDefinitions(catalog)),
         audit: audit_sink(settings)?,
@@ -438,6 +461,35 @@ mod tests {
         let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
         settings.audit_log = Some(path.to_path_buf());
         settings
+    }
+
+    /// Mock mode's one OpenFGA switch fails the checks of every checker put behind it, and
+    /// without a switchboard (sandbox, real mode, a service alone) the checker is left as it is.
+    #[tokio::test]
+    async fn with_faults_puts_every_checker_behind_the_one_openfga_switch() {
+        use fundament_dev_faults::{Fault, Service, Switchboard};
+        let board = Switchboard::default();
+        let seed = || -> Arc<dyn CanView> {
+            let alice = fundament_fga::Tuple {
+                user: "user:alice".into(),
+                relation: "viewer".into(),
+                object: "cluster:c".into(),
+            };
+            Arc::new(fundament_fga::TupleStore::from_tuples(vec![alice]))
+        };
+        let (first, second) = (with_faults(seed(), Some(&board)), with_faults(seed(), Some(&board)));
+        let alone = with_faults(seed(), None);
+        for checker in [&first, &second, &alone] {
+            assert!(checker.can_view("alice", "c").await.unwrap());
+        }
+        board.switch(Service::OpenFga).set(Fault::Status { status: 500 });
+        for checker in [&first, &second] {
+            let error = checker.can_view("alice", "c").await.unwrap_err();
+            assert!(matches!(error, fundament_fga::FgaError::Status { .. }), "{error}");
+        }
+        assert!(alone.can_view("alice", "c").await.unwrap(), "no switchboard, no switch");
+        board.switch(Service::OpenFga).set(Fault::None);
+        assert!(first.can_view("alice", "c").await.unwrap());
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub async fn authn(
     let state = services::authn_state(
         settings,
         signer,
-        services::fga(settings)?,
+        services::with_faults(services::fga(settings)?, faults),
         services::clusters(settings, access).await?,
         store,
         dev_sign_in,
@@ -124,10 +124,12 @@ fn connect_refusal(refusal: &fundament_dev_faults::Refusal) -> axum::response::R
     fundament_connect::ConnectError::new(code, refusal.message.clone()).into_response()
 }
 
+/// kube-api-proxy; `faults`: mock mode's switchboard, whose OpenFGA switch its checks go through.
 pub async fn kube_api_proxy(
     settings: &Settings,
     access: &ClusterAccess,
     store: Arc<dyn fundament_shared_store::SharedStore>,
+    faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
     let listener =
         listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
@@ -136,7 +138,7 @@ pub async fn kube_api_proxy(
     let gateway = services::gateway(
         settings,
         services::credentials(settings),
-        services::fga(settings)?,
+        services::with_faults(services::fga(settings)?, faults),
         services::clusters(settings, access).await?,
         services::catalog(settings)?,
         store,
@@ -151,11 +153,13 @@ pub async fn kube_api_proxy(
     })
 }
 
+/// plugin-proxy; `faults`: mock mode's switchboard, whose OpenFGA switch its checks go through.
 pub async fn plugin_proxy(
     settings: &Settings,
     access: &ClusterAccess,
     runtimes: fundament_plugin_proxy::Runtimes,
     store: Arc<dyn fundament_shared_store::SharedStore>,
+    faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
@@ -168,7 +172,8 @@ pub async fn plugin_proxy(
             plugins: services::plugin_origins(settings)?,
         },
         credentials: services::credentials(settings),
-        fga: services::fga(settings)?,
+        fga: services::with_faults(services::fga(settings)?, faults),
+        fga_health: Default::default(),
         clusters: services::clusters(settings, access).await?,
         runtimes,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
@@ -223,6 +228,7 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
                 &ClusterAccess::of(&settings)?,
                 fundament_plugin_proxy::Runtimes::ServiceProxy,
                 services::shared_store(&settings)?,
+                None,
             )
             .await?
         }
@@ -233,8 +239,13 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
             authn(&settings, &ClusterAccess::of(&settings)?, signer, store, dev_sign_in, None).await?
         }
         Service::KubeApiProxy => {
-            kube_api_proxy(&settings, &ClusterAccess::of(&settings)?, services::shared_store(&settings)?)
-                .await?
+            kube_api_proxy(
+                &settings,
+                &ClusterAccess::of(&settings)?,
+                services::shared_store(&settings)?,
+                None,
+            )
+            .await?
         }
         Service::Console => return crate::console::run_alone(settings).await,
     };

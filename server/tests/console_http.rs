@@ -44,6 +44,7 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
             let state = Arc::new(fundament_authn::AuthnState {
                 signer: Arc::new(RwLock::new(signer)),
                 fga: Arc::new(fundament_fga::TupleStore::from_tuples(Vec::new())),
+                fga_health: Default::default(),
                 installations: Arc::new(server::services::ClusterInstallations(
                     fundament_kube_api_proxy::clusters::Clusters::Fixed(Default::default()),
                 )),

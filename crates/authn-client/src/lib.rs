@@ -79,6 +79,18 @@ impl Credentials {
         Ok(())
     }
 
+    /// [`Credentials::ready`] as two gating checks of a `/readyz` answer, `authn-keys` and
+    /// `authn-revocations`: a verifier cannot tell a valid token without either. The plain
+    /// answer's reason is the same as [`Credentials::ready`]'s.
+    pub async fn gate(&self, readiness: &mut fundament_health::Readiness) {
+        // Fetches the keys if none are held yet; the two loads below tell what holds.
+        let _ = self.ready().await;
+        let holds = |held: bool, missing: NotReady| if held { Ok(()) } else { Err(missing.to_string()) };
+        readiness
+            .gate("authn-keys", holds(self.keys.loaded(), NotReady::Keys))
+            .gate("authn-revocations", holds(self.revoked.synced(), NotReady::Revocations));
+    }
+
     fn live(&self, sid: &str) -> Result<(), CredentialError> {
         if self.revoked.is_revoked(sid) { Err(CredentialError::SignedOut) } else { Ok(()) }
     }

@@ -150,11 +150,21 @@ async fn entitled(
     if fault == Fault::MintPluginToken && faults::mint_plugin_token_fails(state) {
         return Err(ConnectError::new(Code::Unavailable, faults::MINT_SWITCHED_OFF));
     }
-    // 3. The user may see the cluster.
+    // 3. The user may see the cluster. A check that cannot be made is `unavailable`, naming
+    // the authorization service, so the console can say what is down and try again; its
+    // cause names OpenFGA's address and is logged here, once.
     match state.fga.can_view(&user.sub, &cluster_id).await {
-        Ok(true) => {}
-        Ok(false) => return Err(not_found()),
-        Err(err) => return Err(ConnectError::internal("can_view check failed", err)),
+        Ok(allowed) => {
+            state.fga_health.record_ok();
+            if !allowed {
+                return Err(not_found());
+            }
+        }
+        Err(err) => {
+            state.fga_health.record_failure(err.summary());
+            tracing::error!(error = %err, cluster_id, "can_view could not be checked");
+            return Err(ConnectError::new(Code::Unavailable, err.client_message()));
+        }
     }
     // 4. The installation exists on that cluster.
     let installation = match state.installations.lookup(&cluster_id, &installation_id).await {

@@ -24,10 +24,22 @@ pub(crate) async fn livez() -> &'static str {
 
 /// `GET /readyz`: authn can sign: `200 ok` while it holds a signing key, else `503` and why.
 /// The keys and revoked sessions are loaded before the router exists, so this holds from the
-/// first request on; what authn calls per request (can_view, a cluster's installations) is
-/// not probed: an outage there fails those calls with a clear error, and taking every
-/// replica out of the load balancer would fail sign-in and the JWKS as well.
-pub(crate) async fn readyz(State(state): State<Arc<AuthnState>>) -> (StatusCode, &'static str) {
+/// first request on. `?verbose` lists the checks: `signing-key`, which gates, and, not gating,
+/// OpenFGA and the clusters as the mint's own calls found them. What authn calls per request
+/// (can_view, a cluster's installations) is never probed and does not gate: an outage there
+/// fails those calls with a clear error, and taking every replica out of the load balancer
+/// would fail sign-in and the JWKS as well.
+pub(crate) async fn readyz(
+    State(state): State<Arc<AuthnState>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> (StatusCode, String) {
     let has_key = state.signer().jwks()["keys"].as_array().is_some_and(|keys| !keys.is_empty());
-    if has_key { (StatusCode::OK, "ok") } else { (StatusCode::SERVICE_UNAVAILABLE, "no signing key") }
+    let mut readiness = fundament_health::Readiness::new();
+    readiness
+        .gate("signing-key", if has_key { Ok(()) } else { Err("no signing key".to_owned()) })
+        .observe("openfga", &state.fga_health);
+    for (name, health) in state.installations.dependencies() {
+        readiness.observe(name, &health);
+    }
+    readiness.answer(fundament_health::wants_verbose(query.as_deref()))
 }

@@ -22,6 +22,12 @@ pub trait InstallationLookup: Send + Sync + 'static {
         cluster_id: &'a str,
         installation_id: &'a str,
     ) -> BoxFuture<'a, Result<Option<Installation>, LookupError>>;
+
+    /// What the lookups found of the clusters they call, named for `/readyz?verbose`
+    /// (`cluster 019b4000…0001`); none by default (a lookup that calls no cluster).
+    fn dependencies(&self) -> Vec<(String, Arc<fundament_health::DependencyHealth>)> {
+        Vec::new()
+    }
 }
 
 /// The parts of a PluginInstallation a PluginToken carries.
@@ -80,6 +86,8 @@ pub struct AuthnState {
     /// Behind a lock so the caller can rotate keys while serving; tokens are signed with a read lock.
     pub signer: Arc<RwLock<fundament_tokens::Signer>>,
     pub fga: Arc<dyn fundament_fga::CanView>,
+    /// What the mint's `can_view` checks found of OpenFGA, for `/readyz?verbose`.
+    pub fga_health: fundament_health::DependencyHealth,
     pub installations: Arc<dyn InstallationLookup>,
     /// Revoked sessions (sign-out).
     pub revocations: Arc<crate::Revocations>,

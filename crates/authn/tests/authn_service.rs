@@ -297,6 +297,38 @@ async fn readyz_is_ok_with_a_signing_key_and_plain_text() {
     assert_eq!((reply.status, reply.text.as_str()), (StatusCode::OK, "ok"));
 }
 
+/// `/readyz?verbose`: the signing key gates; OpenFGA, as the mint's checks found it, does not.
+#[tokio::test]
+async fn readyz_verbose_shows_openfga_as_the_mint_found_it_without_gating() {
+    async fn readyz(h: &Harness) -> Reply {
+        h.send(Request::get("/readyz?verbose").body(Body::empty()).unwrap()).await
+    }
+    let h = Harness::new();
+    let reply = readyz(&h).await;
+    assert_eq!(
+        (reply.status, reply.text.as_str()),
+        (StatusCode::OK, "[+]signing-key ok\n[+]openfga ok: no call yet\nreadyz check passed\n")
+    );
+    h.plugin_token().await;
+    let reply = readyz(&h).await;
+    assert_eq!(reply.text, "[+]signing-key ok\n[+]openfga ok\nreadyz check passed\n");
+
+    let failing = Harness::with(mock_config(), Fga::Fails, Lookup::Seeded);
+    let reply = failing.mint(Some(&failing.user_token("alice")), CLUSTER, INSTALLATION).await;
+    reply.assert_error(503, "unavailable", fundament_fga::UNAVAILABLE);
+    let reply = readyz(&failing).await;
+    assert_eq!(reply.status, StatusCode::OK, "OpenFGA does not gate: {}", reply.text);
+    let line = reply.text.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.starts_with("[-]openfga failed: unavailable since ") && line.ends_with("s (not gating)"),
+        "{}",
+        reply.text
+    );
+    assert!(!reply.text.contains("10.0.0.7"), "the cause was told: {}", reply.text);
+    let plain = failing.send(Request::get("/readyz").body(Body::empty()).unwrap()).await;
+    assert_eq!((plain.status, plain.text.as_str()), (StatusCode::OK, "ok"));
+}
+
 #[tokio::test]
 async fn connect_protocol_edges() {
     let h = Harness::new();

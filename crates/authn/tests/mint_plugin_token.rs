@@ -195,19 +195,21 @@ async fn a_cluster_the_user_cannot_view_is_not_found_without_a_lookup() {
 
 /// The last two gates (`can_view`, the installation lookup) when they fail: an installation the
 /// cluster does not have and a cluster the lookup does not know are both `not_found`; a failing
-/// lookup or authorization check is `internal` and never says why (their errors name an
-/// address), and a failing authorization check stops before the lookup.
+/// lookup is `internal` and a failing authorization check `unavailable` naming the
+/// authorization service, neither says why (their errors name an address), and a failing
+/// authorization check stops before the lookup.
 #[tokio::test]
 async fn failing_gates_after_authentication() {
     const MISSING: &str = "00000000-0000-0000-0000-000000000099";
     const NOT_FOUND: (u16, &str, &str) = (404, "not_found", "plugin installation not found");
     const INTERNAL: (u16, &str, &str) = (500, "internal", "internal error");
+    const UNAVAILABLE: (u16, &str, &str) = (503, "unavailable", fundament_fga::UNAVAILABLE);
     // (authorization double, lookup double, installation asked for, answer, lookups made)
     let cases = [
         (Fga::Seeded, Lookup::Seeded, MISSING, NOT_FOUND, 1),
         (Fga::Seeded, Lookup::UnknownCluster, INSTALLATION, NOT_FOUND, 1),
         (Fga::Seeded, Lookup::Fails, INSTALLATION, INTERNAL, 1),
-        (Fga::Fails, Lookup::Seeded, INSTALLATION, INTERNAL, 0),
+        (Fga::Fails, Lookup::Seeded, INSTALLATION, UNAVAILABLE, 0),
     ];
     for (fga, lookup, installation, (status, code, message), lookups) in cases {
         let h = Harness::with(mock_config(), fga, lookup);
@@ -240,6 +242,7 @@ async fn works_with_the_embedded_tuple_store() {
     let state = std::sync::Arc::new(fundament_authn::AuthnState {
         signer: h.state.signer.clone(),
         fga: std::sync::Arc::new(store),
+        fga_health: Default::default(),
         installations: h.lookup.clone(),
         revocations: std::sync::Arc::new(fundament_authn::Revocations::in_memory()),
         config: mock_config(),

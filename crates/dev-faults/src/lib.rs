@@ -1,13 +1,15 @@
-//! Mock mode's development fault switches for whole services: make authn, organization-api or
-//! the embedded cluster go down, restart, slow down or fail every request, and come back, while
-//! `fundament dev` runs. The faults project of the Playwright suite and anyone trying the console
+//! Mock mode's development fault switches for whole services: make authn, organization-api,
+//! the embedded cluster or OpenFGA go down, restart, slow down or fail every request, and come
+//! back, while `fundament dev` runs. The faults project of the Playwright suite and anyone trying the console
 //! against a failing dependency flip them with a `PUT` (docs/dev-switches.md).
 //!
 //! A [`Switch`] holds one service's [`Fault`]. [`layer`] puts it in front of that service's
 //! router: every request then gets what the fault says ([`Switch::effect`]), in the service's
 //! own error format (a Kubernetes `Status`, a Connect error), chosen by the caller's `render`.
 //! The embedded cluster also cuts its connections while it is down ([`Switch::until_unreachable`]),
-//! so its clients see what a stopped process looks like. [`Switchboard::routes`] serves the
+//! so its clients see what a stopped process looks like. OpenFGA is no service of the stack but
+//! a checker each service calls: [`FaultyCanView`] puts its switch in front of a checker, so
+//! checks fail as the real OpenFGA client's would. [`Switchboard::routes`] serves the
 //! switches; `fundament dev` mounts them on authn's port behind its local-tools-only guard.
 //!
 //! Each plugin runtime has a switch of its own, by installation name ([`runtime`]): it hangs,
@@ -36,10 +38,13 @@ pub enum Service {
     Authn,
     OrganizationApi,
     Cluster,
+    /// The `can_view` checks of every service ([`FaultyCanView`]).
+    OpenFga,
 }
 
 impl Service {
-    pub const ALL: [Service; 3] = [Service::Authn, Service::OrganizationApi, Service::Cluster];
+    pub const ALL: [Service; 4] =
+        [Service::Authn, Service::OrganizationApi, Service::Cluster, Service::OpenFga];
 
     /// The name in the switch's path and in the messages a fault answers.
     pub fn name(self) -> &'static str {
@@ -47,6 +52,7 @@ impl Service {
             Service::Authn => "authn",
             Service::OrganizationApi => "organization-api",
             Service::Cluster => "cluster",
+            Service::OpenFga => "openfga",
         }
     }
 
@@ -332,7 +338,7 @@ async fn apply(State((switch, render)): State<(Switch, Render)>, request: Reques
 /// The switches of a whole stack.
 #[derive(Debug, Clone)]
 pub struct Switchboard {
-    switches: [Switch; 3],
+    switches: [Switch; 4],
 
     /// The plugin runtimes' switches (mock mode runs each runtime in process).
     runtimes: runtime::RuntimeSwitches,
@@ -351,6 +357,7 @@ impl Switchboard {
             Service::Authn => 0,
             Service::OrganizationApi => 1,
             Service::Cluster => 2,
+            Service::OpenFga => 3,
         };
         self.switches[index].clone()
     }
@@ -411,6 +418,9 @@ async fn write(State(switch): State<Switch>, body: axum::body::Bytes) -> Respons
     switch.set(fault);
     StatusCode::NO_CONTENT.into_response()
 }
+
+mod openfga;
+pub use openfga::FaultyCanView;
 
 #[cfg(test)]
 mod tests;

@@ -124,7 +124,7 @@ async fn the_switchboard_sets_reads_and_refuses_what_it_cannot_set() {
     let all = call(&routes, "GET", "/dev/faults/services", "").await.2;
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&all).expect("json"),
-        serde_json::json!({"authn": {"fault": "none"}, "organization-api": {"fault": "none"}, "cluster": {"fault": "status", "status": 429}})
+        serde_json::json!({"authn": {"fault": "none"}, "organization-api": {"fault": "none"}, "cluster": {"fault": "status", "status": 429}, "openfga": {"fault": "none"}})
     );
     for (body, says) in [
         (r#"{"fault":"status","status":200}"#, "status must be an error status, 400 to 599, not 200"),

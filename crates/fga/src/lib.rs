@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-pub use error::FgaError;
+pub use error::{FgaError, UNANSWERED, UNAVAILABLE};
 pub use openfga::{DEFAULT_TIMEOUT, OpenFgaClient};
 pub use store::TupleStore;
 pub use tuple::Tuple;

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use fundament_health::DependencyHealth;
 use fundament_kube_core::Status;
 use fundament_kube_core::cluster_info::ClusterInfo;
 
@@ -60,6 +61,30 @@ impl Clusters {
         match self {
             Clusters::Fixed(map) => !map.is_empty(),
             Clusters::Garden(_) => true,
+        }
+    }
+
+    /// What the calls so far found of each cluster, named for `/readyz?verbose`
+    /// (`cluster 019b4000…0001`, and `garden` in real mode), in the order of their names. Real
+    /// mode lists the shoots connected so far: the garden's others were never called.
+    pub fn dependencies(&self) -> Vec<(String, Arc<DependencyHealth>)> {
+        let cluster = |id: &str, up: &Upstream| {
+            (format!("cluster {}", fundament_health::short_id(id)), Arc::clone(up.health()))
+        };
+        match self {
+            Clusters::Fixed(map) => {
+                let mut all: Vec<_> = map.iter().map(|(id, up)| cluster(id, up)).collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                all
+            }
+            Clusters::Garden(garden) => {
+                let mut shoots: Vec<_> =
+                    garden.connected_all().iter().map(|(id, up)| cluster(id, up)).collect();
+                shoots.sort_by(|a, b| a.0.cmp(&b.0));
+                let mut all = vec![("garden".to_owned(), Arc::clone(garden.garden().health()))];
+                all.extend(shoots);
+                all
+            }
         }
     }
 

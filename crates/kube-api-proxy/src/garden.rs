@@ -130,6 +130,12 @@ impl Garden {
         self.connected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
     }
 
+    /// Every shoot connected so far, by cluster id.
+    pub fn connected_all(&self) -> Vec<(String, Arc<Upstream>)> {
+        let connected = self.connected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        connected.iter().map(|(id, up)| (id.clone(), Arc::clone(up))).collect()
+    }
+
     /// The shoot of cluster `id`, connected with a current admin kubeconfig.
     pub async fn shoot(&self, id: &str) -> Result<Arc<Upstream>, ClusterError> {
         self.shoots.get(id.to_string(), || self.connect(id)).await

@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use fundament_authn_client::{CredentialError, Credentials};
 use fundament_fga::CanView;
+use fundament_health::DependencyHealth;
 use fundament_kube_core::{Query, RequestInfo, ResourceTarget};
 use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
@@ -49,6 +50,9 @@ pub struct Gateway {
     /// authn's public keys and revoked sessions.
     pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
+    /// What the `can_view` checks found of OpenFGA, for `/readyz?verbose`; every check records
+    /// its outcome here ([`can_view`]).
+    pub fga_health: DependencyHealth,
     /// The clusters, by canonical (lower-case) id.
     pub clusters: Clusters,
     pub definitions: Arc<dyn DefinitionSource>,
@@ -161,12 +165,35 @@ fn info_request(req: &Request) -> Option<String> {
     (tail.is_empty() && req.method() == Method::GET).then_some(id)
 }
 
+/// Whether `user` may view `cluster_id` (OpenFGA's `can_view`), the outcome recorded in
+/// [`Gateway::fga_health`]. A check that cannot be made answers `503 ServiceUnavailable` (`504
+/// Timeout` when OpenFGA did not answer in time) naming the authorization service, so clients
+/// retry and the console can say what is down; never "allowed", never a 500. The cause names
+/// OpenFGA's address: it is logged here, once, and never told.
+async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Result<bool, Status> {
+    match gw.fga.can_view(user, cluster_id).await {
+        Ok(allowed) => {
+            gw.fga_health.record_ok();
+            Ok(allowed)
+        }
+        Err(e) => {
+            gw.fga_health.record_failure(e.summary());
+            tracing::error!(error = %e, cluster_id, "can_view could not be checked");
+            Err(if e.is_timeout() {
+                Status::failure(504, "Timeout", e.client_message())
+            } else {
+                Status::failure(503, "ServiceUnavailable", e.client_message())
+            })
+        }
+    }
+}
+
 /// What the gateway knows of a cluster beyond its API (its Shoot in real mode), for the
 /// console's cluster list: a user who may view the cluster, from the console's server (no
 /// browser origin: plugin pages never ask it).
 async fn cluster_info(gw: &Gateway, cluster_id: &str, token: &str) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(token, now_unix()).await.map_err(|e| invalid("user", &e))?;
-    if !gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Status::internal(&e))? {
+    if !can_view(gw, &claims.sub, cluster_id).await? {
         return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
             claims.sub
@@ -289,7 +316,7 @@ fn invalid(kind: &str, e: &CredentialError) -> Status {
 async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     let cluster_id = &judged.cluster_id;
-    let allowed = gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| Status::internal(&e))?;
+    let allowed = can_view(gw, &claims.sub, cluster_id).await?;
     if !allowed {
         return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
@@ -363,11 +390,6 @@ fn refusal(decision: &'static str, status: Status) -> Refusal {
 /// A 403 whose message is the whole explanation.
 fn denied(decision: &'static str, message: impl Into<String>) -> Refusal {
     refusal(decision, Status::forbidden_because_of(message))
-}
-
-/// Something broke inside (logged once, never told the client).
-fn broke(decision: &'static str, detail: &dyn std::fmt::Display) -> Refusal {
-    refusal(decision, Status::internal(detail))
 }
 
 /// A call to the cluster failed: 503/504 when it cannot be reached or does not answer
@@ -468,7 +490,7 @@ async fn admit_plugin(
         ));
     }
     // 3. The user may view the cluster.
-    if !gw.fga.can_view(&claims.sub, cluster_id).await.map_err(|e| broke("error:can-view", &e))? {
+    if !can_view(gw, &claims.sub, cluster_id).await.map_err(|status| refusal("error:can-view", status))? {
         let user = &claims.sub;
         return Err(denied(
             "denied:can-view",

@@ -43,19 +43,28 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
 
 /// `GET /readyz`: `200 ok` once tokens can be verified (authn's keys fetched, the revoked
 /// sessions received) and a cluster is configured; else `503` and the reason, in plain text.
-/// Cheap: no call to authn once keys are held, none to a cluster ever, so an outage of one
-/// cluster or of authn does not take every replica out of the load balancer.
+/// `?verbose` lists each check, the gating ones and, not gating, OpenFGA and each cluster as
+/// the gateway's own calls found them (`fundament_health`).
+///
+/// What gates: without authn's keys and revocations no token can be judged, and without a
+/// cluster nothing can be served, so such a replica must get no traffic. OpenFGA and the
+/// clusters do not gate: they are shared by every replica, so their outage would take all of
+/// them out of the load balancer at once, failing even what does not need them (another
+/// cluster, the answers that say what is down); each request that needs them gets its own
+/// 503 naming them instead. Cheap: no call to authn once keys are held, none to OpenFGA or a
+/// cluster ever.
 async fn readyz(
     axum::extract::State(gateway): axum::extract::State<Arc<Gateway>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> (http::StatusCode, String) {
-    let not_ready = |reason: String| (http::StatusCode::SERVICE_UNAVAILABLE, reason);
-    if let Err(reason) = gateway.credentials.ready().await {
-        return not_ready(reason.to_string());
+    let mut readiness = fundament_health::Readiness::new();
+    gateway.credentials.gate(&mut readiness).await;
+    let configured = if gateway.clusters.configured() { Ok(()) } else { Err("no cluster configured".into()) };
+    readiness.gate("clusters-configured", configured).observe("openfga", &gateway.fga_health);
+    for (name, health) in gateway.clusters.dependencies() {
+        readiness.observe(name, &health);
     }
-    if !gateway.clusters.configured() {
-        return not_ready("no cluster configured".into());
-    }
-    (http::StatusCode::OK, "ok".into())
+    readiness.answer(fundament_health::wants_verbose(query.as_deref()))
 }
 
 /// A handler that panics answers the API server's 500 Status.

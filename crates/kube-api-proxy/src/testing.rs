@@ -107,6 +107,7 @@ pub fn gateway(
         origins: Origins { plugins },
         credentials: credentials(signer, &RevokedSessions::none()),
         fga,
+        fga_health: Default::default(),
         clusters,
         definitions: Arc::new(PluginFolders::load()),
         audit,

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use fundament_health::DependencyHealth;
 use fundament_kube_core::{Status, headers};
 
 use crate::cache::Cache;
@@ -190,6 +191,8 @@ pub struct Upstream {
     tokens: Cache<(String, String), SaToken>,
     reviews: Cache<(String, KubeRequest), bool>,
     installations: Arc<InstallationStore>,
+    /// What the calls to this cluster found, for `/readyz?verbose`.
+    health: Arc<DependencyHealth>,
 }
 
 /// How long a cluster may take to send an answer's head (a watch's head comes at once too).
@@ -274,6 +277,7 @@ impl Upstream {
             tokens: Cache::new(10_000),
             reviews: Cache::new(50_000),
             installations: Arc::default(),
+            health: Arc::default(),
         })
     }
 
@@ -318,6 +322,30 @@ impl Upstream {
         self.own_calls.load(Ordering::Relaxed)
     }
 
+    /// What the calls to this cluster found so far (every call records its outcome).
+    pub fn health(&self) -> &Arc<DependencyHealth> {
+        &self.health
+    }
+
+    /// Records what a call to `path` found of the cluster. Not reached, or no answer in time,
+    /// is a failure; so is a server error the API server answers itself (its storage or an
+    /// aggregated API failing). A server error through the service proxy is the backend's
+    /// (a plugin's runtime), and any other answer means the cluster serves.
+    fn observe<T>(&self, path: &str, result: &Result<http::Response<T>, UpstreamError>) {
+        match result {
+            Ok(response) if response.status().is_server_error() && !proxied(path) => {
+                self.health.record_failure(format!("answered HTTP {}", response.status().as_u16()));
+            }
+            Ok(_) => self.health.record_ok(),
+            Err(UpstreamError::Timeout { seconds }) => {
+                self.health.record_failure(format!("no answer within {seconds}s"));
+            }
+            Err(UpstreamError::Transport(_)) => self.health.record_failure("unreachable"),
+            // Nothing the cluster did (a request that could not be built).
+            Err(_) => {}
+        }
+    }
+
     /// Sends `req` as the gateway itself, waiting at most `wait` for the answer's head.
     async fn send_own(
         &self,
@@ -326,10 +354,13 @@ impl Upstream {
     ) -> Result<http::Response<kube::client::Body>, UpstreamError> {
         self.own_calls.fetch_add(1, Ordering::Relaxed);
         let own = self.transports().own.clone();
-        tokio::time::timeout(wait, own.send(req))
+        let path = req.uri().path().to_owned();
+        let result = tokio::time::timeout(wait, own.send(req))
             .await
-            .map_err(|_| UpstreamError::Timeout { seconds: wait.as_secs() })?
-            .map_err(transport)
+            .map_err(|_| UpstreamError::Timeout { seconds: wait.as_secs() })
+            .and_then(|sent| sent.map_err(transport));
+        self.observe(&path, &result);
+        result
     }
 
     /// One call of the gateway's own: the answer read as `R`; `None` for a 404;
@@ -534,10 +565,18 @@ impl Upstream {
         let forwarding = self.transports().forwarding.clone();
         let res = tokio::time::timeout(HEAD_TIMEOUT, forwarding.send(req))
             .await
-            .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })?
-            .map_err(transport)?;
-        incoming(res)
+            .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })
+            .and_then(|sent| sent.map_err(transport));
+        self.observe(path_and_query, &res);
+        incoming(res?)
     }
+}
+
+/// Whether `path` goes through the API server's proxy to a backend (`…/services/<name>/proxy/…`,
+/// `…/pods/<name>/proxy`): the answer is then the backend's.
+fn proxied(path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or_default();
+    path.split('/').any(|segment| segment == "proxy")
 }
 
 /// The request as it goes on: the headers that cross, the body read whole.

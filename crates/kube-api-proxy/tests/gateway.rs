@@ -48,13 +48,19 @@ async fn start() -> Stack {
 }
 
 async fn start_with(cluster: SeededCluster) -> Stack {
+    start_checked_by(cluster, testing::fga()).await
+}
+
+/// [`start_with`], with `can_view` asked of `fga`.
+async fn start_checked_by(cluster: SeededCluster, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
     let signer = Signer::generate();
     let audit = Arc::new(MemoryAudit::default());
     let revoked = RevokedSessions::none();
     let gateway = Gateway {
         origins: origins(),
         credentials: testing::credentials(&signer, &revoked),
-        fga: testing::fga(),
+        fga,
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
@@ -594,7 +600,7 @@ impl fundament_fga::CanView for Broken {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
+async fn an_unanswerable_can_view_is_a_503_naming_openfga_without_details_and_audited() {
     let s = start().await;
     let token = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
     let audit = Arc::new(MemoryAudit::default());
@@ -602,6 +608,7 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
         origins: origins(),
         credentials: Credentials::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
         fga: Arc::new(Broken),
+        fga_health: Default::default(),
         clusters: fundament_kube_api_proxy::clusters::Clusters::Fixed(HashMap::new()),
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
@@ -614,10 +621,16 @@ async fn an_unanswerable_can_view_is_a_500_without_details_and_audited() {
         .body(Body::empty())
         .unwrap();
     let res = client.request(req).await.unwrap();
-    assert_eq!(res.status(), 500);
+    assert_eq!(res.status(), 503);
     let body = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
     assert!(!body.contains("connection refused"), "internal detail leaked: {body}");
-    assert_eq!(audit.lines().last().unwrap().decision, "error:can-view");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["reason"].as_str(), common::message(&v)),
+        (Some("ServiceUnavailable"), fundament_fga::UNAVAILABLE)
+    );
+    let line = audit.lines().last().cloned().unwrap();
+    assert_eq!((line.decision.as_str(), line.status), ("error:can-view", 503));
 }
 
 /// The cluster going away while the gateway holds its connections and cached tokens: a 503
@@ -714,4 +727,74 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!(code, 200, "{path} after the restart: {v}");
     }
+}
+
+/// OpenFGA failing behind the gateway (the development switch in front of the seeded checker,
+/// with a short timeout): on the user path, the plugin path and the cluster's info, each fault
+/// answers a Status naming the authorization service, `503 ServiceUnavailable` when it is down,
+/// restarting or failing and `504 Timeout` when it does not answer in time, the plugin path's
+/// audited as `error:can-view`, never with the cause; a slow answer within the timeout is
+/// served; and once the fault ends the same gateway serves again.
+#[tokio::test]
+async fn each_openfga_fault_answers_a_status_naming_it_and_ends_without_a_restart() {
+    use fundament_dev_faults::{Fault, FaultyCanView, Service, Switch};
+    use std::time::{Duration, Instant};
+    let switch = Switch::new(Service::OpenFga);
+    let timeout = Duration::from_millis(800);
+    let fga = FaultyCanView::new(testing::fga(), switch.clone()).with_timeout(timeout);
+    let s = start_checked_by(SeededCluster::start().await, Arc::new(fga)).await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let plugin = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let info = format!("/clusters/{PROD}");
+    let all = [
+        (certs.as_str(), plugin.as_str()),
+        (namespaces.as_str(), user.as_str()),
+        (info.as_str(), user.as_str()),
+    ];
+    let serves = || async {
+        for (path, auth) in all {
+            let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+            assert_eq!(code, 200, "{path}: {v}");
+        }
+    };
+    // The answer to every path, and the plugin path's audit line (the only one audited).
+    let answers = |code: u16, reason: &'static str, message: &'static str| {
+        let s = &s;
+        async move {
+            for (path, auth) in all {
+                let (got, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+                assert_eq!(
+                    (got, v["reason"].as_str(), common::message(&v)),
+                    (code, Some(reason), message),
+                    "{path}: {v}"
+                );
+                assert!(!v.to_string().contains("development fault switch"), "the cause was told: {v}");
+            }
+            let line = s.audit.lines().last().cloned().unwrap();
+            assert_eq!((line.decision.as_str(), line.status), ("error:can-view", code));
+        }
+    };
+    serves().await;
+
+    for fault in [Fault::Down, Fault::Status { status: 500 }, Fault::Status { status: 429 }] {
+        switch.set(fault);
+        answers(503, "ServiceUnavailable", fundament_fga::UNAVAILABLE).await;
+    }
+
+    switch.set(Fault::Slow { delay_ms: 30_000 });
+    let started = Instant::now();
+    answers(504, "Timeout", fundament_fga::UNANSWERED).await;
+    // Three paths, each bounded by the checker's timeout: no hang.
+    assert!(started.elapsed() < timeout * 3 + Duration::from_secs(2), "{:?}", started.elapsed());
+    switch.set(Fault::Slow { delay_ms: 200 });
+    serves().await;
+
+    // A restart: refused while it lasts, then served again by itself, by the same gateway.
+    switch.set(Fault::Restarting { seconds: 1 });
+    answers(503, "ServiceUnavailable", fundament_fga::UNAVAILABLE).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(switch.fault(), Fault::None);
+    serves().await;
 }

@@ -34,6 +34,7 @@ async fn replica(cluster: &SeededCluster, signer: &Signer, redis: &RedisServer) 
         origins: Origins { plugins: PluginOrigins::from_base("http://localhost:8082").unwrap() },
         credentials: testing::credentials(signer, &RevokedSessions::none()),
         fga: testing::fga(),
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(MemoryAudit::default()),

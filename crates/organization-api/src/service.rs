@@ -30,13 +30,21 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
             &format!("/{SERVICE}/"),
             any(|| async { ConnectError::unknown_procedure(&format!("{SERVICE}/")).into_response() }),
         )
-        // The catalog is read before the router exists and nothing else is called: alive is ready.
         .route("/livez", axum::routing::get(|| async { "ok" }))
-        .route("/readyz", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(readyz))
         .with_state(catalog)
         .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
             ("application/json", fundament_connect::ConnectError::internal_body())
         })))
+}
+
+/// `GET /readyz`: `ok`. The catalog is read before the router exists and nothing else is
+/// called at run time, so alive is ready and there is no dependency to show; `?verbose` says
+/// so in the format of the other services (`[+]catalog ok`).
+async fn readyz(axum::extract::RawQuery(query): axum::extract::RawQuery) -> (http::StatusCode, String) {
+    let mut readiness = fundament_health::Readiness::new();
+    readiness.gate("catalog", Ok(()));
+    readiness.answer(fundament_health::wants_verbose(query.as_deref()))
 }
 
 /// `GetPluginDefinitionRequest`. Field names as protobuf JSON writes them

@@ -161,6 +161,10 @@ async fn livez_and_readyz_answer_ok_once_the_catalog_is_loaded() {
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(&bytes[..], b"ok", "{path}");
     }
+    let verbose = Request::get("/readyz?verbose").body(Body::empty()).unwrap();
+    let response = router(catalog()).oneshot(verbose).await.unwrap();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&bytes[..], b"[+]catalog ok\nreadyz check passed\n");
 }
 
 /// Found by tests/connect_fuzz.rs: the service name without a method answered axum's empty 404.

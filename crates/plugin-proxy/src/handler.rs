@@ -146,13 +146,8 @@ async fn exchange(
 /// The user may still view the cluster, and the installation is the one the frame was
 /// opened for and pinned to the path's version. Returns whether it is a development folder.
 async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath) -> Result<bool, Response> {
-    match proxy.fga.can_view(&session.sub, &path.cluster_id).await {
-        Ok(true) => {}
-        Ok(false) => return Err(not_found()),
-        Err(e) => {
-            tracing::error!(error = %e, "plugin-proxy: can_view check failed");
-            return Err(plain(StatusCode::INTERNAL_SERVER_ERROR, "internal server error"));
-        }
+    if !proxy.can_view(&session.sub, &path.cluster_id).await? {
+        return Err(not_found());
     }
     let up = proxy.clusters.get(&path.cluster_id).await.map_err(|_| not_found())?;
     let installation = match up.installation(&path.installation).await {

@@ -66,13 +66,10 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
         _ => return plain(StatusCode::FORBIDDEN, "a plugin's runtime answers on its own origin only"),
     }
     let cluster = claims.cluster_id.to_ascii_lowercase();
-    match proxy.fga.can_view(&claims.sub, &cluster).await {
+    match proxy.can_view(&claims.sub, &cluster).await {
         Ok(true) => {}
         Ok(false) => return plain(StatusCode::FORBIDDEN, "permission denied"),
-        Err(e) => {
-            tracing::error!(error = %e, "plugin-proxy: can_view check failed");
-            return plain(StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
-        }
+        Err(unavailable) => return unavailable,
     }
     let Ok(up) = proxy.clusters.get(&cluster).await else {
         return plain(StatusCode::FORBIDDEN, "permission denied");

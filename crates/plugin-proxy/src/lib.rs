@@ -41,6 +41,7 @@ use std::time::Duration;
 
 use fundament_authn_client::Credentials;
 use fundament_fga::CanView;
+use fundament_health::DependencyHealth;
 use fundament_kube_api_proxy::clusters::Clusters;
 use fundament_kube_api_proxy::upstream::{Upstream, UpstreamError};
 use fundament_plugin_origin::{PluginHost, PluginOrigins};
@@ -113,6 +114,9 @@ pub struct PluginProxy {
     /// authn's public keys (frame tickets, PluginTokens) and revoked sessions.
     pub credentials: Credentials,
     pub fga: Arc<dyn CanView>,
+    /// What the `can_view` checks found of OpenFGA, for `/readyz?verbose`
+    /// ([`PluginProxy::can_view`] records every outcome).
+    pub fga_health: DependencyHealth,
     /// The clusters by canonical id (reached with the proxy's credentials).
     pub clusters: Clusters,
     /// Where each installation's runtime (its pages, its runtime API) is reached.
@@ -147,22 +151,56 @@ impl PluginProxy {
             .or_else(|| req.headers().get(http::header::HOST)?.to_str().ok().map(str::to_string))?;
         self.origins.plugins.host(&host)
     }
+
+    /// Whether `user` may view `cluster_id` (OpenFGA's `can_view`), the outcome recorded in
+    /// [`PluginProxy::fga_health`]. A check that cannot be made is answered in plain text
+    /// naming the authorization service, `503` (`504` when it did not answer in time), the
+    /// same words as the gateway's; the cause names OpenFGA's address and is only logged, here.
+    pub(crate) async fn can_view(
+        &self,
+        user: &str,
+        cluster_id: &str,
+    ) -> Result<bool, axum::response::Response> {
+        use axum::response::IntoResponse;
+        match self.fga.can_view(user, cluster_id).await {
+            Ok(allowed) => {
+                self.fga_health.record_ok();
+                Ok(allowed)
+            }
+            Err(e) => {
+                self.fga_health.record_failure(e.summary());
+                tracing::error!(error = %e, cluster_id, "plugin-proxy: can_view could not be checked");
+                let status = if e.is_timeout() {
+                    http::StatusCode::GATEWAY_TIMEOUT
+                } else {
+                    http::StatusCode::SERVICE_UNAVAILABLE
+                };
+                let text = [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+                Err((status, text, e.client_message()).into_response())
+            }
+        }
+    }
 }
 
 /// `GET /readyz`: `200 ok` once frame tickets and PluginTokens can be verified (authn's keys
 /// fetched, the revoked sessions received) and a cluster is configured; else `503` and the
-/// reason, in plain text. No call to a cluster: one cluster's outage is that cluster's 502s,
-/// not every replica out of the load balancer.
+/// reason, in plain text. `?verbose` lists each check, the gating ones and, not gating, OpenFGA
+/// and each cluster as plugin-proxy's own calls found them. OpenFGA and the clusters do not
+/// gate, as in kube-api-proxy: every replica shares them, so their outage would take all
+/// replicas out of the load balancer at once, while each page that needs them answers its own
+/// error naming them. No call to OpenFGA or a cluster is made for it.
 async fn readyz(
     axum::extract::State(proxy): axum::extract::State<Arc<PluginProxy>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> (http::StatusCode, String) {
-    if let Err(reason) = proxy.credentials.ready().await {
-        return (http::StatusCode::SERVICE_UNAVAILABLE, reason.to_string());
+    let mut readiness = fundament_health::Readiness::new();
+    proxy.credentials.gate(&mut readiness).await;
+    let configured = if proxy.clusters.configured() { Ok(()) } else { Err("no cluster configured".into()) };
+    readiness.gate("clusters-configured", configured).observe("openfga", &proxy.fga_health);
+    for (name, health) in proxy.clusters.dependencies() {
+        readiness.observe(name, &health);
     }
-    if !proxy.clusters.configured() {
-        return (http::StatusCode::SERVICE_UNAVAILABLE, "no cluster configured".into());
-    }
-    (http::StatusCode::OK, "ok".into())
+    readiness.answer(fundament_health::wants_verbose(query.as_deref()))
 }
 
 /// The largest page or asset passed on.

@@ -68,10 +68,16 @@ enum Runtime {
 
 async fn start(register_backend: bool) -> Stack {
     let runtime = if register_backend { Runtime::Plain } else { Runtime::Missing };
-    start_with(runtime, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT).await
+    start_with(runtime, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT, testing::fga()).await
 }
 
-async fn start_with(runtime: Runtime, runtime_timeout: Duration) -> Stack {
+/// [`start`], with `can_view` asked of `fga`.
+async fn start_checked_by(register_backend: bool, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
+    let runtime = if register_backend { Runtime::Plain } else { Runtime::Missing };
+    start_with(runtime, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT, fga).await
+}
+
+async fn start_with(runtime: Runtime, runtime_timeout: Duration, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
     let cluster = SeededCluster::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -104,7 +110,8 @@ async fn start_with(runtime: Runtime, runtime_timeout: Duration) -> Stack {
             plugins: PluginOrigins::from_base("http://localhost:8082").unwrap(),
         },
         credentials: testing::credentials(&signer, &revoked),
-        fga: testing::fga(),
+        fga,
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         sdk_dir: Some(sdk),
         frame_key: FrameKey::generate(),
@@ -417,7 +424,7 @@ fn assert_failure_headers(h: &http::HeaderMap) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_runtime_is_504_naming_the_installation_within_the_timeout_and_serves_again_when_back() {
     let switch = RuntimeSwitch::new(CERTS);
-    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(1)).await;
+    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(1), testing::fga()).await;
     let alice = s.frame_cookie("alice").await;
     let path = page("v1.17.2", "certificates-list.html");
     switch.set(RuntimeFault::Hang);
@@ -447,7 +454,7 @@ async fn a_hung_runtime_is_504_naming_the_installation_within_the_timeout_and_se
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runtime_answering_garbage_or_an_error_or_nothing_is_502_or_503_never_passed_on() {
     let switch = RuntimeSwitch::new(CERTS);
-    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(5)).await;
+    let s = start_with(Runtime::Switched(switch.clone()), Duration::from_secs(5), testing::fga()).await;
     let alice = s.frame_cookie("alice").await;
     let name = "the runtime of plugin installation acme-corp--cert-manager";
 
@@ -471,4 +478,60 @@ async fn a_runtime_answering_garbage_or_an_error_or_nothing_is_502_or_503_never_
         assert_eq!(code, 200, "{file} once the runtime is back");
         assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     }
+}
+
+/// OpenFGA failing (the development switch in front of the seeded checker, with a short
+/// timeout): a page and a runtime API call answer in plain text naming the authorization
+/// service, `503` while it is down or failing and `504` when it does not answer in time, never
+/// the cause; `/readyz?verbose` shows it failing without gating; once it works again the same
+/// proxy serves and `/readyz?verbose` shows it ok.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_openfga_is_answered_naming_it_and_shown_by_readyz_without_gating() {
+    use fundament_dev_faults::{Fault, FaultyCanView, Service, Switch};
+    let switch = Switch::new(Service::OpenFga);
+    let fga = FaultyCanView::new(testing::fga(), switch.clone())
+        .with_timeout(std::time::Duration::from_millis(500));
+    let s = start_checked_by(true, Arc::new(fga)).await;
+    let alice = s.frame_cookie("alice").await;
+    let path = page("v1.17.2", "certificates-list.html");
+    let uid = s.uid(CERTS);
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let bearer = format!("Bearer {}", s.plugin_token("alice", &uid, now));
+    let ping = format!("/installations/{uid}/runtime/api/ping");
+    let both = || async {
+        let page = s.get(Method::GET, &path, Some(&alice)).await;
+        let api =
+            s.get_on(&format!("{CERTS}.localhost"), Method::GET, &ping, &[("authorization", &bearer)]).await;
+        [(page.0, page.2), (api.0, api.2)]
+    };
+    let readyz = || async { s.get_on("localhost", Method::GET, "/readyz?verbose", &[]).await };
+    for (code, body) in both().await {
+        assert_eq!(code, 200, "{body}");
+    }
+    let (code, _, text) = readyz().await;
+    assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
+
+    for fault in [Fault::Down, Fault::Status { status: 500 }] {
+        switch.set(fault);
+        for (code, body) in both().await {
+            assert_eq!((code, body.as_str()), (503, fundament_fga::UNAVAILABLE), "{fault:?}");
+        }
+    }
+    let (code, _, text) = readyz().await;
+    assert_eq!(code, 200, "OpenFGA does not gate: {text}");
+    assert!(text.contains("\n[-]openfga failed: answered HTTP 500 since "), "{text}");
+    assert!(text.contains("s (not gating)\n") && text.ends_with("readyz check passed\n"), "{text}");
+    assert_eq!(s.get_on("localhost", Method::GET, "/readyz", &[]).await.2, "ok");
+
+    switch.set(Fault::Slow { delay_ms: 30_000 });
+    for (code, body) in both().await {
+        assert_eq!((code, body.as_str()), (504, fundament_fga::UNANSWERED));
+    }
+
+    switch.set(Fault::None);
+    for (code, body) in both().await {
+        assert_eq!(code, 200, "{body}");
+    }
+    let (code, _, text) = readyz().await;
+    assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
 }

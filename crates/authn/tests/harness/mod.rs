@@ -123,6 +123,7 @@ impl Harness {
         let state = Arc::new(AuthnState {
             signer: Arc::new(RwLock::new(Signer::generate())),
             fga: fga.clone(),
+            fga_health: Default::default(),
             installations: lookup.clone(),
             revocations: Arc::new(fundament_authn::Revocations::in_memory()),
             config,
