@@ -111,17 +111,25 @@ pub fn console_state(
     })
 }
 
-/// `/livez` (the process serves) and `/readyz` (sessions can be read: authn's keys fetched and
-/// the revoked sessions received; `503` and the reason in plain text before).
-fn health_routes<S: Clone + Send + Sync + 'static>(sessions: Arc<dyn SessionAuthority>) -> Router<S> {
+/// `/livez` (the process serves) and `/readyz`: sessions can be read (authn's keys fetched
+/// and the revoked sessions received; `503` and the reason in plain text before). With
+/// `?verbose`, every check as kube-apiserver lists them, the services the console calls
+/// included as its own calls found them (`[-]organization-api failed: cannot be reached since
+/// 12s (not gating)`): they never gate, since every replica shares them.
+fn health_routes<S: Clone + Send + Sync + 'static>(
+    sessions: Arc<dyn SessionAuthority>,
+    backend: Arc<app::plugins::backend::Backend>,
+) -> Router<S> {
     use axum::routing::get;
     Router::new().route("/livez", get(|| async { "ok" })).route(
         "/readyz",
-        get(move || async move {
-            match sessions.ready().await {
-                Ok(()) => (http::StatusCode::OK, "ok".to_string()),
-                Err(reason) => (http::StatusCode::SERVICE_UNAVAILABLE, reason),
+        get(move |axum::extract::RawQuery(query): axum::extract::RawQuery| async move {
+            let mut readiness = fundament_health::Readiness::new();
+            readiness.gate("sessions", sessions.ready().await);
+            for (service, health) in backend.dependencies() {
+                readiness.observe(service, health);
             }
+            readiness.answer(fundament_health::wants_verbose(query.as_deref()))
         }),
     )
 }
@@ -160,7 +168,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             axum::routing::any(app::cluster_route::handle),
         )
         .with_state(state.clone());
-    let health = health_routes(Arc::clone(&state.sessions));
+    let health = health_routes(Arc::clone(&state.sessions), Arc::clone(&state.backend));
     // OpenID Connect sign-in's navigations (the protocol itself is authn's).
     let oidc_routes = Router::new()
         .route(app::oidc_route::START_PATH, axum::routing::get(app::oidc_route::start))
@@ -241,8 +249,22 @@ mod tests {
     }
 
     async fn get(sessions: Arc<dyn SessionAuthority>, path: &str) -> (u16, String) {
+        // Nothing listens at these addresses: the calls below fail as an outage does.
+        let backend = Arc::new(app::plugins::backend::Backend::new(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        ));
+        get_with(sessions, backend, path).await
+    }
+
+    async fn get_with(
+        sessions: Arc<dyn SessionAuthority>,
+        backend: Arc<app::plugins::backend::Backend>,
+        path: &str,
+    ) -> (u16, String) {
         let req = http::Request::get(path).body(axum::body::Body::empty()).unwrap();
-        let res = health_routes::<()>(sessions).oneshot(req).await.unwrap();
+        let res = health_routes::<()>(sessions, backend).oneshot(req).await.unwrap();
         let status = res.status().as_u16();
         let body = axum::body::to_bytes(res.into_body(), 1024).await.unwrap();
         (status, String::from_utf8(body.to_vec()).unwrap())
@@ -256,5 +278,44 @@ mod tests {
             (503, "authn's keys (JWKS) not fetched yet".into())
         );
         assert_eq!(get(sessions, "/livez").await, (200, "ok".into()));
+    }
+
+    #[tokio::test]
+    async fn readyz_verbose_lists_the_services_as_the_consoles_calls_found_them_without_gating() {
+        #[derive(Debug)]
+        struct Ready;
+        impl SessionAuthority for Ready {
+            fn dev_sign_in<'a>(
+                &'a self,
+                _: &'a str,
+            ) -> Pin<Box<dyn Future<Output = Result<IssuedSession, SignInError>> + Send + 'a>> {
+                Box::pin(async { Err(SignInError::Failed) })
+            }
+            fn verify(&self, _: &str) -> Option<SessionUser> {
+                None
+            }
+            fn sign_out<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+                Box::pin(async {})
+            }
+        }
+        let sessions: Arc<dyn SessionAuthority> = Arc::new(Ready);
+        let backend = Arc::new(app::plugins::backend::Backend::new(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        ));
+        let (status, text) = get_with(Arc::clone(&sessions), Arc::clone(&backend), "/readyz?verbose").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            text,
+            "[+]sessions ok\n[+]kube-api-proxy ok: no call yet\n[+]organization-api ok: no call yet\n[+]authn ok: no call yet\nreadyz check passed\n"
+        );
+        // organization-api cannot be reached: the console says so and stays ready.
+        let _ = backend.definition("acme-corp", "cert-manager", "v1.17.2", "sha256:x").await;
+        let (status, text) = get_with(Arc::clone(&sessions), Arc::clone(&backend), "/readyz?verbose").await;
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("[-]organization-api failed: cannot be reached since "), "{text}");
+        assert!(text.contains("s (not gating)\n"), "{text}");
+        assert_eq!(get_with(sessions, backend, "/readyz").await, (200, "ok".into()));
     }
 }

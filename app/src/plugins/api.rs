@@ -101,7 +101,8 @@ pub(crate) mod ssr {
             _ => match error.passing() {
                 Some(passing) => {
                     tracing::warn!(%error, "reading {what} failed for now");
-                    let message = format!("{} cannot be read right now. {}", capitalized(what), passing.message);
+                    let message =
+                        format!("{} cannot be read right now. {}", capitalized(what), passing.message);
                     AppError::Unavailable { message, retry_after: passing.retry_after }
                 }
                 None => {

@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 use super::model::DefinitionAnswer;
 use super::token::{AuthFailure, Minted};
 
+/// The services the console calls, as its `/readyz?verbose` names them.
+const SERVICES: [&str; 3] = ["kube-api-proxy", "organization-api", "authn"];
+
 /// Answers larger than this are refused (a cluster's installations, a CRD).
 const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// No call may hold a page render longer than this.
@@ -93,6 +96,8 @@ pub struct Backend {
     definitions: Mutex<HashMap<(String, String), (Instant, DefinitionAnswer)>>,
     /// CRDs and installation lists per user and cluster (see [`super::cache`]).
     cache: super::cache::KubeCache,
+    /// What the console's own calls found of each service, for its `/readyz?verbose`.
+    health: [(&'static str, fundament_health::DependencyHealth); 3],
 }
 
 impl std::fmt::Debug for Backend {
@@ -115,6 +120,31 @@ impl Backend {
             client: Client::builder(TokioExecutor::new()).build_http(),
             definitions: Mutex::new(HashMap::new()),
             cache: super::cache::KubeCache::default(),
+            health: SERVICES.map(|name| (name, fundament_health::DependencyHealth::new())),
+        }
+    }
+
+    /// Each service the console calls, with what its calls found (latest first).
+    pub fn dependencies(&self) -> impl Iterator<Item = (&'static str, &fundament_health::DependencyHealth)> {
+        self.health.iter().map(|(name, health)| (*name, health))
+    }
+
+    /// Records the outcome of a call to `service`. An answer is a working service, but for a
+    /// 5xx or a 429 of authn or organization-api themselves; kube-api-proxy's error statuses
+    /// are the clusters' and its own dependencies' (its `/readyz?verbose` lists those).
+    fn record(&self, service: &str, outcome: Result<u16, &BackendError>) {
+        let Some((_, health)) = self.health.iter().find(|(name, _)| *name == service) else { return };
+        match outcome {
+            Ok(status) if service != "kube-api-proxy" && (status == 429 || status >= 500) => {
+                health.record_failure(format!("answered HTTP {status}"));
+            }
+            Ok(_) => health.record_ok(),
+            Err(BackendError::Unreachable { .. }) => health.record_failure("cannot be reached"),
+            Err(BackendError::TimedOut { .. }) => {
+                health.record_failure(format!("did not answer within {} s", CALL_TIMEOUT.as_secs()))
+            }
+            Err(BackendError::Decode { .. }) => health.record_failure("answered something that is not JSON"),
+            Err(BackendError::Status { .. }) => health.record_ok(),
         }
     }
 
@@ -130,6 +160,19 @@ impl Backend {
     }
 
     async fn call_with(
+        &self,
+        service: &'static str,
+        method: http::Method,
+        url: String,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), BackendError> {
+        let answer = self.send(service, method, url, bearer, body).await;
+        self.record(service, answer.as_ref().map(|(status, _)| *status));
+        answer
+    }
+
+    async fn send(
         &self,
         service: &'static str,
         method: http::Method,
@@ -255,10 +298,12 @@ impl Backend {
                 .header(http::header::AUTHORIZATION, format!("Bearer {user_token}"))
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| unreachable(e.to_string()))?;
-        tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
+        let answer = tokio::time::timeout(CALL_TIMEOUT, self.client.request(request))
             .await
-            .map_err(|_| BackendError::TimedOut { service: "kube-api-proxy" })?
-            .map_err(|e| unreachable(e.to_string()))
+            .map_err(|_| BackendError::TimedOut { service: "kube-api-proxy" })
+            .and_then(|r| r.map_err(|e| unreachable(e.to_string())));
+        self.record("kube-api-proxy", answer.as_ref().map(|r| r.status().as_u16()));
+        answer
     }
 
     /// The `Status` error of a kube-api-proxy answer, for the caller's log.

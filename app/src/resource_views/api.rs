@@ -431,7 +431,9 @@ pub(crate) mod ssr {
     /// pass (never retried by itself: the user decides to try again).
     fn not_done(error: &crate::plugins::backend::BackendError, what: &str) -> AppError {
         match error.passing() {
-            Some(passing) => AppError::Unavailable { message: format!("{what}: {}", passing.message), retry_after: None },
+            Some(passing) => {
+                AppError::Unavailable { message: format!("{what}: {}", passing.message), retry_after: None }
+            }
             None => AppError::Internal,
         }
     }

@@ -107,7 +107,8 @@ fn keep_current(
                 .map(|ns| vec![ns]),
             name: Some(context.name.clone()),
         };
-        let object = subscribe(context.scope.collection(), interest, rv, move |note| follow(note, paused, &again));
+        let object =
+            subscribe(context.scope.collection(), interest, rv, move |note| follow(note, paused, &again));
         let held = send_wrapper::SendWrapper::new(object);
         on_cleanup(move || drop(held.take()));
     });

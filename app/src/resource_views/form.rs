@@ -52,20 +52,16 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
         },
     );
     let ctx = StoredValue::new(context);
-    when_loaded(
-        "Loading the form…",
-        setup,
-        move |setup| match setup.refusal.clone() {
-            Some(reason) => view! {
-                <div role="alert" class="card max-w-2xl">
-                    <p class="font-semibold">"You cannot do this here"</p>
-                    <p class="mt-1">{reason}</p>
-                </div>
-            }
-            .into_any(),
-            None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
-        },
-    )
+    when_loaded("Loading the form…", setup, move |setup| match setup.refusal.clone() {
+        Some(reason) => view! {
+            <div role="alert" class="card max-w-2xl">
+                <p class="font-semibold">"You cannot do this here"</p>
+                <p class="mt-1">{reason}</p>
+            </div>
+        }
+        .into_any(),
+        None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
+    })
 }
 
 #[component]

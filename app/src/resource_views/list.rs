@@ -116,8 +116,9 @@ fn keep_current(
             None => None,
         };
         let again = debounced_bump(changes, std::time::Duration::from_millis(150));
-        let objects =
-            subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| follow(note, paused, &again));
+        let objects = subscribe(scope.collection(), Interest { namespaces, name: None }, rv, move |note| {
+            follow(note, paused, &again)
+        });
         let held = send_wrapper::SendWrapper::new(objects);
         on_cleanup(move || drop(held.take()));
     });

@@ -553,7 +553,10 @@ fn retry(stream: &Shared, again: fn(&Shared)) {
         // are told it is lost once an attempt got no answer (or a 5xx, a 429).
         let delay = match s.failures {
             0 => Duration::ZERO,
-            n => RETRY.saturating_mul(1 << (n - 1).min(5)).min(MAX_RETRY).mul_f64(1.0 + js_sys::Math::random() / 5.0),
+            n => RETRY
+                .saturating_mul(1 << (n - 1).min(5))
+                .min(MAX_RETRY)
+                .mul_f64(1.0 + js_sys::Math::random() / 5.0),
         };
         let lost_now = s.unanswered > 0 && !std::mem::replace(&mut s.lost, true);
         s.failures += 1;

@@ -446,13 +446,9 @@ fn CustomPage(
     }
     let project = target.project.clone();
     let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, p));
-    when_loaded(
-        "Loading namespaces…",
-        list,
-        move |names| {
-            let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
-            view! { <PluginFrame spec /> }.into_any()
-        },
-    )
+    when_loaded("Loading namespaces…", list, move |names| {
+        let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
+        view! { <PluginFrame spec /> }.into_any()
+    })
     .into_any()
 }

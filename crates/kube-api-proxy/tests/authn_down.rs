@@ -29,8 +29,12 @@ async fn a_key_the_gateway_cannot_look_up_while_authn_is_down_is_503_not_401() {
     let held = Verifier::from_jwks(&signer.jwks()).unwrap();
     let gateway = Gateway {
         origins: Origins { plugins: PluginOrigins::from_base(testing::PLUGINS_BASE).unwrap() },
-        credentials: Credentials { keys: Keys::fixed_then_follow(held, &jwks), revoked: RevokedSessions::none() },
+        credentials: Credentials {
+            keys: Keys::fixed_then_follow(held, &jwks),
+            revoked: RevokedSessions::none(),
+        },
         fga: testing::fga(),
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(MemoryAudit::default()),

@@ -77,7 +77,11 @@ async fn start_checked_by(register_backend: bool, fga: Arc<dyn fundament_fga::Ca
     start_with(runtime, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT, fga).await
 }
 
-async fn start_with(runtime: Runtime, runtime_timeout: Duration, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
+async fn start_with(
+    runtime: Runtime,
+    runtime_timeout: Duration,
+    fga: Arc<dyn fundament_fga::CanView>,
+) -> Stack {
     let cluster = SeededCluster::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -198,8 +198,7 @@ pub enum DefinitionAnswer {
 }
 
 /// What an installation whose definition could not be fetched says.
-pub const DEFINITION_UNREACHABLE: &str =
-    "Its definition cannot be loaded right now: organization-api cannot be reached. The console tries again by itself.";
+pub const DEFINITION_UNREACHABLE: &str = "Its definition cannot be loaded right now: organization-api cannot be reached. The console tries again by itself.";
 
 /// What the sidebar says while organization-api cannot be reached.
 pub const ORGANIZATION_API_UNREACHABLE: &str =
@@ -335,9 +334,8 @@ pub fn registry(
             .cmp(&b.display_name.to_lowercase())
             .then(a.installation_name.cmp(&b.installation_name))
     });
-    let organization_api_unreachable = answers
-        .values()
-        .any(|a| matches!(a, DefinitionAnswer::Kept { .. } | DefinitionAnswer::Unreachable));
+    let organization_api_unreachable =
+        answers.values().any(|a| matches!(a, DefinitionAnswer::Kept { .. } | DefinitionAnswer::Unreachable));
     Registry {
         cluster_id: cluster_id.to_owned(),
         plugins,
