@@ -72,7 +72,7 @@ impl PluginRegistry {
                     }
                     _ => None,
                 });
-                let soon = debounced(Duration::from_millis(100), refresh.clone());
+                let soon = debounced(Duration::from_millis(100), refresh);
                 let poll = Rc::new(Cell::new(None::<IntervalHandle>));
                 let polling = poll.clone();
                 let subscription =
@@ -81,11 +81,8 @@ impl PluginRegistry {
                         Note::Lost => {}
                         Note::Refused => {
                             if let Some(old) = polling.replace(
-                                set_interval_with_handle(
-                                    refresh.clone(),
-                                    Duration::from_millis(POLL_INTERVAL_MS),
-                                )
-                                .ok(),
+                                set_interval_with_handle(refresh, Duration::from_millis(POLL_INTERVAL_MS))
+                                    .ok(),
                             ) {
                                 old.clear();
                             }
