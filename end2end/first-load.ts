@@ -12,11 +12,13 @@ export type Loaded = { path: string; kind: string; bytes: number; brotli: number
 /** The target of a first load, HTML + CSS + JS + wasm chunks at brotli 11 (issue 16): the
  *  original console's 142 KB. Not reached yet: the budgets below are the figures measured
  *  with the shared watches and a std built without panic machinery (239,093 and 314,233
- *  bytes), rounded up to the next 5 KB, so that they stop regressions; lower them as the
- *  bundle shrinks, down to the target. */
+ *  bytes), plus the dependency-failure states of issue 17 (the "not available right now"
+ *  view with its countdown and retry, the paused-live banner, the registry's and the frame's
+ *  retries: +7.4 KB and +6.2 KB, to 246,488 and 320,396 bytes), rounded up to the next 5 KB,
+ *  so that they stop regressions; lower them as the bundle shrinks, down to the target. */
 export const FIRST_LOAD_TARGET_BYTES = 142_000;
-export const HOME_BUDGET_BYTES = 240_000;
-export const PLUGIN_PAGE_BUDGET_BYTES = 315_000;
+export const HOME_BUDGET_BYTES = 250_000;
+export const PLUGIN_PAGE_BUDGET_BYTES = 325_000;
 
 /** The signed-in home and a plugin page (cert-manager's own Certificates list) of the seed. */
 export const HOME = '/';
