@@ -479,13 +479,17 @@ impl Run<'_> {
         let mut out = Vec::new();
         for (session, details) in self.seen.exceptions.clone() {
             let key = (session.clone(), details["executionContextId"].as_i64().unwrap_or_default());
+            let frames = details["stackTrace"]["callFrames"].as_array().cloned().unwrap_or_default();
             let url = details["url"].as_str().unwrap_or_default();
-            let top = &details["stackTrace"]["callFrames"][0];
-            let url = top["url"].as_str().filter(|u| !u.is_empty()).unwrap_or(url).to_string();
             if !self.in_frame(&key) && !url.starts_with(&self.mock.run_origin(self.label)) {
                 continue;
             }
-            let line = top["lineNumber"].as_u64().or(details["lineNumber"].as_u64()).map(|l| l as u32 + 1);
+            // The innermost frame in a file of the plugin (not the SDK's), else the page.
+            let ours = frames.iter().chain(std::iter::once(&details)).find_map(|f| {
+                let file = self.mock.file_of_url(f["url"].as_str()?)?;
+                Some((file, f["lineNumber"].as_u64().map(|l| l as u32 + 1)))
+            });
+            let (file, line) = ours.unwrap_or_else(|| (self.page.file.clone(), None));
             let exception = &details["exception"];
             let description = exception["description"]
                 .as_str()
@@ -498,31 +502,43 @@ impl Run<'_> {
                 .to_string();
             let promise = details["text"].as_str().is_some_and(|t| t.contains("(in promise)"));
             let how = if promise { "an unhandled promise rejection" } else { "an uncaught exception" };
-            let finding = if exception["className"] == "SdkError" {
-                let code = self.sdk_error_code(&session, exception).await;
+            // The SDK is minified: its class is known by the error's `name`.
+            let property = |name: &str| {
+                exception["preview"]["properties"]
+                    .as_array()
+                    .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+                    .and_then(|p| p["value"].as_str())
+                    .map(str::to_string)
+            };
+            let finding = if property("name").as_deref() == Some("SdkError") || exception["className"] == "SdkError" {
+                let code = match property("code") {
+                    Some(code) => code,
+                    None => self.sdk_error_code(&session, exception).await,
+                };
                 let scenario = match scenario {
                     Scenario::Happy => "",
                     Scenario::Fail => " (in the run where the console cannot mint a token at first and every call is refused 403)",
                 };
                 Finding::error(
                     FindingName::UnhandledSdkError,
-                    self.file_of(&url),
+                    file,
                     format!(
                         "SdkError '{code}' was not handled{scenario}: {description}; catch it and show the \
                          user what happened (see \"Errors\" in plugin-sdk/README.md)"
                     ),
                 )
             } else {
-                Finding::error(FindingName::UncaughtException, self.file_of(&url), format!("{how}: {description}"))
+                Finding::error(FindingName::UncaughtException, file, format!("{how}: {description}"))
             };
             out.push(finding.at_line(line));
         }
         if scenario == Scenario::Happy {
             for (text, url, line) in &self.seen.console_errors {
-                out.push(
-                    Finding::error(FindingName::ConsoleError, self.file_of(url), format!("console error: {text}"))
-                        .at_line(*line),
-                );
+                let (file, line) = match self.mock.file_of_url(url) {
+                    Some(file) => (file, *line),
+                    None => (self.page.file.clone(), None),
+                };
+                out.push(Finding::error(FindingName::ConsoleError, file, format!("console error: {text}")).at_line(line));
             }
         }
         Ok(out)
