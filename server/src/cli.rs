@@ -322,21 +322,23 @@ pub fn main() -> ExitCode {
                 Err(error) => usage_error(&error),
             }
         }
-        Command::Plugin(PluginCommand::New { dir }) => match fundament_plugin_check::scaffold::new_plugin(&dir) {
-            Ok(files) => {
-                let mut text = format!("created {}:\n", dir.display());
-                for file in files {
-                    text.push_str(&format!("  {}\n", file.display()));
-                }
-                text.push_str(&format!(
+        Command::Plugin(PluginCommand::New { dir }) => {
+            match fundament_plugin_check::scaffold::new_plugin(&dir) {
+                Ok(files) => {
+                    let mut text = format!("created {}:\n", dir.display());
+                    for file in files {
+                        text.push_str(&format!("  {}\n", file.display()));
+                    }
+                    text.push_str(&format!(
                     "next: fundament plugin lint {0} && fundament plugin check {0}; fundament dev --plugin {0}\n",
                     dir.display()
                 ));
-                print_line(text.trim_end().to_string());
-                ExitCode::SUCCESS
+                    print_line(text.trim_end().to_string());
+                    ExitCode::SUCCESS
+                }
+                Err(error) => usage_error(&error),
             }
-            Err(error) => usage_error(&error),
-        },
+        }
         Command::Plugin(PluginCommand::Lint { dir }) => {
             let (text, errors) = crate::commands::lint(&dir);
             use std::io::Write;

@@ -62,7 +62,12 @@ pub struct Cdp {
 
 impl Cdp {
     /// Sends `method` to `session` (the browser itself when `None`) and waits for the result.
-    pub async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Result<Value, CheckError> {
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CheckError> {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let mut message = json!({"id": id, "method": method, "params": params});
         if let Some(session) = session {
@@ -136,7 +141,8 @@ impl Browser {
     /// connects to its DevTools endpoint.
     pub async fn launch(chromium: &Path) -> Result<Browser, CheckError> {
         let start_failed = |source| CheckError::ChromiumStart { path: chromium.to_path_buf(), source };
-        let profile = tempfile::Builder::new().prefix("fundament-plugin-check-").tempdir().map_err(start_failed)?;
+        let profile =
+            tempfile::Builder::new().prefix("fundament-plugin-check-").tempdir().map_err(start_failed)?;
         let mut child = Command::new(chromium)
             .args([
                 "--headless=new",
@@ -162,7 +168,8 @@ impl Browser {
             .kill_on_drop(true)
             .spawn()
             .map_err(start_failed)?;
-        let stderr = child.stderr.take().ok_or_else(|| CheckError::ChromiumEndpoint(chromium.to_path_buf()))?;
+        let stderr =
+            child.stderr.take().ok_or_else(|| CheckError::ChromiumEndpoint(chromium.to_path_buf()))?;
         let mut lines = BufReader::new(stderr).lines();
         let endpoint = tokio::time::timeout(Duration::from_secs(20), async {
             while let Ok(Some(line)) = lines.next_line().await {

@@ -12,7 +12,9 @@ pub enum CheckError {
     Definition(#[from] fundament_organization_api::CatalogError),
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("cannot start Chromium ({path}): {source}; install it (Debian: apt-get install chromium) or pass --chromium PATH")]
+    #[error(
+        "cannot start Chromium ({path}): {source}; install it (Debian: apt-get install chromium) or pass --chromium PATH"
+    )]
     ChromiumStart { path: PathBuf, source: std::io::Error },
     #[error("Chromium ({0}) did not open its DevTools endpoint within 20 s")]
     ChromiumEndpoint(PathBuf),

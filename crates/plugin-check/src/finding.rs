@@ -122,7 +122,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(name: FindingName, severity: Severity, file: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        name: FindingName,
+        severity: Severity,
+        file: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Finding { severity, name, file: file.into(), line: None, page: None, message: message.into() }
     }
 

@@ -131,13 +131,13 @@ fn answer(
     let response = if !token.starts_with("fc-") || token == "fc-happy-1" {
         status(401, "Unauthorized", "Unauthorized")
     } else if !admitted {
+        status(403, "Forbidden", &format!("{verb} {} is not in the plugin's allowedResources", call.resource))
+    } else if token.starts_with("fc-fail-") {
         status(
             403,
             "Forbidden",
-            &format!("{verb} {} is not in the plugin's allowedResources", call.resource),
+            &format!("the check refuses every call in this run ({verb} {})", call.resource),
         )
-    } else if token.starts_with("fc-fail-") {
-        status(403, "Forbidden", &format!("the check refuses every call in this run ({verb} {})", call.resource))
     } else {
         serve(plugin, method, &t, verb, body)
     };
@@ -148,16 +148,15 @@ fn answer(
 fn serve(plugin: &PluginFolder, method: &Method, t: &Target<'_>, verb: &str, body: &Bytes) -> Response {
     let found = || {
         let name = t.name.unwrap_or_default();
-        plugin
-            .fixtures_of(t.group, t.resource, t.namespace)
-            .find(|o| o["metadata"]["name"] == name)
-            .cloned()
+        plugin.fixtures_of(t.group, t.resource, t.namespace).find(|o| o["metadata"]["name"] == name).cloned()
     };
-    let not_found = || status(404, "NotFound", &format!("{} \"{}\" not found", t.resource, t.name.unwrap_or_default()));
+    let not_found =
+        || status(404, "NotFound", &format!("{} \"{}\" not found", t.resource, t.name.unwrap_or_default()));
     match verb {
         "list" => {
             let items: Vec<Value> = plugin.fixtures_of(t.group, t.resource, t.namespace).cloned().collect();
-            let api_version = if t.group.is_empty() { t.version.to_string() } else { format!("{}/{}", t.group, t.version) };
+            let api_version =
+                if t.group.is_empty() { t.version.to_string() } else { format!("{}/{}", t.group, t.version) };
             let kind = items.first().and_then(|o| o["kind"].as_str()).map(|k| format!("{k}List"));
             json_response(
                 200,
@@ -189,7 +188,9 @@ fn serve(plugin: &PluginFolder, method: &Method, t: &Target<'_>, verb: &str, bod
             (_, Err(e)) => status(400, "BadRequest", &format!("the body is not JSON: {e}")),
         },
         "delete" => found().map(|o| json_response(200, &o)).unwrap_or_else(not_found),
-        "deletecollection" => json_response(200, &json!({"kind": "Status", "apiVersion": "v1", "status": "Success"})),
+        "deletecollection" => {
+            json_response(200, &json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}))
+        }
         _ => status(405, "MethodNotAllowed", &format!("{method} is not supported")),
     }
 }
@@ -253,7 +254,8 @@ mod tests {
 
     #[test]
     fn paths_parse_like_the_gateway() {
-        let t = parse_path("/clusters/c/apis/cert-manager.io/v1/namespaces/web/certificates/www/status").unwrap();
+        let t =
+            parse_path("/clusters/c/apis/cert-manager.io/v1/namespaces/web/certificates/www/status").unwrap();
         assert_eq!(
             t,
             Target {

@@ -50,7 +50,8 @@ pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> 
     if !dir.join("definition.yaml").is_file() {
         return Err(CheckError::NoDefinition(dir.to_path_buf()));
     }
-    let mut findings: Vec<Finding> = fundament_organization_api::lint::lint_dir(dir).into_iter().map(lint_finding).collect();
+    let mut findings: Vec<Finding> =
+        fundament_organization_api::lint::lint_dir(dir).into_iter().map(lint_finding).collect();
     let plugin = match PluginFolder::read(dir) {
         Ok(plugin) => plugin,
         // lint said why.
@@ -64,7 +65,10 @@ pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> 
         findings.push(Finding::error(
             FindingName::FileNotFound,
             &page.file,
-            format!("spec.customComponents.{}.{} names {}, which does not exist", page.kind, page.view, page.file),
+            format!(
+                "spec.customComponents.{}.{} names {}, which does not exist",
+                page.kind, page.view, page.file
+            ),
         ));
     }
     if pages.is_empty() {

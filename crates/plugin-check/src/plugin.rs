@@ -52,7 +52,8 @@ impl PluginFolder {
     pub fn pages(&self) -> Vec<CheckedPage> {
         let mut pages = Vec::new();
         for (kind, views) in &self.definition.spec.custom_components {
-            for (view, file) in [("list", &views.list), ("detail", &views.detail), ("create", &views.create)] {
+            for (view, file) in [("list", &views.list), ("detail", &views.detail), ("create", &views.create)]
+            {
                 if let Some(file) = file {
                     pages.push(CheckedPage { file: format!("console/{file}"), kind: kind.clone(), view });
                 }
@@ -162,7 +163,10 @@ mod tests {
     fn reads_kinds_fixtures_and_pages() {
         let p = PluginFolder::read(&plugins().join("cert-manager")).unwrap();
         let cert = &p.kinds["Certificate"];
-        assert_eq!((cert.group.as_str(), cert.plural.as_str(), cert.namespaced), ("cert-manager.io", "certificates", true));
+        assert_eq!(
+            (cert.group.as_str(), cert.plural.as_str(), cert.namespaced),
+            ("cert-manager.io", "certificates", true)
+        );
         assert!(!p.kinds["ClusterIssuer"].namespaced);
         assert_eq!(p.pages().len(), 8);
         assert!(p.first_fixture("Certificate").is_some());

@@ -99,8 +99,9 @@ async fn run_in_context(
     context: &str,
     scenario: Scenario,
 ) -> Result<Vec<Finding>, CheckError> {
-    let target =
-        cdp.call(None, "Target.createTarget", json!({"url": "about:blank", "browserContextId": context})).await?;
+    let target = cdp
+        .call(None, "Target.createTarget", json!({"url": "about:blank", "browserContextId": context}))
+        .await?;
     let session = cdp
         .call(None, "Target.attachToTarget", json!({"targetId": target["targetId"], "flatten": true}))
         .await?;
@@ -132,7 +133,11 @@ impl Run<'_> {
             self.cdp.call(s, method, json!({})).await?;
         }
         self.cdp
-            .call(s, "Target.setAutoAttach", json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}))
+            .call(
+                s,
+                "Target.setAutoAttach",
+                json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+            )
             .await?;
         let host = format!("{}/host.html", self.mock.host_origin());
         self.cdp.call(s, "Page.navigate", json!({"url": host})).await?;
@@ -150,14 +155,16 @@ impl Run<'_> {
                 self.refreshed(scenario, 2),
             ],
         };
-        let src = format!("{}{}{}", self.mock.run_origin(self.label), self.mock.page_prefix(), self.page_file());
+        let src =
+            format!("{}{}{}", self.mock.run_origin(self.label), self.mock.page_prefix(), self.page_file());
         let config = json!({"src": src, "pluginOrigin": self.mock.run_origin(self.label),
                             "refreshReplies": replies, "refreshDelayMs": REFRESH_DELAY_MS});
         self.eval_host(&format!("check.start({config})")).await?;
 
         let mut findings = Vec::new();
         let page = self.page.file.clone();
-        let ready = self.wait_for(READY_TIMEOUT, |log| log.iter().any(|m| m.data["type"] == "plugin:ready")).await?;
+        let ready =
+            self.wait_for(READY_TIMEOUT, |log| log.iter().any(|m| m.data["type"] == "plugin:ready")).await?;
         if !ready {
             findings.push(Finding::error(
                 FindingName::NoReady,
@@ -256,20 +263,28 @@ impl Run<'_> {
         self.send(&dark).await?;
         self.wait(THEME_SETTLE).await?;
         let Some(after) = self.eval_frame(LOOK).await? else { return Ok(vec![]) };
-        let parse = |v: Value| serde_json::from_str::<Value>(v.as_str().unwrap_or("null")).unwrap_or_default();
+        let parse =
+            |v: Value| serde_json::from_str::<Value>(v.as_str().unwrap_or("null")).unwrap_or_default();
         let (before, after) = (parse(before), parse(after));
         if after.is_null() {
             return Ok(vec![]);
         }
         let unchanged = before["bg"] == after["bg"] && before["fg"] == after["fg"];
         let message = if after["dark"] != true {
-            Some("after fundament:theme-changed to dark, <body> has no class dark: let the SDK set the theme class, and do not reset body's classes")
+            Some(
+                "after fundament:theme-changed to dark, <body> has no class dark: let the SDK set the theme class, and do not reset body's classes",
+            )
         } else if unchanged {
-            Some("after fundament:theme-changed to dark, the page's background and text colours stayed the same: style with plugin-sdk.css's --fd-* properties (or body.dark rules), not fixed colours")
+            Some(
+                "after fundament:theme-changed to dark, the page's background and text colours stayed the same: style with plugin-sdk.css's --fd-* properties (or body.dark rules), not fixed colours",
+            )
         } else {
             None
         };
-        Ok(message.map(|m| Finding::error(FindingName::ThemeIgnored, &self.page.file, m)).into_iter().collect())
+        Ok(message
+            .map(|m| Finding::error(FindingName::ThemeIgnored, &self.page.file, m))
+            .into_iter()
+            .collect())
     }
 
     async fn send(&mut self, message: &Value) -> Result<(), CheckError> {
@@ -282,7 +297,11 @@ impl Run<'_> {
     }
 
     /// Waits up to `limit` for `done(log)`; whether it came.
-    async fn wait_for(&mut self, limit: Duration, done: impl Fn(&[Posted]) -> bool) -> Result<bool, CheckError> {
+    async fn wait_for(
+        &mut self,
+        limit: Duration,
+        done: impl Fn(&[Posted]) -> bool,
+    ) -> Result<bool, CheckError> {
         let started = Instant::now();
         loop {
             if done(&self.log().await?) {
@@ -311,7 +330,12 @@ impl Run<'_> {
         }
     }
 
-    async fn evaluate(&mut self, session: &str, context: Option<i64>, expression: &str) -> Result<Value, CheckError> {
+    async fn evaluate(
+        &mut self,
+        session: &str,
+        context: Option<i64>,
+        expression: &str,
+    ) -> Result<Value, CheckError> {
         let mut params = json!({"expression": expression, "returnByValue": true, "awaitPromise": false});
         if let Some(id) = context {
             params["contextId"] = json!(id);
@@ -377,7 +401,9 @@ impl Run<'_> {
             "Runtime.consoleAPICalled" if p["type"] == "error" || p["type"] == "assert" => {
                 let key = (event.session, p["executionContextId"].as_i64().unwrap_or_default());
                 if self.in_frame(&key) {
-                    let text = p["args"].as_array().map(|args| args.iter().map(arg_text).collect::<Vec<_>>().join(" "));
+                    let text = p["args"]
+                        .as_array()
+                        .map(|args| args.iter().map(arg_text).collect::<Vec<_>>().join(" "));
                     let top = &p["stackTrace"]["callFrames"][0];
                     self.seen.console_errors.push((
                         text.unwrap_or_default(),
@@ -392,10 +418,15 @@ impl Run<'_> {
                 let url = e["url"].as_str().unwrap_or_default();
                 // Network failures are the mock API's planned answers or file-not-found; CSP
                 // violations come as reports.
-                let ours = event.session != self.session || url.starts_with(&self.mock.run_origin(self.label));
+                let ours =
+                    event.session != self.session || url.starts_with(&self.mock.run_origin(self.label));
                 if e["level"] == "error" && ours && !matches!(source, "network" | "security" | "violation") {
                     let line = e["lineNumber"].as_u64().map(|l| l as u32 + 1);
-                    self.seen.console_errors.push((e["text"].as_str().unwrap_or_default().to_string(), url.to_string(), line));
+                    self.seen.console_errors.push((
+                        e["text"].as_str().unwrap_or_default().to_string(),
+                        url.to_string(),
+                        line,
+                    ));
                 }
             }
             _ => {}
@@ -510,14 +541,18 @@ impl Run<'_> {
                     .and_then(|p| p["value"].as_str())
                     .map(str::to_string)
             };
-            let finding = if property("name").as_deref() == Some("SdkError") || exception["className"] == "SdkError" {
+            let finding = if property("name").as_deref() == Some("SdkError")
+                || exception["className"] == "SdkError"
+            {
                 let code = match property("code") {
                     Some(code) => code,
                     None => self.sdk_error_code(&session, exception).await,
                 };
                 let scenario = match scenario {
                     Scenario::Happy => "",
-                    Scenario::Fail => " (in the run where the console cannot mint a token at first and every call is refused 403)",
+                    Scenario::Fail => {
+                        " (in the run where the console cannot mint a token at first and every call is refused 403)"
+                    }
                 };
                 Finding::error(
                     FindingName::UnhandledSdkError,
@@ -538,7 +573,10 @@ impl Run<'_> {
                     Some(file) => (file, *line),
                     None => (self.page.file.clone(), None),
                 };
-                out.push(Finding::error(FindingName::ConsoleError, file, format!("console error: {text}")).at_line(line));
+                out.push(
+                    Finding::error(FindingName::ConsoleError, file, format!("console error: {text}"))
+                        .at_line(line),
+                );
             }
         }
         Ok(out)
@@ -596,7 +634,10 @@ fn arg_text(arg: &Value) -> String {
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -61,7 +61,9 @@ pub fn new_plugin(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
     }
     let title = title(&name);
     let group = format!("{name}.example.io");
-    let fill = |text: &str| text.replace("{{name}}", &name).replace("{{title}}", &title).replace("{{group}}", &group);
+    let fill = |text: &str| {
+        text.replace("{{name}}", &name).replace("{{title}}", &title).replace("{{group}}", &group)
+    };
     let mut written = Vec::new();
     for (path, template) in FILES {
         let relative = PathBuf::from(fill(path));

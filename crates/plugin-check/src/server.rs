@@ -52,7 +52,12 @@ pub struct RunRecord {
 
 impl Default for RunRecord {
     fn default() -> Self {
-        RunRecord { calls: Vec::new(), csp_reports: Vec::new(), missing: Vec::new(), last_request: Instant::now() }
+        RunRecord {
+            calls: Vec::new(),
+            csp_reports: Vec::new(),
+            missing: Vec::new(),
+            last_request: Instant::now(),
+        }
     }
 }
 
@@ -159,7 +164,9 @@ async fn dispatch(
 
 fn host_page(path: &str) -> Response {
     match path {
-        "/" | "/host.html" => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], HOST_HTML).into_response(),
+        "/" | "/host.html" => {
+            ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], HOST_HTML).into_response()
+        }
         "/host.js" => ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], HOST_JS).into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
@@ -179,9 +186,9 @@ async fn run_origin(mock: &Mock, run: &str, method: &Method, uri: &Uri, body: &B
         "/plugins/sdk/v1/plugin-sdk.d.ts" => Some(("text/plain; charset=utf-8", SDK_DTS)),
         _ => None,
     };
-    let file = path.strip_prefix(&mock.page_prefix()).filter(|f| {
-        !f.is_empty() && f.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..")
-    });
+    let file = path
+        .strip_prefix(&mock.page_prefix())
+        .filter(|f| !f.is_empty() && f.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != ".."));
     let found = match (sdk, file) {
         (Some((content_type, text)), _) => Some((content_type.to_string(), text.as_bytes().to_vec())),
         (None, Some(file)) => tokio::fs::read(mock.plugin.dir.join("console").join(file))

@@ -35,7 +35,11 @@ async fn every_example_plugin_passes() {
         let report = run(&dir).await;
         assert!(!report.failed(), "{}:\n{report}", dir.display());
         if report.pages.is_empty() {
-            assert!(report.has(FindingName::NoCustomPages, "definition.yaml"), "{}:\n{report}", dir.display());
+            assert!(
+                report.has(FindingName::NoCustomPages, "definition.yaml"),
+                "{}:\n{report}",
+                dir.display()
+            );
         }
     }
 }
@@ -70,8 +74,11 @@ async fn every_planted_mistake_is_reported_by_name_and_file() {
         (FindingName::FileNotFound, "console/gizmo-helpers.js"),
         (FindingName::UncaughtException, "console/gizmos-detail.js"),
     ];
-    let missing: Vec<String> =
-        planted.iter().filter(|(name, file)| !report.has(*name, file)).map(|(n, f)| format!("{n} {f}")).collect();
+    let missing: Vec<String> = planted
+        .iter()
+        .filter(|(name, file)| !report.has(*name, file))
+        .map(|(n, f)| format!("{n} {f}"))
+        .collect();
     assert!(missing.is_empty(), "not reported: {missing:?}\n{report}");
     assert!(report.failed());
     // Nothing beyond the planted mistakes (and lint's spec.image warning).
@@ -84,5 +91,11 @@ async fn every_planted_mistake_is_reported_by_name_and_file() {
     assert!(unexpected.iter().all(|f| f.contains("spec.image")), "unexpected: {unexpected:#?}");
     let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(json["findings"][0]["severity"], "error");
-    assert!(json["findings"].as_array().unwrap().iter().any(|f| f["name"] == "no-ready" && f["file"] == "console/gizmos-list.html"));
+    assert!(
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "no-ready" && f["file"] == "console/gizmos-list.html")
+    );
 }
