@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fundament_kube_core::validation::dns1123_label_errors;
+use fundament_kube_core::validation::is_dns1123_label;
 
 use crate::CheckError;
 
@@ -37,11 +37,12 @@ pub fn plugin_name(dir: &Path) -> Result<String, CheckError> {
             "at most {MAX_NAME} characters (installations are named <organization>--<name>)"
         )));
     }
-    if let Some(reason) = dns1123_label_errors(&name).into_iter().next() {
-        return Err(bad(format!(
-            "a plugin name is a DNS label: lower-case letters, digits and '-', starting and ending with a \
-             letter or digit ({reason})"
-        )));
+    if !is_dns1123_label(&name) {
+        return Err(bad(
+            "a plugin name is a DNS label: lower-case letters, digits and '-', starting and ending \
+                        with a letter or digit, e.g. my-plugin"
+                .into(),
+        ));
     }
     Ok(name)
 }
