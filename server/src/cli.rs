@@ -99,6 +99,42 @@ enum PluginCommand {
         /// The plugin folder (with definition.yaml).
         dir: PathBuf,
     },
+    /// Run every custom page of a plugin folder in headless Chromium inside a mock console, and
+    /// report what breaks the console's rules. The mock console speaks the postMessage protocol
+    /// (plugin:ready, fundament:init with a token, a 401 answered by a token refresh, a theme
+    /// change, fundament:auth-failed); pages are served on an origin of their own under
+    /// plugin-proxy's CSP; their Kubernetes calls go to a mock API that serves the plugin's
+    /// fixtures/ and refuses calls outside spec.allowedResources. Each page runs twice: once
+    /// where all goes well, once where the first token cannot be minted and every call is
+    /// refused 403. Findings (each with its name and file): lint, no-ready (none within 5 s),
+    /// data-before-init, csp-inline-script, csp-inline-style, csp-violation,
+    /// outside-allowed-resources, theme-ignored, no-resize, unhandled-sdk-error,
+    /// uncaught-exception, console-error, file-not-found. A plugin without custom pages
+    /// passes (no-custom-pages). Exit code 1 when there are errors, 2 when the check cannot
+    /// run. Needs Chromium: Debian's /usr/bin/chromium, or --chromium PATH or CHROMIUM_PATH.
+    Check {
+        /// The plugin folder (with definition.yaml).
+        dir: PathBuf,
+        /// Print the report as JSON: {plugin, pages, findings: [{severity, name, file, line?,
+        /// page?, message}], errors, warnings}.
+        #[arg(long)]
+        json: bool,
+        /// The Chromium binary [default: $CHROMIUM_PATH, else /usr/bin/chromium].
+        #[arg(long, value_name = "PATH")]
+        chromium: Option<PathBuf>,
+        /// How many page runs at once.
+        #[arg(long, default_value_t = 4)]
+        jobs: usize,
+    },
+    /// Create a plugin folder NAME (its last path component is the plugin's name, a DNS label
+    /// of at most 40 characters): definition.yaml, the CRD of one kind (Widget), fixtures, and
+    /// custom list and detail pages using the SDK. It passes `fundament plugin lint` and
+    /// `fundament plugin check` as generated. Refuses a folder that exists and is not empty.
+    New {
+        /// The folder to create, e.g. my-plugin or plugins/my-plugin.
+        #[arg(value_name = "NAME")]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +302,42 @@ pub fn main() -> ExitCode {
                     .map(print_line)
                     .map_err(|e| e.to_string())
             })
+        }
+        Command::Plugin(PluginCommand::Check { dir, json, chromium, jobs }) => {
+            let options = fundament_plugin_check::Options {
+                chromium: fundament_plugin_check::cdp::chromium_path(chromium),
+                jobs,
+            };
+            let runtime = match runtime() {
+                Ok(runtime) => runtime,
+                Err(error) => return failure(&error),
+            };
+            match runtime.block_on(fundament_plugin_check::check(&dir, &options)) {
+                Ok(report) => {
+                    let text = if json { format!("{}\n", report.to_json()) } else { report.to_string() };
+                    use std::io::Write;
+                    let _ = std::io::stdout().write_all(text.as_bytes());
+                    if report.failed() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+                }
+                Err(error) => usage_error(&error),
+            }
+        }
+        Command::Plugin(PluginCommand::New { dir }) => {
+            match fundament_plugin_check::scaffold::new_plugin(&dir) {
+                Ok(files) => {
+                    let mut text = format!("created {}:\n", dir.display());
+                    for file in files {
+                        text.push_str(&format!("  {}\n", file.display()));
+                    }
+                    text.push_str(&format!(
+                    "next: fundament plugin lint {0} && fundament plugin check {0}; fundament dev --plugin {0}\n",
+                    dir.display()
+                ));
+                    print_line(text.trim_end().to_string());
+                    ExitCode::SUCCESS
+                }
+                Err(error) => usage_error(&error),
+            }
         }
         Command::Plugin(PluginCommand::Lint { dir }) => {
             let (text, errors) = crate::commands::lint(&dir);
@@ -454,6 +526,20 @@ mod tests {
         let env = |name: &str| (name == "FUNDAMENT_AUDIT_LOG").then(|| "env.jsonl".to_owned());
         let (settings, _) = SettingsArgs::default().resolve(env).unwrap();
         assert_eq!(settings.audit_log, Some(PathBuf::from("env.jsonl")));
+    }
+
+    #[test]
+    fn plugin_check_help_names_every_finding_and_the_browser() {
+        let help = Cli::try_parse_from(["fundament", "plugin", "check", "--help"]).unwrap_err().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for name in fundament_plugin_check::FindingName::ALL {
+            assert!(help.contains(name.as_str()), "no {name} in: {help}");
+        }
+        for text in ["/usr/bin/chromium", "--chromium", "CHROMIUM_PATH", "--json", "Exit code 1"] {
+            assert!(help.contains(text), "no {text} in: {help}");
+        }
+        let cli = Cli::try_parse_from(["fundament", "plugin", "new", "my-plugin"]).unwrap();
+        assert!(matches!(cli.command, Command::Plugin(PluginCommand::New { .. })));
     }
 
     #[test]

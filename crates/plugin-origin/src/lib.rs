@@ -20,6 +20,18 @@ use fundament_kube_core::validation::is_dns1123_label;
 /// console adds it, plugin-proxy takes it away (it answers with a redirect to the clean URL).
 pub const FRAME_TICKET_PARAM: &str = "fundament-ticket";
 
+/// The Content-Security-Policy of every plugin page: plugin-proxy sends it with each page, and
+/// `fundament plugin check` serves pages under it too. `'self'` is the installation's own origin
+/// (its files, its SDK copy, its runtime API); besides, pages may reach `kube_api_proxy` only,
+/// and only `console` may frame them. No inline scripts or styles.
+pub fn page_csp(kube_api_proxy: &str, console: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; \
+         connect-src 'self' {kube_api_proxy}; form-action 'self'; frame-src 'self'; child-src 'self'; worker-src 'self'; \
+         manifest-src 'self'; frame-ancestors {console}; base-uri 'none'; object-src 'none'"
+    )
+}
+
 /// The plugins host and what hangs off it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginOrigins {

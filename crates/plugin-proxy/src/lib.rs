@@ -64,12 +64,7 @@ impl Origins {
     /// The Content-Security-Policy of every plugin page. `'self'` is the installation's own
     /// origin: its files, its SDK copy and its runtime API; besides, only kube-api-proxy.
     pub fn csp(&self) -> String {
-        format!(
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; \
-             connect-src 'self' {}; form-action 'self'; frame-src 'self'; child-src 'self'; worker-src 'self'; \
-             manifest-src 'self'; frame-ancestors {}; base-uri 'none'; object-src 'none'",
-            self.kube_api_proxy, self.console
-        )
+        fundament_plugin_origin::page_csp(&self.kube_api_proxy, &self.console)
     }
 }
 

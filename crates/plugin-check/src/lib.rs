@@ -1,0 +1,123 @@
+//! The plugin conformance kit: `fundament plugin check DIR` and `fundament plugin new NAME`.
+//!
+//! [`check`] lints the folder (as `fundament plugin lint`), then serves its pages in a mock
+//! console ([`server`]: the host page, each run's page origin under plugin-proxy's CSP, a mock
+//! Kubernetes API from the fixtures) and runs every page of `spec.customComponents` in headless
+//! Chromium ([`cdp`]), twice ([`run`]: a happy run and one where tokens and calls fail). What
+//! it finds comes back as a [`Report`] of [`Finding`]s, each with a stable name and the file it
+//! concerns. [`scaffold`] writes a new plugin folder that passes both `lint` and `check`.
+//!
+//! Needs Chromium (Debian's `/usr/bin/chromium`, or `--chromium PATH` / `$CHROMIUM_PATH`)
+//! only when the plugin has pages; nothing else at run time.
+#![forbid(unsafe_code)]
+
+pub mod cdp;
+mod error;
+pub mod finding;
+pub mod kube;
+pub mod plugin;
+pub mod run;
+pub mod scaffold;
+pub mod server;
+
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+
+pub use error::CheckError;
+pub use finding::{CheckedPage, Finding, FindingName, Report, Severity};
+use plugin::PluginFolder;
+use run::Scenario;
+
+/// How to check.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The Chromium binary.
+    pub chromium: PathBuf,
+    /// How many page runs at once.
+    pub jobs: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { chromium: cdp::chromium_path(None), jobs: 4 }
+    }
+}
+
+/// Checks the plugin folder `dir`. An `Err` means the check could not run (no definition.yaml,
+/// no Chromium); what it found is in the report.
+pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> {
+    if !dir.join("definition.yaml").is_file() {
+        return Err(CheckError::NoDefinition(dir.to_path_buf()));
+    }
+    let mut findings: Vec<Finding> =
+        fundament_organization_api::lint::lint_dir(dir).into_iter().map(lint_finding).collect();
+    let plugin = match PluginFolder::read(dir) {
+        Ok(plugin) => plugin,
+        // lint said why.
+        Err(CheckError::Definition(_)) => return Ok(Report::new(None, vec![], findings)),
+        Err(e) => return Err(e),
+    };
+    let name = Some(plugin.definition.metadata.name.clone());
+    let (pages, missing): (Vec<CheckedPage>, Vec<CheckedPage>) =
+        plugin.pages().into_iter().partition(|p| dir.join(&p.file).is_file());
+    for page in &missing {
+        findings.push(Finding::error(
+            FindingName::FileNotFound,
+            &page.file,
+            format!(
+                "spec.customComponents.{}.{} names {}, which does not exist",
+                page.kind, page.view, page.file
+            ),
+        ));
+    }
+    if pages.is_empty() {
+        if missing.is_empty() {
+            findings.push(Finding::new(
+                FindingName::NoCustomPages,
+                Severity::Info,
+                "definition.yaml",
+                "no custom pages (spec.customComponents is empty): the console shows its generated views, \
+                 so there is no page to run",
+            ));
+        }
+        return Ok(Report::new(name, vec![], findings));
+    }
+    let (mock, server) = server::start(plugin).await?;
+    let browser = cdp::Browser::launch(&options.chromium).await;
+    let browser = match browser {
+        Ok(browser) => browser,
+        Err(e) => {
+            server.abort();
+            return Err(e);
+        }
+    };
+    let runs = pages.iter().flat_map(|p| [(p, Scenario::Happy), (p, Scenario::Fail)]).enumerate();
+    let results: Vec<Result<Vec<Finding>, CheckError>> = futures::stream::iter(runs)
+        .map(|(n, (page, scenario))| {
+            let (cdp, mock) = (&browser.cdp, &mock);
+            async move { run::run_page(cdp, mock, page, n, scenario).await }
+        })
+        .buffer_unordered(options.jobs.max(1))
+        .collect()
+        .await;
+    browser.close().await;
+    server.abort();
+    for result in results {
+        findings.extend(result?);
+    }
+    Ok(Report::new(name, pages, findings))
+}
+
+fn lint_finding(f: fundament_organization_api::lint::Finding) -> Finding {
+    let severity = match f.severity {
+        fundament_organization_api::lint::Severity::Error => Severity::Error,
+        fundament_organization_api::lint::Severity::Warning => Severity::Warning,
+    };
+    let message = if f.path.is_empty() || f.path == "definition.yaml" {
+        f.message
+    } else {
+        format!("{}: {}", f.path, f.message)
+    };
+    Finding::new(FindingName::Lint, severity, "definition.yaml", message)
+}

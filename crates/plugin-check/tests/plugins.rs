@@ -1,0 +1,102 @@
+//! `fundament plugin check` end to end, in headless Chromium: every example plugin and a
+//! scaffolded one pass; the deliberately broken plugin (end2end/broken-plugin) has each of its
+//! planted mistakes reported by the finding's name and the file it concerns.
+//!
+//! Needs Chromium (`/usr/bin/chromium`, or `$CHROMIUM_PATH`); each check is bounded by the
+//! runner's timeouts (5 s for plugin:ready, 6 s to settle per run).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fundament_plugin_check::{FindingName, Options, Report, check, scaffold};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+async fn run(dir: &Path) -> Report {
+    // Two runs at once per check: the three checks of this file run side by side on small machines.
+    let options = Options { jobs: 2, ..Options::default() };
+    tokio::time::timeout(Duration::from_secs(120), check(dir, &options))
+        .await
+        .unwrap_or_else(|_| panic!("{} took over 2 minutes", dir.display()))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_plugin_passes() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("plugins"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("definition.yaml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 4, "{dirs:?}");
+    for dir in dirs {
+        let report = run(&dir).await;
+        assert!(!report.failed(), "{}:\n{report}", dir.display());
+        if report.pages.is_empty() {
+            assert!(
+                report.has(FindingName::NoCustomPages, "definition.yaml"),
+                "{}:\n{report}",
+                dir.display()
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scaffolded_plugin_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("my-first-plugin");
+    scaffold::new_plugin(&dir).unwrap();
+    let report = run(&dir).await;
+    assert!(!report.failed(), "{report}");
+    assert_eq!(report.pages.len(), 2, "{report}");
+    assert_eq!(report.errors + report.warnings, 1, "only lint's spec.image warning:\n{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_planted_mistake_is_reported_by_name_and_file() {
+    let report = run(&repo().join("end2end/broken-plugin")).await;
+    let planted = [
+        (FindingName::Lint, "definition.yaml"),
+        (FindingName::FileNotFound, "console/gizmos-create.html"),
+        (FindingName::NoReady, "console/gizmos-list.html"),
+        (FindingName::DataBeforeInit, "console/gadgets-list.html"),
+        (FindingName::CspInlineScript, "console/gadgets-list.html"),
+        (FindingName::CspInlineStyle, "console/gadgets-list.html"),
+        (FindingName::OutsideAllowedResources, "console/gadgets-list.html"),
+        (FindingName::ConsoleError, "console/gadgets-list.js"),
+        (FindingName::ThemeIgnored, "console/gadgets-detail.html"),
+        (FindingName::NoResize, "console/gadgets-detail.html"),
+        (FindingName::UnhandledSdkError, "console/gadgets-create.html"),
+        (FindingName::CspViolation, "console/gizmos-detail.html"),
+        (FindingName::FileNotFound, "console/gizmo-helpers.js"),
+        (FindingName::UncaughtException, "console/gizmos-detail.js"),
+    ];
+    let missing: Vec<String> = planted
+        .iter()
+        .filter(|(name, file)| !report.has(*name, file))
+        .map(|(n, f)| format!("{n} {f}"))
+        .collect();
+    assert!(missing.is_empty(), "not reported: {missing:?}\n{report}");
+    assert!(report.failed());
+    // Nothing beyond the planted mistakes (and lint's spec.image warning).
+    let unexpected: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| !planted.contains(&(f.name, f.file.as_str())))
+        .map(|f| f.to_string())
+        .collect();
+    assert!(unexpected.iter().all(|f| f.contains("spec.image")), "unexpected: {unexpected:#?}");
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["findings"][0]["severity"], "error");
+    assert!(
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "no-ready" && f["file"] == "console/gizmos-list.html")
+    );
+}
