@@ -62,7 +62,7 @@ pub struct Gateway {
 
 const ROOTS: &[&str] = &["api", "apis", "openapi", "version"];
 
-fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
@@ -93,7 +93,7 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
 
 const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
 
-fn bearer(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string()).filter(|t| !t.is_empty())
@@ -302,7 +302,7 @@ async fn forward(
     }
 }
 
-fn invalid(kind: &str, e: &CredentialError) -> Status {
+pub(crate) fn invalid(kind: &str, e: &CredentialError) -> Status {
     match e {
         // authn's keys could not be fetched to check the token: a 401 would send the user to
         // sign in again for nothing.
