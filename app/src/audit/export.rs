@@ -12,9 +12,9 @@ pub use ssr::handle;
 
 #[cfg(feature = "ssr")]
 mod ssr {
-    use axum::extract::{Request, State};
+    use axum::extract::State;
     use axum::response::{IntoResponse, Response};
-    use http::{HeaderValue, StatusCode, header};
+    use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 
     use crate::state::ConsoleState;
 
@@ -22,20 +22,20 @@ mod ssr {
         (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
     }
 
-    pub async fn handle(State(state): State<ConsoleState>, req: Request) -> Response {
-        let mut response = answer(&state, &req).await;
+    pub async fn handle(State(state): State<ConsoleState>, headers: HeaderMap, uri: Uri) -> Response {
+        let mut response = answer(&state, &headers, &uri).await;
         let headers = response.headers_mut();
         headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }
 
-    async fn answer(state: &ConsoleState, req: &Request) -> Response {
-        let site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    async fn answer(state: &ConsoleState, headers: &HeaderMap, uri: &Uri) -> Response {
+        let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
         if site != Some("same-origin") {
             return refused(StatusCode::FORBIDDEN, "the export is downloaded from the console's audit page\n");
         }
-        let Some(token) = crate::state::session_token_of(req.headers()) else {
+        let Some(token) = crate::state::session_token_of(headers) else {
             return refused(StatusCode::UNAUTHORIZED, "not signed in\n");
         };
         let Some(user) = state.sessions.verify(&token) else {
@@ -49,7 +49,7 @@ mod ssr {
         else {
             return refused(StatusCode::NOT_FOUND, "no cluster is selected for you\n");
         };
-        let mut filter = match super::super::query::filter_of(req.uri().query().unwrap_or_default()) {
+        let mut filter = match super::super::query::filter_of(uri.query().unwrap_or_default()) {
             Ok(filter) => filter,
             Err(e) => return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response(),
         };

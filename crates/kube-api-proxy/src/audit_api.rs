@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, State};
+use http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Response};
 use fundament_kube_core::{Query, ResourceTarget, Status};
 use fundament_plugin_types::audit::{AuditFilter, AuditPage};
@@ -23,8 +24,13 @@ use crate::kubereq::KubeRequest;
 pub const AUDIT_VERB: &str = "audit";
 
 /// The route's handler.
-pub async fn calls(State(gw): State<Arc<Gateway>>, Path(cluster): Path<String>, req: Request) -> Response {
-    let mut response = match answer(&gw, &cluster, &req).await {
+pub async fn calls(
+    State(gw): State<Arc<Gateway>>,
+    Path(cluster): Path<String>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let mut response = match answer(&gw, &cluster, &headers, &uri).await {
         Ok(page) => axum::Json(page).into_response(),
         Err(status) => status.into_response(),
     };
@@ -32,8 +38,8 @@ pub async fn calls(State(gw): State<Arc<Gateway>>, Path(cluster): Path<String>, 
     response
 }
 
-async fn answer(gw: &Gateway, cluster: &str, req: &Request) -> Result<AuditPage, Status> {
-    if gw.origins.classify(req.headers()) != Caller::NoOrigin {
+async fn answer(gw: &Gateway, cluster: &str, headers: &HeaderMap, uri: &Uri) -> Result<AuditPage, Status> {
+    if gw.origins.classify(headers) != Caller::NoOrigin {
         return Err(Status::forbidden_because_of(
             "origin not allowed: the audit record is read by the console's server, not by a page",
         ));
@@ -43,12 +49,12 @@ async fn answer(gw: &Gateway, cluster: &str, req: &Request) -> Result<AuditPage,
         .hyphenated()
         .to_string();
     let token =
-        bearer(req.headers()).ok_or_else(|| Status::unauthorized_because("no credentials: send a bearer token"))?;
+        bearer(headers).ok_or_else(|| Status::unauthorized_because("no credentials: send a bearer token"))?;
     if fundament_tokens::peek_kind(&token) == fundament_tokens::TokenKind::Plugin {
         return Err(Status::forbidden_because_of("the audit record is read with a user token, not a PluginToken"));
     }
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
-    let filter = AuditFilter::from_query(&Query::parse(req.uri().query().unwrap_or_default()))
+    let filter = AuditFilter::from_query(&Query::parse(uri.query().unwrap_or_default()))
         .map_err(|e| Status::bad_request(e.to_string()))?;
     let allowed = gw.fga.can_view(&claims.sub, &cluster_id).await.map_err(|e| {
         tracing::error!(error = %e, "audit view: can_view failed");

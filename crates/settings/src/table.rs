@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 41] = [
+pub const SPECS: [Spec; 43] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
