@@ -54,7 +54,7 @@ pub fn AuditPageView() -> impl IntoView {
         <Filters query live />
         {when_loaded(
             "Loading the audit record…",
-            move || calls.get(),
+            calls,
             move |view| view! { <Calls view tail /> }.into_any(),
         )}
     }

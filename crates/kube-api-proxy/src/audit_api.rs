@@ -17,7 +17,7 @@ use fundament_plugin_types::audit::{AuditFilter, AuditPage};
 
 use crate::Gateway;
 use crate::cors::{self, Caller};
-use crate::gateway::{USER_SA_NAMESPACE, bearer, invalid, now_unix};
+use crate::gateway::{USER_SA_NAMESPACE, bearer, can_view, invalid, now_unix};
 use crate::kubereq::KubeRequest;
 
 /// The verb that shows everyone's calls, on `plugininstallations.plugins.fundament.io`.
@@ -56,11 +56,7 @@ async fn answer(gw: &Gateway, cluster: &str, headers: &HeaderMap, uri: &Uri) -> 
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     let filter = AuditFilter::from_query(&Query::parse(uri.query().unwrap_or_default()))
         .map_err(|e| Status::bad_request(e.to_string()))?;
-    let allowed = gw.fga.can_view(&claims.sub, &cluster_id).await.map_err(|e| {
-        tracing::error!(error = %e, "audit view: can_view failed");
-        Status::service_unavailable("cluster access cannot be checked right now: the authorization service (OpenFGA) is unavailable; try again")
-    })?;
-    if !allowed {
+    if !can_view(gw, &claims.sub, &cluster_id).await? {
         return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
             claims.sub

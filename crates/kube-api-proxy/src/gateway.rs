@@ -170,7 +170,7 @@ fn info_request(req: &Request) -> Option<String> {
 /// Timeout` when OpenFGA did not answer in time) naming the authorization service, so clients
 /// retry and the console can say what is down; never "allowed", never a 500. The cause names
 /// OpenFGA's address: it is logged here, once, and never told.
-async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Result<bool, Status> {
+pub(crate) async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Result<bool, Status> {
     match gw.fga.can_view(user, cluster_id).await {
         Ok(allowed) => {
             gw.fga_health.record_ok();

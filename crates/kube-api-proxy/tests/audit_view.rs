@@ -36,6 +36,7 @@ async fn start() -> Stack {
         origins: Origins { plugins: PluginOrigins::from_base(testing::PLUGINS_BASE).unwrap() },
         credentials: testing::credentials(&signer, &RevokedSessions::none()),
         fga: testing::fga(),
+        fga_health: Default::default(),
         clusters: cluster.clusters(),
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(TeeAudit(vec![Arc::new(LogAudit), Arc::new(store)])),
