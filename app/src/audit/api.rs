@@ -16,10 +16,11 @@ pub struct AuditView {
 }
 
 /// The calls the page's query (`query`, as in its URL) selects, newest first; with `after`,
-/// only those recorded after that id (a live tail's next step).
+/// only those recorded after that id (a live tail's next step); with `wait` too, the answer
+/// comes when such a call is recorded or after a few seconds with none (a long poll).
 #[server(endpoint = "audit")]
-pub async fn audit_calls(query: String, after: Option<u64>) -> Result<AuditView, AppError> {
-    ssr::calls(&query, after).await
+pub async fn audit_calls(query: String, after: Option<u64>, wait: bool) -> Result<AuditView, AppError> {
+    ssr::calls(&query, after, wait).await
 }
 
 #[cfg(feature = "ssr")]
@@ -28,9 +29,10 @@ pub(crate) mod ssr {
     use crate::error::AppError;
     use crate::plugins::api::ssr::{caller, user_error};
 
-    pub async fn calls(query: &str, after: Option<u64>) -> Result<AuditView, AppError> {
+    pub async fn calls(query: &str, after: Option<u64>, wait: bool) -> Result<AuditView, AppError> {
         let mut filter = super::super::query::filter_of(query).map_err(|e| AppError::Invalid(e.to_string()))?;
         filter.after = after;
+        filter.wait_ms = (wait && after.is_some()).then_some(fundament_plugin_types::audit::MAX_WAIT_MS);
         let (state, token, _) = caller()?;
         let session = crate::api::session::ssr::session_of_request().ok_or(AppError::Unauthenticated)?;
         let page = state

@@ -28,9 +28,6 @@ impl LazyRoute for AuditRoute {
     }
 }
 
-/// How often the live tail asks for new calls.
-pub const TAIL_INTERVAL_MS: u64 = 1_000;
-
 /// The audit page.
 #[component]
 pub fn AuditPageView() -> impl IntoView {
@@ -39,7 +36,7 @@ pub fn AuditPageView() -> impl IntoView {
     let query = Memo::new(move |_| location.search.get().trim_start_matches('?').to_owned());
     let params = use_query_map();
     let live = Memo::new(move |_| params.read().get("live").as_deref() == Some("1"));
-    let calls = Resource::new(move || query.get(), |q| audit_calls(q, None));
+    let calls = Resource::new(move || query.get(), |q| audit_calls(q, None, false));
     // Newer calls the live tail found, newest first, shown above the answer's.
     let tail = RwSignal::new(Vec::<AuditEntry>::new());
     Effect::watch(move || query.get(), move |_, _, _| tail.set(Vec::new()), false);
@@ -60,7 +57,9 @@ pub fn AuditPageView() -> impl IntoView {
     }
 }
 
-/// While `live` is on, asks every second for the calls after the newest shown.
+/// While `live` is on, keeps one long poll open for the calls after the newest shown: the
+/// gateway answers as soon as one is recorded (or after a few seconds with none), so a call
+/// shows within a moment of being made without asking every second.
 #[cfg(feature = "hydrate")]
 fn follow(
     calls: Resource<Result<AuditView, crate::error::AppError>>,
@@ -68,41 +67,52 @@ fn follow(
     live: Memo<bool>,
     tail: RwSignal<Vec<AuditEntry>>,
 ) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    // Bumped to start the poll again after a failed answer.
+    let restart = RwSignal::new(0u32);
     Effect::new(move |_| {
+        restart.track();
+        let q = query.get();
         if !live.get() {
             return;
         }
-        let busy = std::rc::Rc::new(std::cell::Cell::new(false));
-        let tick = set_interval_with_handle(
-            move || {
-                let Some(Ok(view)) = calls.get_untracked() else { return };
-                if busy.replace(true) {
-                    return;
-                }
-                let after = tail.with_untracked(|t| t.first().map(|e| e.id)).unwrap_or(view.page.last_id);
-                let q = query.get_untracked();
-                let busy = busy.clone();
-                leptos::task::spawn_local(async move {
-                    if let Ok(newer) = audit_calls(q.clone(), Some(after)).await
-                        && !newer.page.items.is_empty()
-                        && q == query.get_untracked()
-                    {
-                        let _ = tail.try_update(|t| {
-                            let mut items = newer.page.items;
-                            items.append(t);
-                            *t = items;
-                        });
+        let Some(Ok(view)) = calls.get() else { return };
+        // Cleared when the query, the switch or the first answer change: this poll then ends.
+        let running = Arc::new(AtomicBool::new(true));
+        on_cleanup({
+            let running = running.clone();
+            move || running.store(false, Relaxed)
+        });
+        let mut after = tail.with_untracked(|t| t.first().map(|e| e.id)).unwrap_or(view.page.last_id);
+        leptos::task::spawn_local(async move {
+            while running.load(Relaxed) {
+                match audit_calls(q.clone(), Some(after), true).await {
+                    Ok(newer) if running.load(Relaxed) => {
+                        after = after.max(newer.page.last_id);
+                        if !newer.page.items.is_empty() {
+                            let _ = tail.try_update(|t| {
+                                let mut items = newer.page.items;
+                                items.append(t);
+                                *t = items;
+                            });
+                        }
                     }
-                    busy.set(false);
-                });
-            },
-            std::time::Duration::from_millis(TAIL_INTERVAL_MS),
-        );
-        if let Ok(tick) = tick {
-            on_cleanup(move || tick.clear());
-        }
+                    Ok(_) => break,
+                    Err(_) => {
+                        // The page's first answer shows errors; the tail tries again shortly.
+                        set_timeout(move || restart.update(|n| *n += 1), RETRY_AFTER_ERROR);
+                        break;
+                    }
+                }
+            }
+        });
     });
 }
+
+/// How long the live tail waits after a failed answer before it asks again.
+#[cfg(feature = "hydrate")]
+const RETRY_AFTER_ERROR: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The form's text fields: (query key, label, placeholder).
 const TEXT_FIELDS: [(&str, &str, &str); 8] = [

@@ -16,7 +16,7 @@ pub fn filter_of(raw: &str) -> Result<AuditFilter, AuditFilterError> {
         }
     }
     // A tail position and a size are the page's business, not the URL's.
-    for key in ["after", "before", "limit"] {
+    for key in ["after", "before", "limit", "wait"] {
         query.set(key, "");
     }
     AuditFilter::from_query(&query)

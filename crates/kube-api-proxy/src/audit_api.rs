@@ -67,7 +67,7 @@ async fn answer(gw: &Gateway, cluster: &str, headers: &HeaderMap, uri: &Uri) -> 
     })?;
     let everyone = may_see_everyone(gw, &cluster_id, &claims.sub).await?;
     let only = (!everyone).then_some(claims.sub.as_str());
-    let (items, last_id) = store.query(&cluster_id, only, &filter);
+    let (items, last_id) = store.tail(&cluster_id, only, &filter).await;
     Ok(AuditPage { items, everyone, last_id })
 }
 

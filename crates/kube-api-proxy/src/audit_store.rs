@@ -60,6 +60,8 @@ pub struct AuditStore {
     retention: Retention,
     path: Option<PathBuf>,
     state: Mutex<State>,
+    /// The id of the newest call: a live tail waits on it for the next one.
+    newest: tokio::sync::watch::Sender<u64>,
 }
 
 fn unix_ms(at: time::OffsetDateTime) -> i64 {
@@ -73,6 +75,7 @@ impl AuditStore {
             retention,
             path: None,
             state: Mutex::new(State { entries: VecDeque::new(), next_id: 1, file: None }),
+            newest: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -106,6 +109,7 @@ impl AuditStore {
             retention,
             path: Some(path),
             state: Mutex::new(State { entries, next_id, file: Some((file, lines)) }),
+            newest: tokio::sync::watch::Sender::new(next_id - 1),
         };
         {
             let mut state = store.lock();
@@ -195,9 +199,12 @@ impl AuditStore {
                 Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
             }
         }
+        let id = entry.id;
         state.entries.push_back(entry);
         self.expire(&mut state, unix_ms(now));
         self.compact_if_needed(&mut state);
+        drop(state);
+        self.newest.send_replace(id);
     }
 
     /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
@@ -217,6 +224,26 @@ impl AuditStore {
             .cloned()
             .collect();
         (items, last_id)
+    }
+
+    /// [`AuditStore::query`], but a tail (`filter.after`) with nothing to show yet waits up to
+    /// [`AuditFilter::effective_wait`] for a call that passes (a long poll: the call shows as
+    /// soon as it is recorded).
+    pub async fn tail(&self, cluster_id: &str, only_user: Option<&str>, filter: &AuditFilter) -> (Vec<AuditEntry>, u64) {
+        let deadline = tokio::time::Instant::now() + filter.effective_wait();
+        // Subscribed before the first look, so a call recorded in between still wakes it.
+        let mut newest = self.newest.subscribe();
+        loop {
+            let (items, last_id) = self.query(cluster_id, only_user, filter);
+            if !items.is_empty() || tokio::time::Instant::now() >= deadline {
+                return (items, last_id);
+            }
+            match tokio::time::timeout_at(deadline, newest.changed()).await {
+                Ok(Ok(())) => {}
+                // The deadline, or a store being dropped: answer what there is.
+                _ => return self.query(cluster_id, only_user, filter),
+            }
+        }
     }
 
     /// How many calls are kept.
@@ -301,6 +328,40 @@ mod tests {
         store.push(&line("next", "allowed"));
         assert_eq!(store.query(PROD, None, &AuditFilter::default()).1, 501, "ids go on after a restart");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_tail_waits_for_the_next_matching_call_and_no_longer() {
+        let store = std::sync::Arc::new(AuditStore::in_memory(Retention::default()));
+        store.push(&line("a", "allowed"));
+        let tail = AuditFilter { after: Some(1), wait_ms: Some(3_000), user: Some("b".into()), ..Default::default() };
+        let waiting = tokio::spawn({
+            let store = store.clone();
+            let tail = tail.clone();
+            async move {
+                let started = std::time::Instant::now();
+                (store.tail(PROD, None, &tail).await, started.elapsed())
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        store.push(&line("a", "allowed")); // not a match: the tail goes on waiting
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        store.push(&line("b", "denied:allowed-resources"));
+        let ((items, last), waited) = waiting.await.unwrap();
+        assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3]);
+        assert_eq!(last, 3);
+        assert!(waited < Duration::from_millis(2_000), "answered at the call, not at the deadline: {waited:?}");
+
+        // Nothing comes: an empty answer at the (capped) deadline.
+        let quiet = AuditFilter { after: Some(3), wait_ms: Some(150), ..Default::default() };
+        let started = std::time::Instant::now();
+        let (items, _) = store.tail(PROD, None, &quiet).await;
+        assert!(items.is_empty());
+        assert!(started.elapsed() >= Duration::from_millis(150));
+        // Without `after`, no wait at all.
+        let started = std::time::Instant::now();
+        let _ = store.tail(PROD, Some("nobody"), &AuditFilter { wait_ms: Some(3_000), ..Default::default() }).await;
+        assert!(started.elapsed() < Duration::from_millis(500));
     }
 
     #[test]

@@ -133,3 +133,32 @@ async fn the_record_is_closed_to_pages_plugin_tokens_and_users_who_cannot_view_t
     assert!(body["message"].as_str().unwrap().contains("status"));
     assert_eq!(s.get("/audit/v1/clusters/not-a-uuid/calls", &[("authorization", &alice)]).await.0, 400);
 }
+
+#[tokio::test]
+async fn a_live_tail_is_answered_when_the_call_is_made_not_at_its_deadline() {
+    let s = Arc::new(start().await);
+    let last = s.audit("alice", "").await.last_id;
+    let tail = tokio::spawn({
+        let s = s.clone();
+        async move {
+            let started = std::time::Instant::now();
+            (s.audit("alice", &format!("after={last}&wait=5000&decision=denied")).await, started.elapsed())
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let secrets = format!("/clusters/{PROD}/api/v1/namespaces/default/secrets");
+    let alice = s.plugin("alice", "acme-corp--cert-manager");
+    let called = std::time::Instant::now();
+    assert_eq!(s.get(&secrets, &[("authorization", &alice)]).await.0, 403);
+    let (page, waited) = tail.await.unwrap();
+    assert_eq!(page.items.len(), 1, "the refused call");
+    assert_eq!(page.items[0].decision, "denied:allowed-resources");
+    assert!(waited < std::time::Duration::from_millis(4_000), "answered at the call: {waited:?}");
+    assert!(called.elapsed() < std::time::Duration::from_millis(1_000));
+    // No call: an empty answer after the wait, never past it (capped at 5 s).
+    let started = std::time::Instant::now();
+    let quiet = s.audit("alice", &format!("after={}&wait=60000&user=nobody", page.last_id)).await;
+    assert!(quiet.items.is_empty());
+    let waited = started.elapsed();
+    assert!(waited >= std::time::Duration::from_millis(4_900) && waited < std::time::Duration::from_secs(8), "{waited:?}");
+}

@@ -57,6 +57,8 @@ impl AuditEntry {
 pub const MAX_LIMIT: usize = 1_000;
 /// Entries per answer when the filter names no limit.
 pub const DEFAULT_LIMIT: usize = 200;
+/// The longest a live tail's query waits for a new call (below the console's call timeout).
+pub const MAX_WAIT_MS: u64 = 5_000;
 
 /// Which entries to show. Every text field matches exactly; `decision` also matches by its
 /// part before the colon (`denied` matches every refusal). Empty fields match everything.
@@ -83,6 +85,10 @@ pub struct AuditFilter {
     pub before: Option<u64>,
     /// At most this many, the newest first (capped at [`MAX_LIMIT`]).
     pub limit: Option<usize>,
+    /// With `after`: when nothing matches yet, wait up to this many milliseconds (capped at
+    /// [`MAX_WAIT_MS`]) for a call that does — a live tail's long poll, so a call shows as
+    /// soon as it is recorded instead of at the next tick of a timer.
+    pub wait_ms: Option<u64>,
 }
 
 /// The query parameters of the text filters, in the order the page shows them.
@@ -137,6 +143,7 @@ impl AuditFilter {
         filter.after = number(query, "after")?;
         filter.before = number(query, "before")?;
         filter.limit = number(query, "limit")?;
+        filter.wait_ms = number(query, "wait")?;
         Ok(filter)
     }
 
@@ -155,6 +162,7 @@ impl AuditFilter {
             ("after", self.after.map(|s| s.to_string())),
             ("before", self.before.map(|s| s.to_string())),
             ("limit", self.limit.map(|s| s.to_string())),
+            ("wait", self.wait_ms.map(|s| s.to_string())),
         ];
         for (key, value) in numbers {
             if let Some(value) = value {
@@ -167,6 +175,12 @@ impl AuditFilter {
     /// The limit to apply: the filter's, capped, or the default.
     pub fn effective_limit(&self) -> usize {
         self.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)
+    }
+
+    /// How long to wait for a first match: only a tail (`after`) waits, at most [`MAX_WAIT_MS`].
+    pub fn effective_wait(&self) -> std::time::Duration {
+        let ms = if self.after.is_some() { self.wait_ms.unwrap_or(0).min(MAX_WAIT_MS) } else { 0 };
+        std::time::Duration::from_millis(ms)
     }
 
     /// Whether `entry` passes every filter given.
