@@ -39,6 +39,7 @@ impl Chunk {
 pub enum RouteChunk {
     Clusters,
     Plugins,
+    Audit,
     Project,
     PluginList,
     PluginCreate,
@@ -54,6 +55,7 @@ impl RouteChunk {
         let rest = match segments.as_slice() {
             ["clusters"] => return Some(Self::Clusters),
             ["plugins"] => return Some(Self::Plugins),
+            ["audit"] => return Some(Self::Audit),
             ["projects", _] => return Some(Self::Project),
             ["projects", _, rest @ ..] => rest,
             rest => rest,
@@ -145,6 +147,7 @@ mod tests {
         assert_eq!(RouteChunk::of_path("/sign-in?next=%2F"), None);
         assert_eq!(RouteChunk::of_path("/clusters"), Some(RouteChunk::Clusters));
         assert_eq!(RouteChunk::of_path("/plugins#top"), Some(RouteChunk::Plugins));
+        assert_eq!(RouteChunk::of_path("/audit?user=bob"), Some(RouteChunk::Audit));
         assert_eq!(RouteChunk::of_path("/projects/webshop"), Some(RouteChunk::Project));
         assert_eq!(
             RouteChunk::of_path("/plugin-resources/acme--cm/certificates.cert-manager.io"),

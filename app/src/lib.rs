@@ -8,6 +8,7 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod assets;
+pub mod audit;
 pub mod chunks;
 #[cfg(feature = "ssr")]
 pub mod cluster_route;
@@ -32,6 +33,7 @@ use leptos_router::{
 
 use crate::{
     api::session::CurrentSession,
+    audit::AuditRoute,
     components::layout::ConsoleLayout,
     routes::{
         clusters::ClustersRoute,
@@ -95,6 +97,7 @@ pub fn App() -> impl IntoView {
                     // Lazy: each with its own wasm chunk (`chunks::RouteChunk` mirrors these paths).
                     <Route path=path!("clusters") view={Lazy::<ClustersRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("plugins") view={Lazy::<PluginsRoute>::new()} ssr=SsrMode::Async />
+                    <Route path=path!("audit") view={Lazy::<AuditRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("projects/:project") view={Lazy::<ProjectRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("plugin-resources/:plugin/:kind") view={Lazy::<PluginListRoute>::new()} ssr=SsrMode::Async />
                     <Route path=path!("plugin-resources/:plugin/:kind/create") view={Lazy::<PluginCreateRoute>::new()} ssr=SsrMode::Async />

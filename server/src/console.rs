@@ -167,6 +167,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             &format!("{}/{{*rest}}", app::cluster_route::PREFIX),
             axum::routing::any(app::cluster_route::handle),
         )
+        .route(app::audit::export::PATH, axum::routing::get(app::audit::export::handle))
         .with_state(state.clone());
     let health = health_routes(Arc::clone(&state.sessions), Arc::clone(&state.backend));
     // OpenID Connect sign-in's navigations (the protocol itself is authn's).

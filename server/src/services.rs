@@ -9,6 +9,7 @@ use fundament_authn_client::Credentials;
 use fundament_directory::{Directory, FileDirectory};
 use fundament_fga::CanView;
 use fundament_kube_api_proxy::audit::{AuditSink, FileAudit, LogAudit, TeeAudit};
+use fundament_kube_api_proxy::audit_store::{AuditStore, Retention};
 use fundament_kube_api_proxy::clusters::{ClusterError, Clusters};
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::garden::Garden;
@@ -417,10 +418,30 @@ pub fn gateway(
 /// The log always; with `audit-log` set, the file too. The file is opened here, at start-up, so
 /// a path that cannot be written stops the service instead of dropping the audit trail.
 fn audit_sink(settings: &Settings) -> Result<Arc<dyn AuditSink>, ServiceError> {
-    let Some(path) = &settings.audit_log else { return Ok(Arc::new(LogAudit)) };
-    let file = FileAudit::open(path)?;
-    tracing::info!(path = %path.display(), "kube-api-proxy audit lines also go to the audit log file");
-    Ok(Arc::new(TeeAudit(vec![Arc::new(LogAudit), Arc::new(file)])))
+    let mut sinks: Vec<Arc<dyn AuditSink>> = vec![Arc::new(LogAudit), Arc::new(audit_store(settings))];
+    if let Some(path) = &settings.audit_log {
+        sinks.push(Arc::new(FileAudit::open(path)?));
+        tracing::info!(path = %path.display(), "kube-api-proxy audit lines also go to the audit log file");
+    }
+    Ok(Arc::new(TeeAudit(sinks)))
+}
+
+/// The record the console's audit view reads: in the state directory, so it survives a
+/// restart; in memory only (logged) when that directory cannot be written (a read-only root
+/// file system without a volume for it), since the log and `--audit-log` keep the audit trail.
+fn audit_store(settings: &Settings) -> AuditStore {
+    let retention = Retention {
+        entries: settings.audit_view.entries,
+        age: std::time::Duration::from_secs(settings.audit_view.hours * 3600),
+    };
+    let path = crate::state_dir(settings).join("kube-api-proxy").join("plugin-calls.jsonl");
+    match AuditStore::open(&path, retention) {
+        Ok(store) => store,
+        Err(error) => {
+            tracing::warn!(%error, "the audit view keeps its record in memory only");
+            AuditStore::in_memory(retention)
+        }
+    }
 }
 
 /// `fundament plugin lint DIR`: findings, one per line; whether there were errors.
@@ -460,6 +481,9 @@ mod tests {
     fn settings_with_audit_log(path: &Path) -> Settings {
         let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
         settings.audit_log = Some(path.to_path_buf());
+        // The audit view's record goes to a directory of the tests, not the user's state
+        // directory (and not beside the log file, which must not be created for it).
+        settings.state_dir = Some(std::env::temp_dir().join(format!("fundament-services-test-{}", std::process::id())));
         settings
     }
 
@@ -557,6 +581,8 @@ mod tests {
         assert!(matches!(err, ServiceError::AuditLog(_)), "{message}");
         assert!(message.contains(&path.display().to_string()), "{message}");
         assert!(message.ends_with("; set by --audit-log or FUNDAMENT_AUDIT_LOG"), "{message}");
-        assert!(audit_sink(&fundament_settings::resolve(&[]).unwrap()).is_ok(), "unset: the log only");
+        let mut unset = fundament_settings::resolve(&[]).unwrap();
+        unset.state_dir = Some(dir.path().to_path_buf());
+        assert!(audit_sink(&unset).is_ok(), "unset: the log and the audit view only");
     }
 }

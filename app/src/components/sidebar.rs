@@ -28,6 +28,7 @@ pub fn Sidebar() -> impl IntoView {
                 </li>
                 <li><A href="/clusters" attr:class="nav-item">"Clusters"</A></li>
                 <li><A href="/plugins" attr:class="nav-item">"Plugins"</A></li>
+                <li><A href="/audit" attr:class="nav-item">"Audit"</A></li>
                 <Transition fallback=|| ()>
                     {move || registry.initial.get().map(|answer| match answer {
                         Ok(initial) => view! { <PluginGroups initial /> }.into_any(),

@@ -306,6 +306,23 @@ impl Backend {
         answer
     }
 
+    /// kube-api-proxy's record of plugin calls on a cluster (`GET /audit/v1/clusters/<id>/calls`),
+    /// as the user: everyone's or their own, as the gateway decides.
+    pub async fn audit(
+        &self,
+        user_token: &str,
+        cluster_id: &str,
+        filter: &fundament_plugin_types::audit::AuditFilter,
+    ) -> Result<fundament_plugin_types::audit::AuditPage, BackendError> {
+        const SERVICE: &str = "kube-api-proxy";
+        let url = format!("{}/audit/v1/clusters/{cluster_id}/calls?{}", self.kube_api_proxy, filter.to_query());
+        match self.call_with(SERVICE, http::Method::GET, url, Some(user_token), None).await? {
+            (200, value) => serde_json::from_value(value)
+                .map_err(|e| BackendError::Decode { service: SERVICE, detail: e.to_string() }),
+            (status, body) => Err(Self::status_error(SERVICE, status, &body)),
+        }
+    }
+
     /// The `Status` error of a kube-api-proxy answer, for the caller's log.
     pub fn kube_error(status: u16, body: &Value) -> BackendError {
         Self::status_error("kube-api-proxy", status, body)

@@ -24,6 +24,7 @@ pub(crate) async fn preload_route(route: crate::chunks::RouteChunk) {
     match route {
         RouteChunk::Clusters => clusters::ClustersRoute::preload().await,
         RouteChunk::Plugins => plugins::PluginsRoute::preload().await,
+        RouteChunk::Audit => crate::audit::AuditRoute::preload().await,
         RouteChunk::Project => project::ProjectRoute::preload().await,
         RouteChunk::PluginList => plugin_resource::PluginListRoute::preload().await,
         RouteChunk::PluginCreate => plugin_resource::PluginCreateRoute::preload().await,

@@ -58,13 +58,14 @@ fn PluginTable(initial: Registry) -> impl IntoView {
                         <th scope="col">"Installation"</th>
                         <th scope="col">"Version"</th>
                         <th scope="col">"State"</th>
+                        <th scope="col">"Audit"</th>
                     </tr>
                 </thead>
                 <tbody>
                     {move || {
                         let plugins = current.get().plugins;
                         if plugins.is_empty() {
-                            return view! { <tr><td colspan="4" class="text-muted">"No plugins are installed on this cluster."</td></tr> }.into_any();
+                            return view! { <tr><td colspan="5" class="text-muted">"No plugins are installed on this cluster."</td></tr> }.into_any();
                         }
                         plugins.into_iter().map(|p| view! { <PluginRow plugin=p /> }).collect_view().into_any()
                     }}
@@ -100,6 +101,11 @@ fn PluginRow(plugin: PluginEntry) -> impl IntoView {
             <td>
                 <span class="badge">{badge}</span>
                 {detail.map(|d| view! { <p class="mt-1 max-w-md text-xs text-muted">{d}</p> })}
+            </td>
+            <td>
+                <A href=format!("/audit?installation={}", plugin.installation_name) attr:class="link text-sm">
+                    "Calls"
+                </A>
             </td>
         </tr>
     }

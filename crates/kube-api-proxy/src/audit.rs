@@ -43,6 +43,11 @@ pub trait AuditSink: Send + Sync + 'static {
     fn logs(&self) -> bool {
         false
     }
+
+    /// The store the audit view reads, if this sink is (or holds) one.
+    fn store(&self) -> Option<&crate::audit_store::AuditStore> {
+        None
+    }
 }
 
 /// The log: one `plugin gateway request` event with every field (a JSON line
@@ -108,6 +113,10 @@ impl AuditSink for TeeAudit {
 
     fn logs(&self) -> bool {
         self.0.iter().any(|sink| sink.logs())
+    }
+
+    fn store(&self) -> Option<&crate::audit_store::AuditStore> {
+        self.0.iter().find_map(|sink| sink.store())
     }
 }
 

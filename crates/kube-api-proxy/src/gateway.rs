@@ -62,7 +62,7 @@ pub struct Gateway {
 
 const ROOTS: &[&str] = &["api", "apis", "openapi", "version"];
 
-fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
@@ -93,7 +93,7 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
 
 const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
 
-fn bearer(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string()).filter(|t| !t.is_empty())
@@ -170,7 +170,7 @@ fn info_request(req: &Request) -> Option<String> {
 /// Timeout` when OpenFGA did not answer in time) naming the authorization service, so clients
 /// retry and the console can say what is down; never "allowed", never a 500. The cause names
 /// OpenFGA's address: it is logged here, once, and never told.
-async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Result<bool, Status> {
+pub(crate) async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Result<bool, Status> {
     match gw.fga.can_view(user, cluster_id).await {
         Ok(allowed) => {
             gw.fga_health.record_ok();
@@ -302,7 +302,7 @@ async fn forward(
     }
 }
 
-fn invalid(kind: &str, e: &CredentialError) -> Status {
+pub(crate) fn invalid(kind: &str, e: &CredentialError) -> Status {
     match e {
         // authn's keys could not be fetched to check the token: a 401 would send the user to
         // sign in again for nothing.

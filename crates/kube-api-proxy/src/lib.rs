@@ -15,6 +15,8 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod audit_api;
+pub mod audit_store;
 pub mod cache;
 pub mod clusters;
 pub mod cors;
@@ -36,6 +38,7 @@ pub fn router(gateway: Arc<Gateway>) -> axum::Router {
     axum::Router::new()
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route("/readyz", axum::routing::get(readyz))
+        .route("/audit/v1/clusters/{cluster}/calls", axum::routing::get(audit_api::calls))
         .fallback(gateway::handle)
         .with_state(gateway)
         .layer(fundament_telemetry::catch_panics(PANIC_ANSWER))

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod allowed;
+pub mod audit;
 mod definition;
 mod guide;
 pub mod install;

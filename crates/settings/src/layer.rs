@@ -56,6 +56,10 @@ pub enum Key {
     PluginSdkDir,
     /// File kube-api-proxy appends its plugin-path audit lines to (none: the log only).
     AuditLog,
+    /// How many plugin-path calls kube-api-proxy keeps for the console's audit view.
+    AuditViewEntries,
+    /// For how many hours kube-api-proxy keeps them.
+    AuditViewHours,
     /// Sandbox mode: the kubeconfig of the one cluster.
     Kubeconfig,
     /// Real mode: the kubeconfig of the Gardener whose Shoots are the clusters.

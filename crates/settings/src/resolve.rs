@@ -81,6 +81,8 @@ pub struct Settings {
     pub state_dir: Option<PathBuf>,
     /// kube-api-proxy's audit lines also go to this file (JSON lines); `None`: the log only.
     pub audit_log: Option<PathBuf>,
+    /// What kube-api-proxy keeps for the console's audit view.
+    pub audit_view: AuditViewSettings,
     /// Sandbox mode's cluster (required there).
     pub kubeconfig: Option<PathBuf>,
     /// Real mode's Gardener (required there).
@@ -135,6 +137,15 @@ pub struct OidcSettings {
     pub email_claim: String,
     pub name_claim: String,
     pub groups_claim: String,
+}
+
+/// How much of the plugin-path calls kube-api-proxy keeps for the console's audit view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditViewSettings {
+    /// The newest this many.
+    pub entries: usize,
+    /// None older than this many hours.
+    pub hours: u64,
 }
 
 /// What several replicas of a service need to share.
@@ -229,6 +240,8 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
         Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
+        Key::AuditViewEntries => "10000",
+        Key::AuditViewHours => "168",
         Key::AllowInsecureKubeconfig => "false",
         Key::Directory
         | Key::OidcIssuer
@@ -366,6 +379,16 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     }
     let state_dir = r.parse(Key::StateDir, path)?;
     let audit_log = r.parse(Key::AuditLog, path)?;
+    let audit_view = AuditViewSettings {
+        entries: r.required(Key::AuditViewEntries, |v| match v.parse::<usize>() {
+            Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+            _ => Err("expected a number of calls from 1 to 1000000".to_owned()),
+        })?,
+        hours: r.required(Key::AuditViewHours, |v| match v.parse::<u64>() {
+            Ok(n) if (1..=24 * 366).contains(&n) => Ok(n),
+            _ => Err("expected a number of hours from 1 to 8784 (a year)".to_owned()),
+        })?,
+    };
     let kubeconfig = r.parse(Key::Kubeconfig, path)?;
     let gardener_kubeconfig = r.parse(Key::GardenerKubeconfig, path)?;
     let directory = r.parse(Key::Directory, path)?;
@@ -396,6 +419,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         fga,
         state_dir,
         audit_log,
+        audit_view,
         kubeconfig,
         gardener_kubeconfig,
         allow_insecure_kubeconfig,

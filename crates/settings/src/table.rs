@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 41] = [
+pub const SPECS: [Spec; 43] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -270,6 +270,24 @@ pub const SPECS: [Spec; 41] = [
         "PATH",
         "Also append kube-api-proxy's plugin-path audit lines to this file, one JSON object per line; its directory must exist",
         "none: the log only",
+    ),
+    spec(
+        Key::AuditViewEntries,
+        "audit-view-entries",
+        "FUNDAMENT_AUDIT_VIEW_ENTRIES",
+        "kube-api-proxy.audit-view-entries",
+        "N",
+        "How many plugin-path calls kube-api-proxy keeps for the console's audit view (the newest; in <state-dir>/kube-api-proxy/plugin-calls.jsonl too, so they survive a restart)",
+        "`10000`",
+    ),
+    spec(
+        Key::AuditViewHours,
+        "audit-view-hours",
+        "FUNDAMENT_AUDIT_VIEW_HOURS",
+        "kube-api-proxy.audit-view-hours",
+        "HOURS",
+        "For how many hours kube-api-proxy keeps a plugin-path call for the audit view",
+        "`168` (7 days)",
     ),
     spec(
         Key::Kubeconfig,

@@ -1,0 +1,266 @@
+//! The audit page: filters (a GET form), the calls, a live tail and the export link.
+
+use fundament_plugin_types::audit::{AuditEntry, AuditPage};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::{
+    LazyRoute,
+    components::{A, Form},
+    hooks::{use_location, use_query_map},
+    lazy_route,
+};
+
+use super::api::{AuditView, audit_calls};
+use super::export;
+use crate::{components::status::when_loaded, routes::PageHeader};
+
+/// `/audit`, loaded with its own chunk.
+pub struct AuditRoute;
+
+#[lazy_route]
+impl LazyRoute for AuditRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <AuditPageView /> }.into_any()
+    }
+}
+
+/// The audit page.
+#[component]
+pub fn AuditPageView() -> impl IntoView {
+    let location = use_location();
+    // The query as the URL has it: the filters, and `live`.
+    let query = Memo::new(move |_| location.search.get().trim_start_matches('?').to_owned());
+    let params = use_query_map();
+    let live = Memo::new(move |_| params.read().get("live").as_deref() == Some("1"));
+    let calls = Resource::new(move || query.get(), |q| audit_calls(q, None, false));
+    // Newer calls the live tail found, newest first, shown above the answer's.
+    let tail = RwSignal::new(Vec::<AuditEntry>::new());
+    Effect::watch(move || query.get(), move |_, _, _| tail.set(Vec::new()), false);
+    #[cfg(feature = "hydrate")]
+    follow(calls, query, live, tail);
+    view! {
+        <Title text="Audit" />
+        <PageHeader
+            title="Audit"
+            subtitle="What plugins did on your behalf: every call a plugin page made through the gateway, allowed or refused."
+        />
+        <Filters query live />
+        {when_loaded(
+            "Loading the audit record…",
+            calls,
+            move |view| view! { <Calls view tail /> }.into_any(),
+        )}
+    }
+}
+
+/// While `live` is on, keeps one long poll open for the calls after the newest shown: the
+/// gateway answers as soon as one is recorded (or after a few seconds with none), so a call
+/// shows within a moment of being made without asking every second.
+#[cfg(feature = "hydrate")]
+fn follow(
+    calls: Resource<Result<AuditView, crate::error::AppError>>,
+    query: Memo<String>,
+    live: Memo<bool>,
+    tail: RwSignal<Vec<AuditEntry>>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    // Bumped to start the poll again after a failed answer.
+    let restart = RwSignal::new(0u32);
+    Effect::new(move |_| {
+        restart.track();
+        let q = query.get();
+        if !live.get() {
+            return;
+        }
+        let Some(Ok(view)) = calls.get() else { return };
+        // Cleared when the query, the switch or the first answer change: this poll then ends.
+        let running = Arc::new(AtomicBool::new(true));
+        on_cleanup({
+            let running = running.clone();
+            move || running.store(false, Relaxed)
+        });
+        let mut after = tail.with_untracked(|t| t.first().map(|e| e.id)).unwrap_or(view.page.last_id);
+        leptos::task::spawn_local(async move {
+            while running.load(Relaxed) {
+                match audit_calls(q.clone(), Some(after), true).await {
+                    Ok(newer) if running.load(Relaxed) => {
+                        after = after.max(newer.page.last_id);
+                        if !newer.page.items.is_empty() {
+                            let _ = tail.try_update(|t| {
+                                let mut items = newer.page.items;
+                                items.append(t);
+                                *t = items;
+                            });
+                        }
+                    }
+                    Ok(_) => break,
+                    Err(_) => {
+                        // The page's first answer shows errors; the tail tries again shortly.
+                        set_timeout(move || restart.update(|n| *n += 1), RETRY_AFTER_ERROR);
+                        break;
+                    }
+                }
+            }
+        });
+    });
+}
+
+/// How long the live tail waits after a failed answer before it asks again.
+#[cfg(feature = "hydrate")]
+const RETRY_AFTER_ERROR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The form's text fields: (query key, label, placeholder).
+const TEXT_FIELDS: [(&str, &str, &str); 8] = [
+    ("user", "User", "alice"),
+    ("installation", "Installation", "acme-corp--cert-manager"),
+    ("plugin", "Plugin", "cert-manager"),
+    ("version", "Version", "v1.17.2"),
+    ("verb", "Verb", "list"),
+    ("resource", "Resource", "cert-manager.io/certificates"),
+    ("namespace", "Namespace", "default"),
+    ("name", "Name", ""),
+];
+
+/// The filters: a GET form, so the URL holds them (bookmarks, reloads, no JavaScript).
+#[component]
+fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
+    let params = use_query_map();
+    let value = move |key: &'static str| move || params.read().get(key).unwrap_or_default();
+    let export_href = move || {
+        let q = query.get();
+        if q.is_empty() { export::PATH.to_owned() } else { format!("{}?{q}", export::PATH) }
+    };
+    let live_href = move || {
+        let q = super::query::without(&query.get(), "live");
+        let with = if live.get() { q } else if q.is_empty() { "live=1".to_owned() } else { format!("{q}&live=1") };
+        if with.is_empty() { "/audit".to_owned() } else { format!("/audit?{with}") }
+    };
+    view! {
+        <Form method="GET" action="" attr:class="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-4" attr:aria-label="Filter the audit record">
+            {TEXT_FIELDS.into_iter().map(|(key, label, placeholder)| view! {
+                <label class="field">
+                    <span class="field-label">{label}</span>
+                    <input name=key class="input" placeholder=placeholder prop:value=value(key) />
+                </label>
+            }).collect_view()}
+            <label class="field">
+                <span class="field-label">"Decision"</span>
+                <select name="decision" class="input">
+                    {[("", "Any"), ("allowed", "Allowed"), ("denied", "Refused"), ("error", "Failed")]
+                        .into_iter()
+                        .map(|(v, label)| {
+                            let selected = move || params.read().get("decision").unwrap_or_default() == v;
+                            view! { <option value=v selected=selected>{label}</option> }
+                        })
+                        .collect_view()}
+                </select>
+            </label>
+            <label class="field">
+                <span class="field-label">"Status"</span>
+                <input name="status" class="input" inputmode="numeric" placeholder="403" prop:value=value("status") />
+            </label>
+            <label class="field">
+                <span class="field-label">"From (UTC)"</span>
+                <input name="since" type="datetime-local" class="input" prop:value=value("since") />
+            </label>
+            <label class="field">
+                <span class="field-label">"Until (UTC)"</span>
+                <input name="until" type="datetime-local" class="input" prop:value=value("until") />
+            </label>
+            {move || live.get().then(|| view! { <input type="hidden" name="live" value="1" /> })}
+            <div class="flex flex-wrap items-end gap-3 sm:col-span-2 lg:col-span-4">
+                <button type="submit" class="button inline-flex">"Apply"</button>
+                <A href="/audit" attr:class="button-secondary">"Clear"</A>
+                <A href=live_href attr:class="button-secondary" attr:aria-pressed=move || live.get().to_string()>
+                    {move || if live.get() { "Stop the live tail" } else { "Live tail" }}
+                </A>
+                // A download, not a page of the console: the router must not take it.
+                <a href=export_href class="button-secondary" rel="external" download="">"Export as JSON lines"</a>
+            </div>
+        </Form>
+    }
+}
+
+/// Whose calls, then the table.
+#[component]
+fn Calls(view: AuditView, tail: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
+    let AuditView { page: AuditPage { items, everyone, .. }, cluster } = view;
+    let scope = if everyone {
+        format!("Everyone's calls on {cluster}: you may audit this cluster.")
+    } else {
+        format!("Your own calls on {cluster}. Cluster administrators see everyone's.")
+    };
+    let rows = move || {
+        let mut all = tail.get();
+        all.extend(items.iter().cloned());
+        all
+    };
+    view! {
+        <p class="mb-3 text-sm text-muted" data-audit-scope=if everyone { "everyone" } else { "own" }>{scope}</p>
+        <div class="card overflow-x-auto p-0">
+            <table class="table" aria-label="Plugin calls">
+                <thead>
+                    <tr>
+                        <th scope="col">"Time (UTC)"</th>
+                        <th scope="col">"User"</th>
+                        <th scope="col">"Plugin"</th>
+                        <th scope="col">"Verb"</th>
+                        <th scope="col">"Resource"</th>
+                        <th scope="col">"Object"</th>
+                        <th scope="col">"Decision"</th>
+                        <th scope="col">"Status"</th>
+                        <th scope="col">"Latency"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {move || {
+                        let rows = rows();
+                        if rows.is_empty() {
+                            return view! { <tr><td colspan="9" class="text-muted">"No plugin calls match."</td></tr> }.into_any();
+                        }
+                        rows.into_iter().map(|entry| view! { <CallRow entry /> }).collect_view().into_any()
+                    }}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn CallRow(entry: AuditEntry) -> impl IntoView {
+    let decision = match entry.refused_by() {
+        Some(check) => format!("refused by {check}"),
+        None => entry.decision.clone(),
+    };
+    let object = match (entry.namespace.as_str(), entry.name.as_str()) {
+        ("", "") => String::new(),
+        ("", name) => name.to_owned(),
+        (ns, "") => format!("{ns}/"),
+        (ns, name) => format!("{ns}/{name}"),
+    };
+    let time = entry.time.trim_end_matches('Z').replace('T', " ");
+    view! {
+        <tr data-audit-id=entry.id data-decision=entry.decision.clone()>
+            <td class="whitespace-nowrap font-mono text-xs"><time datetime=entry.time.clone()>{time}</time></td>
+            <td>{entry.user.clone()}</td>
+            <td>
+                <span class="font-medium">{entry.plugin_name.clone()}</span>
+                <span class="text-xs text-muted">{format!(" {}", entry.plugin_version)}</span>
+                <p class="font-mono text-xs text-muted">{entry.installation_name.clone()}</p>
+            </td>
+            <td class="font-mono text-sm">{entry.verb.clone()}</td>
+            <td class="font-mono text-sm">{entry.resource_path()}</td>
+            <td class="font-mono text-sm">{object}</td>
+            <td>
+                <span class=if entry.refused_by().is_some() { "badge text-danger" } else { "badge" }>{decision}</span>
+            </td>
+            <td>{entry.status}</td>
+            <td class="whitespace-nowrap text-sm">{format!("{:.1} ms", entry.latency_ms)}</td>
+        </tr>
+    }
+}

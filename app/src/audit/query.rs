@@ -1,0 +1,83 @@
+//! The audit page's URL: the gateway's filter ([`AuditFilter`]), with the time range as the
+//! page's date inputs write it (`2026-12-04T10:30`, UTC) as well as unix milliseconds.
+
+use fundament_kube_core::Query;
+use fundament_plugin_types::audit::{AuditFilter, AuditFilterError};
+
+/// Reads the page's query: the filter, with `since`/`until` given as a date input's
+/// `YYYY-MM-DDTHH:MM[:SS]` (UTC) or as unix milliseconds.
+pub fn filter_of(raw: &str) -> Result<AuditFilter, AuditFilterError> {
+    let mut query = Query::parse(raw);
+    for key in ["since", "until"] {
+        if let Some(value) = query.get(key).map(str::to_owned)
+            && let Some(ms) = date_input_ms(&value)
+        {
+            query.set(key, &ms.to_string());
+        }
+    }
+    // A tail position and a size are the page's business, not the URL's.
+    for key in ["after", "before", "limit", "wait"] {
+        query.set(key, "");
+    }
+    AuditFilter::from_query(&query)
+}
+
+/// The raw query `raw` without the parameter `key` (the page's own keys are plain ASCII).
+pub fn without(raw: &str, key: &str) -> String {
+    raw.split('&')
+        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some(key))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// `YYYY-MM-DDTHH:MM[:SS]` read as UTC, in unix milliseconds.
+pub fn date_input_ms(value: &str) -> Option<i64> {
+    let (date, clock) = value.trim().split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
+    let mut c = clock.split(':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute) = (c.next()??, c.next()??);
+    let second = c.next().flatten().unwrap_or(0);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    Some((days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_inputs_are_utc_milliseconds() {
+        assert_eq!(date_input_ms("1970-01-01T00:00"), Some(0));
+        assert_eq!(date_input_ms("2026-12-04T10:30"), Some(1_796_380_200_000));
+        assert_eq!(date_input_ms("2024-02-29T23:59:59"), Some(1_709_251_199_000));
+        for bad in ["", "2026-13-01T00:00", "2026-12-04", "2026-12-04T25:00", "x-y-zTa:b"] {
+            assert_eq!(date_input_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_page_query_is_the_filter_with_dates_read() {
+        let filter = filter_of("user=bob&decision=denied&since=2026-12-04T10:30&until=1796380300000&live=1&after=9").unwrap();
+        assert_eq!(filter.user.as_deref(), Some("bob"));
+        assert_eq!(filter.decision.as_deref(), Some("denied"));
+        assert_eq!((filter.since_ms, filter.until_ms), (Some(1_796_380_200_000), Some(1_796_380_300_000)));
+        assert_eq!(filter.after, None, "the URL does not position a tail");
+        assert!(filter_of("status=teapot").is_err());
+        assert_eq!(without("user=bob&live=1&verb=list", "live"), "user=bob&verb=list");
+        assert_eq!(without("live=1", "live"), "");
+    }
+}

@@ -1,0 +1,19 @@
+// With JavaScript off, the audit view lists the plugin calls and filters them: its filters
+// are a GET form answered by the server.
+import { test, expect } from '@playwright/test';
+import { GATEWAY, PROD, pluginToken, send } from './origins';
+
+test('the audit view lists and filters plugin calls without JavaScript', async ({ page }) => {
+  const answer = await send(`${GATEWAY}/clusters/${PROD}/api/v1/namespaces/default/secrets`, {
+    headers: { Authorization: `Bearer ${pluginToken('alice@acme-corp.com', 'acme-corp--cert-manager')}` },
+  });
+  expect(answer.status).toBe(403);
+  await page.goto('/audit');
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  const table = page.getByRole('table', { name: 'Plugin calls' });
+  await expect(table).toBeVisible();
+  await page.getByLabel('Decision').selectOption('denied');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/decision=denied/);
+  await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
+});

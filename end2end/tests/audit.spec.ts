@@ -1,0 +1,100 @@
+// The audit view (`/audit`): every plugin-path call with the check that refused it, within a
+// second of the call on a live tail; bob sees his own calls only, alice (cluster-admin, who may
+// `audit` plugininstallations) everyone's; the filters live in the URL and survive a reload;
+// the export downloads what they select as JSON lines.
+import { test, expect, type Page } from '@playwright/test';
+import fs from 'node:fs';
+import { hydrated, signIn } from './fixtures';
+import { GATEWAY, PROD, pluginToken, send } from './origins';
+
+const CERT_MANAGER = 'acme-corp--cert-manager';
+
+/** A plugin page's call through the gateway, as `user`'s cert-manager page makes it. */
+async function pluginCall(email: string, path: string): Promise<number> {
+  const answer = await send(`${GATEWAY}/clusters/${PROD}${path}`, {
+    headers: { Authorization: `Bearer ${pluginToken(email, CERT_MANAGER)}` },
+  });
+  return answer.status;
+}
+
+const SECRETS = '/api/v1/namespaces/default/secrets';
+const CERTIFICATES = '/apis/cert-manager.io/v1/namespaces/default/certificates';
+
+const rows = (page: Page) => page.getByRole('table', { name: 'Plugin calls' }).locator('tbody tr[data-audit-id]');
+
+test.describe('the audit view', () => {
+  test('a call refused by allowedResources shows on the live tail within a second, naming the check', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', '/audit?live=1');
+    await hydrated(page);
+    await expect(page.locator('[data-audit-scope="everyone"]')).toBeVisible();
+    // The tail is running once the page has its first answer.
+    await expect(page.getByRole('table', { name: 'Plugin calls' })).toBeVisible();
+    const before = await rows(page).count();
+    expect(await pluginCall('alice@acme-corp.com', SECRETS)).toBe(403);
+    const called = Date.now();
+    const refused = rows(page).filter({ hasText: 'refused by allowed-resources' }).filter({ hasText: 'secrets' }).first();
+    await expect(refused).toBeVisible({ timeout: 1_000 });
+    const seenAfter = Date.now() - called;
+    expect(seenAfter).toBeLessThanOrEqual(1_000);
+    await expect(refused).toContainText('alice');
+    await expect(refused).toContainText('cert-manager');
+    await expect(refused).toContainText('403');
+    expect(await rows(page).count()).toBeGreaterThan(before);
+  });
+
+  test('bob sees his own calls only; alice sees his too', async ({ page, browser }) => {
+    expect(await pluginCall('bob@acme-corp.com', CERTIFICATES)).toBe(200);
+    expect(await pluginCall('alice@acme-corp.com', CERTIFICATES)).toBe(200);
+    await signIn(page, 'bob@acme-corp.com', '/audit');
+    await expect(page.locator('[data-audit-scope="own"]')).toBeVisible();
+    await expect(rows(page).first()).toBeVisible();
+    const users = await rows(page).locator('td:nth-child(2)').allInnerTexts();
+    expect(new Set(users)).toEqual(new Set(['bob']));
+    // A filter cannot widen it.
+    await page.goto('/audit?user=alice');
+    await expect(page.getByText('No plugin calls match.')).toBeVisible();
+
+    const admin = await browser.newPage();
+    await signIn(admin, 'alice@acme-corp.com', '/audit?user=bob');
+    await expect(rows(admin).first()).toContainText('bob');
+    await admin.close();
+  });
+
+  test('filters live in the URL and survive a reload; the export holds what they select', async ({ page }) => {
+    expect(await pluginCall('alice@acme-corp.com', SECRETS)).toBe(403);
+    await signIn(page, 'alice@acme-corp.com', '/audit');
+    await hydrated(page);
+    const form = page.getByRole('form', { name: 'Filter the audit record' });
+    await form.getByLabel('User').fill('alice');
+    await form.getByLabel('Decision').selectOption('denied');
+    await form.getByLabel('Resource').fill('secrets');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/user=alice/);
+    await expect(page).toHaveURL(/decision=denied/);
+    await expect(rows(page).first()).toBeVisible();
+    const decisions = await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-decision')));
+    for (const decision of decisions) expect(decision).toMatch(/^denied:/);
+    await page.reload();
+    await expect(form.getByLabel('User')).toHaveValue('alice');
+    await expect(form.getByLabel('Decision')).toHaveValue('denied');
+    await expect(form.getByLabel('Resource')).toHaveValue('secrets');
+    const shown = await rows(page).count();
+    expect(shown).toBeGreaterThan(0);
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'Export as JSON lines' }).click();
+    const file = await (await download).path();
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.length).toBeGreaterThanOrEqual(shown);
+    for (const line of lines) {
+      expect(line.user).toBe('alice');
+      expect(line.resource).toBe('secrets');
+      expect(line.decision).toMatch(/^denied:/);
+    }
+  });
+
+  test('the export is refused to another site', async ({ request }) => {
+    const answer = await request.get('/audit/export', { headers: { 'Sec-Fetch-Site': 'cross-site' } });
+    expect(answer.status()).toBe(403);
+  });
+});
