@@ -483,7 +483,8 @@ mod tests {
         settings.audit_log = Some(path.to_path_buf());
         // The audit view's record goes to a directory of the tests, not the user's state
         // directory (and not beside the log file, which must not be created for it).
-        settings.state_dir = Some(std::env::temp_dir().join(format!("fundament-services-test-{}", std::process::id())));
+        settings.state_dir =
+            Some(std::env::temp_dir().join(format!("fundament-services-test-{}", std::process::id())));
         settings
     }
 

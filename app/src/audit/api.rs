@@ -30,7 +30,8 @@ pub(crate) mod ssr {
     use crate::plugins::api::ssr::{caller, user_error};
 
     pub async fn calls(query: &str, after: Option<u64>, wait: bool) -> Result<AuditView, AppError> {
-        let mut filter = super::super::query::filter_of(query).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let mut filter =
+            super::super::query::filter_of(query).map_err(|e| AppError::Invalid(e.to_string()))?;
         filter.after = after;
         filter.wait_ms = (wait && after.is_some()).then_some(fundament_plugin_types::audit::MAX_WAIT_MS);
         let (state, token, _) = caller()?;

@@ -33,7 +33,10 @@ mod ssr {
     async fn answer(state: &ConsoleState, headers: &HeaderMap, uri: &Uri) -> Response {
         let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
         if site != Some("same-origin") {
-            return refused(StatusCode::FORBIDDEN, "the export is downloaded from the console's audit page\n");
+            return refused(
+                StatusCode::FORBIDDEN,
+                "the export is downloaded from the console's audit page\n",
+            );
         }
         let Some(token) = crate::state::session_token_of(headers) else {
             return refused(StatusCode::UNAUTHORIZED, "not signed in\n");
@@ -61,7 +64,10 @@ mod ssr {
                 Ok(page) => page,
                 Err(error) => {
                     tracing::warn!(%error, "audit export failed");
-                    return refused(StatusCode::BAD_GATEWAY, "the audit record cannot be read right now; try again\n");
+                    return refused(
+                        StatusCode::BAD_GATEWAY,
+                        "the audit record cannot be read right now; try again\n",
+                    );
                 }
             };
             let Some(oldest) = page.items.last().map(|e| e.id) else { break };

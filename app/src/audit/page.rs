@@ -137,7 +137,13 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
     };
     let live_href = move || {
         let q = super::query::without(&query.get(), "live");
-        let with = if live.get() { q } else if q.is_empty() { "live=1".to_owned() } else { format!("{q}&live=1") };
+        let with = if live.get() {
+            q
+        } else if q.is_empty() {
+            "live=1".to_owned()
+        } else {
+            format!("{q}&live=1")
+        };
         if with.is_empty() { "/audit".to_owned() } else { format!("/audit?{with}") }
     };
     view! {

@@ -71,7 +71,9 @@ mod tests {
 
     #[test]
     fn the_page_query_is_the_filter_with_dates_read() {
-        let filter = filter_of("user=bob&decision=denied&since=2026-12-04T10:30&until=1796380300000&live=1&after=9").unwrap();
+        let filter =
+            filter_of("user=bob&decision=denied&since=2026-12-04T10:30&until=1796380300000&live=1&after=9")
+                .unwrap();
         assert_eq!(filter.user.as_deref(), Some("bob"));
         assert_eq!(filter.decision.as_deref(), Some("denied"));
         assert_eq!((filter.since_ms, filter.until_ms), (Some(1_796_380_200_000), Some(1_796_380_300_000)));

@@ -315,7 +315,8 @@ impl Backend {
         filter: &fundament_plugin_types::audit::AuditFilter,
     ) -> Result<fundament_plugin_types::audit::AuditPage, BackendError> {
         const SERVICE: &str = "kube-api-proxy";
-        let url = format!("{}/audit/v1/clusters/{cluster_id}/calls?{}", self.kube_api_proxy, filter.to_query());
+        let url =
+            format!("{}/audit/v1/clusters/{cluster_id}/calls?{}", self.kube_api_proxy, filter.to_query());
         match self.call_with(SERVICE, http::Method::GET, url, Some(user_token), None).await? {
             (200, value) => serde_json::from_value(value)
                 .map_err(|e| BackendError::Decode { service: SERVICE, detail: e.to_string() }),

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Response};
 use fundament_kube_core::{Query, ResourceTarget, Status};
 use fundament_plugin_types::audit::{AuditFilter, AuditPage};
+use http::{HeaderMap, Uri};
 
 use crate::Gateway;
 use crate::cors::{self, Caller};
@@ -51,7 +51,9 @@ async fn answer(gw: &Gateway, cluster: &str, headers: &HeaderMap, uri: &Uri) -> 
     let token =
         bearer(headers).ok_or_else(|| Status::unauthorized_because("no credentials: send a bearer token"))?;
     if fundament_tokens::peek_kind(&token) == fundament_tokens::TokenKind::Plugin {
-        return Err(Status::forbidden_because_of("the audit record is read with a user token, not a PluginToken"));
+        return Err(Status::forbidden_because_of(
+            "the audit record is read with a user token, not a PluginToken",
+        ));
     }
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     let filter = AuditFilter::from_query(&Query::parse(uri.query().unwrap_or_default()))

@@ -96,7 +96,9 @@ impl AuditStore {
                     lines += 1;
                     match serde_json::from_str::<AuditEntry>(&line) {
                         Ok(entry) => entries.push_back(entry),
-                        Err(error) => tracing::warn!(path = %path.display(), line = lines, %error, "audit view: a line of its record is unreadable and skipped"),
+                        Err(error) => {
+                            tracing::warn!(path = %path.display(), line = lines, %error, "audit view: a line of its record is unreadable and skipped")
+                        }
                     }
                 }
             }
@@ -196,7 +198,9 @@ impl AuditStore {
             match written {
                 Ok(()) => *lines += 1,
                 // The call is still kept in memory; the file misses it.
-                Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
+                Err(error) => {
+                    tracing::error!(%error, "audit view: a call could not be written to its record")
+                }
             }
         }
         let id = entry.id;
@@ -209,7 +213,12 @@ impl AuditStore {
 
     /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
     /// when given (a user who may not see everyone's); and the greatest id recorded so far.
-    pub fn query(&self, cluster_id: &str, only_user: Option<&str>, filter: &AuditFilter) -> (Vec<AuditEntry>, u64) {
+    pub fn query(
+        &self,
+        cluster_id: &str,
+        only_user: Option<&str>,
+        filter: &AuditFilter,
+    ) -> (Vec<AuditEntry>, u64) {
         let mut state = self.lock();
         self.expire(&mut state, unix_ms(time::OffsetDateTime::now_utc()));
         let last_id = state.next_id - 1;
@@ -229,7 +238,12 @@ impl AuditStore {
     /// [`AuditStore::query`], but a tail (`filter.after`) with nothing to show yet waits up to
     /// [`AuditFilter::effective_wait`] for a call that passes (a long poll: the call shows as
     /// soon as it is recorded).
-    pub async fn tail(&self, cluster_id: &str, only_user: Option<&str>, filter: &AuditFilter) -> (Vec<AuditEntry>, u64) {
+    pub async fn tail(
+        &self,
+        cluster_id: &str,
+        only_user: Option<&str>,
+        filter: &AuditFilter,
+    ) -> (Vec<AuditEntry>, u64) {
         let deadline = tokio::time::Instant::now() + filter.effective_wait();
         // Subscribed before the first look, so a call recorded in between still wakes it.
         let mut newest = self.newest.subscribe();
@@ -334,7 +348,12 @@ mod tests {
     async fn a_tail_waits_for_the_next_matching_call_and_no_longer() {
         let store = std::sync::Arc::new(AuditStore::in_memory(Retention::default()));
         store.push(&line("a", "allowed"));
-        let tail = AuditFilter { after: Some(1), wait_ms: Some(3_000), user: Some("b".into()), ..Default::default() };
+        let tail = AuditFilter {
+            after: Some(1),
+            wait_ms: Some(3_000),
+            user: Some("b".into()),
+            ..Default::default()
+        };
         let waiting = tokio::spawn({
             let store = store.clone();
             let tail = tail.clone();
@@ -350,7 +369,10 @@ mod tests {
         let ((items, last), waited) = waiting.await.unwrap();
         assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3]);
         assert_eq!(last, 3);
-        assert!(waited < Duration::from_millis(2_000), "answered at the call, not at the deadline: {waited:?}");
+        assert!(
+            waited < Duration::from_millis(2_000),
+            "answered at the call, not at the deadline: {waited:?}"
+        );
 
         // Nothing comes: an empty answer at the (capped) deadline.
         let quiet = AuditFilter { after: Some(3), wait_ms: Some(150), ..Default::default() };
@@ -360,7 +382,9 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(150));
         // Without `after`, no wait at all.
         let started = std::time::Instant::now();
-        let _ = store.tail(PROD, Some("nobody"), &AuditFilter { wait_ms: Some(3_000), ..Default::default() }).await;
+        let _ = store
+            .tail(PROD, Some("nobody"), &AuditFilter { wait_ms: Some(3_000), ..Default::default() })
+            .await;
         assert!(started.elapsed() < Duration::from_millis(500));
     }
 

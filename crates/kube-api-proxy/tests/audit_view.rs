@@ -118,7 +118,8 @@ async fn the_record_is_closed_to_pages_plugin_tokens_and_users_who_cannot_view_t
     let s = start().await;
     let path = format!("/audit/v1/clusters/{PROD}/calls");
     let alice = s.user("alice");
-    let from_a_page = [("authorization", alice.as_str()), ("origin", "http://acme-corp--cert-manager.localhost:8082")];
+    let from_a_page =
+        [("authorization", alice.as_str()), ("origin", "http://acme-corp--cert-manager.localhost:8082")];
     assert_eq!(s.get(&path, &from_a_page).await.0, 403);
     let plugin = s.plugin("alice", "acme-corp--cert-manager");
     let (status, body) = s.get(&path, &[("authorization", &plugin)]).await;
@@ -160,5 +161,8 @@ async fn a_live_tail_is_answered_when_the_call_is_made_not_at_its_deadline() {
     let quiet = s.audit("alice", &format!("after={}&wait=60000&user=nobody", page.last_id)).await;
     assert!(quiet.items.is_empty());
     let waited = started.elapsed();
-    assert!(waited >= std::time::Duration::from_millis(4_900) && waited < std::time::Duration::from_secs(8), "{waited:?}");
+    assert!(
+        waited >= std::time::Duration::from_millis(4_900) && waited < std::time::Duration::from_secs(8),
+        "{waited:?}"
+    );
 }

@@ -44,7 +44,11 @@ impl AuditEntry {
 
     /// `group/resource[/subresource]`, as RBAC names it (`cert-manager.io/certificates`).
     pub fn resource_path(&self) -> String {
-        let mut path = if self.group.is_empty() { self.resource.clone() } else { format!("{}/{}", self.group, self.resource) };
+        let mut path = if self.group.is_empty() {
+            self.resource.clone()
+        } else {
+            format!("{}/{}", self.group, self.resource)
+        };
         if !self.subresource.is_empty() {
             path.push('/');
             path.push_str(&self.subresource);
@@ -289,7 +293,10 @@ mod tests {
         let e = entry(3);
         let with = |f: AuditFilter| f.matches(&e);
         assert!(with(AuditFilter { decision: Some("denied".into()), ..Default::default() }));
-        assert!(with(AuditFilter { decision: Some("denied:allowed-resources".into()), ..Default::default() }));
+        assert!(with(AuditFilter {
+            decision: Some("denied:allowed-resources".into()),
+            ..Default::default()
+        }));
         assert!(!with(AuditFilter { decision: Some("allowed".into()), ..Default::default() }));
         assert!(!with(AuditFilter { decision: Some("denied:invalid-token".into()), ..Default::default() }));
         assert!(with(AuditFilter { resource: Some("secrets".into()), ..Default::default() }));

@@ -17,6 +17,6 @@ pub use error::SettingsError;
 pub use file::load_file;
 pub use layer::{Key, Layer, Source};
 pub use resolve::{
-    AuditViewSettings, ClusterSettings, FgaSettings, Mode, OidcSettings, ScaleSettings, ServiceListen, ServiceUrls, Settings,
-    resolve,
+    AuditViewSettings, ClusterSettings, FgaSettings, Mode, OidcSettings, ScaleSettings, ServiceListen,
+    ServiceUrls, Settings, resolve,
 };
