@@ -112,7 +112,10 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
                     on:input=move |ev| {
                         buffer.text.set(event_target_value(&ev));
                         buffer.review.set(None);
-                    }></textarea>
+                    }>
+                    // The server's render (and the page without JavaScript) shows the text too.
+                    {buffer.text.get_untracked()}
+                </textarea>
                 <p class="text-xs text-muted">
                     {editing.then(|| view! { "Loaded at resource version "<span class="font-mono">{move || buffer.version.get()}</span>". " })}
                     "Status and the fields the server sets (managedFields, uid, resourceVersion, creationTimestamp, \
