@@ -507,10 +507,8 @@ pub(crate) mod ssr {
                 (values, String::new(), "create", String::new(), namespaces.first().cloned(), None)
             }
         };
-        let resource_version = loaded
-            .as_ref()
-            .and_then(|o| text(o, "/metadata/resourceVersion"))
-            .unwrap_or_default();
+        let resource_version =
+            loaded.as_ref().and_then(|o| text(o, "/metadata/resourceVersion")).unwrap_or_default();
         let yaml = to_yaml(&match &loaded {
             Some(object) => edit_buffer(object),
             None => new_object(&def, &spec, &values),
@@ -817,7 +815,8 @@ pub(crate) mod ssr {
             }
             Ok((status, body)) => {
                 tracing::info!(error = %crate::plugins::backend::Backend::kube_error(status, &body), "YAML refused");
-                let message = body.get("message").and_then(Value::as_str).unwrap_or("The cluster refused it.");
+                let message =
+                    body.get("message").and_then(Value::as_str).unwrap_or("The cluster refused it.");
                 Ok(YamlOutcome::Refused(message.to_owned()))
             }
             Err(error) => {
@@ -969,13 +968,19 @@ pub async fn submit_form(
 pub enum ToYaml {
     Yaml(String),
     /// Fields the form must correct first.
-    Refused { errors: Vec<super::schema_form::FieldError>, general: Vec<String> },
+    Refused {
+        errors: Vec<super::schema_form::FieldError>,
+        general: Vec<String>,
+    },
 }
 
 /// The YAML as the form's values, or why it cannot be.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ToForm {
-    Form { values: super::schema_form::FormValues, labels: String },
+    Form {
+        values: super::schema_form::FormValues,
+        labels: String,
+    },
     /// The YAML does not parse (the message names line and column) or is not one object.
     Invalid(String),
 }
@@ -997,7 +1002,10 @@ pub struct Conflict {
 pub enum YamlOutcome {
     /// The review: the API server's dry run accepts it; the change against the live object.
     Review(Vec<super::yaml_edit::DiffLine>),
-    Saved { name: String, namespace: Option<String> },
+    Saved {
+        name: String,
+        namespace: Option<String>,
+    },
     /// The YAML does not parse (line and column) or changes what it may not.
     Invalid(String),
     /// The API server's message.

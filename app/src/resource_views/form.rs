@@ -103,9 +103,8 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         let c = ctx.get_value();
         let (values, label_text, text) =
             (state.values.get_untracked(), labels.get_untracked(), buffer.text.get_untracked());
-        let unchanged = synced.with_value(|(v, l, t)| {
-            if to_yaml { *v == values && *l == label_text } else { *t == text }
-        });
+        let unchanged = synced
+            .with_value(|(v, l, t)| if to_yaml { *v == values && *l == label_text } else { *t == text });
         if unchanged {
             as_yaml.set(to_yaml);
             return;

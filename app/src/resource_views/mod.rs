@@ -11,7 +11,7 @@ pub mod list;
 pub mod schema_form;
 pub mod scope;
 pub mod table;
-pub mod yaml_edit;
-pub mod yaml_tab;
 #[cfg(feature = "hydrate")]
 pub(crate) mod watch;
+pub mod yaml_edit;
+pub mod yaml_tab;

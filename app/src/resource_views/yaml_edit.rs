@@ -108,7 +108,12 @@ pub fn restore(edited: Value, live: &Value, loaded_version: &str) -> Result<Valu
 }
 
 /// `map[key]` as `live` has it: filled in when absent, refused when different.
-fn same_or_fill(map: &mut Map<String, Value>, live: Option<&Value>, key: &str, name: &str) -> Result<(), String> {
+fn same_or_fill(
+    map: &mut Map<String, Value>,
+    live: Option<&Value>,
+    key: &str,
+    name: &str,
+) -> Result<(), String> {
     let Some(live) = live else { return Ok(()) };
     match map.get(key) {
         None | Some(Value::Null) => {
@@ -211,8 +216,7 @@ pub fn diff(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix =
-        a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
     let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut lines: Vec<DiffLine> = a[..prefix].iter().map(|l| DiffLine::Same((*l).to_owned())).collect();
     if am.len().saturating_mul(bm.len()) <= MAX_DIFF_CELLS {
@@ -261,7 +265,8 @@ fn lcs_diff(a: &[&str], b: &[&str]) -> Vec<DiffLine> {
             start += 1;
             continue;
         }
-        let end = out[start..].iter().position(|l| matches!(l, DiffLine::Same(_))).map_or(out.len(), |p| start + p);
+        let end =
+            out[start..].iter().position(|l| matches!(l, DiffLine::Same(_))).map_or(out.len(), |p| start + p);
         out[start..end].sort_by_key(|l| matches!(l, DiffLine::Added(_)));
         start = end;
     }

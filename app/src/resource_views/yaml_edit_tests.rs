@@ -58,7 +58,9 @@ fn restore_fills_in_a_left_out_identity_and_refuses_a_changed_one() {
     let error = restore(renamed, &live(), "7").unwrap_err();
     assert!(error.contains("metadata.name cannot change"), "{error}");
     assert!(restore(json!(["a"]), &live(), "7").unwrap_err().contains("not a list"));
-    assert!(restore(json!({"metadata": "x"}), &live(), "7").unwrap_err().contains("metadata must be a mapping"));
+    assert!(
+        restore(json!({"metadata": "x"}), &live(), "7").unwrap_err().contains("metadata must be a mapping")
+    );
 }
 
 #[test]
@@ -81,9 +83,15 @@ fn prepare_create_checks_the_kind_and_needs_a_name() {
         object,
         json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem", "metadata": {"name": "n", "namespace": "default"}})
     );
-    assert!(prepare_create(json!({"kind": "Other", "metadata": {"name": "n"}}), "demo.fundament.io/v1", "DemoItem")
+    assert!(
+        prepare_create(
+            json!({"kind": "Other", "metadata": {"name": "n"}}),
+            "demo.fundament.io/v1",
+            "DemoItem"
+        )
         .unwrap_err()
-        .contains("kind cannot change"));
+        .contains("kind cannot change")
+    );
     assert!(prepare_create(json!({"spec": {}}), "v", "K").unwrap_err().contains("metadata.name is required"));
 }
 
@@ -115,18 +123,23 @@ fn keep_unknown_keeps_what_the_schema_does_not_declare() {
 #[test]
 fn reapply_keeps_both_changes_and_mine_wins_on_the_same_field() {
     let base = json!({"spec": {"message": "a", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
-    let mine = json!({"spec": {"message": "mine", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
+    let mine =
+        json!({"spec": {"message": "mine", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
     let theirs = json!({"spec": {"message": "a", "count": 2, "list": [1, 2]}, "metadata": {"labels": {"x": "1", "y": "2"}}});
     assert_eq!(
         reapply(&base, &mine, &theirs),
         json!({"spec": {"message": "mine", "count": 2, "list": [1, 2]}, "metadata": {"labels": {"x": "1", "y": "2"}}})
     );
-    let theirs_too = json!({"spec": {"message": "theirs", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
+    let theirs_too =
+        json!({"spec": {"message": "theirs", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
     assert_eq!(reapply(&base, &mine, &theirs_too)["spec"]["message"], "mine");
     // A key I removed goes; a key they removed stays gone.
     let mine = json!({"spec": {"count": 1, "list": [1], "message": "a"}, "metadata": {}});
     let theirs = json!({"spec": {"message": "a", "list": [1]}, "metadata": {"labels": {"x": "1"}}});
-    assert_eq!(reapply(&base, &mine, &theirs), json!({"spec": {"message": "a", "list": [1]}, "metadata": {}}));
+    assert_eq!(
+        reapply(&base, &mine, &theirs),
+        json!({"spec": {"message": "a", "list": [1]}, "metadata": {}})
+    );
 }
 
 #[test]
@@ -145,7 +158,9 @@ fn diff_marks_added_and_removed_lines_in_order() {
         ]
     );
     assert_eq!(counts(&diff(old, new, 0)), (2, 1));
-    assert!(diff("same\n", "same\n", 3).iter().all(|l| !matches!(l, DiffLine::Added(_) | DiffLine::Removed(_))));
+    assert!(
+        diff("same\n", "same\n", 3).iter().all(|l| !matches!(l, DiffLine::Added(_) | DiffLine::Removed(_)))
+    );
     assert_eq!(diff("", "x", 3), vec![DiffLine::Added("x".into())]);
 }
 
@@ -174,7 +189,10 @@ fn diff_of_interleaved_changes_matches_the_lcs() {
     let old = "x\na\ny\nb\nz\n";
     let new = "a\nq\nb\n";
     let lines = diff(old, new, 10);
-    let kept: Vec<_> = lines.iter().filter_map(|l| if let DiffLine::Same(s) = l { Some(s.as_str()) } else { None }).collect();
+    let kept: Vec<_> = lines
+        .iter()
+        .filter_map(|l| if let DiffLine::Same(s) = l { Some(s.as_str()) } else { None })
+        .collect();
     assert_eq!(kept, ["a", "b"]);
     assert_eq!(counts(&lines), (1, 3));
 }
