@@ -35,7 +35,8 @@ function demoItem(message: string): string {
     metadata: { name, namespace: 'default', annotations: { 'e2e.fundament.io/keep': 'yes' } },
     spec: { message },
   };
-  kubectl(['apply', '-f', '-'], JSON.stringify(item));
+  // create, not apply: no last-applied annotation repeating the others.
+  kubectl(['create', '-f', '-'], JSON.stringify(item));
   made.push(name);
   return name;
 }
@@ -161,10 +162,10 @@ test.describe('YAML editing', () => {
     const text = await yaml.inputValue();
     await yaml.fill(`${text}spec: [unclosed\n`);
     await page.getByRole('button', { name: 'Review changes' }).click();
-    await expect(page.getByRole('alert')).toContainText(/YAML line \d+, column \d+/);
+    await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText(/YAML line \d+, column \d+/);
     await yaml.fill(text.replace(`name: ${name}`, 'name: another-name'));
     await page.getByRole('button', { name: 'Review changes' }).click();
-    await expect(page.getByRole('alert')).toContainText('metadata.name cannot change');
+    await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText('metadata.name cannot change');
   });
 
   test('?yaml=1 opens the YAML tab from the server render', async ({ page }) => {

@@ -761,10 +761,6 @@ pub(crate) mod ssr {
             Some((name, namespace)) => {
                 let (path, live) =
                     read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
-                // The PUT would be refused: say so before the review rather than after.
-                if text(&live, "/metadata/resourceVersion").as_deref() != Some(resource_version) {
-                    return Ok(YamlOutcome::Conflict(conflict(loaded, &edited, &live)));
-                }
                 let object = match restore(edited.clone(), &live, resource_version) {
                     Ok(object) => object,
                     Err(message) => return Ok(YamlOutcome::Invalid(message)),
@@ -807,6 +803,8 @@ pub(crate) mod ssr {
                 })
             }
             Ok((401, _)) => Err(AppError::Unauthenticated),
+            // The object is no longer at the version the edit was loaded at (the review's dry
+            // run is refused the same way as the save).
             Ok((409, _)) if existing.is_some() => {
                 let (name, namespace) = existing.clone().unwrap_or_default();
                 let (_, live) =
@@ -940,6 +938,7 @@ pub async fn load_form(
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
 /// `resource_version` it was loaded at.
 #[server(endpoint = "form-submit", input = leptos::server_fn::codec::Json)]
+#[allow(clippy::too_many_arguments)]
 pub async fn submit_form(
     cluster_id: String,
     crd: String,
