@@ -556,17 +556,15 @@ pub(crate) mod ssr {
         object
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub async fn submit_form(
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
         existing: crate::resource_views::api::Existing,
-        values: &crate::resource_views::schema_form::FormValues,
-        labels: &str,
-        resource_version: &str,
+        input: &crate::resource_views::api::FormInput,
         dry_run: bool,
     ) -> Result<crate::resource_views::api::SubmitOutcome, AppError> {
+        let crate::resource_views::api::FormInput { values, labels, resource_version } = input;
         use crate::resource_views::api::SubmitOutcome;
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
@@ -737,17 +735,15 @@ pub(crate) mod ssr {
     /// Reviews (`dry_run`: the API server's dry run, and the diff against the live object)
     /// or saves the YAML tab's text; an edit at the `resource_version` it was loaded at,
     /// `loaded` being the text it was loaded as.
-    #[allow(clippy::too_many_arguments)]
     pub async fn save_yaml(
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
         existing: crate::resource_views::api::Existing,
-        yaml: &str,
-        loaded: &str,
-        resource_version: &str,
+        edit: &crate::resource_views::api::YamlEdit,
         dry_run: bool,
     ) -> Result<crate::resource_views::api::YamlOutcome, AppError> {
+        let crate::resource_views::api::YamlEdit { text: yaml, loaded, resource_version } = edit;
         use crate::resource_views::api::YamlOutcome;
         use crate::resource_views::yaml_edit::{diff, parse_yaml, prepare_create, restore};
         check_cluster(cluster_id)?;
@@ -938,28 +934,25 @@ pub async fn load_form(
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
 /// `resource_version` it was loaded at.
 #[server(endpoint = "form-submit", input = leptos::server_fn::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn submit_form(
     cluster_id: String,
     crd: String,
     project: Option<String>,
     existing: Existing,
-    values: super::schema_form::FormValues,
-    labels: String,
-    resource_version: String,
+    input: FormInput,
     dry_run: bool,
 ) -> Result<SubmitOutcome, AppError> {
-    ssr::submit_form(
-        &cluster_id,
-        &crd,
-        project.as_deref(),
-        existing,
-        &values,
-        &labels,
-        &resource_version,
-        dry_run,
-    )
-    .await
+    ssr::submit_form(&cluster_id, &crd, project.as_deref(), existing, &input, dry_run).await
+}
+
+/// What a form submit sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FormInput {
+    pub values: super::schema_form::FormValues,
+    /// `metadata.labels` as `key=value` lines.
+    pub labels: String,
+    /// The resourceVersion the edit was loaded at (empty for a create).
+    pub resource_version: String,
 }
 
 /// The form as YAML, or why it cannot be yet.
@@ -1030,29 +1023,26 @@ pub async fn yaml_to_form(cluster_id: String, crd: String, yaml: String) -> Resu
     ssr::yaml_to_form(&cluster_id, &crd, &yaml).await
 }
 
-/// Reviews (`dry_run`) or saves the YAML tab's text; an edit at the `resource_version`
-/// it was loaded at, as the text `loaded`.
+/// Reviews (`dry_run`) or saves the YAML tab's text; an edit at the resourceVersion it
+/// was loaded at.
 #[server(endpoint = "yaml-save", input = leptos::server_fn::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn save_yaml(
     cluster_id: String,
     crd: String,
     project: Option<String>,
     existing: Existing,
-    yaml: String,
-    loaded: String,
-    resource_version: String,
+    edit: YamlEdit,
     dry_run: bool,
 ) -> Result<YamlOutcome, AppError> {
-    ssr::save_yaml(
-        &cluster_id,
-        &crd,
-        project.as_deref(),
-        existing,
-        &yaml,
-        &loaded,
-        &resource_version,
-        dry_run,
-    )
-    .await
+    ssr::save_yaml(&cluster_id, &crd, project.as_deref(), existing, &edit, dry_run).await
+}
+
+/// What a YAML review or save sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct YamlEdit {
+    /// The YAML tab's text.
+    pub text: String,
+    /// The text as loaded, and the object's resourceVersion then (empty for a create).
+    pub loaded: String,
+    pub resource_version: String,
 }

@@ -10,7 +10,8 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 
 use super::api::{
-    Existing, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form, yaml_to_form,
+    Existing, FormInput, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form,
+    yaml_to_form,
 };
 use super::schema_form::{
     Field, FieldError, FormSpec, FormValues, Kind, child_path, entry_key_path, entry_value_path, item_path,
@@ -153,9 +154,11 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                 c.scope.crd.clone(),
                 c.scope.project.clone(),
                 c.existing.clone(),
-                state.values.get_untracked(),
-                labels.get_untracked(),
-                buffer.version.get_untracked(),
+                FormInput {
+                    values: state.values.get_untracked(),
+                    labels: labels.get_untracked(),
+                    resource_version: buffer.version.get_untracked(),
+                },
                 dry_run,
             )
             .await;

@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 
-use super::api::{Conflict, YamlOutcome, save_yaml};
+use super::api::{Conflict, YamlEdit, YamlOutcome, save_yaml};
 use super::form::FormContext;
 use super::yaml_edit::{DiffLine, counts};
 
@@ -72,9 +72,11 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
                 c.scope.crd.clone(),
                 c.scope.project.clone(),
                 c.existing.clone(),
-                buffer.text.get_untracked(),
-                buffer.loaded.get_untracked(),
-                buffer.version.get_untracked(),
+                YamlEdit {
+                    text: buffer.text.get_untracked(),
+                    loaded: buffer.loaded.get_untracked(),
+                    resource_version: buffer.version.get_untracked(),
+                },
                 dry_run,
             )
             .await;
