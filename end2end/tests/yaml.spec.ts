@@ -160,7 +160,7 @@ test.describe('YAML editing', () => {
     const name = demoItem('Base');
     const yaml = await openYaml(page, name);
     const text = await yaml.inputValue();
-    await yaml.fill(`${text}spec: [unclosed\n`);
+    await yaml.fill(text.replace('message: Base', 'message: [unclosed'));
     await page.getByRole('button', { name: 'Review changes' }).click();
     await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText(/YAML line \d+, column \d+/);
     await yaml.fill(text.replace(`name: ${name}`, 'name: another-name'));
