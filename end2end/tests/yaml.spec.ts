@@ -106,7 +106,7 @@ test.describe('YAML editing', () => {
     const alert = page.getByRole('alert').filter({ hasText: 'Changed by someone else' });
     await expect(alert).toBeVisible();
     await expect(alert).toContainText('nothing was saved');
-    await expect(alert.getByRole('figure', { name: 'Their change' }).locator('ins')).toContainText('changed-by: kubectl');
+    await expect(alert.getByRole('figure', { name: 'Their change' }).locator('ins', { hasText: 'changed-by: kubectl' })).toHaveCount(1);
     await expect(page).toHaveURL(/edit=1/);
     expect(live(name).spec.message).toBe('Base');
 
