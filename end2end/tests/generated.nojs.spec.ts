@@ -19,3 +19,19 @@ test('the generated list filters by label and sorts without JavaScript', async (
   const sorted = await page.locator('main tbody tr td:first-child').allInnerTexts();
   expect(sorted).toEqual([...names].sort().reverse());
 });
+
+test('the edit form and its YAML tab render without JavaScript', async ({ page }) => {
+  const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+  await page.goto(DEMO);
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+  await page.goto(`${DEMO}/hello-world?ns=default&edit=1`);
+  await expect(page.locator('[name="spec.message"]')).toBeVisible();
+  // The tabs are links: the server renders the YAML tab, its text in the textarea.
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(page).toHaveURL(/yaml=1/);
+  const yaml = page.getByRole('textbox', { name: 'YAML', exact: true });
+  await expect(yaml).toHaveValue(/message: Hello, world!/);
+  expect(await yaml.inputValue()).not.toMatch(/managedFields|resourceVersion/);
+  await expect(page.locator('[name="spec.message"]')).toBeHidden();
+});

@@ -25,6 +25,7 @@ pub(crate) mod ssr {
     use crate::plugins::api::ssr::{check_cluster, user, user_error};
     use crate::plugins::model::{KindInfo, encode_segment, is_crd_name, is_dns1123_label, kind_info};
     use crate::resource_views::table::{Cell, CellType, Column, ListQuery, Row, TablePage, page_of};
+    use crate::resource_views::yaml_edit::{edit_buffer, to_yaml};
     use crate::state::ConsoleState;
 
     /// A CRD as the generated views use it.
@@ -485,7 +486,7 @@ pub(crate) mod ssr {
         } else {
             Vec::new()
         };
-        let (values, labels, verb, name, ns) = match &existing {
+        let (values, labels, verb, name, ns, loaded) = match &existing {
             Some((name, namespace)) => {
                 let (_, object) =
                     read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
@@ -495,6 +496,7 @@ pub(crate) mod ssr {
                     "update",
                     name.clone(),
                     namespace.clone(),
+                    Some(object),
                 )
             }
             None => {
@@ -502,9 +504,15 @@ pub(crate) mod ssr {
                 if let Some(first) = namespaces.first() {
                     values.set("metadata.namespace", first.clone());
                 }
-                (values, String::new(), "create", String::new(), namespaces.first().cloned())
+                (values, String::new(), "create", String::new(), namespaces.first().cloned(), None)
             }
         };
+        let resource_version =
+            loaded.as_ref().and_then(|o| text(o, "/metadata/resourceVersion")).unwrap_or_default();
+        let yaml = to_yaml(&match &loaded {
+            Some(object) => edit_buffer(object),
+            None => new_object(&def, &spec, &values),
+        });
         let refusal = if def.info.namespaced && namespaces.is_empty() && existing.is_none() {
             Some("This project has no namespaces to create it in.".to_owned())
         } else if may(&state, &token, cluster_id, &def, verb, &name, ns.as_deref()).await {
@@ -516,19 +524,47 @@ pub(crate) mod ssr {
                 def.info.plural
             ))
         };
-        Ok(crate::resource_views::api::FormSetup { spec, values, labels, namespaces, refusal })
+        Ok(crate::resource_views::api::FormSetup {
+            spec,
+            values,
+            labels,
+            namespaces,
+            refusal,
+            yaml,
+            resource_version,
+        })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A new object as the YAML tab starts it: the form's defaults, with an empty name.
+    fn new_object(
+        def: &Definition,
+        spec: &crate::resource_views::schema_form::FormSpec,
+        values: &crate::resource_views::schema_form::FormValues,
+    ) -> Value {
+        use crate::resource_views::schema_form::assemble;
+        let api_version = format!("{}/{}", def.info.group, def.info.version);
+        let mut named = values.clone();
+        named.set("metadata.name", "x");
+        let mut object = assemble(spec, &named, &api_version, &def.info.kind).unwrap_or_else(|_| {
+            serde_json::json!({"apiVersion": api_version, "kind": def.info.kind, "metadata": {}, "spec": {}})
+        });
+        object["metadata"]["name"] = Value::String(String::new());
+        let ns = values.get("metadata.namespace");
+        if def.info.namespaced && !ns.is_empty() {
+            object["metadata"]["namespace"] = Value::String(ns.to_owned());
+        }
+        object
+    }
+
     pub async fn submit_form(
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
         existing: crate::resource_views::api::Existing,
-        values: &crate::resource_views::schema_form::FormValues,
-        labels: &str,
+        input: &crate::resource_views::api::FormInput,
         dry_run: bool,
     ) -> Result<crate::resource_views::api::SubmitOutcome, AppError> {
+        let crate::resource_views::api::FormInput { values, labels, resource_version } = input;
         use crate::resource_views::api::SubmitOutcome;
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
@@ -553,6 +589,11 @@ pub(crate) mod ssr {
                 let (path, original) =
                     read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
                 object = merge_update(&original, &object);
+                // The version the form was loaded at: a change since is refused (409), not
+                // overwritten.
+                if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.insert("resourceVersion".into(), Value::String(resource_version.to_owned()));
+                }
                 (http::Method::PUT, path)
             }
             None => {
@@ -598,6 +639,10 @@ pub(crate) mod ssr {
                     return Ok(SubmitOutcome::Saved { name, namespace });
                 }
                 Ok((401, _)) => return Err(AppError::Unauthenticated),
+                Ok((409, body)) if existing.is_some() => {
+                    tracing::info!(error = %crate::plugins::backend::Backend::kube_error(409, &body), "form conflict");
+                    return Ok(SubmitOutcome::Conflict);
+                }
                 Ok((status, body)) => {
                     tracing::info!(error = %crate::plugins::backend::Backend::kube_error(status, &body), "form refused");
                     let (errors, message) = errors_from_status(&body);
@@ -616,6 +661,178 @@ pub(crate) mod ssr {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
         let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
         Ok(SubmitOutcome::Saved { name, namespace })
+    }
+
+    /// The form's values as YAML, over `base` (the YAML tab's last text), so what the form
+    /// does not show survives the round trip.
+    pub async fn form_to_yaml(
+        cluster_id: &str,
+        crd: &str,
+        base: &str,
+        values: &crate::resource_views::schema_form::FormValues,
+        labels: &str,
+    ) -> Result<crate::resource_views::api::ToYaml, AppError> {
+        use crate::resource_views::api::ToYaml;
+        use crate::resource_views::schema_form::{assemble, form_for};
+        use crate::resource_views::yaml_edit::{keep_unknown, parse_yaml};
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let schema = schema_of(&def);
+        let spec = form_for(&schema, def.info.namespaced);
+        let api_version = format!("{}/{}", def.info.group, def.info.version);
+        let assembled = match assemble(&spec, values, &api_version, &def.info.kind) {
+            Ok(object) => object,
+            Err(errors) => {
+                let general = vec!["Correct the marked fields to see the form as YAML.".to_owned()];
+                return Ok(ToYaml::Refused { errors, general });
+            }
+        };
+        let labels = match parse_labels(labels) {
+            Ok(labels) => labels,
+            Err(message) => return Ok(ToYaml::Refused { errors: Vec::new(), general: vec![message] }),
+        };
+        let base = parse_yaml(base).ok().filter(Value::is_object).unwrap_or_else(|| serde_json::json!({}));
+        let mut object = keep_unknown(&base, &assembled, &schema);
+        // The metadata schema is free-form: the form sets name, namespace and labels, the
+        // rest (annotations, owners, finalizers) is the YAML's.
+        let mut meta = base.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+        for key in ["name", "namespace"] {
+            if let Some(v) = assembled.pointer(&format!("/metadata/{key}")) {
+                meta.insert(key.into(), v.clone());
+            }
+        }
+        if labels.is_empty() {
+            meta.remove("labels");
+        } else {
+            meta.insert("labels".into(), Value::Object(labels));
+        }
+        object["metadata"] = Value::Object(meta);
+        Ok(ToYaml::Yaml(to_yaml(&object)))
+    }
+
+    /// The YAML tab's text as the form's values.
+    pub async fn yaml_to_form(
+        cluster_id: &str,
+        crd: &str,
+        yaml: &str,
+    ) -> Result<crate::resource_views::api::ToForm, AppError> {
+        use crate::resource_views::api::ToForm;
+        use crate::resource_views::schema_form::{FormValues, form_for};
+        use crate::resource_views::yaml_edit::parse_yaml;
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let object = match parse_yaml(yaml) {
+            Ok(object) if object.is_object() => object,
+            Ok(_) => return Ok(ToForm::Invalid("The YAML must be one object (a mapping).".into())),
+            Err(error) => return Ok(ToForm::Invalid(error.to_string())),
+        };
+        let spec = form_for(&schema_of(&def), def.info.namespaced);
+        Ok(ToForm::Form { values: FormValues::from_object(&spec, &object), labels: labels_text(&object) })
+    }
+
+    /// Reviews (`dry_run`: the API server's dry run, and the diff against the live object)
+    /// or saves the YAML tab's text; an edit at the `resource_version` it was loaded at,
+    /// `loaded` being the text it was loaded as.
+    pub async fn save_yaml(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        existing: crate::resource_views::api::Existing,
+        edit: &crate::resource_views::api::YamlEdit,
+        dry_run: bool,
+    ) -> Result<crate::resource_views::api::YamlOutcome, AppError> {
+        let crate::resource_views::api::YamlEdit { text: yaml, loaded, resource_version } = edit;
+        use crate::resource_views::api::YamlOutcome;
+        use crate::resource_views::yaml_edit::{diff, parse_yaml, prepare_create, restore};
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let edited = match parse_yaml(yaml) {
+            Ok(object) => object,
+            Err(error) => return Ok(YamlOutcome::Invalid(error.to_string())),
+        };
+        let (method, path, object, before) = match &existing {
+            Some((name, namespace)) => {
+                let (path, live) =
+                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
+                let object = match restore(edited.clone(), &live, resource_version) {
+                    Ok(object) => object,
+                    Err(message) => return Ok(YamlOutcome::Invalid(message)),
+                };
+                (http::Method::PUT, path, object, to_yaml(&edit_buffer(&live)))
+            }
+            None => {
+                let api_version = format!("{}/{}", def.info.group, def.info.version);
+                let object = match prepare_create(edited.clone(), &api_version, &def.info.kind) {
+                    Ok(object) => object,
+                    Err(message) => return Ok(YamlOutcome::Invalid(message)),
+                };
+                let ns = text(&object, "/metadata/namespace");
+                if def.info.namespaced {
+                    let allowed = namespaces(&state, &token, cluster_id, project).await?;
+                    if !ns.as_ref().is_some_and(|n| allowed.contains(n)) {
+                        return Ok(YamlOutcome::Invalid(format!(
+                            "metadata.namespace must be one of this project's namespaces: {}.",
+                            allowed.join(", ")
+                        )));
+                    }
+                }
+                (http::Method::POST, def.collection_path(ns.as_deref()), object, String::new())
+            }
+        };
+        let url = if dry_run {
+            format!("{path}?dryRun=All&fieldValidation=Strict")
+        } else {
+            format!("{path}?fieldValidation=Strict")
+        };
+        match state.backend.kube(method, &token, cluster_id, &url, Some(object)).await {
+            Ok((200..=202, saved)) if dry_run => {
+                Ok(YamlOutcome::Review(diff(&before, &to_yaml(&edit_buffer(&saved)), 3)))
+            }
+            Ok((200..=202, saved)) => {
+                tracing::info!(kind = %def.info.kind, "object saved from the YAML tab");
+                Ok(YamlOutcome::Saved {
+                    name: text(&saved, "/metadata/name").unwrap_or_default(),
+                    namespace: text(&saved, "/metadata/namespace"),
+                })
+            }
+            Ok((401, _)) => Err(AppError::Unauthenticated),
+            // The object is no longer at the version the edit was loaded at (the review's dry
+            // run is refused the same way as the save).
+            Ok((409, _)) if existing.is_some() => {
+                let (name, namespace) = existing.clone().unwrap_or_default();
+                let (_, live) =
+                    read_object(&state, &token, cluster_id, &def, &name, namespace.as_deref()).await?;
+                Ok(YamlOutcome::Conflict(conflict(loaded, &edited, &live)))
+            }
+            Ok((status, body)) => {
+                tracing::info!(error = %crate::plugins::backend::Backend::kube_error(status, &body), "YAML refused");
+                let message =
+                    body.get("message").and_then(Value::as_str).unwrap_or("The cluster refused it.");
+                Ok(YamlOutcome::Refused(message.to_owned()))
+            }
+            Err(error) => {
+                tracing::error!(%error, "YAML save failed");
+                Err(not_done(&error, "The object was not saved"))
+            }
+        }
+    }
+
+    /// Someone else's change: from what the edit was loaded as to `live`, and the edit
+    /// re-applied onto `live`.
+    fn conflict(loaded: &str, edited: &Value, live: &Value) -> crate::resource_views::api::Conflict {
+        use crate::resource_views::yaml_edit::{diff, parse_yaml, reapply};
+        let theirs = edit_buffer(live);
+        let live_yaml = to_yaml(&theirs);
+        let base = parse_yaml(loaded).unwrap_or(Value::Null);
+        crate::resource_views::api::Conflict {
+            other_change: diff(&to_yaml(&base), &live_yaml, 3),
+            reapplied: to_yaml(&reapply(&base, &edit_buffer(edited), &theirs)),
+            live_yaml,
+            live_version: text(live, "/metadata/resourceVersion").unwrap_or_default(),
+        }
     }
 }
 
@@ -681,6 +898,12 @@ pub struct FormSetup {
     pub namespaces: Vec<String>,
     /// Why the user may not create or edit here (a SelfSubjectAccessReview said no).
     pub refusal: Option<String>,
+    /// The YAML tab's text: the object without `status` and the server's metadata
+    /// (`yaml_edit::edit_buffer`); for a create, the form's defaults.
+    pub yaml: String,
+    /// The object's resourceVersion as loaded (empty for a create): a save sends it, so a
+    /// change by someone else since is refused, never overwritten.
+    pub resource_version: String,
 }
 
 /// The object to edit: name and namespace.
@@ -693,6 +916,8 @@ pub enum SubmitOutcome {
     Saved { name: String, namespace: Option<String> },
     /// Refused: messages at the fields they name, and the rest.
     Refused { errors: Vec<super::schema_form::FieldError>, general: Vec<String> },
+    /// Not saved: someone else changed the object since the form was loaded.
+    Conflict,
 }
 
 /// The form for a new object, or for editing `existing`.
@@ -706,16 +931,118 @@ pub async fn load_form(
     ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing).await
 }
 
-/// Checks (`dry_run`: the API server's dry run only) or saves a form.
+/// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
+/// `resource_version` it was loaded at.
 #[server(endpoint = "form-submit", input = leptos::server_fn::codec::Json)]
 pub async fn submit_form(
     cluster_id: String,
     crd: String,
     project: Option<String>,
     existing: Existing,
-    values: super::schema_form::FormValues,
-    labels: String,
+    input: FormInput,
     dry_run: bool,
 ) -> Result<SubmitOutcome, AppError> {
-    ssr::submit_form(&cluster_id, &crd, project.as_deref(), existing, &values, &labels, dry_run).await
+    ssr::submit_form(&cluster_id, &crd, project.as_deref(), existing, &input, dry_run).await
+}
+
+/// What a form submit sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FormInput {
+    pub values: super::schema_form::FormValues,
+    /// `metadata.labels` as `key=value` lines.
+    pub labels: String,
+    /// The resourceVersion the edit was loaded at (empty for a create).
+    pub resource_version: String,
+}
+
+/// The form as YAML, or why it cannot be yet.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ToYaml {
+    Yaml(String),
+    /// Fields the form must correct first.
+    Refused {
+        errors: Vec<super::schema_form::FieldError>,
+        general: Vec<String>,
+    },
+}
+
+/// The YAML as the form's values, or why it cannot be.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ToForm {
+    Form {
+        values: super::schema_form::FormValues,
+        labels: String,
+    },
+    /// The YAML does not parse (the message names line and column) or is not one object.
+    Invalid(String),
+}
+
+/// Someone else changed the object since the edit was loaded.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Conflict {
+    /// Their change: from what the edit was loaded as to the live object.
+    pub other_change: Vec<super::yaml_edit::DiffLine>,
+    /// The live object as the YAML tab shows it, and its resourceVersion.
+    pub live_yaml: String,
+    pub live_version: String,
+    /// The edit re-applied onto the live object (`yaml_edit::reapply`).
+    pub reapplied: String,
+}
+
+/// How a YAML review or save went.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum YamlOutcome {
+    /// The review: the API server's dry run accepts it; the change against the live object.
+    Review(Vec<super::yaml_edit::DiffLine>),
+    Saved {
+        name: String,
+        namespace: Option<String>,
+    },
+    /// The YAML does not parse (line and column) or changes what it may not.
+    Invalid(String),
+    /// The API server's message.
+    Refused(String),
+    Conflict(Conflict),
+}
+
+/// The form's values as YAML over `base`, the YAML tab's last text.
+#[server(endpoint = "form-yaml", input = leptos::server_fn::codec::Json)]
+pub async fn form_to_yaml(
+    cluster_id: String,
+    crd: String,
+    base: String,
+    values: super::schema_form::FormValues,
+    labels: String,
+) -> Result<ToYaml, AppError> {
+    ssr::form_to_yaml(&cluster_id, &crd, &base, &values, &labels).await
+}
+
+/// The YAML tab's text as the form's values.
+#[server(endpoint = "yaml-form", input = leptos::server_fn::codec::Json)]
+pub async fn yaml_to_form(cluster_id: String, crd: String, yaml: String) -> Result<ToForm, AppError> {
+    ssr::yaml_to_form(&cluster_id, &crd, &yaml).await
+}
+
+/// Reviews (`dry_run`) or saves the YAML tab's text; an edit at the resourceVersion it
+/// was loaded at.
+#[server(endpoint = "yaml-save", input = leptos::server_fn::codec::Json)]
+pub async fn save_yaml(
+    cluster_id: String,
+    crd: String,
+    project: Option<String>,
+    existing: Existing,
+    edit: YamlEdit,
+    dry_run: bool,
+) -> Result<YamlOutcome, AppError> {
+    ssr::save_yaml(&cluster_id, &crd, project.as_deref(), existing, &edit, dry_run).await
+}
+
+/// What a YAML review or save sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct YamlEdit {
+    /// The YAML tab's text.
+    pub text: String,
+    /// The text as loaded, and the object's resourceVersion then (empty for a create).
+    pub loaded: String,
+    pub resource_version: String,
 }

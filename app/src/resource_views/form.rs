@@ -1,16 +1,23 @@
 //! The generated create and edit form: one input per schema field, named by
 //! its JSON path (docs/architecture.md, "Schema-driven views"), checked by the API server's dry run, with the
 //! server's messages shown at the fields they name. Where the user may not
-//! create or edit, the page says why instead of showing a form.
+//! create or edit, the page says why instead of showing a form. Beside it, the
+//! YAML tab (`yaml_tab`): the same object as text, reviewed as a diff before saving.
+//! An edit keeps the resourceVersion it was loaded at, so a change by someone else
+//! since is refused, never overwritten.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_location, use_navigate, use_query_map};
 
-use super::api::{Existing, FormSetup, SubmitOutcome, load_form, submit_form};
+use super::api::{
+    Existing, FormInput, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form,
+    yaml_to_form,
+};
 use super::schema_form::{
     Field, FieldError, FormSpec, FormValues, Kind, child_path, entry_key_path, entry_value_path, item_path,
 };
 use super::scope::ResourceScope;
+use super::yaml_tab::{YamlBuffer, YamlEditor};
 use crate::components::status::when_loaded;
 use fundament_plugin_types::KindGuide;
 
@@ -52,6 +59,7 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
         },
     );
     let ctx = StoredValue::new(context);
+    let reload = Callback::new(move |()| setup.refetch());
     when_loaded("Loading the form…", setup, move |setup| match setup.refusal.clone() {
         Some(reason) => view! {
             <div role="alert" class="card max-w-2xl">
@@ -60,13 +68,21 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
             </div>
         }
         .into_any(),
-        None => view! { <FormView setup context=ctx.get_value() /> }.into_any(),
+        None => view! { <FormView setup context=ctx.get_value() reload /> }.into_any(),
     })
 }
 
+/// The form and the YAML tab, one shown at a time (`?yaml=1`: the YAML tab first; the
+/// tabs are links, so without JavaScript they still switch).
 #[component]
-fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
-    let FormSetup { spec, values, labels, namespaces, .. } = setup;
+fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> impl IntoView {
+    let FormSetup { spec, values, labels, namespaces, yaml, resource_version, .. } = setup;
+    let as_yaml = RwSignal::new(use_query_map().read_untracked().get("yaml").as_deref() == Some("1"));
+    let buffer = YamlBuffer::new(yaml, resource_version);
+    let labels = RwSignal::new(labels);
+    // What the form and the YAML held when they last agreed: a switch without changes
+    // converts nothing.
+    let synced = StoredValue::new((values.clone(), labels.get_untracked(), buffer.text.get_untracked()));
     let state = FormState {
         spec: StoredValue::new(spec.clone()),
         values: RwSignal::new(values),
@@ -75,12 +91,58 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
         namespaces: StoredValue::new(namespaces),
         guide: StoredValue::new(context.guide.clone()),
     };
-    let labels = RwSignal::new(labels);
     let general = RwSignal::new(Vec::<String>::new());
+    let conflict = RwSignal::new(false);
     let checked = RwSignal::new(false);
     let busy = RwSignal::new(false);
     let navigate = use_navigate();
     let ctx = StoredValue::new(context);
+    let switch = move |to_yaml: bool| {
+        if busy.get_untracked() || as_yaml.get_untracked() == to_yaml {
+            return;
+        }
+        let c = ctx.get_value();
+        let (values, label_text, text) =
+            (state.values.get_untracked(), labels.get_untracked(), buffer.text.get_untracked());
+        let unchanged = synced
+            .with_value(|(v, l, t)| if to_yaml { *v == values && *l == label_text } else { *t == text });
+        if unchanged {
+            as_yaml.set(to_yaml);
+            return;
+        }
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            let (cluster, crd) = (c.scope.cluster_id, c.scope.crd);
+            if to_yaml {
+                match form_to_yaml(cluster, crd, text, values.clone(), label_text.clone()).await {
+                    Ok(ToYaml::Yaml(text)) => {
+                        synced.set_value((values, label_text, text.clone()));
+                        buffer.replace_text(text);
+                        general.set(Vec::new());
+                        as_yaml.set(true);
+                    }
+                    Ok(ToYaml::Refused { errors, general: messages }) => {
+                        state.errors.set(errors);
+                        general.set(messages);
+                    }
+                    Err(error) => general.set(vec![error.to_string()]),
+                }
+            } else {
+                match yaml_to_form(cluster, crd, text.clone()).await {
+                    Ok(ToForm::Form { values, labels: label_text }) => {
+                        synced.set_value((values.clone(), label_text.clone(), text));
+                        state.values.set(values);
+                        labels.set(label_text);
+                        buffer.message.set(None);
+                        as_yaml.set(false);
+                    }
+                    Ok(ToForm::Invalid(message)) => buffer.message.set(Some(message)),
+                    Err(error) => buffer.message.set(Some(error.to_string())),
+                }
+            }
+            busy.set(false);
+        });
+    };
     let submit = move |dry_run: bool| {
         let c = ctx.get_value();
         let navigate = navigate.clone();
@@ -92,12 +154,16 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                 c.scope.crd.clone(),
                 c.scope.project.clone(),
                 c.existing.clone(),
-                state.values.get_untracked(),
-                labels.get_untracked(),
+                FormInput {
+                    values: state.values.get_untracked(),
+                    labels: labels.get_untracked(),
+                    resource_version: buffer.version.get_untracked(),
+                },
                 dry_run,
             )
             .await;
             busy.set(false);
+            conflict.set(matches!(answer, Ok(SubmitOutcome::Conflict)));
             match answer {
                 Ok(SubmitOutcome::Saved { name, namespace }) => {
                     state.errors.set(Vec::new());
@@ -112,6 +178,7 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                     state.errors.set(errors);
                     general.set(messages);
                 }
+                Ok(SubmitOutcome::Conflict) => general.set(Vec::new()),
                 Err(error) => general.set(vec![error.to_string()]),
             }
         });
@@ -119,7 +186,35 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
     let submit_check = submit.clone();
     let action = if state.editing { "Save" } else { "Create" };
     let fields = spec.fields.iter().map(|f| field_view(f, f.path.clone(), state)).collect_view();
+    let (form_href, yaml_href) = tab_hrefs();
+    let tab = move |to_yaml: bool, href: String, label: &'static str| {
+        let id = if to_yaml { "tab-yaml" } else { "tab-form" };
+        let panel = if to_yaml { "panel-yaml" } else { "panel-form" };
+        view! {
+            <a role="tab" id=id href=href aria-controls=panel
+                aria-selected=move || (as_yaml.get() == to_yaml).to_string()
+                class="rounded-t-lg border border-b-0 border-line px-3 py-1.5 text-sm"
+                class=("bg-surface", move || as_yaml.get() == to_yaml)
+                class=("font-semibold", move || as_yaml.get() == to_yaml)
+                on:click=move |ev| { ev.prevent_default(); switch(to_yaml); }>
+                {label}
+            </a>
+        }
+    };
+    let editing = state.editing;
+    let subject = ctx.with_value(|c| match &c.existing {
+        Some((name, _)) => format!("{} {name}", c.scope.kind.kind),
+        None => c.scope.kind.kind.clone(),
+    });
     view! {
+        <div role="tablist" aria-label="Edit as" class="flex max-w-3xl gap-1 border-b border-line">
+            {tab(false, form_href, "Form")}
+            {tab(true, yaml_href, "YAML")}
+        </div>
+        <div id="panel-yaml" role="tabpanel" aria-labelledby="tab-yaml" class="mt-3" hidden=move || !as_yaml.get()>
+            <YamlEditor buffer context=ctx.get_value() editing subject=subject.clone() />
+        </div>
+        <div id="panel-form" role="tabpanel" aria-labelledby="tab-form" class="mt-3" hidden=move || as_yaml.get()>
         <form class="card grid max-w-3xl gap-4" novalidate
             on:submit=move |ev| { ev.prevent_default(); submit(false); }>
             {move || {
@@ -133,6 +228,19 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                     </div>
                 })
             }}
+            {move || conflict.get().then(|| view! {
+                <div role="alert" class="rounded-lg border border-danger/40 bg-danger/10 p-3 text-sm">
+                    <p class="font-semibold">"Changed by someone else"</p>
+                    <p class="mt-1">{format!(
+                        "{subject} was changed after you opened this form, so nothing was saved. \
+                         Reload it to see the change (your edit is discarded), or use the YAML tab to see \
+                         the change and re-apply your edit."
+                    )}</p>
+                    <button type="button" class="button-secondary mt-2" on:click=move |_| reload.run(())>
+                        "Reload the form"
+                    </button>
+                </div>
+            })}
             {move || checked.get().then(|| view! {
                 <p role="status" class="rounded-lg bg-raised p-3 text-sm">"The API server accepts this (dry run)."</p>
             })}
@@ -150,7 +258,18 @@ fn FormView(setup: FormSetup, context: FormContext) -> impl IntoView {
                     on:click=move |_| submit_check(true)>"Check"</button>
             </div>
         </form>
+        </div>
     }
+}
+
+/// The tabs' links: this page without and with `yaml=1`.
+fn tab_hrefs() -> (String, String) {
+    let path = use_location().pathname.get_untracked();
+    let mut query = use_query_map().get_untracked();
+    query.remove("yaml");
+    let form = format!("{path}{}", query.to_query_string());
+    query.insert("yaml", "1".to_owned());
+    (form, format!("{path}{}", query.to_query_string()))
 }
 
 /// The labels the guide describes, under the labels input.

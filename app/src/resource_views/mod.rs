@@ -13,3 +13,5 @@ pub mod scope;
 pub mod table;
 #[cfg(feature = "hydrate")]
 pub(crate) mod watch;
+pub mod yaml_edit;
+pub mod yaml_tab;

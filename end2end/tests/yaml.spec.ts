@@ -1,0 +1,179 @@
+// The YAML tab of the generated edit form against `fundament dev`: the object as
+// text without status and the server's fields, a form ↔ YAML round trip that keeps
+// what the form does not show, the diff before saving, and a change made with
+// kubectl during the edit shown as a conflict (never silently overwritten) — in the
+// YAML tab and in the form.
+import { test, expect, type Page } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { hydrated, signIn } from './fixtures';
+
+const root = path.resolve(__dirname, '../..');
+const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
+const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+
+/** kubectl against the embedded cluster as its admin; `input` goes to its stdin. */
+function kubectl(args: string[], input?: string): string {
+  const kubeconfig = path.join(os.tmpdir(), `fundament-e2e-yaml-kubeconfig-${process.pid}`);
+  if (!fs.existsSync(kubeconfig)) {
+    fs.writeFileSync(kubeconfig, execFileSync(bin, ['cluster', 'kubeconfig'], { cwd: root, encoding: 'utf8' }));
+  }
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input });
+}
+
+/** The DemoItems this worker's tests made, deleted after each. */
+const made: string[] = [];
+
+/** A DemoItem of its own for one test, with an annotation the form has no input for. */
+function demoItem(message: string): string {
+  const name = `yaml-${Date.now()}-${Math.floor(Math.random() * 1000)}`;
+  const item = {
+    apiVersion: 'demo.fundament.io/v1',
+    kind: 'DemoItem',
+    metadata: { name, namespace: 'default', annotations: { 'e2e.fundament.io/keep': 'yes' } },
+    spec: { message },
+  };
+  // create, not apply: no last-applied annotation repeating the others.
+  kubectl(['create', '-f', '-'], JSON.stringify(item));
+  made.push(name);
+  return name;
+}
+
+const live = (name: string) => JSON.parse(kubectl(['get', 'demoitem', name, '-n', 'default', '-o', 'json']));
+
+async function openYaml(page: Page, name: string) {
+  await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+  await hydrated(page);
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(page.getByRole('tab', { name: 'YAML' })).toHaveAttribute('aria-selected', 'true');
+  return page.getByRole('textbox', { name: 'YAML', exact: true });
+}
+
+test.describe('YAML editing', () => {
+  test.afterEach(() => {
+    for (const name of made.splice(0)) {
+      kubectl(['delete', 'demoitem', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
+  test('edit a DemoItem as YAML: the round trip keeps unknown fields, the diff shows before saving', async ({ page }) => {
+    const name = demoItem('Before');
+    const yaml = await openYaml(page, name);
+    await expect(yaml).toHaveValue(/message: Before/);
+    await expect(yaml).toHaveValue(/e2e\.fundament\.io\/keep: 'yes'|e2e\.fundament\.io\/keep: "yes"|e2e\.fundament\.io\/keep: yes/);
+    const text = await yaml.inputValue();
+    expect(text).not.toMatch(/managedFields|resourceVersion|uid:|creationTimestamp|status:/);
+    await expect(page.getByText(/Loaded at resource version \d+/)).toBeVisible();
+
+    // YAML → form → YAML: the form shows the edit; the annotation it has no input for survives.
+    await yaml.fill(text.replace('message: Before', 'message: From YAML'));
+    await page.getByRole('tab', { name: 'Form' }).click();
+    const message = page.locator('[name="spec.message"]');
+    await expect(message).toHaveValue('From YAML');
+    await message.fill('After');
+    await page.getByRole('tab', { name: 'YAML' }).click();
+    await expect(yaml).toHaveValue(/message: After/);
+    await expect(yaml).toHaveValue(/e2e\.fundament\.io\/keep/);
+
+    // The review: the change against the live object, each line marked in words too.
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    const change = page.getByRole('figure', { name: 'Your change' });
+    await expect(change.locator('del')).toContainText('message: Before');
+    await expect(change.locator('ins')).toContainText('message: After');
+    await expect(change.locator('del')).toContainText('Removed:');
+    await expect(change).toContainText('1 line added, 1 line removed');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    await expect(page.getByRole('region', { name: 'Spec' })).toContainText('After');
+    const saved = live(name);
+    expect(saved.spec.message).toBe('After');
+    expect(saved.metadata.annotations['e2e.fundament.io/keep']).toBe('yes');
+  });
+
+  test('a change from kubectl during the edit is a conflict with their change visible, then re-applied', async ({ page }) => {
+    const name = demoItem('Base');
+    const yaml = await openYaml(page, name);
+    await expect(yaml).toHaveValue(/message: Base/);
+    await yaml.fill((await yaml.inputValue()).replace('message: Base', 'message: Mine'));
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    await expect(page.getByRole('figure', { name: 'Your change' }).locator('ins')).toContainText('message: Mine');
+
+    // Between the review and the save, someone else changes the object.
+    kubectl(['label', 'demoitem', name, '-n', 'default', 'changed-by=kubectl']);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Changed by someone else' });
+    await expect(alert).toBeVisible();
+    await expect(alert).toContainText('nothing was saved');
+    await expect(alert.getByRole('figure', { name: 'Their change' }).locator('ins', { hasText: 'changed-by: kubectl' })).toHaveCount(1);
+    await expect(page).toHaveURL(/edit=1/);
+    expect(live(name).spec.message).toBe('Base');
+
+    // Re-applied onto the live object: their label and my message; saved at the new version.
+    await alert.getByRole('button', { name: 'Reload and re-apply my edit' }).click();
+    await expect(alert).toHaveCount(0);
+    await expect(yaml).toHaveValue(/changed-by: kubectl/);
+    await expect(yaml).toHaveValue(/message: Mine/);
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    const change = page.getByRole('figure', { name: 'Your change' });
+    await expect(change.locator('ins')).toContainText('message: Mine');
+    await expect(change.locator('del')).toContainText('message: Base');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    const saved = live(name);
+    expect(saved.spec.message).toBe('Mine');
+    expect(saved.metadata.labels['changed-by']).toBe('kubectl');
+  });
+
+  test('the conflict can also be reloaded discarding the edit', async ({ page }) => {
+    const name = demoItem('Base');
+    const yaml = await openYaml(page, name);
+    await yaml.fill((await yaml.inputValue()).replace('message: Base', 'message: Mine'));
+    kubectl(['patch', 'demoitem', name, '-n', 'default', '--type', 'merge', '-p', '{"spec":{"message":"Theirs"}}']);
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Changed by someone else' });
+    const theirs = alert.getByRole('figure', { name: 'Their change' });
+    await expect(theirs.locator('del')).toContainText('message: Base');
+    await expect(theirs.locator('ins')).toContainText('message: Theirs');
+    await alert.getByRole('button', { name: 'Reload, discarding my edit' }).click();
+    await expect(yaml).toHaveValue(/message: Theirs/);
+    expect(live(name).spec.message).toBe('Theirs');
+  });
+
+  test('the form refuses too when the object changed since it was loaded', async ({ page }) => {
+    const name = demoItem('Base');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    const message = page.locator('[name="spec.message"]');
+    await expect(message).toHaveValue('Base');
+    await message.fill('Mine');
+    kubectl(['patch', 'demoitem', name, '-n', 'default', '--type', 'merge', '-p', '{"spec":{"message":"Theirs"}}']);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page.getByRole('alert').filter({ hasText: 'Changed by someone else' })).toBeVisible();
+    expect(live(name).spec.message).toBe('Theirs');
+    await page.getByRole('button', { name: 'Reload the form' }).click();
+    await expect(page.locator('[name="spec.message"]')).toHaveValue('Theirs');
+  });
+
+  test('a YAML syntax error names its line and column; a rename is refused', async ({ page }) => {
+    const name = demoItem('Base');
+    const yaml = await openYaml(page, name);
+    const text = await yaml.inputValue();
+    await yaml.fill(text.replace('message: Base', 'message: [unclosed'));
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText(/YAML line \d+, column \d+/);
+    await yaml.fill(text.replace(`name: ${name}`, 'name: another-name'));
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText('metadata.name cannot change');
+  });
+
+  test('?yaml=1 opens the YAML tab from the server render', async ({ page }) => {
+    const name = demoItem('Server');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1&yaml=1`);
+    await hydrated(page);
+    await expect(page.getByRole('tab', { name: 'YAML' })).toHaveAttribute('aria-selected', 'true');
+    await expect(page.getByRole('textbox', { name: 'YAML', exact: true })).toHaveValue(/message: Server/);
+    await expect(page.locator('[name="spec.message"]')).toBeHidden();
+  });
+});
