@@ -17,3 +17,11 @@ test('sign-in, theme and sign-out work as plain form posts', async ({ page }) =>
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
 });
+
+test('a bookmarked page with several query parameters comes back whole after signing in', async ({ page }) => {
+  await page.goto('/audit?user=alice&decision=denied');
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await expect(page).toHaveURL(/\/audit\?user=alice&decision=denied$/);
+  await expect(page.getByRole('heading', { name: 'Audit' })).toBeVisible();
+  await expect(page.getByLabel('Decision')).toHaveValue('denied');
+});

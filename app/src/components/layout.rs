@@ -19,7 +19,7 @@ pub fn ConsoleLayout() -> impl IntoView {
         Some(session) => view! { <SignedIn session /> }.into_any(),
         None => {
             let location = use_location();
-            let next = format!("{}{}", location.pathname.get_untracked(), location.search.get_untracked());
+            let next = path_and_query(&location.pathname.get_untracked(), &location.search.get_untracked());
             view! {
                 <main id="main" class="grid min-h-screen place-items-center p-6">
                     <SignInPanel next />
@@ -27,6 +27,16 @@ pub fn ConsoleLayout() -> impl IntoView {
             }
             .into_any()
         }
+    }
+}
+
+/// The page's path with its query, to come back to after signing in. The router's `search`
+/// has no leading `?` on the server (and may have one in the browser): without it a
+/// bookmarked `/x?a=1&b=2` came back as `/xa=1&b=2`.
+fn path_and_query(path: &str, search: &str) -> String {
+    match search.trim_start_matches('?') {
+        "" => path.to_owned(),
+        query => format!("{path}?{query}"),
     }
 }
 
@@ -43,5 +53,21 @@ fn SignedIn(session: Session) -> impl IntoView {
                 <Outlet />
             </main>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_and_query;
+
+    #[test]
+    fn the_way_back_keeps_the_whole_query() {
+        assert_eq!(
+            path_and_query("/audit", "user=alice&decision=denied"),
+            "/audit?user=alice&decision=denied"
+        );
+        assert_eq!(path_and_query("/audit", "?user=alice"), "/audit?user=alice");
+        assert_eq!(path_and_query("/clusters", ""), "/clusters");
+        assert_eq!(path_and_query("/clusters", "?"), "/clusters");
     }
 }
