@@ -48,6 +48,7 @@ fn hint(key: Key) -> String {
 
 /// Starts the stack and serves until SIGINT or SIGTERM.
 pub async fn run(mut settings: Settings) -> Result<(), DevError> {
+    let shutdown = shutdown_signal();
     if settings.mode != Mode::Mock && settings.directory.is_none() {
         // The development stack's users and clusters, as a file: real and sandbox clusters
         // get the same demo users as mock mode unless told otherwise.
@@ -119,7 +120,7 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     print_banner(&settings, &target.describe(), &users);
-    shutdown_signal().await;
+    shutdown.await;
     // Every service stops accepting at once and drains for at most DRAIN_PERIOD (Bound::serve),
     // so the whole stop takes at most twice that: the services, then the cluster.
     stop_services.send_replace(true);
@@ -162,23 +163,28 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+/// SIGTERM or Ctrl-C (SIGINT): handled from the moment this is called, not from its first
+/// poll, so a signal that arrives while the stack is still starting is not the default action
+/// (an abrupt exit without a drain) but a graceful stop once it is up. Call it before binding.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let terminate = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        let received = |registered: std::io::Result<tokio::signal::unix::Signal>| async move {
+            match registered {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            () = received(terminate) => {},
+            () = received(interrupt) => {},
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }
 
 /// What the stack runs against, and the plugin runtimes it started for it.

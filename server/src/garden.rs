@@ -37,6 +37,7 @@ fn shoot_cluster(settings: &Settings, name: &str) -> ClusterConfig {
 }
 
 pub async fn run(settings: Settings) -> Result<(), GardenError> {
+    let shutdown = crate::dev::shutdown_signal();
     let directory = crate::services::directory(&settings)?.current();
     let mut shoots = Vec::new();
     for c in &directory.clusters {
@@ -97,6 +98,6 @@ pub async fn run(settings: Settings) -> Result<(), GardenError> {
         path.display(),
     );
     let _ = std::io::stderr().write_all(text.as_bytes());
-    crate::dev::shutdown_signal().await;
+    shutdown.await;
     Ok(())
 }
