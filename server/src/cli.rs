@@ -59,6 +59,24 @@ enum Command {
     Plugin(PluginCommand),
 }
 
+impl Command {
+    /// Whether the command's answer is what it prints (a token, a kubeconfig, a report): its
+    /// log lines then go to stderr. Services and stacks log to stdout, as containers expect.
+    fn answers_on_stdout(&self) -> bool {
+        match self {
+            Command::Token(_) | Command::Plugin(_) | Command::Uninstall(_) => true,
+            Command::Cluster(args) => args.action.is_some(),
+            Command::Dev(_)
+            | Command::Garden(_)
+            | Command::Console(_)
+            | Command::Authn(_)
+            | Command::OrganizationApi(_)
+            | Command::KubeApiProxy(_)
+            | Command::PluginProxy(_) => false,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// A UserToken: `curl -H "Authorization: Bearer $(fundament token user --email alice@acme-corp.com)" …`
@@ -265,7 +283,11 @@ impl SettingsArgs {
 /// Runs the command line; the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    fundament_telemetry::init(fundament_telemetry::LogFormat::detect());
+    if cli.command.answers_on_stdout() {
+        fundament_telemetry::init_stderr();
+    } else {
+        fundament_telemetry::init(fundament_telemetry::LogFormat::detect());
+    }
     match cli.command {
         Command::Dev(args) => run_dev(&args.settings, &args.plugins),
         Command::Cluster(args) => match *args {

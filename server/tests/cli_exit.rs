@@ -137,3 +137,59 @@ fn tokens_are_printed_in_mock_mode_only_for_known_users() {
     ));
     assert!(err.contains("invalid --ttl"), "{err}");
 }
+
+/// A command whose answer is its stdout (here a PluginToken) writes its log lines to stderr:
+/// a script's `$(fundament token plugin …)` gets the token or nothing, never a log line. The
+/// cluster (started once for its CA and admin token, then stopped) cannot be reached, so the
+/// installation lookup logs warnings and the command fails.
+#[test]
+fn a_token_command_logs_to_stderr_never_into_its_answer() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let state = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let url = format!("https://localhost:{port}");
+    let mut cluster = Command::new(env!("CARGO_BIN_EXE_fundament"))
+        .args(["cluster", "--cluster-listen", &listen, "--cluster-url", &url])
+        .args(["--state-dir".as_ref(), state.path().as_os_str()])
+        .args(["--fixtures-dir".as_ref(), repo.join("fixtures/cluster").as_os_str()])
+        .args(["--plugins-dir".as_ref(), repo.join("plugins").as_os_str()])
+        .env_remove("FUNDAMENT_CONFIG")
+        .env("RUST_LOG", "off")
+        .current_dir(state.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("fundament cluster starts");
+    let keys = [state.path().join("cluster/ca.crt"), state.path().join("cluster/admin-token")];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !keys.iter().all(|k| k.is_file()) {
+        assert!(std::time::Instant::now() < deadline, "the cluster wrote no CA and admin token");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    cluster.kill().unwrap();
+    cluster.wait().unwrap();
+
+    let output = fundament(
+        &[
+            "token",
+            "plugin",
+            "--email",
+            "alice@acme-corp.com",
+            "--cluster",
+            "019b4000-2000-7000-8000-000000000001",
+            "--installation",
+            "acme-corp--cert-manager",
+            "--cluster-url",
+            &url,
+            "--state-dir",
+            state.path().to_str().unwrap(),
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "an unreachable cluster gives no token; stderr: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "", "stdout holds the answer only");
+    assert!(stderr.contains("\"level\":\"WARN\""), "the lookup's warnings are on stderr: {stderr}");
+    assert!(stderr.contains("cannot reach the cluster"), "the error names the cluster: {stderr}");
+}

@@ -45,11 +45,22 @@ impl LogFormat {
     }
 }
 
-/// Installs the global subscriber writing to stdout. Call once, first thing in `main`.
+/// Installs the global subscriber writing to stdout (services). Call once, first thing in `main`.
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     // A second init (tests that call main's helpers twice) keeps the first subscriber.
-    let _ = subscriber(format, filter, std::io::stdout).try_init();
+    let _ = subscriber(format, default_filter(), std::io::stdout).try_init();
+}
+
+/// Installs the global subscriber writing to stderr, for commands whose stdout is their answer
+/// (a token, a kubeconfig, a JSON report): a log line there would corrupt what a script reads.
+/// JSON unless stderr is a terminal.
+pub fn init_stderr() {
+    let format = if std::io::stderr().is_terminal() { LogFormat::Pretty } else { LogFormat::Json };
+    let _ = subscriber(format, default_filter(), std::io::stderr).try_init();
+}
+
+fn default_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
 }
 
 /// The subscriber [`init`] installs, writing to `writer`.
