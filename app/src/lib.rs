@@ -82,6 +82,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(CurrentSession::load());
+    provide_context(plugins::registry::RegistrySlot::empty());
     #[cfg(feature = "hydrate")]
     chunks::prefetch_on_intent();
 

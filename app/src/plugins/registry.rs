@@ -14,6 +14,22 @@ use crate::{api::session::Session, components::project_of_path, error::AppError}
 /// How often the browser asks again when it may not watch installations.
 pub const POLL_INTERVAL_MS: u64 = 5_000;
 
+/// Where code outside the signed-in layout finds its registry: the router calls a lazy
+/// route's `data()` in an owner of its own, above the layout (provided by the app, filled
+/// by [`PluginRegistry::provide`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RegistrySlot(StoredValue<Option<PluginRegistry>>);
+
+impl RegistrySlot {
+    pub fn empty() -> Self {
+        Self(StoredValue::new(None))
+    }
+
+    pub fn get(self) -> Option<PluginRegistry> {
+        self.0.get_value()
+    }
+}
+
 /// The registry context (provided by the signed-in layout).
 #[derive(Debug, Clone, Copy)]
 pub struct PluginRegistry {
@@ -41,12 +57,24 @@ impl PluginRegistry {
         let registry = Self { project, cluster_id, initial, live: RwSignal::new(None) };
         registry.keep_current();
         provide_context(registry);
+        if let Some(slot) = use_context::<RegistrySlot>() {
+            slot.0.set_value(Some(registry));
+        }
         registry
     }
 
     /// The newest registry of the cluster `initial` belongs to.
     pub fn latest(&self, initial: &Registry) -> Registry {
-        match self.live.get() {
+        Self::newest(self.live.get(), initial)
+    }
+
+    /// [`Self::latest`], outside the reactive graph (a navigation's early start).
+    pub fn latest_untracked(&self, initial: &Registry) -> Registry {
+        Self::newest(self.live.get_untracked(), initial)
+    }
+
+    fn newest(live: Option<Registry>, initial: &Registry) -> Registry {
+        match live {
             Some(live) if live.cluster_id == initial.cluster_id => live,
             _ => initial.clone(),
         }

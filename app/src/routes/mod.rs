@@ -3,6 +3,7 @@
 pub mod clusters;
 pub mod not_found;
 pub mod overview;
+pub mod plugin_prefetch;
 pub mod plugin_resource;
 pub mod plugins;
 pub mod project;

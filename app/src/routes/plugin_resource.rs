@@ -92,6 +92,7 @@ pub struct PluginListRoute;
 #[lazy_route]
 impl LazyRoute for PluginListRoute {
     fn data() -> Self {
+        crate::routes::plugin_prefetch::start(ResourceView::List);
         Self
     }
 
@@ -106,6 +107,7 @@ pub struct PluginCreateRoute;
 #[lazy_route]
 impl LazyRoute for PluginCreateRoute {
     fn data() -> Self {
+        crate::routes::plugin_prefetch::start(ResourceView::Create);
         Self
     }
 
@@ -120,6 +122,7 @@ pub struct PluginDetailRoute;
 #[lazy_route]
 impl LazyRoute for PluginDetailRoute {
     fn data() -> Self {
+        crate::routes::plugin_prefetch::start(ResourceView::Detail);
         Self
     }
 
