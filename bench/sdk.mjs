@@ -28,8 +28,16 @@ const result = {
   target: { served_brotli_max: LIMIT, original_sdk_brotli: 1600 },
   measured_at: new Date().toISOString(),
 };
-fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-fs.writeFileSync(path.join(root, 'bench/results/sdk.json'), JSON.stringify(result, null, 2) + '\n');
+// Written only when a figure changed: sizes are deterministic, and scripts/test runs this on
+// every run, which would otherwise leave the working tree dirty with a new date each time.
+const file = path.join(root, 'bench/results/sdk.json');
+const figures = ({ measured_at: _, ...rest }) => JSON.stringify(rest);
+let recorded = null;
+try { recorded = JSON.parse(fs.readFileSync(file, 'utf8')); } catch { /* none yet */ }
+if (!recorded || figures(recorded) !== figures(result)) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+}
 console.log(`plugin SDK as served: ${served.bytes} bytes, ${served.brotli} brotli (limit ${LIMIT}), ${served.gzip} gzip`);
 if (served.brotli > LIMIT) {
   console.error(`plugin-sdk.min.js is ${served.brotli} bytes brotli, above the ${LIMIT} limit`);
