@@ -24,6 +24,16 @@ fn not_found() -> Response {
     plain(StatusCode::NOT_FOUND, "not found")
 }
 
+/// A frame ticket that cannot be checked now (authn's keys cannot be fetched): 503, try again.
+fn keys_unavailable() -> Response {
+    let mut response = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "this page cannot be opened now: the sign-in service's keys cannot be fetched; try again",
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
+}
+
 fn content_type(file: &str) -> String {
     let lower = file.to_ascii_lowercase();
     match lower.rsplit('.').next().unwrap_or_default() {
@@ -86,6 +96,12 @@ async fn exchange(
 ) -> Result<Response, Response> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let claims = proxy.credentials.verify_frame_ticket(ticket, now).await.map_err(|e| {
+        if matches!(&e, fundament_authn_client::CredentialError::Token(t) if t.is_passing()) {
+            // Not a bad ticket: its key cannot be looked up while authn's keys cannot be
+            // fetched. A 404 would tell an operator the page is missing; the ticket is unused.
+            tracing::warn!(reason = %e, "plugin-proxy: frame ticket not checked");
+            return keys_unavailable();
+        }
         tracing::info!(reason = %e, "plugin-proxy: frame ticket refused");
         not_found()
     })?;
