@@ -1,6 +1,8 @@
 // End-to-end tests of the console in Debian's chromium against `fundament dev`.
 // Two projects: "hydrated" (JavaScript on) and "no-js" (the server-rendered
-// page alone). Run through scripts/test, which builds the stack first.
+// page alone). Run through scripts/test, which builds the stack first. The
+// fault tests (*.faults.spec.ts) run on a stack of their own:
+// end2end/playwright.faults.config.ts.
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, executablePath } from './chromium';
 import os from 'node:os';
@@ -29,9 +31,6 @@ export default defineConfig({
   projects: [
     { name: 'hydrated', testIgnore: /\.(nojs|faults)\.spec\.ts$/ },
     { name: 'no-js', testMatch: /\.(nojs|shared)\.spec\.ts$/, use: { javaScriptEnabled: false } },
-    // Fault switches act on the whole stack: these run alone, after the rest.
-    // One at a time: a switch of one test would fail another's pages.
-    { name: 'faults', testMatch: /\.faults\.spec\.ts$/, dependencies: ['hydrated', 'no-js'], workers: 1 },
   ],
   webServer: {
     // From the repository root, so its Leptos.toml supplies the settings.

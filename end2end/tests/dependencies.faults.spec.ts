@@ -9,10 +9,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
-import { AUTHN, GATEWAY, bin, root } from './origins';
+import { AUTHN, GATEWAY, ORGANIZATION_API, bin, root } from './origins';
 
 const FAULTS = `${AUTHN}/dev/faults`;
-const ORGANIZATION_API = 'http://localhost:8084';
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 const DATABASES = '/plugin-resources/acme-corp--cloudnative-pg/databases.postgresql.cnpg.io';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';

@@ -10,12 +10,16 @@ export const root = path.resolve(__dirname, '../..');
 export const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 export const PROD = '019b4000-2000-7000-8000-000000000001';
 export const RESTRICTED = '019b4000-2000-7000-8000-000000000002';
-export const GATEWAY = 'http://localhost:8081';
-export const AUTHN = 'http://localhost:8083';
-export const CONSOLE = 'http://localhost:3000';
+// The stack's URLs: the local topology's (DESIGN.md), unless a suite runs a stack of its own
+// and says where (end2end/playwright.faults.config.ts sets these, as `fundament dev` reads them).
+export const GATEWAY = process.env.FUNDAMENT_KUBE_API_PROXY_URL ?? 'http://localhost:8081';
+export const AUTHN = process.env.FUNDAMENT_AUTHN_URL ?? 'http://localhost:8083';
+export const ORGANIZATION_API = process.env.FUNDAMENT_ORGANIZATION_API_URL ?? 'http://localhost:8084';
+export const CONSOLE = process.env.FUNDAMENT_CONSOLE_URL ?? 'http://localhost:3000';
+const PLUGIN_PROXY = new URL(process.env.FUNDAMENT_PLUGIN_PROXY_URL ?? 'http://localhost:8082');
 
 /** `http://<installation>.localhost:8082`: an installation's own origin. */
-export const originOf = (installation: string) => `http://${installation}.localhost:8082`;
+export const originOf = (installation: string) => `${PLUGIN_PROXY.protocol}//${installation}.${PLUGIN_PROXY.host}`;
 
 export function token(...args: string[]): string {
   return execFileSync(bin, ['token', ...args], { cwd: root, encoding: 'utf8' }).trim();

@@ -3,8 +3,9 @@
 // switch is on, no page anywhere can mint.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
 import { signIn } from './fixtures';
+import { AUTHN } from './origins';
 
-const SWITCH = 'http://localhost:8083/dev/faults/mint-plugin-token';
+const SWITCH = `${AUTHN}/dev/faults/mint-plugin-token`;
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 
 async function setFault(fail: boolean) {

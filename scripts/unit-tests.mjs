@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Runs the workspace's Rust tests with several test binaries at once.
+//
+//   node scripts/unit-tests.mjs [--jobs N] -- <cargo test arguments>
+//
+// `cargo test` runs its test binaries one after another: the tests inside a binary run in
+// parallel, but a binary whose tests wait (a server's restart, Chromium loading a plugin)
+// holds up every binary after it. Here cargo builds the binaries (`cargo test --no-run`),
+// and they run N at a time, each as cargo would run it: from its package's directory, with
+// cargo's CARGO_* variables. Each binary's output is printed whole when it ends, so the log
+// reads like cargo's. The doc tests run last, through cargo (`--doc`). Exits 1 if any
+// binary failed, after naming each failure. The slowest binaries are listed at the end.
+import { spawn, spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+
+const argv = process.argv.slice(2);
+const split = argv.indexOf('--');
+const own = split === -1 ? [] : argv.slice(0, split);
+const cargoArgs = split === -1 ? argv : argv.slice(split + 1);
+const jobsAt = own.indexOf('--jobs');
+// Twice the cores: most slow binaries wait on timers and child processes, not the CPU.
+const jobs = jobsAt === -1 ? Math.max(2, os.availableParallelism() * 2) : Number(own[jobsAt + 1]);
+if (!Number.isInteger(jobs) || jobs < 1) {
+  console.error(`unit-tests: --jobs must be a positive whole number, not ${own[jobsAt + 1]}`);
+  process.exit(2);
+}
+
+/** Builds every test binary and returns what cargo says it built. */
+function build() {
+  const result = spawnSync('cargo', ['test', ...cargoArgs, '--no-run', '--message-format=json-render-diagnostics'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  return result.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((m) => m.reason === 'compiler-artifact' && m.profile.test && m.executable)
+    .map((m) => ({
+      exe: m.executable,
+      dir: path.dirname(m.manifest_path),
+      label: `${m.target.kind.includes('lib') || m.target.kind.includes('bin') ? 'unittests ' : ''}${path.relative(path.dirname(m.manifest_path), m.target.src_path)}`,
+      pkg: m.package_id,
+      manifest: m.manifest_path,
+    }));
+}
+
+/** The variables cargo sets when it runs a test binary of this package. */
+function cargoEnv(binary) {
+  const name = binary.pkg.match(/#([^@]+)@/)?.[1] ?? binary.pkg.match(/\/([^/#]+)#/)?.[1] ?? '';
+  const version = binary.pkg.match(/[@#]([0-9][^@#\s]*)$/)?.[1] ?? '';
+  return { ...process.env, CARGO_MANIFEST_DIR: binary.dir, CARGO_MANIFEST_PATH: binary.manifest, CARGO_PKG_NAME: name, CARGO_PKG_VERSION: version };
+}
+
+function run(binary) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(binary.exe, [], { cwd: binary.dir, env: cargoEnv(binary), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code, signal) => {
+      const seconds = (Date.now() - started) / 1000;
+      process.stdout.write(`     Running ${binary.label} (${binary.exe}) [${seconds.toFixed(1)} s]\n${output}`);
+      resolve({ ...binary, ok: code === 0, code, signal, seconds });
+    });
+  });
+}
+
+const binaries = build();
+const results = [];
+let next = 0;
+await Promise.all(
+  Array.from({ length: Math.min(jobs, binaries.length) }, async () => {
+    while (next < binaries.length) results.push(await run(binaries[next++]));
+  }),
+);
+
+const doc = spawnSync('cargo', ['test', ...cargoArgs, '--doc'], { stdio: 'inherit' });
+const failed = results.filter((r) => !r.ok);
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
+console.log(`\n${results.length} test binaries, ${jobs} at a time; the slowest:`);
+for (const r of slowest) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${r.label} (${path.basename(r.exe)})`);
+for (const r of failed) console.error(`FAILED: ${r.label} (${r.exe}): ${r.signal ? `killed by ${r.signal}` : `exit ${r.code}`}`);
+if (doc.status !== 0) console.error('FAILED: the doc tests');
+process.exit(failed.length || doc.status !== 0 ? 1 : 0);
