@@ -29,6 +29,15 @@ const latest = (kind) => {
   const r = ofKind(kind).at(-1);
   return r ? { date: r.date, commit: r.commit, total_s: r.total_s, phases: r.phases } : null;
 };
+// A machine's record starts empty (a new machine, a cleared cache): a cold or fresh figure it
+// does not have yet is kept from the last results, with its date and commit, not dropped.
+let previous = {};
+try {
+  previous = JSON.parse(readFileSync(OUT, 'utf8'));
+} catch (e) {
+  if (e.code !== 'ENOENT') throw e;
+}
+const latestOrKept = (kind, key) => latest(kind) ?? previous[key] ?? null;
 const phaseNames = [...new Set(warm.flatMap((r) => Object.keys(r.phases)))];
 const result = {
   date: new Date().toISOString(),
@@ -40,8 +49,8 @@ const result = {
       phaseNames.map((p) => [p, median(warm.map((r) => r.phases[p]).filter((x) => x !== undefined))]),
     ),
   },
-  cold: latest('cold'),
-  fresh_machine: latest('fresh'),
+  cold: latestOrKept('cold', 'cold'),
+  fresh_machine: latestOrKept('fresh', 'fresh_machine'),
   targets: { warm_total_s_under: 300, fresh_machine_total_s_under: 1500 },
 };
 writeFileSync(OUT, JSON.stringify(result, null, 2) + '\n');

@@ -3,7 +3,7 @@
 // authn (down, slow, its signing key rotated), organization-api (down), OpenFGA (failing) and
 // a plugin's runtime (hanging, answering garbage). For each: what the page shows while it
 // lasts, and that the same page recovers by itself, without a reload, when it ends. Runs in
-// the faults project, alone and after the rest: a switch acts on the whole stack.
+// end2end/playwright.faults.config.ts, on a stack of its own: a switch acts on the whole stack.
 import { test, expect, request as playwrightRequest, type Page } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

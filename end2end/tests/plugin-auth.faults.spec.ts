@@ -1,6 +1,6 @@
 // PluginToken failures and recovery, through authn's mock-mode fault switch
-// (docs/dev-switches.md). Runs alone, after every other project: while the
-// switch is on, no page anywhere can mint.
+// (docs/dev-switches.md). Runs on the fault suite's stack of its own
+// (end2end/playwright.faults.config.ts): while the switch is on, no page there can mint.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
 import { signIn } from './fixtures';
 import { AUTHN } from './origins';

@@ -7,7 +7,7 @@ use super::table::{ListQuery, TablePage};
 use crate::error::AppError;
 
 /// One page of a kind's objects as a table.
-#[server(endpoint = "objects", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "objects", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn list_table(
     cluster_id: String,
     crd: String,
@@ -866,7 +866,7 @@ pub struct EventRow {
 }
 
 /// One object with its schema, events and what the user may do with it.
-#[server(endpoint = "object", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "object", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn get_object(
     cluster_id: String,
     crd: String,
@@ -877,7 +877,7 @@ pub async fn get_object(
 }
 
 /// Deletes one object (404 counts as done).
-#[server(endpoint = "delete-object", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "delete-object", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn delete_object(
     cluster_id: String,
     crd: String,
@@ -921,7 +921,7 @@ pub enum SubmitOutcome {
 }
 
 /// The form for a new object, or for editing `existing`.
-#[server(endpoint = "form", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "form", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn load_form(
     cluster_id: String,
     crd: String,
@@ -933,7 +933,7 @@ pub async fn load_form(
 
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
 /// `resource_version` it was loaded at.
-#[server(endpoint = "form-submit", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "form-submit", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn submit_form(
     cluster_id: String,
     crd: String,
@@ -1006,7 +1006,7 @@ pub enum YamlOutcome {
 }
 
 /// The form's values as YAML over `base`, the YAML tab's last text.
-#[server(endpoint = "form-yaml", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "form-yaml", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn form_to_yaml(
     cluster_id: String,
     crd: String,
@@ -1018,14 +1018,14 @@ pub async fn form_to_yaml(
 }
 
 /// The YAML tab's text as the form's values.
-#[server(endpoint = "yaml-form", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "yaml-form", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn yaml_to_form(cluster_id: String, crd: String, yaml: String) -> Result<ToForm, AppError> {
     ssr::yaml_to_form(&cluster_id, &crd, &yaml).await
 }
 
 /// Reviews (`dry_run`) or saves the YAML tab's text; an edit at the resourceVersion it
 /// was loaded at.
-#[server(endpoint = "yaml-save", input = leptos::server_fn::codec::Json)]
+#[server(endpoint = "yaml-save", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn save_yaml(
     cluster_id: String,
     crd: String,
