@@ -55,7 +55,16 @@ impl Bound {
             }
             started.notify_one();
         };
-        let server = axum::serve(self.listener, router).with_graceful_shutdown(graceful);
+        // TCP_NODELAY on every connection: an answer leaves in more than one write (its head,
+        // then its body), and with Nagle's algorithm a small last write waits for the client's
+        // delayed ACK, up to 40 ms on Linux. A plugin page's navigation fetches about twenty
+        // small wasm chunks over five connections, and paid that wait on many of them.
+        let listener = axum::serve::ListenerExt::tap_io(self.listener, |stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY could not be set");
+            }
+        });
+        let server = axum::serve(listener, router).with_graceful_shutdown(graceful);
         tokio::select! {
             result = server => match result {
                 Ok(()) => tracing::info!(service = name, "drained and stopped"),

@@ -47,6 +47,11 @@ pub async fn serve_tls(
             drop(stream);
             continue;
         }
+        // A small last write (a watch event, the end of an answer) is sent at once, not after
+        // the client's delayed ACK (Nagle's algorithm; up to 40 ms on Linux).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
         let acceptor = acceptor.clone();
         let app = app.clone();
         let graceful = graceful.watcher();

@@ -184,6 +184,10 @@ impl axum::serve::Listener for RuntimeListener {
                 drop(stream);
                 continue;
             }
+            // As the runtime's own server does (fundament-plugin-runtime): no Nagle delay.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY could not be set");
+            }
             let until_down: Pin<Box<dyn Future<Output = ()> + Send>> =
                 Box::pin(self.switch.clone().until_down());
             return (RuntimeIo { stream, switch: self.switch.clone(), until_down: Some(until_down) }, peer);

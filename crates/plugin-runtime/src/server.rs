@@ -39,6 +39,13 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // TCP_NODELAY: an answer's last small write leaves at once, not after the client's
+    // delayed ACK (Nagle's algorithm; up to 40 ms on Linux).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set");
+        }
+    });
     serve_router(runtime.router(), listener, shutdown, SHUTDOWN_GRACE).await
 }
 
