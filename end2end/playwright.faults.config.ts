@@ -7,10 +7,9 @@
 // The stack is described once, by FUNDAMENT_* variables set here: `fundament dev` reads them,
 // and so do the specs' helpers (end2end/tests/origins.ts) and the `fundament token` and
 // `fundament cluster kubeconfig` commands they run, which reach this stack, not the :3000 one.
-import { defineConfig } from '@playwright/test';
 import os from 'node:os';
 import path from 'node:path';
-import { chromiumArgs, executablePath } from './chromium';
+import { serialSuite } from './serial-suite';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
@@ -34,22 +33,12 @@ const stack: Record<string, string> = {
 Object.assign(process.env, stack);
 const baseURL = stack.FUNDAMENT_CONSOLE_URL;
 
-export default defineConfig({
-  testDir: './tests',
+// One test at a time: a switch of one test would fail another's pages.
+export default serialSuite({
+  testDir: 'tests',
   testMatch: /\.faults\.spec\.ts$/,
-  outputDir: './test-results-faults',
-  timeout: 30_000,
-  expect: { timeout: 10_000 },
-  forbidOnly: !!process.env.CI,
-  retries: 0,
-  // One at a time: a switch of one test would fail another's pages.
-  workers: 1,
-  reporter: [['list']],
-  use: {
-    baseURL,
-    trace: 'retain-on-failure',
-    launchOptions: { executablePath, args: chromiumArgs },
-  },
+  outputDir: 'test-results-faults',
+  baseURL,
   webServer: {
     command: `"${bin}" dev --plugin end2end/hostile-plugin`,
     cwd: root,

@@ -1,12 +1,17 @@
-// The Playwright settings of the suites that run one test at a time against one stack on the
-// default ports (the walks on real clusters, OpenID Connect sign-in, the scaled-out stack;
-// paths are the config files' own): one worker, the default console URL, Debian's chromium.
+// The Playwright settings of the suites that run one test at a time against one stack (the
+// walks on real clusters, OpenID Connect sign-in, the scaled-out stack on the default ports;
+// the fault suite on its own; paths are the config files' own): one worker, the default
+// console URL unless the suite says otherwise, Debian's chromium.
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
 import { chromiumArgs, executablePath } from './chromium';
 
 export interface SerialSuite {
   /** The specs' folder, e.g. `clusters`. */
   testDir: string;
+  /** Which files in it are specs, when not all of them. */
+  testMatch?: RegExp;
+  /** The console's URL, when the suite's stack is not on the default ports. */
+  baseURL?: string;
   /** Where results go, e.g. `test-results-real`. */
   outputDir: string;
   /** What to start; none when a script started the stack. */
@@ -19,6 +24,7 @@ export interface SerialSuite {
 export function serialSuite(s: SerialSuite) {
   return defineConfig({
     testDir: `./${s.testDir}`,
+    ...(s.testMatch ? { testMatch: s.testMatch } : {}),
     outputDir: `./${s.outputDir}`,
     timeout: s.timeout ?? 30_000,
     expect: { timeout: s.expectTimeout ?? 10_000 },
@@ -27,7 +33,7 @@ export function serialSuite(s: SerialSuite) {
     workers: 1,
     reporter: [['list']],
     use: {
-      baseURL: 'http://localhost:3000',
+      baseURL: s.baseURL ?? 'http://localhost:3000',
       trace: 'retain-on-failure',
       launchOptions: { executablePath, args: chromiumArgs },
     },
