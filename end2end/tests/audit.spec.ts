@@ -78,9 +78,13 @@ test.describe('the audit view', () => {
     await form.getByRole('button', { name: 'Apply' }).click();
     await expect(page).toHaveURL(/user=alice/);
     await expect(page).toHaveURL(/decision=denied/);
-    await expect(rows(page).first()).toBeVisible();
-    const decisions = await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-decision')));
-    for (const decision of decisions) expect(decision).toMatch(/^denied:/);
+    // The URL changes at once; the rows shown before stay until the filtered answer replaces
+    // them (a transition), so wait for the filtered rows rather than read the old ones.
+    await expect(async () => {
+      const decisions = await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-decision')));
+      expect(decisions.length).toBeGreaterThan(0);
+      for (const decision of decisions) expect(decision).toMatch(/^denied:/);
+    }).toPass({ timeout: 10_000 });
     await page.reload();
     await expect(form.getByLabel('User')).toHaveValue('alice');
     await expect(form.getByLabel('Decision')).toHaveValue('denied');
