@@ -3,8 +3,9 @@
 //! and fetching a route's chunk when a link to it is pointed at or focused.
 //!
 //! The shell (layout, sidebar, sign-in, overview) is the main chunk. Every other page
-//! is a lazy route; a plugin page's frame host and the generated views are chunks of
-//! their own below the plugin route, chosen once the kind is known.
+//! is a lazy route; the plugin routes hold a plugin page's frame host too, and the views
+//! generated from a CRD are a chunk of their own below them, loaded once the kind is known
+//! to need them.
 
 use leptos::prelude::*;
 
@@ -12,19 +13,16 @@ use leptos::prelude::*;
 /// knows before hydrating which ones the server's HTML holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chunk {
-    /// The frame of a plugin's own page and the host talking to it.
-    PluginHost,
     /// The list, detail and form generated from a CRD.
     Generated,
 }
 
 impl Chunk {
-    pub const ALL: [Chunk; 2] = [Chunk::PluginHost, Chunk::Generated];
+    pub const ALL: [Chunk; 1] = [Chunk::Generated];
 
     /// The `data-chunk` value.
     pub const fn name(self) -> &'static str {
         match self {
-            Chunk::PluginHost => "plugin-host",
             Chunk::Generated => "generated",
         }
     }
@@ -175,5 +173,6 @@ mod tests {
             assert_eq!(Chunk::from_name(chunk.name()), Some(chunk));
         }
         assert_eq!(Chunk::from_name("main"), None);
+        assert_eq!(Chunk::from_name("plugin-host"), None);
     }
 }

@@ -1,11 +1,11 @@
 //! What a plugin route starts while its chunk downloads. The router calls a lazy route's
-//! `data()` before it fetches the route's code, so the chunk of the view the page will most
-//! likely show (the plugin host, or the generated views) is asked for then, side by side with
-//! the route's chunk. Without this a navigation into a plugin page waited for three things one
-//! after the other: the route's chunk, then the kind (a server function), then the view's
-//! chunk; now the kind lookup overlaps the view chunk's download. (Starting the kind lookup
-//! here too would put its client code and its answer's decoder into the main chunk: +3 KB
-//! brotli on every first load, measured, for a lookup that is short beside the chunks.)
+//! `data()` before it fetches the route's code, so two things start then, side by side with the
+//! route's chunk: the generated views' chunk when the page will most likely show them, and the
+//! lookup of the kind the URL names (a server function), which the
+//! page takes over once its code runs ([`take_kind`]). Without this a navigation into a plugin
+//! page waited for three things one after the other: the route's chunk, then the kind, then the
+//! view's chunk. Starting the lookup here puts its client code into the main chunk (about 3 KB
+//! brotli on every first load); the navigation it saves is a server round trip and a render.
 
 use crate::{
     chunks::Chunk,
@@ -22,28 +22,54 @@ pub fn start(view: ResourceView) {
     let _ = view;
 }
 
-/// The view chunk a page will most likely need: the generated views when asked for
-/// (`?generated=1`, `?edit=1`); the plugin host when the plugin ships a page for this view (of
-/// some kind: which kind the CRD is, only the lookup tells); else the generated views. `None`
-/// while the plugin is not known. A wrong guess costs a download, never a wrong page: the
-/// page loads the chunk it needs itself.
+/// The kind lookup `cluster_id`/`crd`, as the page shows it: the one the navigation started
+/// in `data()` when there is one (recent, for this kind), else a new one.
+pub async fn kind(
+    cluster_id: String,
+    crd: String,
+) -> Result<crate::plugins::model::KindInfo, crate::error::AppError> {
+    #[cfg(feature = "hydrate")]
+    {
+        // Wrapped: a resource's fetcher must be `Send`; the browser has one thread.
+        let started = browser::take_kind(&cluster_id, &crd).map(send_wrapper::SendWrapper::new);
+        if let Some(started) = started {
+            return started.await;
+        }
+    }
+    crate::plugins::api::resource_kind(cluster_id, crd).await
+}
+
+/// The view chunk a page will most likely need besides its route's: the generated views when
+/// asked for (`?generated=1`, `?edit=1`) or when the plugin ships no page for this view (of any
+/// kind: which kind the CRD is, only the lookup tells); none when it ships one (its frame host
+/// is in the route's chunk) or while the plugin is not known. A wrong guess costs a download,
+/// never a wrong page: the page loads the chunk it needs itself.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 fn likely_chunk(view: ResourceView, generated_asked: bool, entry: Option<&PluginEntry>) -> Option<Chunk> {
     if generated_asked {
         return Some(Chunk::Generated);
     }
     let ships_page = entry?.custom_components.values().any(|pages| pages.file(view).is_some());
-    Some(if ships_page { Chunk::PluginHost } else { Chunk::Generated })
+    (!ships_page).then_some(Chunk::Generated)
 }
 
 #[cfg(feature = "hydrate")]
 mod browser {
+    use std::cell::RefCell;
+
+    use futures::future::{FutureExt, LocalBoxFuture, Shared};
     use leptos::prelude::*;
     use leptos_router::{hooks::use_location, params::ParamsMap};
 
     use crate::{
+        api::session::CurrentSession,
         chunks::Chunk,
-        plugins::{model::ResourceView, registry::RegistrySlot},
+        error::AppError,
+        plugins::{
+            api::resource_kind,
+            model::{KindInfo, ResourceView},
+            registry::RegistrySlot,
+        },
     };
 
     fn hydrated() -> bool {
@@ -60,6 +86,50 @@ mod browser {
         if let Some(chunk) = likely_chunk(view, &installation) {
             leptos::task::spawn_local(crate::routes::plugin_resource::preload(chunk));
         }
+        let session = use_context::<CurrentSession>().and_then(|s| s.0);
+        if let (Some(session), Some(crd)) = (session, params.get("kind")) {
+            let cluster_id = session.cluster_of(params.get("project").as_deref());
+            start_kind(cluster_id, crd);
+        }
+    }
+
+    /// A kind lookup older than this is not taken: the page asks again.
+    const KIND_FRESH_FOR_MS: f64 = 10_000.0;
+
+    type KindAnswer = Result<KindInfo, AppError>;
+    type StartedKind = Shared<LocalBoxFuture<'static, KindAnswer>>;
+
+    struct Started {
+        cluster_id: String,
+        crd: String,
+        at_ms: f64,
+        answer: StartedKind,
+    }
+
+    thread_local! {
+        /// The lookup the last navigation started, until its page takes it.
+        static STARTED: RefCell<Option<Started>> = const { RefCell::new(None) };
+    }
+
+    fn start_kind(cluster_id: String, crd: String) {
+        let answer = resource_kind(cluster_id.clone(), crd.clone()).boxed_local().shared();
+        // Polled now, so the request goes out while the route's chunk downloads.
+        leptos::task::spawn_local({
+            let answer = answer.clone();
+            async move {
+                let _ = answer.await;
+            }
+        });
+        let started = Started { cluster_id, crd, at_ms: js_sys::Date::now(), answer };
+        STARTED.with(|slot| *slot.borrow_mut() = Some(started));
+    }
+
+    /// The lookup of this kind the navigation started, if it is recent; taken once (a retry
+    /// asks the server again).
+    pub(super) fn take_kind(cluster_id: &str, crd: &str) -> Option<StartedKind> {
+        let started = STARTED.with(|slot| slot.borrow_mut().take())?;
+        let fresh = js_sys::Date::now() - started.at_ms < KIND_FRESH_FOR_MS;
+        (fresh && started.cluster_id == cluster_id && started.crd == crd).then_some(started.answer)
     }
 
     fn likely_chunk(view: ResourceView, installation: &str) -> Option<Chunk> {
@@ -103,10 +173,11 @@ mod tests {
     }
 
     #[test]
-    fn a_plugin_with_its_own_page_for_the_view_gets_the_host_chunk() {
+    fn a_plugin_with_its_own_page_for_the_view_needs_no_other_chunk() {
         let list_only = CustomComponents { list: Some("certificates.html".into()), ..Default::default() };
         let plugin = entry(&[("Certificate", list_only)]);
-        assert_eq!(likely_chunk(ResourceView::List, false, Some(&plugin)), Some(Chunk::PluginHost));
+        // Its frame host is in the route's chunk.
+        assert_eq!(likely_chunk(ResourceView::List, false, Some(&plugin)), None);
         // No page of its own for details: the generated detail.
         assert_eq!(likely_chunk(ResourceView::Detail, false, Some(&plugin)), Some(Chunk::Generated));
         // Asked for the generated view, or its edit form.

@@ -17,7 +17,7 @@ use crate::{
     components::status::{ErrorView, Loading, when_loaded},
     error::AppError,
     plugins::{
-        api::{namespaces, resource_kind},
+        api::namespaces,
         frame::{FrameSpec, PluginFrame},
         model::{
             KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page,
@@ -45,23 +45,19 @@ struct CustomArgs {
     can_create: bool,
 }
 
-/// The plugin's page in its frame: the plugin host's chunk, loaded only for such pages.
-#[lazy]
+/// The plugin's page in its frame. Part of the plugin routes' chunk rather than a chunk of its
+/// own: a chunk of its own cost a navigation into a plugin page six more wasm files (the code
+/// the host shares with each other chunk comes in files of its own), each a request and an
+/// instantiation, for the 29 KB brotli a kind without a page of its own then does not load.
 fn plugin_host(args: CustomArgs) -> AnyView {
     let CustomArgs { session, target, entry, kind, file, can_create } = args;
-    view! {
-        <div class="contents" data-chunk={crate::chunks::Chunk::PluginHost.name()}>
-            <CustomPage session target entry kind file can_create />
-        </div>
-    }
-    .into_any()
+    view! { <CustomPage session target entry kind file can_create /> }.into_any()
 }
 
 /// Loads a view's chunk (before hydrating a page the server rendered with it).
 #[cfg(feature = "hydrate")]
 pub(crate) async fn preload(chunk: crate::chunks::Chunk) {
     match chunk {
-        crate::chunks::Chunk::PluginHost => __preload_plugin_host().await,
         crate::chunks::Chunk::Generated => __preload_generated_view().await,
     }
 }
@@ -183,7 +179,10 @@ fn Resolved(session: Session, target: Target) -> impl IntoView {
     }
     let cluster_id = session.cluster_of(target.project.as_deref());
     let crd = target.crd.clone();
-    let kind = Resource::new(move || (cluster_id.clone(), crd.clone()), |(c, k)| resource_kind(c, k));
+    let kind = Resource::new(
+        move || (cluster_id.clone(), crd.clone()),
+        |(c, k)| crate::routes::plugin_prefetch::kind(c, k),
+    );
     // Asks again for whichever failed (both, when the cluster was down for both).
     let retry = Callback::new(move |()| {
         if matches!(registry.initial.get_untracked(), Some(Err(_))) {
@@ -325,7 +324,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
     let body = match (custom, target.view) {
         (Some(file), _) => {
             let args = CustomArgs { session, target, entry, kind, file, can_create };
-            crate::chunks::lazy_view(plugin_host(args))
+            plugin_host(args)
         }
         (None, ResourceView::List) => {
             crate::chunks::lazy_view(generated_view(Generated::List(ListContext { scope, guide })))
