@@ -11,7 +11,8 @@ use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, mpsc};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
@@ -50,22 +51,125 @@ pub enum AuditStoreError {
 struct State {
     entries: VecDeque<AuditEntry>,
     next_id: u64,
-    /// The file and how many lines it holds (kept and dropped): rewritten when twice the
-    /// retention, so it never grows without bound.
-    file: Option<(File, usize)>,
 }
 
 /// The latest plugin-path calls (see the module documentation).
 pub struct AuditStore {
     retention: Retention,
-    path: Option<PathBuf>,
     state: Mutex<State>,
     /// The id of the newest call: a live tail waits on it for the next one.
     newest: tokio::sync::watch::Sender<u64>,
+    /// The file, when there is one: written by a thread of its own.
+    record: Option<RecordFile>,
+}
+
+/// A line for the record's writer, or a request to say once every line before it is written.
+enum ToWriter {
+    Line { at_ms: i64, bytes: Vec<u8> },
+    Flush(mpsc::SyncSender<()>),
+}
+
+/// The handle on the record's writer thread. No request waits for the file: a call is sent to
+/// the thread, which appends it and, once the file holds twice the retention, rewrites it (with
+/// an fsync, which took every auditing request's time while it ran under the store's lock).
+struct RecordFile {
+    to_writer: Option<mpsc::Sender<ToWriter>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the writer thread owns: the file, how many lines it holds (kept and dropped), and the
+/// lines kept within the retention, from which it rewrites the file. That copy costs as much
+/// memory again as the calls kept (about 4 MB at the default 10,000), and keeps the writer
+/// from ever taking the store's lock.
+struct Writer {
+    path: PathBuf,
+    retention: Retention,
+    file: File,
+    lines: usize,
+    kept: VecDeque<(i64, Vec<u8>)>,
+}
+
+impl Writer {
+    fn run(mut self, from_store: mpsc::Receiver<ToWriter>) {
+        for message in from_store {
+            match message {
+                ToWriter::Line { at_ms, bytes } => self.append(at_ms, bytes),
+                ToWriter::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    fn append(&mut self, at_ms: i64, bytes: Vec<u8>) {
+        match self.file.write_all(&bytes) {
+            Ok(()) => self.lines += 1,
+            // The call is still kept in memory; the file misses it.
+            Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
+        }
+        self.kept.push_back((at_ms, bytes));
+        expire(&mut self.kept, self.retention, at_ms, |(at, _)| *at);
+        self.compact_if_needed();
+    }
+
+    /// Rewrites the file with what is kept once it holds twice the retention (a new file
+    /// renamed over the old, so a crash leaves one or the other whole).
+    fn compact_if_needed(&mut self) {
+        if self.lines <= self.retention.entries.saturating_mul(2).max(64) {
+            return;
+        }
+        let fresh = self.path.with_extension("jsonl.new");
+        let written = (|| -> std::io::Result<File> {
+            let mut out = std::io::BufWriter::new(File::create(&fresh)?);
+            for (_, line) in &self.kept {
+                out.write_all(line)?;
+            }
+            let out = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+            out.sync_all()?;
+            std::fs::rename(&fresh, &self.path)?;
+            OpenOptions::new().append(true).open(&self.path)
+        })();
+        match written {
+            Ok(file) => {
+                self.file = file;
+                self.lines = self.kept.len();
+            }
+            Err(error) => {
+                tracing::error!(path = %self.path.display(), %error, "audit view: its record could not be compacted; it goes on growing");
+                let _ = std::fs::remove_file(&fresh);
+            }
+        }
+    }
+}
+
+impl Drop for RecordFile {
+    /// Every call sent is written before the store is gone.
+    fn drop(&mut self) {
+        drop(self.to_writer.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 fn unix_ms(at: time::OffsetDateTime) -> i64 {
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// Drops what is past the retention: the store's calls, and the writer's lines alike.
+fn expire<T>(kept: &mut VecDeque<T>, retention: Retention, now_ms: i64, at_ms: impl Fn(&T) -> i64) {
+    let oldest = now_ms.saturating_sub(i64::try_from(retention.age.as_millis()).unwrap_or(i64::MAX));
+    while kept.len() > retention.entries || kept.front().is_some_and(|e| at_ms(e) < oldest) {
+        kept.pop_front();
+    }
+}
+
+/// A call as a line of the record.
+fn entry_line(entry: &AuditEntry) -> Vec<u8> {
+    // An entry is strings and numbers: it always serializes.
+    let mut line = serde_json::to_vec(entry).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 impl AuditStore {
@@ -73,9 +177,9 @@ impl AuditStore {
     pub fn in_memory(retention: Retention) -> AuditStore {
         AuditStore {
             retention,
-            path: None,
-            state: Mutex::new(State { entries: VecDeque::new(), next_id: 1, file: None }),
+            state: Mutex::new(State { entries: VecDeque::new(), next_id: 1 }),
             newest: tokio::sync::watch::Sender::new(0),
+            record: None,
         }
     }
 
@@ -106,61 +210,37 @@ impl AuditStore {
             Err(e) => return Err(io("open", e)),
         }
         let next_id = entries.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+        let now_ms = unix_ms(time::OffsetDateTime::now_utc());
+        let mut state = State { entries, next_id };
+        expire(&mut state.entries, retention, now_ms, |e| e.at_ms);
         let file = OpenOptions::new().append(true).create(true).open(&path).map_err(|e| io("open", e))?;
-        let store = AuditStore {
+        let kept = state.entries.iter().map(|e| (e.at_ms, entry_line(e))).collect();
+        let mut writer = Writer { path: path.clone(), retention, file, lines, kept };
+        writer.compact_if_needed();
+        let (to_writer, from_store) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("audit-record".into())
+            .spawn(move || writer.run(from_store))
+            .map_err(|e| io("start the writer of", e))?;
+        Ok(AuditStore {
             retention,
-            path: Some(path),
-            state: Mutex::new(State { entries, next_id, file: Some((file, lines)) }),
             newest: tokio::sync::watch::Sender::new(next_id - 1),
-        };
-        {
-            let mut state = store.lock();
-            store.expire(&mut state, unix_ms(time::OffsetDateTime::now_utc()));
-            store.compact_if_needed(&mut state);
+            state: Mutex::new(state),
+            record: Some(RecordFile { to_writer: Some(to_writer), thread: Some(thread) }),
+        })
+    }
+
+    /// Returns once every call pushed before is in the file (at once without one).
+    pub fn flush(&self) {
+        let Some(to_writer) = self.record.as_ref().and_then(|r| r.to_writer.as_ref()) else { return };
+        let (done, written) = mpsc::sync_channel(1);
+        if to_writer.send(ToWriter::Flush(done)).is_ok() {
+            let _ = written.recv();
         }
-        Ok(store)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Drops what is past the retention.
-    fn expire(&self, state: &mut State, now_ms: i64) {
-        let oldest = now_ms.saturating_sub(i64::try_from(self.retention.age.as_millis()).unwrap_or(i64::MAX));
-        while state.entries.len() > self.retention.entries
-            || state.entries.front().is_some_and(|e| e.at_ms < oldest)
-        {
-            state.entries.pop_front();
-        }
-    }
-
-    /// Rewrites the file with what is kept once it holds twice the retention (a new file
-    /// renamed over the old, so a crash leaves one or the other whole).
-    fn compact_if_needed(&self, state: &mut State) {
-        let (Some(path), Some((_, lines))) = (&self.path, &state.file) else { return };
-        if *lines <= self.retention.entries.saturating_mul(2).max(64) {
-            return;
-        }
-        let fresh = path.with_extension("jsonl.new");
-        let written = (|| -> std::io::Result<File> {
-            let mut out = File::create(&fresh)?;
-            for entry in &state.entries {
-                let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-                line.push(b'\n');
-                out.write_all(&line)?;
-            }
-            out.sync_all()?;
-            std::fs::rename(&fresh, path)?;
-            OpenOptions::new().append(true).open(path)
-        })();
-        match written {
-            Ok(file) => state.file = Some((file, state.entries.len())),
-            Err(error) => {
-                tracing::error!(path = %path.display(), %error, "audit view: its record could not be compacted; it goes on growing");
-                let _ = std::fs::remove_file(&fresh);
-            }
-        }
     }
 
     /// Keeps one call.
@@ -190,23 +270,13 @@ impl AuditStore {
             latency_ms: line.latency_ms,
         };
         state.next_id += 1;
-        if let Some((file, lines)) = &mut state.file {
-            let written = serde_json::to_vec(&entry).map_err(std::io::Error::other).and_then(|mut bytes| {
-                bytes.push(b'\n');
-                file.write_all(&bytes)
-            });
-            match written {
-                Ok(()) => *lines += 1,
-                // The call is still kept in memory; the file misses it.
-                Err(error) => {
-                    tracing::error!(%error, "audit view: a call could not be written to its record")
-                }
-            }
+        if let Some(to_writer) = self.record.as_ref().and_then(|r| r.to_writer.as_ref()) {
+            // Sent under the lock, so the file has the calls in the order of their ids.
+            let _ = to_writer.send(ToWriter::Line { at_ms: entry.at_ms, bytes: entry_line(&entry) });
         }
         let id = entry.id;
         state.entries.push_back(entry);
-        self.expire(&mut state, unix_ms(now));
-        self.compact_if_needed(&mut state);
+        expire(&mut state.entries, self.retention, unix_ms(now), |e| e.at_ms);
         drop(state);
         self.newest.send_replace(id);
     }
@@ -220,7 +290,7 @@ impl AuditStore {
         filter: &AuditFilter,
     ) -> (Vec<AuditEntry>, u64) {
         let mut state = self.lock();
-        self.expire(&mut state, unix_ms(time::OffsetDateTime::now_utc()));
+        expire(&mut state.entries, self.retention, unix_ms(time::OffsetDateTime::now_utc()), |e| e.at_ms);
         let last_id = state.next_id - 1;
         let items = state
             .entries
@@ -341,6 +411,27 @@ mod tests {
         assert_eq!((items[0].user.as_str(), last), ("u499", 500));
         store.push(&line("next", "allowed"));
         assert_eq!(store.query(PROD, None, &AuditFilter::default()).1, 501, "ids go on after a restart");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_writer_thread_has_every_call_in_order_once_flushed() {
+        let dir = std::env::temp_dir().join(format!("fundament-audit-flush-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("plugin-calls.jsonl");
+        let store = AuditStore::open(&path, Retention { entries: 100, ..Retention::default() }).unwrap();
+        for i in 0..50 {
+            store.push(&line(&format!("u{i}"), "allowed"));
+        }
+        store.flush();
+        let ids: Vec<u64> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<AuditEntry>(l).unwrap().id)
+            .collect();
+        assert_eq!(ids, (1..=50).collect::<Vec<_>>());
+        // Without a file there is nothing to wait for.
+        AuditStore::in_memory(Retention::default()).flush();
         let _ = std::fs::remove_dir_all(&dir);
     }
 
