@@ -7,13 +7,20 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { frameReady, signIn } from '../tests/fixtures';
+import { GATEWAY } from '../tests/origins';
 
 const dir = process.env.SCALE_DIR ?? '';
 const PROD = '019b4000-2000-7000-8000-000000000001';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
-const AUTHN = ['http://127.0.0.1:8381', 'http://127.0.0.1:8382'];
-const CONSOLES = ['http://127.0.0.1:3101', 'http://127.0.0.1:3102'];
-const GATEWAYS = ['http://127.0.0.1:8181', 'http://127.0.0.1:8182'];
+// The replicas behind the balancer, as scripts/scale-test started them.
+function replicas(name: string): string[] {
+  const urls = (process.env[name] ?? '').split(' ').filter(Boolean);
+  if (urls.length !== 2) throw new Error(`${name} names ${urls.length} replicas, not 2: run this suite with scripts/scale-test`);
+  return urls;
+}
+const AUTHN = replicas('SCALE_AUTHNS');
+const CONSOLES = replicas('SCALE_CONSOLES');
+const GATEWAYS = replicas('SCALE_GATEWAYS');
 
 /** Which replica answered each response, per service (by the port the browser used). */
 function recordReplicas(page: Page) {
@@ -113,7 +120,7 @@ test('the plugin walk spreads over every replica, survives a key rotation, and s
   const minted: string[] = [];
   page.on('request', (r) => {
     const auth = r.headers().authorization;
-    if (auth?.startsWith('Bearer ') && r.url().startsWith('http://localhost:8081/')) minted.push(auth.slice(7));
+    if (auth?.startsWith('Bearer ') && r.url().startsWith(`${GATEWAY}/`)) minted.push(auth.slice(7));
   });
   await walk(page);
   await walk(page);
