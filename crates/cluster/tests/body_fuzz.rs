@@ -130,7 +130,9 @@ fn a_yaml_alias_bomb_is_refused_quickly() {
 
 /// Nesting deeper than the decoders' recursion limit is a 400 at once: no stack overflow,
 /// and no scan of the YAML first (libyaml's is quadratic in the depth of flow collections:
-/// these bodies took 48 s before the depth check).
+/// these bodies took 48 s before the depth check). Each takes a few milliseconds alone; the
+/// bound is 5 s because CI runs several test binaries at once on 2 cores (one took 533 ms
+/// there), and still fails the quadratic scan by a factor of ten.
 #[test]
 fn deep_nesting_is_refused_quickly() {
     let depth = 100_000;
@@ -144,11 +146,7 @@ fn deep_nesting_is_refused_quickly() {
         let started = Instant::now();
         let status = decode_body(&headers(content_type), body.as_bytes()).expect_err(content_type);
         assert_eq!(status.code, 400, "{content_type}: {}", status.message);
-        assert!(
-            started.elapsed() < Duration::from_millis(500),
-            "{content_type}: took {:?}",
-            started.elapsed()
-        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{content_type}: took {:?}", started.elapsed());
     }
     // At the limit, a document still decodes.
     let nested = format!("a: {}1{}", "[".repeat(100), "]".repeat(100));
