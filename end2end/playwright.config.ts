@@ -4,7 +4,7 @@
 // fault tests (*.faults.spec.ts) run on a stack of their own:
 // end2end/playwright.faults.config.ts.
 import { defineConfig } from '@playwright/test';
-import { chromiumArgs, executablePath } from './chromium';
+import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -25,7 +25,7 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL,
-    trace: 'retain-on-failure',
+    trace: traceOnFailure,
     launchOptions: { executablePath, args: chromiumArgs },
   },
   projects: [

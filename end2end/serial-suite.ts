@@ -3,7 +3,7 @@
 // the fault suite on its own; paths are the config files' own): one worker, the default
 // console URL unless the suite says otherwise, Debian's chromium.
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
-import { chromiumArgs, executablePath } from './chromium';
+import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
 
 export interface SerialSuite {
   /** The specs' folder, e.g. `clusters`. */
@@ -34,7 +34,7 @@ export function serialSuite(s: SerialSuite) {
     reporter: [['list']],
     use: {
       baseURL: s.baseURL ?? 'http://localhost:3000',
-      trace: 'retain-on-failure',
+      trace: traceOnFailure,
       launchOptions: { executablePath, args: chromiumArgs },
     },
     ...(s.webServer ? { webServer: s.webServer } : {}),
