@@ -1,52 +1,65 @@
-// Every dependency of the console failing and coming back (the *.faults.spec.ts files), on a
-// mock-mode stack of its own: its own ports (4000 for the console, 408x for the services,
-// 4090 for the embedded cluster) and its own state directory. A fault switch acts on the
-// whole stack, so these tests cannot share one with other tests, and with a stack of their
-// own they run alongside the rest of scripts/test instead of after it.
+// Every dependency of the console failing and coming back (the *.faults.spec.ts files), on
+// mock-mode stacks of their own: a fault switch acts on a whole stack, so these tests cannot
+// share one with other tests, and with stacks of their own they run alongside the rest of
+// scripts/test instead of after it. Two workers, each with its own stack, ports and state
+// directory: worker 0 on 4000 (console), 408x (services) and 4090 (embedded cluster), worker 1
+// on 4100, 418x and 4190. Each spec file runs in one worker, one test at a time. Most of the
+// suite's time is spent waiting for a fault to pass (backoffs, timeouts), so two workers take
+// little more CPU than one, in about half the time.
 //
-// The stack is described once, by FUNDAMENT_* variables set here: `fundament dev` reads them,
+// A stack is described once, by FUNDAMENT_* variables set here: `fundament dev` reads them,
 // and so do the specs' helpers (end2end/tests/origins.ts) and the `fundament token` and
-// `fundament cluster kubeconfig` commands they run, which reach this stack, not the :3000 one.
+// `fundament cluster kubeconfig` commands they run, which reach their worker's stack, not the
+// :3000 one.
 import os from 'node:os';
 import path from 'node:path';
 import { serialSuite } from './serial-suite';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
-const stack: Record<string, string> = {
-  FUNDAMENT_CONSOLE_LISTEN: '127.0.0.1:4000',
-  FUNDAMENT_CONSOLE_URL: 'http://localhost:4000',
-  FUNDAMENT_KUBE_API_PROXY_LISTEN: '127.0.0.1:4081',
-  FUNDAMENT_KUBE_API_PROXY_URL: 'http://localhost:4081',
-  FUNDAMENT_PLUGIN_PROXY_LISTEN: '127.0.0.1:4082',
-  FUNDAMENT_PLUGIN_PROXY_URL: 'http://localhost:4082',
-  FUNDAMENT_AUTHN_LISTEN: '127.0.0.1:4083',
-  FUNDAMENT_AUTHN_URL: 'http://localhost:4083',
-  FUNDAMENT_ORGANIZATION_API_LISTEN: '127.0.0.1:4084',
-  FUNDAMENT_ORGANIZATION_API_URL: 'http://localhost:4084',
-  FUNDAMENT_CLUSTER_LISTEN: '127.0.0.1:4090',
-  FUNDAMENT_CLUSTER_URL: 'https://localhost:4090',
-  FUNDAMENT_STATE_DIR: path.join(os.tmpdir(), 'fundament-faults-state'),
-  FUNDAMENT_AUDIT_LOG: path.join(os.tmpdir(), 'fundament-faults-audit.jsonl'),
-};
-// Set before any spec module loads (the runner and every worker load this file first).
-Object.assign(process.env, stack);
-const baseURL = stack.FUNDAMENT_CONSOLE_URL;
+const STACKS = 2;
 
-// One test at a time: a switch of one test would fail another's pages.
+/** The stack of worker `index` (Playwright's parallel index, 0 or 1). */
+function stack(index: number): Record<string, string> {
+  const port = (base: number) => String(base + 100 * index);
+  const local = (base: number) => `127.0.0.1:${port(base)}`;
+  return {
+    FUNDAMENT_CONSOLE_LISTEN: local(4000),
+    FUNDAMENT_CONSOLE_URL: `http://localhost:${port(4000)}`,
+    FUNDAMENT_KUBE_API_PROXY_LISTEN: local(4081),
+    FUNDAMENT_KUBE_API_PROXY_URL: `http://localhost:${port(4081)}`,
+    FUNDAMENT_PLUGIN_PROXY_LISTEN: local(4082),
+    FUNDAMENT_PLUGIN_PROXY_URL: `http://localhost:${port(4082)}`,
+    FUNDAMENT_AUTHN_LISTEN: local(4083),
+    FUNDAMENT_AUTHN_URL: `http://localhost:${port(4083)}`,
+    FUNDAMENT_ORGANIZATION_API_LISTEN: local(4084),
+    FUNDAMENT_ORGANIZATION_API_URL: `http://localhost:${port(4084)}`,
+    FUNDAMENT_CLUSTER_LISTEN: local(4090),
+    FUNDAMENT_CLUSTER_URL: `https://localhost:${port(4090)}`,
+    FUNDAMENT_STATE_DIR: path.join(os.tmpdir(), `fundament-faults-state-${index}`),
+    FUNDAMENT_AUDIT_LOG: path.join(os.tmpdir(), `fundament-faults-audit-${index}.jsonl`),
+  };
+}
+
+// A worker's stack, set before any spec module loads (every worker loads this file first, with
+// its index set); the runner, which has none, starts every stack.
+const own = stack(Number(process.env.TEST_PARALLEL_INDEX ?? '0'));
+Object.assign(process.env, own);
+
 export default serialSuite({
   testDir: 'tests',
   testMatch: /\.faults\.spec\.ts$/,
   outputDir: 'test-results-faults',
-  baseURL,
-  webServer: {
+  baseURL: own.FUNDAMENT_CONSOLE_URL,
+  workers: STACKS,
+  webServer: Array.from({ length: STACKS }, (_, index) => stack(index)).map((s) => ({
     command: `"${bin}" dev --plugin end2end/hostile-plugin`,
     cwd: root,
-    url: `${baseURL}/`,
+    url: `${s.FUNDAMENT_CONSOLE_URL}/`,
     reuseExistingServer: false,
     timeout: 60_000,
-    env: { ...process.env, ...stack },
-    stdout: 'ignore',
-    stderr: 'pipe',
-  },
+    env: { ...process.env, ...s } as Record<string, string>,
+    stdout: 'ignore' as const,
+    stderr: 'pipe' as const,
+  })),
 });

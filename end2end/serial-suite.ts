@@ -1,7 +1,8 @@
-// The Playwright settings of the suites that run one test at a time against one stack (the
+// The Playwright settings of the suites that run one test at a time against a stack (the
 // walks on real clusters, OpenID Connect sign-in, the scaled-out stack on the default ports;
-// the fault suite on its own; paths are the config files' own): one worker, the default
-// console URL unless the suite says otherwise, Debian's chromium.
+// the fault suite, one test at a time in each of its two workers and stacks; paths are the
+// config files' own): one worker unless the suite says otherwise, the default console URL
+// unless it says otherwise, Debian's chromium.
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
 import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
 
@@ -16,6 +17,8 @@ export interface SerialSuite {
   outputDir: string;
   /** What to start; none when a script started the stack. */
   webServer?: PlaywrightTestConfig['webServer'];
+  /** Workers, each with a stack of its own that the suite describes (default 1). */
+  workers?: number;
   /** Per test (default 30 s) and per expectation (default 10 s). */
   timeout?: number;
   expectTimeout?: number;
@@ -30,7 +33,7 @@ export function serialSuite(s: SerialSuite) {
     expect: { timeout: s.expectTimeout ?? 10_000 },
     forbidOnly: !!process.env.CI,
     retries: 0,
-    workers: 1,
+    workers: s.workers ?? 1,
     reporter: [['list']],
     use: {
       baseURL: s.baseURL ?? 'http://localhost:3000',
