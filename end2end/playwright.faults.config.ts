@@ -14,6 +14,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { serialSuite } from './serial-suite';
+import { stackEnv } from './stack';
 
 const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
@@ -21,21 +22,9 @@ const STACKS = 2;
 
 /** The stack of worker `index` (Playwright's parallel index, 0 or 1). */
 function stack(index: number): Record<string, string> {
-  const port = (base: number) => String(base + 100 * index);
-  const local = (base: number) => `127.0.0.1:${port(base)}`;
+  const offset = 100 * index;
   return {
-    FUNDAMENT_CONSOLE_LISTEN: local(4000),
-    FUNDAMENT_CONSOLE_URL: `http://localhost:${port(4000)}`,
-    FUNDAMENT_KUBE_API_PROXY_LISTEN: local(4081),
-    FUNDAMENT_KUBE_API_PROXY_URL: `http://localhost:${port(4081)}`,
-    FUNDAMENT_PLUGIN_PROXY_LISTEN: local(4082),
-    FUNDAMENT_PLUGIN_PROXY_URL: `http://localhost:${port(4082)}`,
-    FUNDAMENT_AUTHN_LISTEN: local(4083),
-    FUNDAMENT_AUTHN_URL: `http://localhost:${port(4083)}`,
-    FUNDAMENT_ORGANIZATION_API_LISTEN: local(4084),
-    FUNDAMENT_ORGANIZATION_API_URL: `http://localhost:${port(4084)}`,
-    FUNDAMENT_CLUSTER_LISTEN: local(4090),
-    FUNDAMENT_CLUSTER_URL: `https://localhost:${port(4090)}`,
+    ...stackEnv({ console: 4000 + offset, services: 4081 + offset, cluster: 4090 + offset }),
     FUNDAMENT_STATE_DIR: path.join(os.tmpdir(), `fundament-faults-state-${index}`),
     FUNDAMENT_AUDIT_LOG: path.join(os.tmpdir(), `fundament-faults-audit-${index}.jsonl`),
   };

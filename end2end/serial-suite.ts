@@ -1,8 +1,8 @@
 // The Playwright settings of the suites that run one test at a time against a stack (the
-// walks on real clusters, OpenID Connect sign-in, the scaled-out stack on the default ports;
-// the fault suite, one test at a time in each of its two workers and stacks; paths are the
-// config files' own): one worker unless the suite says otherwise, the default console URL
-// unless it says otherwise, Debian's chromium.
+// walks on real clusters, OpenID Connect sign-in, the scaled-out stack; the fault suite, one
+// test at a time in each of its two workers and stacks; paths are the config files' own): one
+// worker unless the suite says otherwise, the default console URL unless it names its own
+// (end2end/stack.ts), Debian's chromium.
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
 import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
 
@@ -45,5 +45,5 @@ export function serialSuite(s: SerialSuite) {
 }
 
 /** The walks on real clusters (playwright.sandbox.config.ts, playwright.real.config.ts). */
-export const clusterSuite = (outputDir: string, webServer: PlaywrightTestConfig['webServer']) =>
-  serialSuite({ testDir: 'clusters', outputDir, webServer });
+export const clusterSuite = (outputDir: string, baseURL: string, webServer: PlaywrightTestConfig['webServer']) =>
+  serialSuite({ testDir: 'clusters', outputDir, baseURL, webServer });

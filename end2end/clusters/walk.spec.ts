@@ -9,10 +9,10 @@ import { test, expect, type Frame } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { frameReady, messages, pluginFrame, recordMessages, signIn } from '../tests/fixtures';
+import { CONSOLE, GATEWAY as KUBE_API_PROXY, originOf } from '../tests/origins';
 import { auditLog, clusterKubeconfig, walkClusters, type WalkCluster } from './cluster';
 
-const KUBE_API_PROXY = 'http://localhost:8081';
-const CERT_MANAGER_ORIGIN = 'http://acme-corp--cert-manager.localhost:8082';
+const CERT_MANAGER_ORIGIN = originOf('acme-corp--cert-manager');
 const SCOPE_ROLE = 'plugin-acme-corp--cert-manager-scope';
 
 /** kubectl on a cluster behind the walk, as its admin. */
@@ -21,8 +21,8 @@ const kubectlOn = (c: WalkCluster) => (...args: string[]) =>
 
 /** The gateway's audit lines about `cluster` since `since`. */
 function auditLines(since: number, cluster: WalkCluster): Record<string, unknown>[] {
-  if (!fs.existsSync(auditLog)) return [];
-  return fs.readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  if (!fs.existsSync(auditLog())) return [];
+  return fs.readFileSync(auditLog(), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
     .filter((l) => Date.parse(l.time) >= since - 1000 && l.cluster_id === cluster.id);
 }
 
@@ -60,12 +60,12 @@ for (const cluster of walkClusters()) test.describe(`the plugin walk in ${proces
     );
     const csp = (await (await pageResponse).allHeaders())['content-security-policy'];
     expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain('frame-ancestors http://localhost:3000');
+    expect(csp).toContain(`frame-ancestors ${CONSOLE}`);
 
     const list = pluginFrame(page, 'certificates-list.html');
     await expect.poll(async () => (await messages(page)).some((m) => m.type === 'plugin:ready')).toBe(true);
     expect((await messages(list)).find((m) => m.type === 'fundament:init')).toMatchObject({
-      origin: 'http://localhost:3000', pluginName: 'acme-corp--cert-manager', view: 'list', clusterId: PROD, token: '<token>',
+      origin: CONSOLE, pluginName: 'acme-corp--cert-manager', view: 'list', clusterId: PROD, token: '<token>',
     });
     const headers = await (await dataRequest).allHeaders();
     expect(headers.authorization).toMatch(/^Bearer ey/);

@@ -5,14 +5,12 @@
 // kube-api-proxy, authn and plugin-proxy — and one test per failure, each a
 // readable page on the console with a way back.
 import { test, expect, type Page } from '@playwright/test';
-import { send } from '../tests/origins';
+import { AUTHN, CONSOLE, GATEWAY, originOf, send } from '../tests/origins';
 
 const PROVIDER = 'http://127.0.0.1:8099';
-const GATEWAY = 'http://localhost:8081';
-const AUTHN = 'http://localhost:8083';
 const PROD = '019b4000-2000-7000-8000-000000000001';
 const CERT_MANAGER = 'acme-corp--cert-manager';
-const CERT_MANAGER_ORIGIN = `http://${CERT_MANAGER}.localhost:8082`;
+const CERT_MANAGER_ORIGIN = originOf(CERT_MANAGER);
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 const CERTS_PAGE = `/clusters/${PROD}/plugins/${CERT_MANAGER}/v1.17.2/console/certificates-list.html`;
 const PASSWORD = 'correct horse battery staple';
@@ -44,7 +42,7 @@ async function refusedWith(page: Page, code: string, message: RegExp) {
   await expect(page).toHaveURL(new RegExp(`/sign-in\\?error=${code}`));
   await expect(page.getByRole('alert')).toHaveText(message);
   await expect(page.getByRole('link', { name: 'Sign in with Test IdP' })).toBeVisible();
-  const cookies = await page.context().cookies('http://localhost:3000');
+  const cookies = await page.context().cookies(CONSOLE);
   expect(cookies.map((c) => c.name)).not.toContain('__Host-fundament_auth');
 }
 
@@ -79,7 +77,7 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
   await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
 
-  const cookies = await page.context().cookies('http://localhost:3000');
+  const cookies = await page.context().cookies(CONSOLE);
   const session = cookies.find((c) => c.name === '__Host-fundament_auth')!;
   expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
   expect(cookies.map((c) => c.name)).not.toContain('__Host-fundament_oidc_tx');
@@ -104,9 +102,9 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/session/end`));
   await page.getByRole('button', { name: 'Yes, sign me out' }).click();
-  await expect(page).toHaveURL(/localhost:3000\/sign-in/);
+  await expect(page).toHaveURL(new RegExp(`^${CONSOLE}/sign-in`));
   await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
-  const after = await page.context().cookies('http://localhost:3000');
+  const after = await page.context().cookies(CONSOLE);
   expect(after.map((c) => c.name)).not.toContain('__Host-fundament_auth');
   expect(after.map((c) => c.name)).not.toContain('__Host-fundament_oidc_id');
 
