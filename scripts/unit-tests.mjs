@@ -8,9 +8,12 @@
 // holds up every binary after it. Here cargo builds the binaries (`cargo test --no-run`),
 // and they run N at a time, each as cargo would run it: from its package's directory, with
 // cargo's CARGO_* variables. Each binary's output is printed whole when it ends, so the log
-// reads like cargo's. The doc tests run last, through cargo (`--doc`). Exits 1 if any
-// binary failed, after naming each failure. The slowest binaries are listed at the end.
+// reads like cargo's. The binaries that took longest last time start first (their times are
+// kept beside the build, in unit-test-seconds.json), so that no slow one starts last and runs
+// alone. The doc tests run through cargo (`--doc`), beside the binaries. Exits 1 if any binary
+// failed, after naming each failure. The slowest binaries are listed at the end.
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -49,8 +52,11 @@ function build() {
 }
 
 /** The variables cargo sets when it runs a test binary of this package. */
+/** The package's name, from cargo's package id (`path+file:///…/server#0.1.0` or `…#name@0.1.0`). */
+const packageName = (binary) => binary.pkg.match(/#([^@]+)@/)?.[1] ?? binary.pkg.match(/\/([^/#]+)#/)?.[1] ?? '';
+
 function cargoEnv(binary) {
-  const name = binary.pkg.match(/#([^@]+)@/)?.[1] ?? binary.pkg.match(/\/([^/#]+)#/)?.[1] ?? '';
+  const name = packageName(binary);
   const version = binary.pkg.match(/[@#]([0-9][^@#\s]*)$/)?.[1] ?? '';
   return { ...process.env, CARGO_MANIFEST_DIR: binary.dir, CARGO_MANIFEST_PATH: binary.manifest, CARGO_PKG_NAME: name, CARGO_PKG_VERSION: version };
 }
@@ -70,7 +76,38 @@ function run(binary) {
   });
 }
 
+/** A binary's name across builds: its package and target (the file name holds a hash). */
+const key = (binary) => `${packageName(binary)} ${binary.label}`;
+
+/** Last run's seconds per binary, kept in the target directory the binaries are in. */
+function readTimes(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** cargo test --doc, beside the binaries; its output printed whole when it ends. */
+function docTests() {
+  return new Promise((resolve) => {
+    const child = spawn('cargo', ['test', ...cargoArgs, '--doc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code) => {
+      process.stdout.write(output);
+      resolve({ status: code });
+    });
+  });
+}
+
 const binaries = build();
+const timesFile = binaries.length ? path.join(path.dirname(binaries[0].exe), '..', 'unit-test-seconds.json') : null;
+const before = timesFile ? readTimes(timesFile) : {};
+// Longest first; a binary not seen before counts as long (it may be new and slow).
+binaries.sort((a, b) => (before[key(b)] ?? Infinity) - (before[key(a)] ?? Infinity));
+const docs = docTests();
 const results = [];
 let next = 0;
 await Promise.all(
@@ -78,8 +115,11 @@ await Promise.all(
     while (next < binaries.length) results.push(await run(binaries[next++]));
   }),
 );
-
-const doc = spawnSync('cargo', ['test', ...cargoArgs, '--doc'], { stdio: 'inherit' });
+const doc = await docs;
+if (timesFile) {
+  const times = Object.fromEntries(results.map((r) => [key(r), Math.round(r.seconds * 10) / 10]));
+  fs.writeFileSync(timesFile, `${JSON.stringify(times, null, 1)}\n`);
+}
 const failed = results.filter((r) => !r.ok);
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
 console.log(`\n${results.length} test binaries, ${jobs} at a time; the slowest:`);
