@@ -5,7 +5,7 @@
 // acts on the whole stack.
 import { test, expect } from '@playwright/test';
 import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
-import { CERTS, clearFaults, DATABASES, DEMO, DEMO_SPEC, expectSameDocument, frame, kubectl, markDocument, navigate, probe, setFault, unavailable } from './faults';
+import { aliceOnHome, CERTS, clearFaults, DATABASES, DEMO, DEMO_SPEC, expectSameDocument, frame, kubectl, markDocument, navigate, probe, setFault, unavailable } from './faults';
 import { GATEWAY } from './origins';
 
 test.describe('the cluster fails and comes back', () => {
@@ -61,9 +61,7 @@ test.describe('the cluster fails and comes back', () => {
 
   test('cluster restarting: the page waits and loads by itself when it is back', async ({ page }) => {
     test.setTimeout(60_000);
-    await signIn(page, 'alice@acme-corp.com', '/');
-    await hydrated(page);
-    await markDocument(page);
+    await aliceOnHome(page);
     await setFault('cluster', { fault: 'restarting', seconds: 4 });
     const started = Date.now();
     await navigate(page, DEMO);
@@ -77,9 +75,7 @@ test.describe('the cluster fails and comes back', () => {
   for (const status of [429, 500]) {
     test(`cluster answering ${status}: the page names it and loads once it answers again`, async ({ page }) => {
       test.setTimeout(60_000);
-      await signIn(page, 'alice@acme-corp.com', '/');
-      await hydrated(page);
-      await markDocument(page);
+      await aliceOnHome(page);
       await setFault('cluster', { fault: 'status', status });
       await navigate(page, DEMO);
       await expect(unavailable(page)).toContainText(status === 429 ? 'HTTP 429' : 'HTTP 500');
@@ -93,9 +89,7 @@ test.describe('the cluster fails and comes back', () => {
 
   test('cluster slow: a short delay only shows loading; past the timeout the page says so and recovers', async ({ page }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/');
-    await hydrated(page);
-    await markDocument(page);
+    await aliceOnHome(page);
     await setFault('cluster', { fault: 'slow', delay_ms: 2_000 });
     await navigate(page, DEMO);
     await expect(page.locator('main').getByRole('status').filter({ hasText: 'Loading' })).toBeVisible();

@@ -7,7 +7,7 @@
 // the whole stack.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
 import { frameReady, hydrated, signIn } from './fixtures';
-import { CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, kubectl, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
+import { aliceOnHome, CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, kubectl, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
 import { AUTHN, GATEWAY, ORGANIZATION_API } from './origins';
 
 test.describe('dependencies that fail and come back', () => {
@@ -16,9 +16,7 @@ test.describe('dependencies that fail and come back', () => {
 
   test('authn down: browsing goes on, a plugin page waits for it, sign-in says so; all recover', async ({ page, browser }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/');
-    await hydrated(page);
-    await markDocument(page);
+    await aliceOnHome(page);
     await setFault('authn', { fault: 'down' });
     expect((await probe(`${AUTHN}/readyz`)).status).toBe(503);
     // Sessions are verified with the keys the console holds: pages that need no token work.
@@ -146,9 +144,7 @@ test.describe('dependencies that fail and come back', () => {
 
   test('OpenFGA failing: access cannot be checked, pages say so and recover by themselves', async ({ page }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/');
-    await hydrated(page);
-    await markDocument(page);
+    await aliceOnHome(page);
     await setFault('openfga', { fault: 'status', status: 500 });
     await navigate(page, '/clusters');
     await expect(unavailable(page)).toContainText('authorization service (OpenFGA)');

@@ -5,6 +5,7 @@ import { expect, request as playwrightRequest, type Page } from '@playwright/tes
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { hydrated, signIn } from './fixtures';
 import { AUTHN, bin, root } from './origins';
 
 /** The switchboard of the worker's stack (authn serves it in mock mode). */
@@ -56,6 +57,13 @@ export function kubectl(args: string[], input?: string): string {
 /** Marks the document, so that a later check can tell it was never reloaded. */
 export async function markDocument(page: Page) {
   await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
+}
+
+/** alice on the console's home, hydrated, the document marked: where most fault tests start. */
+export async function aliceOnHome(page: Page) {
+  await signIn(page, 'alice@acme-corp.com', '/');
+  await hydrated(page);
+  await markDocument(page);
 }
 
 export async function expectSameDocument(page: Page) {
