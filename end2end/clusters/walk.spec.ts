@@ -75,7 +75,7 @@ for (const cluster of walkClusters()) test.describe(`the plugin walk in ${proces
     const frame = page.frameLocator('[data-plugin-frame] iframe');
     await frame.getByRole('link', { name: 'web-tls-cert' }).click();
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
-    await frameReady(page);
+    await frameReady(page, 'certificates-detail.html');
     const detail = pluginFrame(page, 'certificates-detail.html');
     expect((await messages(detail)).find((m) => m.type === 'fundament:init')).toMatchObject({
       view: 'detail', resource: { name: 'web-tls-cert', namespace: 'default' },

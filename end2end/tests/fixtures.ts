@@ -26,8 +26,12 @@ export function pluginFrame(page: Page, file: string): Frame {
   return frame;
 }
 
-/** Waits until the plugin frame on the page has said plugin:ready. */
-export async function frameReady(page: Page) {
+/** Waits until the plugin frame on the page has said plugin:ready; with `file`, the frame of
+ *  that page. After a navigation between plugin views, the frame host can still say `ready`
+ *  for the page before while the new frame is about:blank: `file` waits for the new one. */
+export async function frameReady(page: Page, file?: string) {
+  // The host says `loading` from the moment it creates a frame, before the frame has a URL.
+  if (file) await expect.poll(() => page.frames().some((f) => f.url().includes(`/console/${file}`))).toBe(true);
   await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
 }
 

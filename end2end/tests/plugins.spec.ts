@@ -92,7 +92,7 @@ test.describe('plugin pages in the console', () => {
     // A row click posts plugin:navigate and the console opens the detail view.
     await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click();
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
-    await frameReady(page);
+    await frameReady(page, 'certificates-detail.html');
     await expect(page.getByRole('navigation', { name: 'Breadcrumb' })).toContainText('Webshop›Cert Manager›Certificates›web-tls-cert');
     const detail = pluginFrame(page, 'certificates-detail.html');
     const detailInit = (await messages(detail)).find((m) => m.type === 'fundament:init')!;
@@ -138,7 +138,7 @@ test.describe('plugin pages in the console', () => {
     await frameReady(page);
     await page.getByRole('link', { name: 'Create FSCInstallation' }).click();
     await expect(page).toHaveURL(/fscinstallations\.openfsc\.fundament\.io\/create$/);
-    await frameReady(page);
+    await frameReady(page, 'fscinstallations-create.html');
     const form = page.frameLocator('[data-plugin-frame] iframe');
     // The create page got the project's namespaces.
     const create = pluginFrame(page, 'fscinstallations-create.html');
@@ -219,11 +219,11 @@ test.describe('plugin pages in the console', () => {
     // A valid message from the frame works.
     await list.evaluate(() => parent.postMessage({ type: 'plugin:navigate', name: 'api-tls', namespace: 'prod' }, '*'));
     await expect(page).toHaveURL(`${CERTS}/api-tls?ns=prod`);
-    await frameReady(page);
+    await frameReady(page, 'certificates-detail.html');
     await pluginFrame(page, 'certificates-detail.html').evaluate(() => parent.postMessage({ type: 'plugin:navigate-back' }, '*'));
     await expect(page).toHaveURL(CERTS);
     // cert-manager ships no create page: plugin:create opens the generated form.
-    await frameReady(page);
+    await frameReady(page, 'certificates-list.html');
     await pluginFrame(page, 'certificates-list.html').evaluate(() => parent.postMessage({ type: 'plugin:create' }, '*'));
     await expect(page).toHaveURL(`${CERTS}/create`);
     await expect(page.locator('form [name="metadata.name"]')).toBeVisible();
