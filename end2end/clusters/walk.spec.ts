@@ -73,7 +73,8 @@ for (const cluster of walkClusters()) test.describe(`the plugin walk in ${proces
 
     // The fixtures were installed into the real cluster: the page lists them from it.
     const frame = page.frameLocator('[data-plugin-frame] iframe');
-    await frame.getByRole('link', { name: 'web-tls-cert' }).click();
+    // noWaitAfter: the console replaces the frame the click navigates (see end2end/scale/scale.spec.ts).
+    await frame.getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
     await frameReady(page, 'certificates-detail.html');
     const detail = pluginFrame(page, 'certificates-detail.html');

@@ -43,9 +43,11 @@ async function walk(page: Page) {
   await frameReady(page);
   const frame = page.frameLocator('[data-plugin-frame] iframe');
   await expect(frame.getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
-  await frame.getByRole('link', { name: 'web-tls-cert' }).click();
+  // noWaitAfter: the click navigates the frame (href="#") and the console then replaces it; once,
+  // under load, Playwright waited for that frame's navigation until the test timed out.
+  await frame.getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
   await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
-  await frameReady(page);
+  await frameReady(page, 'certificates-detail.html');
   await expect(frame.getByText('web-tls', { exact: true }).first()).toBeVisible();
 }
 

@@ -90,7 +90,8 @@ test.describe('plugin pages in the console', () => {
     await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
 
     // A row click posts plugin:navigate and the console opens the detail view.
-    await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click();
+    // noWaitAfter: the console replaces the frame the click navigates (see end2end/scale/scale.spec.ts).
+    await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
     await frameReady(page, 'certificates-detail.html');
     await expect(page.getByRole('navigation', { name: 'Breadcrumb' })).toContainText('Webshop›Cert Manager›Certificates›web-tls-cert');
