@@ -51,29 +51,33 @@ function build() {
     }));
 }
 
-/** The variables cargo sets when it runs a test binary of this package. */
 /** The package's name, from cargo's package id (`path+file:///…/server#0.1.0` or `…#name@0.1.0`). */
 const packageName = (binary) => binary.pkg.match(/#([^@]+)@/)?.[1] ?? binary.pkg.match(/\/([^/#]+)#/)?.[1] ?? '';
 
+/** The variables cargo sets when it runs a test binary of this package. */
 function cargoEnv(binary) {
   const name = packageName(binary);
   const version = binary.pkg.match(/[@#]([0-9][^@#\s]*)$/)?.[1] ?? '';
   return { ...process.env, CARGO_MANIFEST_DIR: binary.dir, CARGO_MANIFEST_PATH: binary.manifest, CARGO_PKG_NAME: name, CARGO_PKG_VERSION: version };
 }
 
-function run(binary) {
+/** Runs a command, its output kept whole (stdout and stderr as they came) until it ends. */
+function captured(command, args, options) {
   return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(binary.exe, [], { cwd: binary.dir, env: cargoEnv(binary), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code, signal) => {
-      const seconds = (Date.now() - started) / 1000;
-      process.stdout.write(`     Running ${binary.label} (${binary.exe}) [${seconds.toFixed(1)} s]\n${output}`);
-      resolve({ ...binary, ok: code === 0, code, signal, seconds });
-    });
+    child.on('close', (code, signal) => resolve({ code, signal, output }));
   });
+}
+
+async function run(binary) {
+  const started = Date.now();
+  const { code, signal, output } = await captured(binary.exe, [], { cwd: binary.dir, env: cargoEnv(binary) });
+  const seconds = (Date.now() - started) / 1000;
+  process.stdout.write(`     Running ${binary.label} (${binary.exe}) [${seconds.toFixed(1)} s]\n${output}`);
+  return { ...binary, ok: code === 0, code, signal, seconds };
 }
 
 /** A binary's name across builds: its package and target (the file name holds a hash). */
@@ -89,24 +93,17 @@ function readTimes(file) {
 }
 
 /** cargo test --doc, beside the binaries; its output printed whole when it ends. */
-function docTests() {
-  return new Promise((resolve) => {
-    const child = spawn('cargo', ['test', ...cargoArgs, '--doc'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code) => {
-      process.stdout.write(output);
-      resolve({ status: code });
-    });
-  });
+async function docTests() {
+  const { code, output } = await captured('cargo', ['test', ...cargoArgs, '--doc'], {});
+  process.stdout.write(output);
+  return { status: code };
 }
 
 const binaries = build();
 const timesFile = binaries.length ? path.join(path.dirname(binaries[0].exe), '..', 'unit-test-seconds.json') : null;
 const before = timesFile ? readTimes(timesFile) : {};
 // Longest first; a binary not seen before counts as long (it may be new and slow).
-binaries.sort((a, b) => (before[key(b)] ?? Infinity) - (before[key(a)] ?? Infinity));
+binaries.sort((a, b) => (before[key(b)] ?? Number.MAX_VALUE) - (before[key(a)] ?? Number.MAX_VALUE));
 const docs = docTests();
 const results = [];
 let next = 0;
