@@ -51,7 +51,9 @@ test('resize: plugin:ready comes at once, the first plugin:resize only after the
 });
 
 test('resize: changes within the debounce window give one message with the final height', async ({ h }) => {
-  const p = await h.open({ timings: { resizeDebounceMs: 300 } });
+  // A window far wider than the 5 changes 20 ms apart: on a busy machine the page's timers
+  // ran late, the changes spread over more than 300 ms, and two messages were right.
+  const p = await h.open({ timings: { resizeDebounceMs: 2_000 } });
   const [first] = await waitFor(p, 'plugin:resize');
   await p.frame.evaluate(async () => {
     for (let i = 0; i < 5; i++) {
@@ -62,7 +64,7 @@ test('resize: changes within the debounce window give one message with the final
     }
   });
   const all = await waitFor(p, 'plugin:resize', 2);
-  await p.frame.evaluate(() => new Promise((r) => setTimeout(r, 400)));
+  await p.frame.evaluate(() => new Promise((r) => setTimeout(r, 2_400)));
   expect(await p.received('plugin:resize')).toHaveLength(2);
   expect(all[1].data.height).toBe((first.data.height as number) + 100);
 });
