@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { scratchFile } from '../scratch';
 
 /** kube-api-proxy's audit lines in each walk mode (the configs pass it to `fundament dev`):
  *  one file per mode, since the sandbox and real walks run at once and read the same cluster ids. */
@@ -33,13 +34,13 @@ export function clusterKubeconfig(shoot = 'prod-eu'): string {
   if (known) return known;
   if (process.env.WALK_MODE === 'sandbox') return process.env.SANDBOX_KUBECONFIG!;
   const garden = path.join(gardenState, 'garden', 'kubeconfig');
-  const request = path.join(os.tmpdir(), `fundament-adminkubeconfig-${process.pid}.json`);
+  const request = scratchFile('adminkubeconfig-request.json');
   fs.writeFileSync(request, JSON.stringify({
     apiVersion: 'authentication.gardener.cloud/v1alpha1', kind: 'AdminKubeconfigRequest', spec: { expirationSeconds: 3600 },
   }));
   const answer = JSON.parse(execFileSync('kubectl', ['--kubeconfig', garden, 'create', '--raw',
     `/apis/core.gardener.cloud/v1beta1/namespaces/garden-acme-corp/shoots/${shoot}/adminkubeconfig`, '-f', request], { encoding: 'utf8' }));
-  const file = path.join(os.tmpdir(), `fundament-${shoot}-kubeconfig-${process.pid}`);
+  const file = scratchFile(`${shoot}-kubeconfig`);
   fs.writeFileSync(file, Buffer.from(answer.status.kubeconfig, 'base64'));
   cached.set(shoot, file);
   return file;

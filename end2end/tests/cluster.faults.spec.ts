@@ -5,7 +5,8 @@
 // acts on the whole stack.
 import { test, expect } from '@playwright/test';
 import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
-import { aliceOnHome, CERTS, clearFaults, DATABASES, DEMO, DEMO_SPEC, expectSameDocument, frame, kubectl, markDocument, navigate, probe, setFault, unavailable } from './faults';
+import { aliceOnHome, CERTS, clearFaults, DATABASES, DEMO, DEMO_SPEC, expectSameDocument, frame, markDocument, navigate, probe, setFault, unavailable } from './faults';
+import { kubectl } from './kubectl';
 import { GATEWAY } from './origins';
 
 test.describe('the cluster fails and comes back', () => {

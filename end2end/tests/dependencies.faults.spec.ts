@@ -7,7 +7,8 @@
 // the whole stack.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
 import { frameReady, hydrated, signIn } from './fixtures';
-import { aliceOnHome, CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, kubectl, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
+import { aliceOnHome, CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
+import { kubectl } from './kubectl';
 import { AUTHN, GATEWAY, ORGANIZATION_API } from './origins';
 
 test.describe('dependencies that fail and come back', () => {

@@ -1,12 +1,9 @@
 // What the fault suites share (end2end/playwright.faults.config.ts): mock mode's development
-// fault switches (docs/dev-switches.md), probes and kubectl against the worker's own stack, and
+// fault switches (docs/dev-switches.md), probes of the worker's own stack, and
 // checks that a page recovered by itself, in the same document.
 import { expect, request as playwrightRequest, type Page } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import { hydrated, signIn } from './fixtures';
-import { AUTHN, bin, root } from './origins';
+import { AUTHN } from './origins';
 
 /** The switchboard of the worker's stack (authn serves it in mock mode). */
 export const FAULTS = `${AUTHN}/dev/faults`;
@@ -43,15 +40,6 @@ export async function probe(url: string): Promise<{ status: number; body: string
   } finally {
     await api.dispose();
   }
-}
-
-/** kubectl against the embedded cluster as its admin; `input` goes to its stdin. */
-export function kubectl(args: string[], input?: string): string {
-  const kubeconfig = `${os.tmpdir()}/fundament-e2e-faults-kubeconfig-${process.pid}`;
-  if (!fs.existsSync(kubeconfig)) {
-    fs.writeFileSync(kubeconfig, execFileSync(bin, ['cluster', 'kubeconfig'], { cwd: root, encoding: 'utf8' }));
-  }
-  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input });
 }
 
 /** Marks the document, so that a later check can tell it was never reloaded. */

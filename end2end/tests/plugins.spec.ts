@@ -3,14 +3,12 @@
 // installations, the Pending one), bob's read-only access, the theme, and the
 // frame host's refusal of messages that are not from its frame.
 import { test, expect, type Page, type Frame } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
+import { kubectl } from './kubectl';
 
-const root = path.resolve(__dirname, '../..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
 // Each installation's pages live on an origin of their own under plugin-proxy's host.
 const CERT_MANAGER_ORIGIN = 'http://acme-corp--cert-manager.localhost:8082';
@@ -19,14 +17,6 @@ const PROD = '019b4000-2000-7000-8000-000000000001';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 
 
-
-function kubectl(...args: string[]): string {
-  const kubeconfig = path.join(os.tmpdir(), `fundament-e2e-kubeconfig-${process.pid}`);
-  if (!fs.existsSync(kubeconfig)) {
-    fs.writeFileSync(kubeconfig, execFileSync(bin, ['cluster', 'kubeconfig'], { cwd: root, encoding: 'utf8' }));
-  }
-  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
-}
 
 function auditLines(since: number): Record<string, unknown>[] {
   if (!fs.existsSync(auditLog)) return [];
@@ -156,7 +146,7 @@ test.describe('plugin pages in the console', () => {
   });
 
   test('a PluginInstallation applied with kubectl appears in the sidebar without a reload, and goes on delete', async ({ page }) => {
-    const demo = JSON.parse(kubectl('get', 'plugininstallation', 'acme-corp--demo', '-o', 'json'));
+    const demo = JSON.parse(kubectl(['get', 'plugininstallation', 'acme-corp--demo', '-o', 'json']));
     const name = 'acme-corp--demo-preview';
     const copy = {
       apiVersion: 'plugins.fundament.io/v1',
@@ -164,21 +154,19 @@ test.describe('plugin pages in the console', () => {
       metadata: { name },
       spec: demo.spec,
     };
-    kubectl('delete', 'plugininstallation', name, '--ignore-not-found');
+    kubectl(['delete', 'plugininstallation', name, '--ignore-not-found']);
     await signIn(page, 'alice@acme-corp.com', '/');
     const group = page.getByRole('navigation', { name: 'Sidebar' }).locator(`[data-plugin="${name}"]`);
     await expect(group).toHaveCount(0);
-    const file = path.join(os.tmpdir(), `${name}-${process.pid}.json`);
-    fs.writeFileSync(file, JSON.stringify(copy));
     try {
-      kubectl('apply', '-f', file);
+      kubectl(['apply', '-f', '-'], JSON.stringify(copy));
       await expect(group).toBeVisible({ timeout: 5_000 });
       await expect(group.getByRole('link', { name: 'Demo items' })).toHaveAttribute(
         'href',
         `/plugin-resources/${name}/demoitems.demo.fundament.io`,
       );
     } finally {
-      kubectl('delete', 'plugininstallation', name, '--ignore-not-found');
+      kubectl(['delete', 'plugininstallation', name, '--ignore-not-found']);
     }
     await expect(group).toHaveCount(0, { timeout: 5_000 });
   });

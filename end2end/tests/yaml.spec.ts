@@ -4,24 +4,10 @@
 // kubectl during the edit shown as a conflict (never silently overwritten) — in the
 // YAML tab and in the form.
 import { test, expect, type Page } from '@playwright/test';
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { hydrated, signIn } from './fixtures';
+import { kubectl } from './kubectl';
 
-const root = path.resolve(__dirname, '../..');
-const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
-
-/** kubectl against the embedded cluster as its admin; `input` goes to its stdin. */
-function kubectl(args: string[], input?: string): string {
-  const kubeconfig = path.join(os.tmpdir(), `fundament-e2e-yaml-kubeconfig-${process.pid}`);
-  if (!fs.existsSync(kubeconfig)) {
-    fs.writeFileSync(kubeconfig, execFileSync(bin, ['cluster', 'kubeconfig'], { cwd: root, encoding: 'utf8' }));
-  }
-  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input });
-}
 
 /** The DemoItems this worker's tests made, deleted after each. */
 const made: string[] = [];

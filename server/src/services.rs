@@ -456,35 +456,13 @@ mod tests {
     use super::*;
     use fundament_kube_api_proxy::audit::AuditLine;
 
-    /// A fresh directory of this test (the server has no tempfile dependency); removed on drop.
-    struct TestDir(std::path::PathBuf);
-
-    impl TestDir {
-        fn new(name: &str) -> TestDir {
-            let dir = std::env::temp_dir().join(format!("fundament-services-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TestDir(dir)
-        }
-
-        fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TestDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn settings_with_audit_log(path: &Path) -> Settings {
+    /// Settings with the audit log at `path`, and the audit view's record in `state_dir`: a
+    /// directory of the test's own, not the user's state directory (and not beside the log
+    /// file, which must not be created for it).
+    fn settings_with_audit_log(path: &Path, state_dir: &Path) -> Settings {
         let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
         settings.audit_log = Some(path.to_path_buf());
-        // The audit view's record goes to a directory of the tests, not the user's state
-        // directory (and not beside the log file, which must not be created for it).
-        settings.state_dir =
-            Some(std::env::temp_dir().join(format!("fundament-services-test-{}", std::process::id())));
+        settings.state_dir = Some(state_dir.to_path_buf());
         settings
     }
 
@@ -519,7 +497,7 @@ mod tests {
 
     #[test]
     fn the_oidc_client_secret_file_must_hold_a_secret() {
-        let dir = TestDir::new("oidc-secret");
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("secret");
         std::fs::write(&path, "  s3cret\n").unwrap();
         assert_eq!(oidc_client_secret(&path).unwrap(), "s3cret");
@@ -563,9 +541,9 @@ mod tests {
 
     #[test]
     fn the_audit_log_setting_adds_the_file_to_the_log() {
-        let dir = TestDir::new("audit-log");
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let sink = audit_sink(&settings_with_audit_log(&path)).unwrap();
+        let sink = audit_sink(&settings_with_audit_log(&path, &dir.path().join("state"))).unwrap();
         assert!(path.is_file(), "created at start-up, before any request");
         sink.record(&AuditLine { audit: "plugin_request", user: "alice".into(), ..Default::default() });
         let text = std::fs::read_to_string(&path).unwrap();
@@ -575,9 +553,11 @@ mod tests {
 
     #[test]
     fn an_audit_log_in_a_missing_directory_stops_start_up_naming_the_setting() {
-        let dir = TestDir::new("audit-log-missing");
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nope").join("audit.jsonl");
-        let err = audit_sink(&settings_with_audit_log(&path)).err().expect("no directory");
+        let err = audit_sink(&settings_with_audit_log(&path, &dir.path().join("state")))
+            .err()
+            .expect("no directory");
         let message = err.to_string();
         assert!(matches!(err, ServiceError::AuditLog(_)), "{message}");
         assert!(message.contains(&path.display().to_string()), "{message}");

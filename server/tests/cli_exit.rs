@@ -30,11 +30,11 @@ fn one_line_error(output: &Output) -> String {
     stderr
 }
 
-/// A directory that looks like a built site.
-fn fake_site() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fundament-site-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("pkg")).unwrap();
-    std::fs::write(dir.join("pkg/console.js"), "").unwrap();
+/// A directory that looks like a built site (removed when dropped).
+fn fake_site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/console.js"), "").unwrap();
     dir
 }
 
@@ -60,7 +60,8 @@ fn malformed_url_flag() {
 
 #[test]
 fn settings_file_errors_name_the_key() {
-    let file = std::env::temp_dir().join(format!("fundament-bad-{}.toml", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
     std::fs::write(&file, "[console]\nlisten = \"nowhere\"\n").unwrap();
     let err = one_line_error(&fundament(&["dev", "--config", file.to_str().unwrap()], &[]));
     assert!(err.contains(&format!("(from console.listen in {})", file.display())), "{err}");
@@ -71,7 +72,8 @@ fn busy_port_names_port_and_service() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let site = fake_site();
-    let output = fundament(&["dev", "--console-listen", &addr, "--site-root", site.to_str().unwrap()], &[]);
+    let output =
+        fundament(&["dev", "--console-listen", &addr, "--site-root", site.path().to_str().unwrap()], &[]);
     let err = one_line_error(&output);
     let port = addr.rsplit(':').next().unwrap();
     assert_eq!(
@@ -106,14 +108,13 @@ fn a_plugin_folder_without_a_definition_is_named() {
 
 #[test]
 fn plugin_lint_reports_precise_findings_and_fails_on_errors() {
-    let dir = std::env::temp_dir().join(format!("fundament-lint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     std::fs::write(
-        dir.join("definition.yaml"),
+        dir.path().join("definition.yaml"),
         "apiVersion: fundament.io/v1\nkind: PluginDefinition\nmetadata:\n  name: broken\n  version: v1\nspec:\n  image: repo:latest\n",
     )
     .unwrap();
-    let out = fundament(&["plugin", "lint", dir.to_str().unwrap()], &[]);
+    let out = fundament(&["plugin", "lint", dir.path().to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("spec.image") && text.contains("must be a digest reference"), "{text}");
@@ -121,8 +122,8 @@ fn plugin_lint_reports_precise_findings_and_fails_on_errors() {
 
 #[test]
 fn tokens_are_printed_in_mock_mode_only_for_known_users() {
-    let state = std::env::temp_dir().join(format!("fundament-state-{}", std::process::id()));
-    let state = state.to_str().unwrap();
+    let state_dir = tempfile::tempdir().unwrap();
+    let state = state_dir.path().to_str().unwrap();
     let out = fundament(&["token", "user", "--email", "alice@acme-corp.com", "--state-dir", state], &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim().split('.').count(), 3);
