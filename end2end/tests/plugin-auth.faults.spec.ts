@@ -22,9 +22,13 @@ test.describe('plugin tokens', () => {
     test.setTimeout(90_000);
     await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
     await setFault(true);
-    const mints: number[] = [];
-    page.on('response', (r) => {
-      if (r.url().endsWith('/api/plugin-token')) mints.push(Date.now());
+    // Each mint as the browser's network stack timed it (wall-clock ms): when its request
+    // started and when its answer had fully arrived.
+    const mints: { start: number; end: number }[] = [];
+    page.on('requestfinished', (r) => {
+      if (!r.url().endsWith('/api/plugin-token')) return;
+      const timing = r.timing();
+      mints.push({ start: timing.startTime, end: timing.startTime + timing.responseEnd });
     });
     await page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Certificates' }).click();
     const frame = page.locator('[data-plugin-frame]');
@@ -32,15 +36,17 @@ test.describe('plugin tokens', () => {
     await expect(frame).toHaveAttribute('data-state', 'ready');
     await expect(frame).toHaveAttribute('data-state', 'auth-failed', { timeout: 30_000 });
     // The first mint and its three retries; once told, the page may ask again at once.
-    expect(mints.length).toBeGreaterThanOrEqual(4);
-    // Each retry waits twice as long as the one before. The gaps are taken between answers, so
-    // each also holds the difference of two answers' latencies, which grows when the machine is
-    // busy (rounded to the second they once read 3, 4, 8): never much sooner than the backoff,
-    // at most 1.5 s later, and a constant or slower-growing backoff still fails.
-    const gaps = mints.slice(1, 4).map((t, i) => t - mints[i]);
+    await expect.poll(() => mints.length).toBeGreaterThanOrEqual(4);
+    // Each retry waits twice as long as the one before, counted from the failed answer's
+    // arrival to the retry's start, both in the browser's own timing (the order in which
+    // Playwright's events reach this process says nothing about when they happened): never
+    // sooner than the backoff (100 ms for rounding between its clocks), at most 1.5 s later
+    // on a busy machine, so a constant or slower-growing backoff still fails.
+    mints.sort((a, b) => a.start - b.start);
+    const gaps = mints.slice(1, 4).map((m, i) => Math.round(m.start - mints[i].end));
     const backoff = [2_000, 4_000, 8_000];
     gaps.forEach((gap, i) => {
-      expect(gap, `retry ${i + 1} after ${gaps}`).toBeGreaterThanOrEqual(backoff[i] - 500);
+      expect(gap, `retry ${i + 1} after ${gaps}`).toBeGreaterThanOrEqual(backoff[i] - 100);
       expect(gap, `retry ${i + 1} after ${gaps}`).toBeLessThan(backoff[i] + 1_500);
     });
     await expect(page.getByRole('alert')).toContainText('Cert Manager cannot reach the cluster');
