@@ -5,6 +5,7 @@
 // end2end/playwright.faults.config.ts.
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
+import { freshPerRun } from './scratch';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -12,7 +13,7 @@ const root = path.resolve(__dirname, '..');
 const bin = process.env.FUNDAMENT_BIN ?? path.join(root, 'target/release/fundament');
 export const baseURL = process.env.CONSOLE_URL ?? 'http://localhost:3000';
 // kube-api-proxy's audit lines, read by plugins.spec.ts (same default there).
-const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
+const auditLog = freshPerRun(process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl'));
 
 export default defineConfig({
   testDir: './tests',

@@ -14,6 +14,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { serialSuite } from './serial-suite';
+import { freshPerRun } from './scratch';
 import { stackEnv } from './stack';
 
 const root = path.resolve(__dirname, '..');
@@ -26,7 +27,7 @@ function stack(index: number): Record<string, string> {
   return {
     ...stackEnv({ console: 4000 + offset, services: 4081 + offset, cluster: 4090 + offset }),
     FUNDAMENT_STATE_DIR: path.join(os.tmpdir(), `fundament-faults-state-${index}`),
-    FUNDAMENT_AUDIT_LOG: path.join(os.tmpdir(), `fundament-faults-audit-${index}.jsonl`),
+    FUNDAMENT_AUDIT_LOG: freshPerRun(path.join(os.tmpdir(), `fundament-faults-audit-${index}.jsonl`)),
   };
 }
 

@@ -4,11 +4,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { scratchFile } from '../scratch';
+import { freshPerRun, scratchFile } from '../scratch';
 
 /** kube-api-proxy's audit lines in each walk mode (the configs pass it to `fundament dev`):
  *  one file per mode, since the sandbox and real walks run at once and read the same cluster ids. */
-export const auditLog = (mode = process.env.WALK_MODE) => path.join(os.tmpdir(), `fundament-${mode}-audit.jsonl`);
+export const auditLog = (mode = process.env.WALK_MODE) => freshPerRun(path.join(os.tmpdir(), `fundament-${mode}-audit.jsonl`));
 /** Where `fundament garden` keeps its state in real mode. */
 export const gardenState = path.join(os.tmpdir(), 'fundament-real-garden');
 
