@@ -2,8 +2,11 @@
 //!
 //! cargo-leptos (`hash-files`) renames the JS, wasm, CSS and every wasm chunk to
 //! `stem.<hash>.ext` and lists the entry files' hashes in `hash.txt` (which
-//! `scripts/build` copies into the site root, so the site is self-contained). A hashed
-//! name never changes its bytes: browsers keep it for a year without asking. Anything
+//! `scripts/build` copies into the site root, so the site is self-contained). Its names for
+//! the JS entry and the main wasm do not follow their bytes (both import wasm-split's loader,
+//! whose name is new in every build), so `scripts/content-hashes.mjs` renames the entry files
+//! by their final bytes. A hashed name then never changes its bytes: browsers keep it for a
+//! year without asking. Anything
 //! else (wasm-bindgen's snippets, `public/` files, a site built without hashes) keeps its
 //! name across builds and is revalidated on each use.
 
@@ -18,7 +21,8 @@ pub const REVALIDATE: &str = "no-cache";
 /// The file cargo-leptos writes the entry files' hashes to.
 pub const HASH_FILE: &str = "hash.txt";
 
-/// cargo-leptos's hashes are MD5 in unpadded base64url: 22 characters.
+/// cargo-leptos's hashes (and scripts/content-hashes.mjs's) are 16 bytes in unpadded base64url: 22
+/// characters.
 const HASH_LEN: usize = 22;
 
 /// Whether a file name (or URL path) is `stem.<hash>.ext` as cargo-leptos writes it.

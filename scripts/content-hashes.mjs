@@ -1,0 +1,95 @@
+// Renames the site's entry files so that each hashed name stands for the bytes it names.
+//
+//   node scripts/content-hashes.mjs SITE_DIR
+//
+// cargo-leptos (`hash-files`, `--split`) names the JS entry, the main wasm, wasm-split's loader
+// and its manifest `stem.<hash>.ext`, but two builds of the same tree differ: the loader's name
+// is new in every build (and its exports come in another order), and the JS entry and the main
+// wasm import it by that name while keeping their own names. Served `immutable`, a browser that
+// kept `console.<hash>.js` from one build asks the next for a loader it does not have, and the
+// console never starts: after a rebuild of the same commit, or behind replicas built apart.
+//
+// Here the four files get names from their final bytes: one digest over all four (with their
+// old names blanked, since the JS entry and the loader import each other), and from it one
+// name per file. The same bytes give the same names; any change gives new ones. Each name keeps
+// cargo-leptos's length (22 characters of base64url), so renaming inside the wasm's import
+// section changes no length. Then hash.txt is rewritten and the .br and .gz files made again.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+const site = process.argv[2];
+if (!site) throw new Error('usage: node scripts/content-hashes.mjs SITE_DIR');
+const pkg = path.join(site, 'pkg');
+const hashFile = path.join(site, 'hash.txt');
+
+// hash.txt: `key: hash` lines (js, wasm, css, manifest, split).
+const lines = fs.readFileSync(hashFile, 'utf8').split('\n').filter(Boolean);
+const hashes = Object.fromEntries(lines.map((l) => l.split(':').map((s) => s.trim())));
+const ENTRIES = [
+  { key: 'js', ext: 'js' },
+  { key: 'wasm', ext: 'wasm' },
+  { key: 'split', ext: 'js' },
+  { key: 'manifest', ext: 'json' },
+];
+const HASH_LEN = 22;
+
+// Each entry's file in pkg/: `stem.<hash>.ext`, exactly one.
+const files = ENTRIES.map(({ key, ext }) => {
+  const hash = hashes[key];
+  if (!hash || hash.length !== HASH_LEN) throw new Error(`hash.txt has no ${HASH_LEN}-character ${key} hash`);
+  const found = fs.readdirSync(pkg).filter((name) => name.endsWith(`.${hash}.${ext}`));
+  if (found.length !== 1) throw new Error(`expected one pkg/*.${hash}.${ext}, found ${found.length}`);
+  const name = found[0];
+  return { key, ext, hash, stem: name.slice(0, -(`.${hash}.${ext}`.length)), bytes: fs.readFileSync(path.join(pkg, name)) };
+});
+
+/** `bytes` with every occurrence of each `from` replaced by its `to` (same lengths). */
+function replaceAll(bytes, pairs) {
+  let out = bytes;
+  for (const [from, to] of pairs) {
+    const needle = Buffer.from(from);
+    const replacement = Buffer.from(to);
+    const parts = [];
+    let at = 0;
+    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
+      parts.push(out.subarray(at, i), replacement);
+      at = i + needle.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+const blank = '#'.repeat(HASH_LEN);
+const digest = createHash('sha256');
+for (const f of files) {
+  digest.update(`${f.key}\0`);
+  digest.update(replaceAll(f.bytes, files.map((g) => [g.hash, blank])));
+}
+const joint = digest.digest();
+const renamed = new Map(files.map((f) => [
+  f.hash,
+  createHash('sha256').update(joint).update(f.key).digest().subarray(0, 16).toString('base64url'),
+]));
+
+for (const f of files) {
+  const fresh = renamed.get(f.hash);
+  const bytes = replaceAll(f.bytes, [...renamed]);
+  const oldPath = path.join(pkg, `${f.stem}.${f.hash}.${f.ext}`);
+  const newPath = path.join(pkg, `${f.stem}.${fresh}.${f.ext}`);
+  for (const suffix of ['', '.br', '.gz']) fs.rmSync(oldPath + suffix, { force: true });
+  fs.writeFileSync(newPath, bytes);
+  fs.writeFileSync(`${newPath}.br`, zlib.brotliCompressSync(bytes, {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  }));
+  fs.writeFileSync(`${newPath}.gz`, zlib.gzipSync(bytes, { level: 9 }));
+  hashes[f.key] = fresh;
+}
+fs.writeFileSync(hashFile, lines.map((l) => {
+  const key = l.split(':')[0].trim();
+  return `${key}: ${hashes[key]}`;
+}).join('\n') + '\n');
+console.log(`content hashes: ${files.map((f) => `${f.key} ${hashes[f.key]}`).join(', ')}`);
