@@ -2,7 +2,8 @@
 // (docs/dev-switches.md): down, restarting, answering 429 and 500, slow. For each: what the page
 // shows while it lasts, and that the same page recovers by itself, without a reload, when it
 // ends. Runs in end2end/playwright.faults.config.ts, on a stack of its worker's own: a switch
-// acts on the whole stack.
+// acts on the whole stack. A slow cluster also shows the loading ring, which turns only where
+// the user has not asked for reduced motion.
 import { test, expect } from '@playwright/test';
 import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
 import { aliceOnHome, CERTS, clearFaults, DATABASES, DEMO, DEMO_SPEC, expectSameDocument, frame, markDocument, navigate, probe, setFault, unavailable } from './faults';
@@ -87,6 +88,21 @@ test.describe('the cluster fails and comes back', () => {
       await expectSameDocument(page);
     });
   }
+
+  test('the loading ring turns only where motion is welcome (prefers-reduced-motion)', async ({ page }) => {
+    test.setTimeout(60_000);
+    await aliceOnHome(page);
+    await setFault('cluster', { fault: 'slow', delay_ms: 2_000 });
+    await navigate(page, DEMO);
+    const ring = page.locator('main').getByRole('status').filter({ hasText: 'Loading' }).locator('[aria-hidden="true"]');
+    await expect(ring).toBeVisible();
+    const animation = () => ring.evaluate((e) => getComputedStyle(e).animationName);
+    expect(await animation()).toBe('spin');
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    expect(await animation()).toBe('none');
+    await expect(ring).toBeVisible();
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible({ timeout: 15_000 });
+  });
 
   test('cluster slow: a short delay only shows loading; past the timeout the page says so and recovers', async ({ page }) => {
     test.setTimeout(90_000);

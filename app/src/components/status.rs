@@ -4,12 +4,13 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 
-/// Shown while a page's data loads.
+/// Shown while a page's data loads. The ring turns only where motion is welcome
+/// (`prefers-reduced-motion: no-preference`); the label says the same without it.
 #[component]
 pub fn Loading(#[prop(into)] label: String) -> impl IntoView {
     view! {
         <div role="status" aria-live="polite" class="flex items-center gap-3 p-6 text-muted">
-            <span class="size-4 animate-spin rounded-full border-2 border-line border-t-accent" aria-hidden="true"></span>
+            <span class="size-4 motion-safe:animate-spin rounded-full border-2 border-line border-t-accent" aria-hidden="true"></span>
             <span>{label}</span>
         </div>
     }
