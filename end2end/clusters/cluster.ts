@@ -34,12 +34,11 @@ export function clusterKubeconfig(shoot = 'prod-eu'): string {
   if (known) return known;
   if (process.env.WALK_MODE === 'sandbox') return process.env.SANDBOX_KUBECONFIG!;
   const garden = path.join(gardenState, 'garden', 'kubeconfig');
-  const request = scratchFile('adminkubeconfig-request.json');
-  fs.writeFileSync(request, JSON.stringify({
+  const request = JSON.stringify({
     apiVersion: 'authentication.gardener.cloud/v1alpha1', kind: 'AdminKubeconfigRequest', spec: { expirationSeconds: 3600 },
-  }));
+  });
   const answer = JSON.parse(execFileSync('kubectl', ['--kubeconfig', garden, 'create', '--raw',
-    `/apis/core.gardener.cloud/v1beta1/namespaces/garden-acme-corp/shoots/${shoot}/adminkubeconfig`, '-f', request], { encoding: 'utf8' }));
+    `/apis/core.gardener.cloud/v1beta1/namespaces/garden-acme-corp/shoots/${shoot}/adminkubeconfig`, '-f', '-'], { encoding: 'utf8', input: request }));
   const file = scratchFile(`${shoot}-kubeconfig`);
   fs.writeFileSync(file, Buffer.from(answer.status.kubeconfig, 'base64'));
   cached.set(shoot, file);
