@@ -120,7 +120,7 @@ if (timesFile) {
 const failed = results.filter((r) => !r.ok);
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
 console.log(`\n${results.length} test binaries, ${jobs} at a time; the slowest:`);
-for (const r of slowest) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${r.label} (${path.basename(r.exe)})`);
-for (const r of failed) console.error(`FAILED: ${r.label} (${r.exe}): ${r.signal ? `killed by ${r.signal}` : `exit ${r.code}`}`);
+for (const r of slowest) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${key(r)} (${path.basename(r.exe)})`);
+for (const r of failed) console.error(`FAILED: ${key(r)} (${r.exe}): ${r.signal ? `killed by ${r.signal}` : `exit ${r.code}`}`);
 if (doc.status !== 0) console.error('FAILED: the doc tests');
 process.exit(failed.length || doc.status !== 0 ? 1 : 0);

@@ -33,7 +33,7 @@ pub fn ClustersPage() -> impl IntoView {
         <PageHeader title="Clusters" subtitle="Clusters of this organization that you can view." />
         // The error is matched inside the Suspend, not caught by an ErrorBoundary:
         // leptos 0.8.23 can leave a server render hanging when an ErrorBoundary sits
-        // inside a Suspense under concurrent requests (server/tests/console_http.rs
+        // inside a Suspense under concurrent requests (server/tests/integration/console_http.rs
         // `concurrent_renders_all_complete` caught it).
         <Suspense fallback=|| view! { <Loading label="Loading clusters…" /> }>
             {move || Suspend::new(async move {

@@ -216,7 +216,7 @@ impl RuntimeIo {
             // The switch itself decides: the future only wakes a pending read. It can answer
             // Pending although the runtime is down, when the connection's task has used up its
             // cooperative budget (tokio's watch is budgeted), and a hung request's answer then
-            // went out (`server/tests/plugin_runtime_faults.rs` failed 1 run in 5).
+            // went out (`server/tests/integration/plugin_runtime_faults.rs` failed 1 run in 5).
             Some(until) => self.switch.fault() == RuntimeFault::Down || until.as_mut().poll(cx).is_ready(),
         };
         down.then(|| {

@@ -3,7 +3,8 @@
 //! the same process. Each line names its own request and no other (a span of one request
 //! must never become the parent of another's), and each request costs one line.
 //!
-//! One test per file: the subscriber is the process's global one, as in a service.
+//! A binary of its own (not in tests/integration/): the subscriber is the process's global one, as
+//! in a service, and no other test may log into it.
 
 mod common;
 

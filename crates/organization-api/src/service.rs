@@ -25,7 +25,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
     Router::new()
         .route(&format!("/{SERVICE}/{{method}}"), any(call))
         // The service's name with no method: a Connect error too, not axum's empty 404 (found by
-        // tests/connect_fuzz.rs).
+        // tests/integration/connect_fuzz.rs).
         .route(
             &format!("/{SERVICE}/"),
             any(|| async { ConnectError::unknown_procedure(&format!("{SERVICE}/")).into_response() }),

@@ -1,0 +1,6 @@
+//! Every integration test of this package in one binary: one link and one codegen of the
+//! shared dependencies instead of one per file (tests/<file>.rs would each be a binary).
+
+mod ready;
+mod rotation;
+mod verified;

@@ -1,0 +1,168 @@
+//! `GET /audit/v1/clusters/<id>/calls` over real HTTP in front of the embedded cluster: a
+//! refused plugin call is there at once with the check that refused it; a user sees their own
+//! calls, a user who may `audit` plugininstallations (alice is cluster-admin) sees everyone's;
+//! filters; and the endpoint is closed to pages, PluginTokens and users who cannot view the
+//! cluster.
+
+use crate::common;
+
+use std::sync::Arc;
+
+use fundament_authn_client::RevokedSessions;
+use fundament_kube_api_proxy::Gateway;
+use fundament_kube_api_proxy::audit::{LogAudit, TeeAudit};
+use fundament_kube_api_proxy::audit_store::{AuditStore, Retention};
+use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_plugin_origin::PluginOrigins;
+use fundament_plugin_types::audit::AuditPage;
+use fundament_tokens::Signer;
+use http::Method;
+
+const PROD: &str = testing::CLUSTER_ID;
+const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
+
+struct Stack {
+    url: String,
+    signer: Signer,
+    cluster: SeededCluster,
+}
+
+async fn start() -> Stack {
+    let cluster = SeededCluster::start().await;
+    let signer = Signer::generate();
+    let store = AuditStore::in_memory(Retention::default());
+    let gateway = Gateway {
+        origins: Origins { plugins: PluginOrigins::from_base(testing::PLUGINS_BASE).unwrap() },
+        credentials: testing::credentials(&signer, &RevokedSessions::none()),
+        fga: testing::fga(),
+        fga_health: Default::default(),
+        clusters: cluster.clusters(),
+        definitions: Arc::new(PluginFolders::load()),
+        audit: Arc::new(TeeAudit(vec![Arc::new(LogAudit), Arc::new(store)])),
+        watches: Default::default(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
+    });
+    Stack { url, signer, cluster }
+}
+
+impl Stack {
+    fn user(&self, user: &str) -> String {
+        format!("Bearer {}", testing::user_token(&self.signer, user))
+    }
+
+    fn plugin(&self, user: &str, installation: &str) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let claims = self.cluster.plugin_claims(user, PROD, installation, "session-1", now, 900);
+        format!("Bearer {}", self.signer.sign_plugin(&claims))
+    }
+
+    async fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, serde_json::Value) {
+        let (status, _, body) = common::request(&self.url, Method::GET, path, headers, None).await;
+        (status, body)
+    }
+
+    async fn audit(&self, user: &str, query: &str) -> AuditPage {
+        let auth = self.user(user);
+        let (status, body) =
+            self.get(&format!("/audit/v1/clusters/{PROD}/calls?{query}"), &[("authorization", &auth)]).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_value(body).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn refused_calls_are_recorded_with_their_check_and_each_user_sees_what_they_may() {
+    let s = start().await;
+    let secrets = format!("/clusters/{PROD}/api/v1/namespaces/default/secrets");
+    let certificates = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    // alice's cert-manager page reads certificates (allowed) and secrets (not in allowedResources).
+    let alice = s.plugin("alice", "acme-corp--cert-manager");
+    assert_eq!(s.get(&certificates, &[("authorization", &alice)]).await.0, 200);
+    assert_eq!(s.get(&secrets, &[("authorization", &alice)]).await.0, 403);
+    // bob's reads certificates.
+    let bob = s.plugin("bob", "acme-corp--cert-manager");
+    assert_eq!(s.get(&certificates, &[("authorization", &bob)]).await.0, 200);
+
+    let everyone = s.audit("alice", "").await;
+    assert!(everyone.everyone, "alice is cluster-admin: she may audit plugininstallations");
+    assert_eq!(everyone.items.len(), 3);
+    let refused = &everyone.items[1];
+    assert_eq!(
+        (refused.user.as_str(), refused.resource.as_str(), refused.decision.as_str(), refused.status),
+        ("alice", "secrets", "denied:allowed-resources", 403)
+    );
+    assert_eq!(refused.refused_by(), Some("allowed-resources"));
+    assert_eq!(everyone.items[0].user, "bob", "newest first");
+    assert_eq!(everyone.last_id, everyone.items[0].id);
+
+    let own = s.audit("bob", "").await;
+    assert!(!own.everyone, "bob may read everything but not audit");
+    assert_eq!(own.items.iter().map(|e| e.user.as_str()).collect::<Vec<_>>(), ["bob"]);
+    // bob cannot widen his view with a filter.
+    assert!(s.audit("bob", "user=alice").await.items.is_empty());
+
+    let denied = s.audit("alice", "decision=denied").await;
+    assert_eq!(denied.items.len(), 1);
+    let tail = s.audit("alice", &format!("after={}", refused.id)).await;
+    assert_eq!(tail.items.len(), 1, "only what came after");
+    assert_eq!(s.audit("alice", "resource=cert-manager.io/certificates&user=alice").await.items.len(), 1);
+}
+
+#[tokio::test]
+async fn the_record_is_closed_to_pages_plugin_tokens_and_users_who_cannot_view_the_cluster() {
+    let s = start().await;
+    let path = format!("/audit/v1/clusters/{PROD}/calls");
+    let alice = s.user("alice");
+    let from_a_page =
+        [("authorization", alice.as_str()), ("origin", "http://acme-corp--cert-manager.localhost:8082")];
+    assert_eq!(s.get(&path, &from_a_page).await.0, 403);
+    let plugin = s.plugin("alice", "acme-corp--cert-manager");
+    let (status, body) = s.get(&path, &[("authorization", &plugin)]).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(s.get(&path, &[]).await.0, 401);
+    let (status, body) =
+        s.get(&format!("/audit/v1/clusters/{RESTRICTED}/calls"), &[("authorization", &s.user("bob"))]).await;
+    assert_eq!(status, 403, "bob cannot view restricted: {body}");
+    let (status, body) = s.get(&format!("{path}?status=teapot"), &[("authorization", &alice)]).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["reason"], "BadRequest");
+    assert!(body["message"].as_str().unwrap().contains("status"));
+    assert_eq!(s.get("/audit/v1/clusters/not-a-uuid/calls", &[("authorization", &alice)]).await.0, 400);
+}
+
+#[tokio::test]
+async fn a_live_tail_is_answered_when_the_call_is_made_not_at_its_deadline() {
+    let s = Arc::new(start().await);
+    let last = s.audit("alice", "").await.last_id;
+    let tail = tokio::spawn({
+        let s = s.clone();
+        async move {
+            let started = std::time::Instant::now();
+            (s.audit("alice", &format!("after={last}&wait=5000&decision=denied")).await, started.elapsed())
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let secrets = format!("/clusters/{PROD}/api/v1/namespaces/default/secrets");
+    let alice = s.plugin("alice", "acme-corp--cert-manager");
+    let called = std::time::Instant::now();
+    assert_eq!(s.get(&secrets, &[("authorization", &alice)]).await.0, 403);
+    let (page, waited) = tail.await.unwrap();
+    assert_eq!(page.items.len(), 1, "the refused call");
+    assert_eq!(page.items[0].decision, "denied:allowed-resources");
+    assert!(waited < std::time::Duration::from_millis(4_000), "answered at the call: {waited:?}");
+    assert!(called.elapsed() < std::time::Duration::from_millis(1_000));
+    // No call: an empty answer after the wait, never past it (capped at 5 s).
+    let started = std::time::Instant::now();
+    let quiet = s.audit("alice", &format!("after={}&wait=60000&user=nobody", page.last_id)).await;
+    assert!(quiet.items.is_empty());
+    let waited = started.elapsed();
+    assert!(
+        waited >= std::time::Duration::from_millis(4_900) && waited < std::time::Duration::from_secs(8),
+        "{waited:?}"
+    );
+}

@@ -1,0 +1,800 @@
+//! The gateway over real HTTP in front of the embedded cluster (over HTTPS):
+//! both paths, every check, CORS and the audit line.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use fundament_authn_client::{Credentials, RevokedSessions};
+use fundament_kube_api_proxy::Gateway;
+use fundament_kube_api_proxy::audit::MemoryAudit;
+use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::installations::Lookup;
+use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy::upstream::Upstream;
+use fundament_plugin_origin::PluginOrigins;
+use fundament_tokens::{Signer, Verifier};
+use http::{Method, Request, header};
+use http_body_util::BodyExt;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+const PROD: &str = testing::CLUSTER_ID;
+const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
+const CONSOLE: &str = "http://localhost:3000";
+const PLUGINS: &str = "http://localhost:8082";
+const CERT_MANAGER_ORIGIN: &str = "http://acme-corp--cert-manager.localhost:8082";
+const DEMO_ORIGIN: &str = "http://acme-corp--demo.localhost:8082";
+
+fn origins() -> Origins {
+    Origins { plugins: PluginOrigins::from_base(PLUGINS).unwrap() }
+}
+
+struct Stack {
+    url: String,
+    signer: Signer,
+    revoked: Arc<RevokedSessions>,
+    audit: Arc<MemoryAudit>,
+    cluster: SeededCluster,
+    /// The cluster as the gateway reaches it.
+    upstream: Arc<Upstream>,
+}
+
+async fn start() -> Stack {
+    start_with(SeededCluster::start().await).await
+}
+
+async fn start_with(cluster: SeededCluster) -> Stack {
+    start_checked_by(cluster, testing::fga()).await
+}
+
+/// [`start_with`], with `can_view` asked of `fga`.
+async fn start_checked_by(cluster: SeededCluster, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
+    let signer = Signer::generate();
+    let audit = Arc::new(MemoryAudit::default());
+    let revoked = RevokedSessions::none();
+    let gateway = Gateway {
+        origins: origins(),
+        credentials: testing::credentials(&signer, &revoked),
+        fga,
+        fga_health: Default::default(),
+        clusters: cluster.clusters(),
+        definitions: Arc::new(PluginFolders::load()),
+        audit: audit.clone(),
+        watches: Default::default(),
+    };
+    let upstream = gateway.clusters.get(PROD).await.unwrap();
+    let url = serve(gateway).await;
+    Stack { url, signer, revoked, audit, cluster, upstream }
+}
+
+/// Serves `gateway` on a loopback port: its base URL.
+async fn serve(gateway: Gateway) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
+    });
+    url
+}
+
+impl Stack {
+    fn plugin_token(&self, user: &str, cluster: &str, installation: &str, ttl: i64) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        self.signer.sign_plugin(&self.cluster.plugin_claims(
+            user,
+            cluster,
+            installation,
+            "session-1",
+            now,
+            ttl,
+        ))
+    }
+
+    fn user_token(&self, user: &str) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        self.signer.sign_user(user, &format!("{user}@acme-corp.com"), user, now, 3600)
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (u16, http::HeaderMap, Value) {
+        common::request(&self.url, method, path, headers, body).await
+    }
+
+    /// A call whose only header is `authorization` (a `Bearer …` value).
+    async fn call_as(
+        &self,
+        authorization: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, http::HeaderMap, Value) {
+        self.call(method, path, &[("authorization", authorization)], body).await
+    }
+
+    /// Waits until the gateway's installation store holds `name` with `uid` (`None`: holds no
+    /// `name`): the watch delivered the change. Bounded, so a store that never hears of it fails.
+    /// Waits until the gateway's installation store shows `name` as `uid` (`None`: gone), and
+    /// an installation that exists as reconciled: the plugin controller creates its namespace,
+    /// ServiceAccount and RBAC before it reports Running, so a call made earlier could meet a
+    /// cluster that does not know the plugin's ServiceAccount yet.
+    async fn store_shows(&self, name: &str, uid: Option<&str>) {
+        let store = self.upstream.installation_store();
+        let mut changes = store.changes();
+        let shows = |_: &u64| match store.lookup(name) {
+            Lookup::Known(found) => {
+                found.as_ref().and_then(|v| v["metadata"]["uid"].as_str()) == uid
+                    && found.as_ref().is_none_or(|v| v["status"]["phase"] == "Running")
+            }
+            Lookup::Unknown => false,
+        };
+        let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(shows)).await;
+        assert!(heard.is_ok(), "the installation store never showed {name} as {uid:?}");
+    }
+
+    fn last_decision(&self) -> String {
+        self.audit.lines().last().map(|l| l.decision.clone()).unwrap_or_default()
+    }
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let alice_cm = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let auth = bearer(&alice_cm);
+
+    // alice's cert-manager token lists certificates, as the plugin's ServiceAccount.
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["items"].as_array().unwrap().len(), 3);
+    let line = s.audit.lines().last().cloned().unwrap();
+    assert_eq!(line.decision, "allowed");
+    assert_eq!(
+        (line.user.as_str(), line.cluster_id.as_str(), line.installation_name.as_str()),
+        ("alice", PROD, "acme-corp--cert-manager")
+    );
+    assert_eq!((line.resource.as_str(), line.verb.as_str(), line.status), ("certificates", "list", 200));
+    assert!(
+        line.pinned_definition_hash.starts_with("sha256:")
+            && line.pinned_definition_hash == line.definition_hash
+    );
+
+    // The same token on the other cluster.
+    let (code, _, v) =
+        s.call(Method::GET, &certs.replace(PROD, RESTRICTED), &[("authorization", &auth)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (403, Some("Forbidden")));
+    assert!(v["message"].as_str().unwrap().contains("cluster_id mismatch"), "{v}");
+    assert_eq!(s.last_decision(), "denied:cluster-mismatch");
+
+    // Secrets, CloudNativePG databases, core events: outside allowedResources.
+    for path in
+        ["/api/v1/namespaces/default/secrets", "/apis/postgresql.cnpg.io/v1/databases", "/api/v1/events"]
+    {
+        let (code, _, v) =
+            s.call(Method::GET, &format!("/clusters/{PROD}{path}"), &[("authorization", &auth)], None).await;
+        assert_eq!(code, 403, "{path}: {v}");
+        assert_eq!(v["kind"], "Status");
+        assert!(v["message"].as_str().unwrap().starts_with("allowedResources:"), "{v}");
+        assert_eq!(s.last_decision(), "denied:allowed-resources");
+    }
+
+    // demo: allowedResources admits create, the plugin's RBAC does not: the cluster says no, as the plugin.
+    let demo = bearer(&s.plugin_token("alice", PROD, "acme-corp--demo", 900));
+    let item = json!({"apiVersion": "demo.fundament.io/v1", "kind": "DemoItem", "metadata": {"name": "x"}, "spec": {"message": "m"}});
+    let demoitems = format!("/clusters/{PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems");
+    let (code, _, v) = s.call_as(&demo, Method::POST, &demoitems, Some(item)).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("system:serviceaccount:plugin-acme-corp--demo:plugin"),
+        "the cluster's own Status: {v}"
+    );
+    assert_eq!(s.last_decision(), "allowed");
+
+    // bob may read but not create: his review refuses a Certificate.
+    let bob = bearer(&s.plugin_token("bob", PROD, "acme-corp--cert-manager", 900));
+    let cert = json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c"},
+        "spec": {"secretName": "c", "issuerRef": {"name": "ca-issuer"}}});
+    let in_default = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    let (code, _, v) = s.call_as(&bob, Method::POST, &in_default, Some(cert.clone())).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("SubjectAccessReview"), "{v}");
+    assert_eq!(s.last_decision(), "denied:user-sar");
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bob)], None).await;
+    assert_eq!(code, 200);
+
+    // alice may create one through the plugin.
+    let (code, _, v) = s.call_as(&auth, Method::POST, &in_default, Some(cert)).await;
+    assert_eq!(code, 201, "{v}");
+
+    // Unparseable for plugins: discovery.
+    let (code, _, _) =
+        s.call(Method::GET, &format!("/clusters/{PROD}/version"), &[("authorization", &auth)], None).await;
+    assert_eq!(code, 400);
+    assert_eq!(s.last_decision(), "error:unparseable-request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_tokens_are_401_and_audited() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let expired = s.plugin_token("alice", PROD, "acme-corp--cert-manager", -60);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&expired))], None).await;
+    assert_eq!(code, 401, "{v}");
+    assert_eq!(s.last_decision(), "denied:invalid-token");
+
+    let other = Signer::generate();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let claims = s.cluster.plugin_claims("alice", PROD, "acme-corp--cert-manager", "s", now, 900);
+    let forged = other.sign_plugin(&claims);
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&forged))], None).await;
+    assert_eq!(code, 401);
+
+    // alg: none, with the claims of a valid token.
+    let valid = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let payload = valid.split('.').nth(1).unwrap();
+    let none = format!("{}.{payload}.", b64(r#"{"alg":"none","typ":"JWT"}"#));
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&none))], None).await;
+    assert_eq!(code, 401);
+
+    // A plugin token for another audience.
+    let mut claims = s.cluster.plugin_claims("alice", PROD, "acme-corp--cert-manager", "s", now, 900);
+    claims.aud = vec!["somebody-else".into()];
+    let (code, _, _) = s
+        .call(Method::GET, &certs, &[("authorization", &bearer(&s.signer.sign_plugin(&claims)))], None)
+        .await;
+    assert_eq!(code, 401);
+
+    // HS256 "signed" with the public key as the HMAC secret: the classic algorithm confusion.
+    use hmac::Mac;
+    let jwks = s.signer.jwks();
+    let (kid, x) = (jwks["keys"][0]["kid"].as_str().unwrap(), jwks["keys"][0]["x"].as_str().unwrap());
+    use base64::Engine;
+    let public = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(x).unwrap();
+    for secret in [public.as_slice(), x.as_bytes()] {
+        let header = b64(&format!(r#"{{"alg":"HS256","typ":"JWT","kid":"{kid}"}}"#));
+        let input = format!("{header}.{payload}");
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
+        mac.update(input.as_bytes());
+        let sig = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        let (code, _, _) =
+            s.call(Method::GET, &certs, &[("authorization", &bearer(&format!("{input}.{sig}")))], None).await;
+        assert_eq!(code, 401);
+        assert_eq!(s.last_decision(), "denied:invalid-token");
+    }
+
+    // No cookie is a credential here, whoever sends it and from wherever: bearer tokens only.
+    let alice = s.user_token("alice");
+    for cookie in [
+        format!("fundament_auth={valid}"),
+        format!("__Host-fundament_auth={alice}"),
+        format!("fundament_auth={alice}"),
+    ] {
+        for origin in [None, Some(CONSOLE), Some(CERT_MANAGER_ORIGIN)] {
+            let mut headers = vec![("cookie", cookie.as_str())];
+            if let Some(o) = origin {
+                headers.push(("origin", o));
+            }
+            let (code, _, v) = s.call(Method::GET, &certs, &headers, None).await;
+            assert!(code == 401 || code == 403, "{origin:?} {cookie}: {code} {v}");
+        }
+    }
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("cookie", &format!("__Host-fundament_auth={alice}"))], None).await;
+    assert_eq!(code, 401);
+    assert!(v["message"].as_str().unwrap().contains("never a cookie"), "{v}");
+    let (code, _, _) = s.call(Method::GET, &certs, &[], None).await;
+    assert_eq!(code, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_token_works_from_its_own_installations_origin_only() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let token = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let (code, h, v) = s
+        .call(Method::GET, &certs, &[("authorization", &token), ("origin", CERT_MANAGER_ORIGIN)], None)
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], CERT_MANAGER_ORIGIN);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    // The same token sent by another installation's page.
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("authorization", &token), ("origin", DEMO_ORIGIN)], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("origin mismatch"), "{v}");
+    assert_eq!(s.last_decision(), "denied:origin");
+    // From plugin-proxy's own host, the console or anywhere else: no browser origin but a plugin's.
+    for origin in [PLUGINS, CONSOLE, "https://evil.example", "null"] {
+        let (code, h, _) =
+            s.call(Method::GET, &certs, &[("authorization", &token), ("origin", origin)], None).await;
+        assert_eq!(code, 403, "{origin}");
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    }
+    // A user token from a plugin page is refused: plugin pages act through their PluginToken.
+    let user = bearer(&s.user_token("alice"));
+    let (code, _, v) =
+        s.call(Method::GET, &certs, &[("authorization", &user), ("origin", CERT_MANAGER_ORIGIN)], None).await;
+    assert_eq!(code, 403, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_out_session_stops_working_at_once() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let user = s.user_token("alice");
+    let session = Verifier::from_jwks(&s.signer.jwks()).unwrap().verify_user(&user, now).unwrap().jti;
+    let plugin = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    assert_eq!(s.call(Method::GET, &certs, &[("authorization", &bearer(&user))], None).await.0, 200);
+    s.revoked.record(&session, now + 3600);
+    s.revoked.record("session-1", now + 3600);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&user))], None).await;
+    assert_eq!(code, 401, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("signed out"), "{v}");
+    let (code, _, _) = s.call(Method::GET, &certs, &[("authorization", &bearer(&plugin))], None).await;
+    assert_eq!(code, 401);
+    assert_eq!(s.last_decision(), "denied:invalid-token");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_answer_is_a_document_a_cookie_or_someone_elses_cors() {
+    let s = start().await;
+    let alice = bearer(&s.user_token("alice"));
+    // A plugin's own page through the service proxy: served, but never as a runnable document.
+    let backend = axum::Router::new().route(
+        "/console/x.html",
+        axum::routing::get(|| async {
+            (
+                [
+                    (header::CONTENT_TYPE, "text/html"),
+                    (header::SET_COOKIE, "__Host-fundament_auth=planted; Path=/; Secure"),
+                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                    (header::ACCESS_CONTROL_ALLOW_CREDENTIALS, "true"),
+                    (header::CONTENT_SECURITY_POLICY, "default-src *"),
+                ],
+                "<script>fetch('/clusters/x/api/v1/secrets')</script>",
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, backend).await.unwrap() });
+    let ns = "plugin-acme-corp--demo";
+    s.cluster.running.backends.register(ns, ns, 8080, addr);
+    let page =
+        format!("/clusters/{PROD}/api/v1/namespaces/{ns}/services/http:{ns}:8080/proxy/console/x.html");
+    let (code, h, _) = s.call(Method::GET, &page, &[("authorization", &alice)], None).await;
+    assert_eq!(code, 200);
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert!(h.get(header::SET_COOKIE).is_none());
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    // Refusals too.
+    let (code, h, _) = s.call(Method::GET, &page, &[], None).await;
+    assert_eq!(code, 401);
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_judges_exactly_what_the_cluster_serves() {
+    let s = start().await;
+    let cert_manager = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    // An encoded `watch` key is a watch for the gateway as for the cluster: both agree.
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let req = Request::get(format!("{}{certs}?wat%63h=1&timeoutSeconds=1", s.url))
+        .header("authorization", &cert_manager)
+        .body(Body::empty())
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "ADDED", "a watch, as audited: {text:.60}");
+    assert_eq!(s.audit.lines().last().unwrap().verb, "watch");
+    // Repeated watch: the first value counts for both (a list).
+    let (code, _, v) = s
+        .call(Method::GET, &format!("{certs}?watch=0&watch=1"), &[("authorization", &cert_manager)], None)
+        .await;
+    assert_eq!((code, v["kind"].as_str()), (200, Some("CertificateList")));
+    assert_eq!(s.audit.lines().last().unwrap().verb, "list");
+    // A POST to a named object: 405, nothing created under any name.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}});
+    let alice = bearer(&s.user_token("alice"));
+    let named = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps/chosen");
+    let (code, _, v) = s.call(Method::POST, &named, &[("authorization", &alice)], Some(cm)).await;
+    assert_eq!((code, v["reason"].as_str()), (405, Some("MethodNotAllowed")), "{v}");
+    let other = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps/other");
+    assert_eq!(s.call(Method::GET, &other, &[("authorization", &alice)], None).await.0, 404);
+    // Encoded segments are decoded once; an encoded slash or dot segment is refused.
+    let (code, _, _) = s
+        .call(
+            Method::GET,
+            &format!("/clusters/{PROD}/api/v1/namespaces/d%65fault/configmaps"),
+            &[("authorization", &alice)],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    for bad in ["/api/v1/namespaces/a%2Fb/configmaps", "/api/v1/namespaces/%2e%2e/secrets"] {
+        let (code, _, _) =
+            s.call(Method::GET, &format!("/clusters/{PROD}{bad}"), &[("authorization", &alice)], None).await;
+        assert_eq!(code, 400, "{bad}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_are_capped_per_plugin_token_with_a_429() {
+    let s = start().await;
+    let token = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let url = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let mut open = Vec::new();
+    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN {
+        let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
+        let res = client.request(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        open.push(res);
+    }
+    let (code, _, v) =
+        s.call(Method::GET, &url.replace(&s.url, ""), &[("authorization", &token)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
+    assert_eq!(s.last_decision(), "denied:watch-limit");
+    // Closing one gives its slot back.
+    drop(open.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
+    assert_eq!(client.request(req).await.unwrap().status(), 200);
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_path_runs_as_the_users_service_account() {
+    let s = start().await;
+    let alice = bearer(&s.user_token("alice"));
+    let bob = bearer(&s.user_token("bob"));
+    let ns = format!("/clusters/{PROD}/api/v1/namespaces");
+    let (code, _, v) = s.call(Method::GET, &ns, &[("authorization", &alice)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "by-bob"}});
+    let (code, _, v) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &bob)], Some(cm.clone()))
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("system:serviceaccount:fundament-system:fundament-bob"),
+        "{v}"
+    );
+    let (code, _, _) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &alice)], Some(cm))
+        .await;
+    assert_eq!(code, 201);
+    // A body past kube-apiserver's own 3 MiB limit is refused whole, as that server would.
+    let huge = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                      "data": {"x": "y".repeat(fundament_kube_api_proxy::upstream::MAX_REQUEST_BODY)}});
+    let (code, _, v) = s
+        .call(Method::POST, &format!("{ns}/default/configmaps"), &[("authorization", &alice)], Some(huge))
+        .await;
+    assert_eq!((code, v["reason"].as_str()), (413, Some("RequestEntityTooLarge")), "{v}");
+    // Nobody views the restricted cluster.
+    let (code, _, v) =
+        s.call(Method::GET, &ns.replace(PROD, RESTRICTED), &[("authorization", &alice)], None).await;
+    assert_eq!(code, 403, "{v}");
+    // Path gates come first.
+    let (code, _, _) = s.call(Method::GET, "/clusters/not-a-uuid/api/v1/namespaces", &[], None).await;
+    assert_eq!(code, 400);
+    let (code, _, _) = s.call(Method::GET, &format!("/clusters/{PROD}/metrics"), &[], None).await;
+    assert_eq!(code, 404);
+    // An origin that is not a plugin page's is refused outright.
+    let (code, h, _) = s
+        .call(Method::GET, &ns, &[("authorization", &alice), ("origin", "https://evil.example")], None)
+        .await;
+    assert_eq!(code, 403);
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_is_for_plugin_origins_without_credentials_only() {
+    let s = start().await;
+    let path = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let pre = |origin: &'static str| {
+        vec![
+            ("origin", origin),
+            ("access-control-request-method", "GET"),
+            ("access-control-request-headers", "authorization"),
+        ]
+    };
+    let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(CERT_MANAGER_ORIGIN), None).await;
+    assert_eq!(code, 204);
+    assert_eq!(h[header::ACCESS_CONTROL_ALLOW_ORIGIN], CERT_MANAGER_ORIGIN);
+    assert!(h[header::ACCESS_CONTROL_ALLOW_HEADERS].to_str().unwrap().contains("Authorization"));
+    assert!(h[header::ACCESS_CONTROL_ALLOW_METHODS].to_str().unwrap().contains("PATCH"));
+    assert!(h.get(header::ACCESS_CONTROL_ALLOW_CREDENTIALS).is_none());
+    // The console's browser code goes through the console; plugin-proxy's own host serves no page.
+    for origin in [CONSOLE, PLUGINS, "https://evil.example", "null"] {
+        let (code, h, _) = s.call(Method::OPTIONS, &path, &pre(origin), None).await;
+        assert_eq!(code, 403, "{origin}");
+        assert!(h.get(header::ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_id_case_can_view_and_replaced_installations() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    // A claim in upper case names the same cluster.
+    let upper = s.plugin_token("alice", &PROD.to_uppercase(), "acme-corp--cert-manager", 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&upper))], None).await;
+    assert_eq!(code, 200, "{v}");
+    // Nobody may view the restricted cluster, whatever the token says.
+    let restricted = s.plugin_token("bob", RESTRICTED, "acme-corp--cert-manager", 900);
+    let (code, _, v) = s
+        .call(Method::GET, &certs.replace(PROD, RESTRICTED), &[("authorization", &bearer(&restricted))], None)
+        .await;
+    assert_eq!(code, 403, "{v}");
+    assert_eq!(s.last_decision(), "denied:can-view");
+    // An installation deleted and created again is a different installation: refused as soon
+    // as the cluster announces the change, although the token was just used (no cache lifetime
+    // to wait out: the next call after the watch event is refused).
+    let name = "acme-corp--cert-manager";
+    let old = s.plugin_token("alice", PROD, name, 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 200, "{v}");
+    let obj = s.cluster.installation_object(name);
+    let cluster = &s.cluster.running.cluster;
+    let registry = cluster.registry();
+    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+    let system = fundament_cluster::authn::User::system();
+    let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
+    cluster.delete(&system, rt, "", name, &Value::Null, opts).unwrap();
+    s.store_shows(name, None).await;
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("not found"), "{v}");
+    assert_eq!(s.last_decision(), "denied:installation");
+    let mut again = obj.clone();
+    for owned in ["uid", "resourceVersion", "creationTimestamp"] {
+        again["metadata"].as_object_mut().unwrap().remove(owned);
+    }
+    again.as_object_mut().unwrap().remove("status");
+    let created = cluster.create(&system, rt, "", again, opts).unwrap();
+    s.store_shows(name, created["metadata"]["uid"].as_str()).await;
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&old))], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("was replaced"), "{v}");
+    assert_eq!(s.last_decision(), "denied:installation");
+    let fresh = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
+    assert_eq!(code, 200, "{v}");
+}
+
+/// can_view that cannot answer (OpenFGA down).
+struct Broken;
+
+impl fundament_fga::CanView for Broken {
+    fn can_view<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<bool, fundament_fga::FgaError>> {
+        Box::pin(async { Err(fundament_fga::FgaError::Transport("connection refused".into())) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswerable_can_view_is_a_503_naming_openfga_without_details_and_audited() {
+    let s = start().await;
+    let token = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
+    let audit = Arc::new(MemoryAudit::default());
+    let gateway = Gateway {
+        origins: origins(),
+        credentials: Credentials::fixed(Verifier::from_jwks(&s.signer.jwks()).unwrap()),
+        fga: Arc::new(Broken),
+        fga_health: Default::default(),
+        clusters: fundament_kube_api_proxy::clusters::Clusters::Fixed(HashMap::new()),
+        definitions: Arc::new(PluginFolders::load()),
+        audit: audit.clone(),
+        watches: Default::default(),
+    };
+    let url = serve(gateway).await;
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let req = Request::get(format!("{url}/clusters/{PROD}/apis/cert-manager.io/v1/certificates"))
+        .header("authorization", bearer(&token))
+        .body(Body::empty())
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    assert_eq!(res.status(), 503);
+    let body = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(!body.contains("connection refused"), "internal detail leaked: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["reason"].as_str(), common::message(&v)),
+        (Some("ServiceUnavailable"), fundament_fga::UNAVAILABLE)
+    );
+    let line = audit.lines().last().cloned().unwrap();
+    assert_eq!((line.decision.as_str(), line.status), ("error:can-view", 503));
+}
+
+/// The cluster going away while the gateway holds its connections and cached tokens: a 503
+/// Status that names the cluster, at once, not a hang or a 502.
+#[tokio::test]
+async fn a_cluster_that_stopped_answers_503_naming_it_without_a_hang() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let auth = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let (code, _, v) = s.call(Method::GET, &namespaces, &[("authorization", &user)], None).await;
+    assert_eq!(code, 200, "{v}");
+    let Stack { url, cluster, .. } = s;
+    cluster.running.shutdown(std::time::Duration::from_secs(1)).await;
+    let started = std::time::Instant::now();
+    let (code, _, v) = common::request(&url, Method::GET, &certs, &[("authorization", &auth)], None).await;
+    assert_eq!((code, v["reason"].as_str()), (503, Some("ServiceUnavailable")), "{v}");
+    assert_eq!(common::message(&v), "the cluster cannot be reached; try again");
+    // The user path too.
+    let (code, _, v) =
+        common::request(&url, Method::GET, &namespaces, &[("authorization", &user)], None).await;
+    assert_eq!((code, common::message(&v)), (503, "the cluster cannot be reached; try again"), "{v}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}
+
+/// Each of the cluster's development faults (down, restarting, slow, 500, 429) on the user and
+/// the plugin path: a Status that names the cluster and what to do, within a bound, never a
+/// hang; and serving again, through the same gateway, once the fault ends.
+#[tokio::test]
+async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without_a_restart() {
+    use fundament_dev_faults::{Fault, Service, Switch};
+    let switch = Switch::new(Service::Cluster);
+    let faults = switch.clone();
+    let s = start_with(SeededCluster::start_configured(move |c| c.faults = Some(faults)).await).await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let plugin = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let both = [(certs.as_str(), plugin.as_str()), (namespaces.as_str(), user.as_str())];
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path}: {v}");
+    }
+
+    switch.set(Fault::Status { status: 429 });
+    for (path, auth) in both {
+        let (code, headers, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{path}: {v}");
+        assert_eq!(headers.get("retry-after").map(|h| h.as_bytes()), Some(&b"1"[..]), "{path}");
+        assert_eq!(v["details"]["retryAfterSeconds"], 1, "{path}: {v}");
+    }
+    switch.set(Fault::Status { status: 500 });
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!((code, v["reason"].as_str()), (500, Some("InternalError")), "{path}: {v}");
+    }
+
+    switch.set(Fault::Down);
+    for (path, auth) in both {
+        let started = std::time::Instant::now();
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(
+            (code, common::message(&v)),
+            (503, "the cluster cannot be reached; try again"),
+            "{path}: {v}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{path} took {:?}", started.elapsed());
+    }
+
+    switch.set(Fault::Slow { delay_ms: 300 });
+    for (path, auth) in both {
+        let started = std::time::Instant::now();
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path}: {v}");
+        assert!(
+            started.elapsed() >= std::time::Duration::from_millis(300),
+            "{path}: {:?}",
+            started.elapsed()
+        );
+    }
+
+    // A restart: refused while it lasts, then served again by the same gateway.
+    switch.set(Fault::Restarting { seconds: 2 });
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 503, "{path}: {v}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(switch.fault(), Fault::None);
+    for (path, auth) in both {
+        let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+        assert_eq!(code, 200, "{path} after the restart: {v}");
+    }
+}
+
+/// OpenFGA failing behind the gateway (the development switch in front of the seeded checker,
+/// with a short timeout): on the user path, the plugin path and the cluster's info, each fault
+/// answers a Status naming the authorization service, `503 ServiceUnavailable` when it is down,
+/// restarting or failing and `504 Timeout` when it does not answer in time, the plugin path's
+/// audited as `error:can-view`, never with the cause; a slow answer within the timeout is
+/// served; and once the fault ends the same gateway serves again.
+#[tokio::test]
+async fn each_openfga_fault_answers_a_status_naming_it_and_ends_without_a_restart() {
+    use fundament_dev_faults::{Fault, FaultyCanView, Service, Switch};
+    use std::time::{Duration, Instant};
+    let switch = Switch::new(Service::OpenFga);
+    let timeout = Duration::from_millis(800);
+    let fga = FaultyCanView::new(testing::fga(), switch.clone()).with_timeout(timeout);
+    let s = start_checked_by(SeededCluster::start().await, Arc::new(fga)).await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let plugin = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let user = bearer(&s.user_token("alice"));
+    let namespaces = format!("/clusters/{PROD}/api/v1/namespaces");
+    let info = format!("/clusters/{PROD}");
+    let all = [
+        (certs.as_str(), plugin.as_str()),
+        (namespaces.as_str(), user.as_str()),
+        (info.as_str(), user.as_str()),
+    ];
+    let serves = || async {
+        for (path, auth) in all {
+            let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+            assert_eq!(code, 200, "{path}: {v}");
+        }
+    };
+    // The answer to every path, and the plugin path's audit line (the only one audited).
+    let answers = |code: u16, reason: &'static str, message: &'static str| {
+        let s = &s;
+        async move {
+            for (path, auth) in all {
+                let (got, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
+                assert_eq!(
+                    (got, v["reason"].as_str(), common::message(&v)),
+                    (code, Some(reason), message),
+                    "{path}: {v}"
+                );
+                assert!(!v.to_string().contains("development fault switch"), "the cause was told: {v}");
+            }
+            let line = s.audit.lines().last().cloned().unwrap();
+            assert_eq!((line.decision.as_str(), line.status), ("error:can-view", code));
+        }
+    };
+    serves().await;
+
+    for fault in [Fault::Down, Fault::Status { status: 500 }, Fault::Status { status: 429 }] {
+        switch.set(fault);
+        answers(503, "ServiceUnavailable", fundament_fga::UNAVAILABLE).await;
+    }
+
+    switch.set(Fault::Slow { delay_ms: 30_000 });
+    let started = Instant::now();
+    answers(504, "Timeout", fundament_fga::UNANSWERED).await;
+    // Three paths, each bounded by the checker's timeout: no hang.
+    assert!(started.elapsed() < timeout * 3 + Duration::from_secs(2), "{:?}", started.elapsed());
+    switch.set(Fault::Slow { delay_ms: 200 });
+    serves().await;
+
+    // A restart: refused while it lasts, then served again by itself, by the same gateway.
+    switch.set(Fault::Restarting { seconds: 1 });
+    answers(503, "ServiceUnavailable", fundament_fga::UNAVAILABLE).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(switch.fault(), Fault::None);
+    serves().await;
+}
