@@ -1,6 +1,6 @@
 // What a first visit to a console page downloads from the console's origin: the HTML,
 // the CSS, the JS and every wasm chunk, each counted at brotli quality 11 (what
-// cargo-leptos precompresses with), in a browser context with an empty cache.
+// scripts/site.mjs precompresses with), in a browser context with an empty cache.
 // Shared by the budget and chunk specs (end2end/tests/first-load.spec.ts).
 import { expect, type Browser, type BrowserContext } from '@playwright/test';
 import fs from 'node:fs';
@@ -93,7 +93,7 @@ export const chunks = (loaded: Loaded[]) =>
 
 const siteRoot = process.env.FUNDAMENT_SITE_ROOT ?? path.resolve(__dirname, '../target/site');
 
-/** The built site's split manifest (cargo-leptos --split): for each split point (a lazy
+/** The built site's split manifest (scripts/site.mjs): for each split point (a lazy
  *  route's view, a #[lazy] view), the chunks that load with it: its own `split_<name>`
  *  and the `chunk_<n>` it shares with others. */
 export function splitManifest(): Record<string, string[]> {

@@ -2,18 +2,20 @@
 //
 //   node scripts/content-hashes.mjs SITE_DIR
 //
-// cargo-leptos (`hash-files`, `--split`) names the JS entry, the main wasm, wasm-split's loader
-// and its manifest `stem.<hash>.ext`, but two builds of the same tree differ: the loader's name
-// is new in every build (and its exports come in another order), and the JS entry and the main
-// wasm import it by that name while keeping their own names. Served `immutable`, a browser that
-// kept `console.<hash>.js` from one build asks the next for a loader it does not have, and the
-// console never starts: after a rebuild of the same commit, or behind replicas built apart.
+// scripts/site.mjs names the JS entry, the main wasm, wasm-split's loader and its manifest
+// `stem.<hash>.ext`, each by its own bytes, and lists the hashes in hash.txt. But they import
+// each other by those names: the JS entry and the main wasm import the loader, and the loader
+// the JS entry, so a name taken from a file's own bytes can leave out what it imports. Served
+// `immutable`, a browser that kept `console.<hash>.js` from one build would then ask the next
+// for a loader it does not have, and the console would never start: after a rebuild, or behind
+// replicas built apart. (cargo-leptos, which built the site before, even named the loader anew
+// in every build.)
 //
 // Here the four files get names from their final bytes: one digest over all four (with their
 // old names blanked, since the JS entry and the loader import each other), and from it one
 // name per file. The same bytes give the same names; any change gives new ones. Each name keeps
-// cargo-leptos's length (22 characters of base64url), so renaming inside the wasm's import
-// section changes no length. Then hash.txt is rewritten and the .br and .gz files made again.
+// the length of the one it replaces (22 characters of base64url), so renaming inside the wasm's
+// import section changes no length. Then hash.txt is rewritten and the .br and .gz files made again.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

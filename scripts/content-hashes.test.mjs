@@ -1,4 +1,4 @@
-// Tests of scripts/content-hashes.mjs on a small site laid out as cargo-leptos writes one
+// Tests of scripts/content-hashes.mjs on a small site laid out as scripts/site.mjs writes one
 // (node --test; scripts/test runs it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
-# Tools this project installs (cargo-leptos, wasm-bindgen) live outside the clone,
+# Tools this project installs (wasm-bindgen, fundament-wasm-split) live outside the clone,
 # so every clone on the machine shares them.
 export FUNDAMENT_TOOLS_DIR="${FUNDAMENT_TOOLS_DIR:-$HOME/.cache/fundament/tools}"
 # Build output outside the clone too: a fresh clone (CI) reuses compiled dependencies.
@@ -28,7 +28,7 @@ export FUNDAMENT_LIB_CARGO_ARGS="-Zbuild-std=std,panic_abort"
 # scripts/setup found that rustup cannot download and left a marker.
 use_debian_toolchain() {
   mkdir -p "$FUNDAMENT_TOOLS_DIR/debian-bin"
-  # Debian's cargo must come before rustup's proxy: cargo-leptos runs `cargo` from PATH.
+  # Debian's cargo must come before rustup's proxy: scripts/site.mjs runs `cargo` from PATH.
   ln -sf /usr/bin/cargo "$FUNDAMENT_TOOLS_DIR/debian-bin/cargo"
   export PATH="$FUNDAMENT_TOOLS_DIR/debian-bin:$PATH"
   export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc

@@ -1,12 +1,10 @@
 //! The built site's file names and how long browsers may keep them.
 //!
-//! cargo-leptos (`hash-files`) renames the JS, wasm, CSS and every wasm chunk to
-//! `stem.<hash>.ext` and lists the entry files' hashes in `hash.txt` (which
-//! `scripts/build` copies into the site root, so the site is self-contained). Its names for
-//! the JS entry and the main wasm do not follow their bytes (both import wasm-split's loader,
-//! whose name is new in every build), so `scripts/content-hashes.mjs` renames the entry files
-//! by their final bytes. A hashed name then never changes its bytes: browsers keep it for a
-//! year without asking. Anything
+//! `scripts/site.mjs` names the JS, wasm, CSS and every wasm chunk `stem.<hash>.ext` by
+//! their bytes and lists the entry files' hashes in the site root's `hash.txt` (which
+//! `scripts/build` also copies beside the binary). The entry files import each other, so
+//! `scripts/content-hashes.mjs` names those four by one digest over all of them. A hashed
+//! name then never changes its bytes: browsers keep it for a year without asking. Anything
 //! else (wasm-bindgen's snippets, `public/` files, a site built without hashes) keeps its
 //! name across builds and is revalidated on each use.
 
@@ -18,14 +16,14 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// `Cache-Control` of the HTML and of files that keep their names across builds.
 pub const REVALIDATE: &str = "no-cache";
 
-/// The file cargo-leptos writes the entry files' hashes to.
+/// The file `scripts/site.mjs` writes the entry files' hashes to.
 pub const HASH_FILE: &str = "hash.txt";
 
-/// cargo-leptos's hashes (and scripts/content-hashes.mjs's) are 16 bytes in unpadded base64url: 22
+/// The site's hashes (scripts/site.mjs, scripts/content-hashes.mjs) are 16 bytes in unpadded base64url: 22
 /// characters.
 const HASH_LEN: usize = 22;
 
-/// Whether a file name (or URL path) is `stem.<hash>.ext` as cargo-leptos writes it.
+/// Whether a file name (or URL path) is `stem.<hash>.ext` as `scripts/site.mjs` writes it.
 pub fn is_hashed(name: &str) -> bool {
     let name = name.rsplit('/').next().unwrap_or(name);
     let mut parts = name.rsplitn(3, '.');

@@ -1,4 +1,4 @@
-//! The browser bundle's wasm chunks (cargo-leptos `--split`): which route and which
+//! The browser bundle's wasm chunks (split by `scripts/site.mjs`): which route and which
 //! view lives in which chunk, loading the ones the server rendered before hydrating,
 //! and fetching a route's chunk when a link to it is pointed at or focused.
 //!

@@ -3,7 +3,7 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
-/// Called by the hydration script cargo-leptos generates.
+/// Called by the hydration script Leptos renders into every page.
 #[wasm_bindgen]
 pub fn hydrate() {
     // No panic hook: the bundle is built with panics that abort at once (.cargo/config.toml),

@@ -19,7 +19,7 @@ use tower_http::{
 
 use crate::middleware::{ConsoleOrigin, same_origin_writes};
 
-/// The file name stem cargo-leptos gives the wasm, JS and CSS.
+/// The file name stem `scripts/site.mjs` gives the wasm, JS and CSS.
 pub const OUTPUT_NAME: &str = match option_env!("LEPTOS_OUTPUT_NAME") {
     Some(name) => name,
     None => "console",
@@ -178,7 +178,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .with_state(state.clone());
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
-    // Precompressed by cargo-leptos (`--precompress`): brotli and gzip files beside each.
+    // Precompressed by scripts/site.mjs: brotli and gzip files beside each.
     let pkg = Router::new()
         .fallback_service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip())
         .layer(axum::middleware::from_fn(pkg_cache_control));

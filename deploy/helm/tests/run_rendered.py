@@ -62,7 +62,7 @@ def main(rendered, binary, root):
                 print(f"  {name}: NOT RUN: this fundament has no `{command}` subcommand")
                 continue
             pod_dir = os.path.join(work, name)
-            # The image's layout (Containerfile) in the repository: the site is cargo-leptos's.
+            # The image's layout (Containerfile) in the repository: the site is scripts/site.mjs's.
             mounts = {"/app": root, "/app/site": os.path.join(root, "target", "site")}
             volumes = {v["name"]: v for v in spec.get("volumes", [])}
             for m in container.get("volumeMounts", []):
