@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
-# Tools this project installs (wasm-bindgen, fundament-wasm-split) live outside the clone,
+# Tools this project installs (fundament-site-wasm, helm) live outside the clone,
 # so every clone on the machine shares them.
 export FUNDAMENT_TOOLS_DIR="${FUNDAMENT_TOOLS_DIR:-$HOME/.cache/fundament/tools}"
 # Build output outside the clone too: a fresh clone (CI) reuses compiled dependencies.

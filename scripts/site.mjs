@@ -6,11 +6,12 @@
 // Used by scripts/build, which then builds the `fundament` binary. The steps:
 //   1. cargo builds `frontend` for wasm32 (profile wasm-release; `-Clink-args=--emit-relocs`
 //      comes from .cargo/config.toml, the splitter needs the relocations);
-//   2. fundament-wasm-split (tools/wasm-split) cuts the module at its lazy split points: the
+//   2. `fundament-site-wasm split` (tools/site-wasm) cuts the module at its lazy split points: the
 //      main module, one wasm per chunk, their loader (`__wasm_split.<hash>.js`) and a manifest
 //      naming the chunks each split point needs (app/src/chunks.rs says which routes and views
 //      have one);
-//   3. wasm-bindgen writes the JS glue for the main module (`console.js`, `console.wasm`);
+//   3. `fundament-site-wasm bindgen` writes the JS glue of the main module (`console.js`,
+//      `console.wasm`), as the wasm-bindgen CLI would;
 //   4. wasm-opt (binaryen from npm) shrinks every wasm file, two at a time;
 //   5. terser minifies the glue, Tailwind's CLI writes the minified CSS, `public/` is copied;
 //   6. chunks and CSS are named `stem.<hash>.ext` by their bytes, and the loader and manifest
@@ -105,14 +106,12 @@ async function main() {
   const splitMain = path.join(FRONT, 'wasm32-unknown-unknown', 'wasm-release', 'frontend_split.wasm');
 
   // 2. Split at the lazy split points.
-  log('fundament-wasm-split');
-  await run('fundament-wasm-split', [built, PKG, splitMain, `./${OUTPUT}.js`, `./${LOADER}`], { quiet: true });
+  log('fundament-site-wasm split');
+  await run('fundament-site-wasm', ['split', built, PKG, splitMain, `./${OUTPUT}.js`, `./${LOADER}`], { quiet: true });
 
-  // 3. The glue. --keep-lld-exports and --no-demangle: the chunks import the main module's
-  //    functions by the names the linker gave them.
-  log('wasm-bindgen');
-  await run('wasm-bindgen', ['--target=web', '--keep-lld-exports', '--no-demangle', '--no-typescript',
-    `--out-name=${OUTPUT}`, `--out-dir=${PKG}`, splitMain]);
+  // 3. The glue (the linker's export names kept: the chunks import the main module's functions by them).
+  log('fundament-site-wasm bindgen');
+  await run('fundament-site-wasm', ['bindgen', splitMain, PKG, OUTPUT]);
   fs.renameSync(path.join(PKG, `${OUTPUT}_bg.wasm`), path.join(PKG, `${OUTPUT}.wasm`));
 
   // 4. wasm-opt over every wasm file (binaryen in Node is single-threaded: one per core).
