@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { replaceAll } from './replace-bytes.mjs';
 
 const site = process.argv[2];
 if (!site) throw new Error('usage: node scripts/content-hashes.mjs SITE_DIR');
@@ -47,23 +48,6 @@ const files = ENTRIES.map(({ key, ext }) => {
   return { key, ext, hash, stem: name.slice(0, -(`.${hash}.${ext}`.length)), bytes: fs.readFileSync(path.join(pkg, name)) };
 });
 
-/** `bytes` with every occurrence of each `from` replaced by its `to` (same lengths). */
-function replaceAll(bytes, pairs) {
-  let out = bytes;
-  for (const [from, to] of pairs) {
-    const needle = Buffer.from(from);
-    const replacement = Buffer.from(to);
-    const parts = [];
-    let at = 0;
-    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
-      parts.push(out.subarray(at, i), replacement);
-      at = i + needle.length;
-    }
-    parts.push(out.subarray(at));
-    out = Buffer.concat(parts);
-  }
-  return out;
-}
 
 const blank = '#'.repeat(HASH_LEN);
 const digest = createHash('sha256');

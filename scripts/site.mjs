@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { replaceAll } from './replace-bytes.mjs';
 import { minify } from 'terser';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -75,22 +76,6 @@ async function pooled(items, width, task) {
 /** A name for these bytes: 16 bytes of their SHA-256 in base64url, 22 characters. */
 const digest = (bytes) => createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url');
 
-/** `bytes` with every occurrence of each `from` replaced by its `to` (equal lengths where it matters: wasm). */
-function replaceAll(bytes, pairs) {
-  let out = bytes;
-  for (const [from, to] of pairs) {
-    const needle = Buffer.from(from);
-    const parts = [];
-    let at = 0;
-    for (let i = out.indexOf(needle); i !== -1; i = out.indexOf(needle, at)) {
-      parts.push(out.subarray(at, i), Buffer.from(to));
-      at = i + needle.length;
-    }
-    parts.push(out.subarray(at));
-    out = Buffer.concat(parts);
-  }
-  return out;
-}
 
 async function main() {
   const started = Date.now();
