@@ -19,14 +19,16 @@
 //      each other, so scripts/content-hashes.mjs names them by one digest over all four;
 //      hash.txt lists the entry files' hashes for the server (app/src/assets.rs) and Leptos;
 //   7. every file gets a brotli (quality 11) and a gzip (level 9) copy beside it.
-// The same tree gives the same bytes and names; any change gives new names.
+// Names always follow bytes: any change gives new names. The same tree does not always give the
+// same bytes: the splitter lists the loader's shared imports in a HashMap's order, so a rebuild
+// can rename the four entry files (never the chunks or the CSS).
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { replaceAll } from './replace-bytes.mjs';
+import { nameEntries } from './content-hashes.mjs';
+import { brotliOptions, GZIP_OPTIONS, hashName, replaceAll } from './site-files.mjs';
 import { minify } from 'terser';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -73,10 +75,6 @@ async function pooled(items, width, task) {
   }));
 }
 
-/** A name for these bytes: 16 bytes of their SHA-256 in base64url, 22 characters. */
-const digest = (bytes) => createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url');
-
-
 async function main() {
   const started = Date.now();
   fs.rmSync(SITE, { recursive: true, force: true });
@@ -121,18 +119,16 @@ async function main() {
     const leaf = (f.endsWith('.wasm') && f !== `${OUTPUT}.wasm`) || f === `${OUTPUT}.css`;
     if (!leaf) continue;
     const dot = f.lastIndexOf('.');
-    const name = `${f.slice(0, dot)}.${digest(fs.readFileSync(path.join(PKG, f)))}${f.slice(dot)}`;
+    const name = `${f.slice(0, dot)}.${hashName(fs.readFileSync(path.join(PKG, f)))}${f.slice(dot)}`;
     fs.renameSync(path.join(PKG, f), path.join(PKG, name));
     renamed.set(f, name);
   }
   // The loader fetches chunks as `./<stem>.wasm`; the manifest lists their stems.
-  const loaderPath = path.join(PKG, LOADER);
-  let loader = fs.readFileSync(loaderPath, 'utf8').replace(/\.\/([A-Za-z0-9_]+\.wasm)(?=["'`])/g, (whole, file) => {
+  const loader = fs.readFileSync(path.join(PKG, LOADER), 'utf8').replace(/\.\/([A-Za-z0-9_]+\.wasm)(?=["'`])/g, (_, file) => {
     if (!renamed.has(file)) throw new Error(`the loader names ${file}, which the split did not write`);
     return `./${renamed.get(file)}`;
   });
-  const manifestPath = path.join(PKG, MANIFEST);
-  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+  const manifest = JSON.parse(fs.readFileSync(path.join(PKG, MANIFEST), 'utf8'));
   for (const [point, stems] of Object.entries(manifest)) {
     manifest[point] = stems.map((stem) => {
       const file = renamed.get(`${stem}.wasm`);
@@ -148,7 +144,7 @@ async function main() {
     split: { file: LOADER, bytes: Buffer.from(loader) },
     manifest: { file: MANIFEST, bytes: Buffer.from(JSON.stringify(manifest)) },
   };
-  for (const entry of Object.values(entries)) entry.hash = digest(entry.bytes);
+  for (const entry of Object.values(entries)) entry.hash = hashName(entry.bytes);
   const entryName = (key) => {
     const { file, hash } = entries[key];
     return key === 'split' ? file.replace('_'.repeat(HASH_LEN), hash) : file.replace(/\.([a-z]+)$/, `.${hash}.$1`);
@@ -165,8 +161,8 @@ async function main() {
   const css = renamed.get(`${OUTPUT}.css`).split('.')[1];
   fs.writeFileSync(path.join(SITE, 'hash.txt'),
     `js: ${entries.js.hash}\nwasm: ${entries.wasm.hash}\ncss: ${css}\nmanifest: ${entries.manifest.hash}\nsplit: ${entries.split.hash}\n`);
-  // content-hashes.mjs precompresses the four files it renames.
-  await run('node', [path.join(ROOT, 'scripts', 'content-hashes.mjs'), SITE]);
+  // nameEntries also precompresses the four files it renames.
+  log(nameEntries(SITE));
 
   // 7. Every other file, brotli and gzip, on libuv's threads.
   const brotli = promisify(zlib.brotliCompress);
@@ -178,8 +174,8 @@ async function main() {
   await pooled(files, 4, async (f) => {
     const bytes = fs.readFileSync(f);
     const [br, gz] = await Promise.all([
-      brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
-      gzip(bytes, { level: 9 }),
+      brotli(bytes, brotliOptions(bytes)),
+      gzip(bytes, GZIP_OPTIONS),
     ]);
     fs.writeFileSync(`${f}.br`, br);
     fs.writeFileSync(`${f}.gz`, gz);
