@@ -497,7 +497,12 @@ mod tests {
     #[test]
     fn flags_beat_environment() {
         let args = SettingsArgs {
-            config: Some(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../Leptos.toml"))),
+            config: Some(
+                PathBuf::from(
+                    std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+                )
+                .join("../Leptos.toml"),
+            ),
             ..Default::default()
         }
         .with_flag(Key::ConsoleListen, "127.0.0.1:4100");

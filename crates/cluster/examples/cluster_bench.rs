@@ -56,7 +56,10 @@ async fn send(
 async fn main() -> anyhow::Result<()> {
     // Where the results go: the first argument, else the file scripts/bench writes.
     let out = PathBuf::from(std::env::args().nth(1).as_deref().unwrap_or("bench/results/cluster.json"));
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    )
+    .join("../..");
     let dir = tempfile::tempdir()?;
     let config = ClusterConfig::seeded(dir.path().to_path_buf(), &repo)?;
     let running = fundament_cluster::start(config).await?;

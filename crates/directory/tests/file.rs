@@ -150,15 +150,20 @@ async fn the_reload_task_picks_up_a_change() {
 
 #[test]
 fn the_development_directory_file_is_the_seed() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/directory.yaml");
+    let path = std::path::Path::new(
+        &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    )
+    .join("../../fixtures/directory.yaml");
     let file = FileDirectory::load(&path).unwrap().current();
     assert_eq!(*file, *fundament_directory::seed().current());
 }
 
 #[test]
 fn the_seeds_project_namespaces_are_those_the_fixtures_label() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cluster/namespaces.yaml");
+    let path = std::path::Path::new(
+        &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    )
+    .join("../../fixtures/cluster/namespaces.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     let mut labelled: Vec<(String, String)> = Vec::new();
     for doc in serde_yaml::Deserializer::from_str(&text) {

@@ -163,7 +163,10 @@ mod tests {
 
     #[tokio::test]
     async fn the_seed_file_matches_the_design() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/fga/tuples.yaml");
+        let path = Path::new(
+            &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+        )
+        .join("../../fixtures/fga/tuples.yaml");
         let store = TupleStore::from_yaml_file(&path).unwrap();
         assert!(check(&store, "alice", PROD_EU).await);
         assert!(check(&store, "bob", PROD_EU).await);

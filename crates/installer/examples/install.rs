@@ -40,7 +40,10 @@ enum Mode {
 }
 
 fn args() -> Result<Args> {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    )
+    .join("../..");
     // Messages name files by this path: without the `..` of the manifest's.
     let repo = repo.canonicalize().unwrap_or(repo);
     let mut args = std::env::args().skip(1);

@@ -26,9 +26,18 @@ use crate::{DefinitionSource, Gateway, PublishedDefinition};
 /// The id the gateway knows the seeded cluster by (the FGA fixtures' production cluster).
 pub const CLUSTER_ID: &str = "019b4000-2000-7000-8000-000000000001";
 
-/// The repository's root, where `fixtures/` and `plugins/` are.
+/// The repository's root, where `fixtures/` and `plugins/` are: the workspace (the directory with
+/// `Cargo.lock`) around the running package. Found at run time, not compiled in: every clone
+/// shares one target directory, so a test binary can outlive the clone that built it.
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let package = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    );
+    package
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .expect("the running package is inside the workspace")
+        .to_path_buf()
 }
 
 /// `fixtures/fga/tuples.yaml`: who may view which cluster.

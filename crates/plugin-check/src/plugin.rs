@@ -156,7 +156,8 @@ mod tests {
     use super::*;
 
     fn plugins() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins")
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
+            .join("../../plugins")
     }
 
     #[test]

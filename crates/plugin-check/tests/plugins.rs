@@ -11,7 +11,8 @@ use std::time::Duration;
 use fundament_plugin_check::{FindingName, Options, Report, check, scaffold};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
+        .join("../..")
 }
 
 async fn run(dir: &Path) -> Report {

@@ -26,7 +26,9 @@ fn head(answer: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_runtime_of_the_dev_stack_has_a_switch_of_its_own() {
-    let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
+    let plugins =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
+            .join("../plugins");
     let definitions: Vec<_> = ["cert-manager", "demo"]
         .iter()
         .map(|p| fundament_cluster::controller::read_definition(&plugins.join(p)).expect("definition"))

@@ -8,7 +8,8 @@ use fundament_cluster::{ClusterConfig, Running};
 pub mod kubectl;
 
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
+        .join("../..")
 }
 
 pub struct TestCluster {
