@@ -5,24 +5,16 @@ use serde_json::json;
 
 use super::*;
 
-const GRANT_YAML: &str = include_str!("../../../plugins/camunda/crds/grants.plugins.camunda.io.yaml");
-const REGISTRATION_YAML: &str =
-    include_str!("../../../plugins/camunda/crds/pluginregistrations.plugins.camunda.io.yaml");
-const REQUEST_YAML: &str =
-    include_str!("../../../plugins/camunda/crds/pluginrequests.plugins.camunda.io.yaml");
-const DEMO_YAML: &str = include_str!("../../../plugins/demo/crds/demoitems.demo.fundament.io.yaml");
-const BACKUP_YAML: &str =
-    include_str!("../../../plugins/cloudnative-pg/crds/backups.postgresql.cnpg.io.yaml");
-const DATABASE_YAML: &str =
-    include_str!("../../../plugins/cloudnative-pg/crds/databases.postgresql.cnpg.io.yaml");
-const SUBSCRIPTION_YAML: &str =
-    include_str!("../../../plugins/cloudnative-pg/crds/subscriptions.postgresql.cnpg.io.yaml");
-const FSC_YAML: &str =
-    include_str!("../../../plugins/openfsc/crds/fscinstallations.openfsc.fundament.io.yaml");
-const CERTIFICATE_YAML: &str =
-    include_str!("../../../plugins/cert-manager/crds/certificates.cert-manager.io.yaml");
+/// A CRD file of the example plugins (`plugins/<path>`), read when the test runs: a file
+/// compiled in from outside this package would tie the test binary to the clone that built it
+/// (every clone shares one target directory).
+fn crd_file(path: &str) -> String {
+    let app = std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it");
+    let file = std::path::Path::new(&app).join("../plugins").join(path);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
 
-// The schemas below are copied from the CRD files above (the app has no YAML
+// The schemas below are copied from the example plugins' CRD files (the app has no YAML
 // parser); `schemas_match_their_crd_files` keeps them faithful. The builders
 // right here write the parts every CRD schema has, so a fixture shows only
 // its own kind's fields.
@@ -473,19 +465,39 @@ fn schemas_match_their_crd_files() {
     }
     let fold = |yaml: &str| yaml.split_whitespace().collect::<Vec<_>>().join(" ") + " ";
     for (schema, yaml, file) in [
-        (grant_schema(), GRANT_YAML, "grants"),
-        (registration_schema(), REGISTRATION_YAML, "pluginregistrations"),
-        (demo_schema(), DEMO_YAML, "demoitems"),
-        (backup_schema(), BACKUP_YAML, "backups"),
-        (database_schema(), DATABASE_YAML, "databases"),
-        (subscription_schema(), SUBSCRIPTION_YAML, "subscriptions"),
-        (fsc_schema(), FSC_YAML, "fscinstallations"),
-        (certificate_schema(), CERTIFICATE_YAML, "certificates"),
+        (grant_schema(), crd_file("camunda/crds/grants.plugins.camunda.io.yaml"), "grants"),
+        (
+            registration_schema(),
+            crd_file("camunda/crds/pluginregistrations.plugins.camunda.io.yaml"),
+            "pluginregistrations",
+        ),
+        (demo_schema(), crd_file("demo/crds/demoitems.demo.fundament.io.yaml"), "demoitems"),
+        (backup_schema(), crd_file("cloudnative-pg/crds/backups.postgresql.cnpg.io.yaml"), "backups"),
+        (database_schema(), crd_file("cloudnative-pg/crds/databases.postgresql.cnpg.io.yaml"), "databases"),
+        (
+            subscription_schema(),
+            crd_file("cloudnative-pg/crds/subscriptions.postgresql.cnpg.io.yaml"),
+            "subscriptions",
+        ),
+        (
+            fsc_schema(),
+            crd_file("openfsc/crds/fscinstallations.openfsc.fundament.io.yaml"),
+            "fscinstallations",
+        ),
+        (
+            certificate_schema(),
+            crd_file("cert-manager/crds/certificates.cert-manager.io.yaml"),
+            "certificates",
+        ),
     ] {
-        check(&schema, &fold(yaml), file);
+        check(&schema, &fold(&yaml), file);
     }
     // The request's spec part; its `outputs` map comes from the status.
-    check(&request_schema(), &fold(REQUEST_YAML), "pluginrequests");
+    check(
+        &request_schema(),
+        &fold(&crd_file("camunda/crds/pluginrequests.plugins.camunda.io.yaml")),
+        "pluginrequests",
+    );
 }
 
 fn field<'a>(spec: &'a FormSpec, path: &str) -> &'a Field {

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// The example plugins of the repository.
+/// The example plugins of the repository, found when the tests run: a path or file compiled in
+/// would tie the test binary to the clone that built it (every clone shares one target dir).
 pub fn plugins_dir() -> PathBuf {
     Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
         .join("../../plugins")
