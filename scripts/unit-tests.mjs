@@ -37,11 +37,14 @@ function build() {
     maxBuffer: 1 << 30,
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
-  return result.stdout
+  const artifacts = result.stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
-    .filter((m) => m.reason === 'compiler-artifact' && m.profile.test && m.executable)
+    .filter((m) => m.reason === 'compiler-artifact');
+  refuseClonePaths(artifacts);
+  return artifacts
+    .filter((m) => m.profile.test && m.executable)
     .map((m) => ({
       exe: m.executable,
       dir: path.dirname(m.manifest_path),
@@ -49,6 +52,31 @@ function build() {
       pkg: m.package_id,
       manifest: m.manifest_path,
     }));
+}
+
+/**
+ * Every clone on the machine shares one target directory, and cargo (with checksum freshness)
+ * reuses a workspace crate's build in a clone at another path, unless the build recorded a file
+ * by this clone's absolute path: a file compiled in from outside its package
+ * (`include_str!("../../../x")`). Such a crate, and every crate above it, is compiled again in
+ * each new clone, minutes of a warm run. Cargo records those paths in the unit's dep-info
+ * (`.fingerprint/<package>-<hash>/dep-*`); this stops the run when one names this clone.
+ */
+function refuseClonePaths(artifacts) {
+  const root = Buffer.from(path.resolve(import.meta.dirname, '..') + '/');
+  const offenders = new Set();
+  for (const m of artifacts.filter((a) => a.package_id.startsWith('path+file://'))) {
+    const hash = path.basename(m.filenames[0] ?? '').match(/-([0-9a-f]{16})(\.|$)/)?.[1];
+    if (!hash) continue;
+    const unit = path.join(path.dirname(m.filenames[0]), '..', '.fingerprint', `${packageName({ pkg: m.package_id })}-${hash}`);
+    for (const file of fs.existsSync(unit) ? fs.readdirSync(unit).filter((f) => f.startsWith('dep-')) : []) {
+      if (fs.readFileSync(path.join(unit, file)).includes(root)) offenders.add(`${packageName({ pkg: m.package_id })} (${m.target.src_path})`);
+    }
+  }
+  if (offenders.size) {
+    console.error(`unit-tests: these builds compile in a file of ${root} from outside their package, so every clone at another path compiles them again; move the file into the package or read it at run time:\n  ${[...offenders].join('\n  ')}`);
+    process.exit(1);
+  }
 }
 
 /** The package's name, from cargo's package id (`path+file:///…/server#0.1.0` or `…#name@0.1.0`). */

@@ -34,9 +34,9 @@ const CSP_REPORT_PATH: &str = "/__fundament-check/csp-report";
 const HOST_HTML: &str = include_str!("../assets/host.html");
 const HOST_JS: &str = include_str!("../assets/host.js");
 /// The SDK as plugin-proxy serves it (the minified script).
-const SDK_JS: &str = include_str!("../../../plugin-sdk/plugin-sdk.min.js");
-const SDK_CSS: &str = include_str!("../../../plugin-sdk/plugin-sdk.css");
-const SDK_DTS: &str = include_str!("../../../plugin-sdk/plugin-sdk.d.ts");
+const SDK_JS: &str = fundament_plugin_sdk::SCRIPT;
+const SDK_CSS: &str = fundament_plugin_sdk::STYLES;
+const SDK_DTS: &str = fundament_plugin_sdk::TYPES;
 
 /// What the server saw of one run.
 #[derive(Debug, Clone)]
