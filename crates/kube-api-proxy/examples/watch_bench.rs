@@ -27,6 +27,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 
+/// The fundament binary's allocator (server/src/main.rs): memory figures as the services have them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const PROD: &str = testing::CLUSTER_ID;
 const USERS: usize = 10;
 const WATCHES_PER_USER: usize = fundament_kube_api_proxy::limits::WATCHES_PER_USER;
