@@ -182,7 +182,9 @@ impl Transports {
 /// its connection for many minutes, so one burst (its first list) set its memory for its whole
 /// life: 57 KiB per idle watch on 100 small objects (heaptrack on the watch benchmark), up to
 /// 400 KiB on a large list. Reads of at most this size cost a few more system calls on large
-/// answers instead.
+/// answers instead (bench/gateway.sh: no change in requests/s). An answer's head must fit in it:
+/// kube-apiserver's take well under 2 KiB, warnings included; a larger one fails the call as a
+/// transport error, never a truncated answer.
 const FORWARD_READ_BUFFER: usize = 16 * 1024;
 
 /// The connection every forwarded call takes: kube-rs's client (the kubeconfig's TLS: CA, client
@@ -652,4 +654,48 @@ struct ObjectList {
 /// The JSON body of a call.
 fn to_body(object: &impl serde::Serialize) -> Result<Value, UpstreamError> {
     serde_json::to_value(object).map_err(|e| UpstreamError::Body(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A one-connection server on loopback that answers the first request with `head` and the body
+    /// `{}`.
+    async fn answering(head_extra: String) -> kube::Config {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n{head_extra}\r\n{{}}"
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+            let _ = socket.shutdown().await;
+        });
+        kube::Config::new(format!("http://{addr}").parse().unwrap())
+    }
+
+    async fn get(config: kube::Config) -> Result<http::Response<kube::client::Body>, kube::Error> {
+        let client = forwarding_client(config).unwrap();
+        let request = http::Request::get("/api").body(kube::client::Body::empty()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), client.send(request))
+            .await
+            .expect("an answer, not a hang")
+    }
+
+    /// The fixed read buffer bounds an answer's head too: a head that does not fit fails the call
+    /// (the gateway's 503) instead of being cut, and an ordinary one with a long warning passes.
+    #[tokio::test]
+    async fn the_forwarding_buffer_takes_ordinary_heads_and_refuses_oversized_ones() {
+        let warning = format!("warning: 299 - \"{}\"\r\n", "w".repeat(2048));
+        let answer = get(answering(warning).await).await.expect("an ordinary head");
+        assert_eq!(answer.status(), 200);
+        let huge = format!("x-padding: {}\r\n", "p".repeat(FORWARD_READ_BUFFER + 1));
+        assert!(get(answering(huge).await).await.is_err(), "a head larger than the buffer is an error");
+    }
 }
