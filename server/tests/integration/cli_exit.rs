@@ -150,7 +150,7 @@ fn a_token_command_logs_to_stderr_never_into_its_answer() {
     )
     .join("..");
     let state = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = crate::ports::free_port();
     let listen = format!("127.0.0.1:{port}");
     let url = format!("https://localhost:{port}");
     let mut cluster = Command::new(env!("CARGO_BIN_EXE_fundament"))

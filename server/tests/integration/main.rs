@@ -5,3 +5,4 @@ mod cli_exit;
 mod cluster_crash;
 mod console_http;
 mod plugin_runtime_faults;
+mod ports;
