@@ -68,9 +68,9 @@ function refuseClonePaths(artifacts) {
   for (const m of artifacts.filter((a) => a.package_id.startsWith('path+file://'))) {
     const hash = path.basename(m.filenames[0] ?? '').match(/-([0-9a-f]{16})(\.|$)/)?.[1];
     if (!hash) continue;
-    const unit = path.join(path.dirname(m.filenames[0]), '..', '.fingerprint', `${packageName({ pkg: m.package_id })}-${hash}`);
+    const unit = path.join(path.dirname(m.filenames[0]), '..', '.fingerprint', `${packageName(m.package_id)}-${hash}`);
     for (const file of fs.existsSync(unit) ? fs.readdirSync(unit).filter((f) => f.startsWith('dep-')) : []) {
-      if (fs.readFileSync(path.join(unit, file)).includes(root)) offenders.add(`${packageName({ pkg: m.package_id })} (${m.target.src_path})`);
+      if (fs.readFileSync(path.join(unit, file)).includes(root)) offenders.add(`${packageName(m.package_id)} (${m.target.src_path})`);
     }
   }
   if (offenders.size) {
@@ -80,11 +80,11 @@ function refuseClonePaths(artifacts) {
 }
 
 /** The package's name, from cargo's package id (`path+file:///…/server#0.1.0` or `…#name@0.1.0`). */
-const packageName = (binary) => binary.pkg.match(/#([^@]+)@/)?.[1] ?? binary.pkg.match(/\/([^/#]+)#/)?.[1] ?? '';
+const packageName = (id) => id.match(/#([^@]+)@/)?.[1] ?? id.match(/\/([^/#]+)#/)?.[1] ?? '';
 
 /** The variables cargo sets when it runs a test binary of this package. */
 function cargoEnv(binary) {
-  const name = packageName(binary);
+  const name = packageName(binary.pkg);
   const version = binary.pkg.match(/[@#]([0-9][^@#\s]*)$/)?.[1] ?? '';
   return { ...process.env, CARGO_MANIFEST_DIR: binary.dir, CARGO_MANIFEST_PATH: binary.manifest, CARGO_PKG_NAME: name, CARGO_PKG_VERSION: version };
 }
@@ -109,7 +109,7 @@ async function run(binary) {
 }
 
 /** A binary's name across builds: its package and target (the file name holds a hash). */
-const key = (binary) => `${packageName(binary)} ${binary.label}`;
+const key = (binary) => `${packageName(binary.pkg)} ${binary.label}`;
 
 /** Last run's seconds per binary, kept in the target directory the binaries are in. */
 function readTimes(file) {

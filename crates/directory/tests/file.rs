@@ -150,20 +150,14 @@ async fn the_reload_task_picks_up_a_change() {
 
 #[test]
 fn the_development_directory_file_is_the_seed() {
-    let path = std::path::Path::new(
-        &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-    )
-    .join("../../fixtures/directory.yaml");
+    let path = fixtures().join("directory.yaml");
     let file = FileDirectory::load(&path).unwrap().current();
     assert_eq!(*file, *fundament_directory::seed().current());
 }
 
 #[test]
 fn the_seeds_project_namespaces_are_those_the_fixtures_label() {
-    let path = std::path::Path::new(
-        &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-    )
-    .join("../../fixtures/cluster/namespaces.yaml");
+    let path = fixtures().join("cluster/namespaces.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     let mut labelled: Vec<(String, String)> = Vec::new();
     for doc in serde_yaml::Deserializer::from_str(&text) {
@@ -181,4 +175,13 @@ fn the_seeds_project_namespaces_are_those_the_fixtures_label() {
     labelled.sort();
     declared.sort();
     assert_eq!(declared, labelled);
+}
+
+/// The repository's `fixtures/`, found when the test runs (a path compiled in would name the
+/// clone that built this binary; every clone reuses it).
+fn fixtures() -> std::path::PathBuf {
+    std::path::Path::new(
+        &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+    )
+    .join("../../fixtures")
 }

@@ -80,10 +80,7 @@ mod tests {
 
     #[test]
     fn the_committed_file_parses() {
-        let path = Path::new(
-            &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-        )
-        .join("../../Leptos.toml");
+        let path = crate::checkout::repo().join("Leptos.toml");
         let layer = load_file(&path).unwrap();
         assert_eq!(layer.get(Key::Mode), Some("mock"));
     }

@@ -7,6 +7,8 @@
 //! setting and where it came from.
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+mod checkout;
 mod error;
 mod file;
 mod layer;

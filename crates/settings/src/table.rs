@@ -478,13 +478,7 @@ mod tests {
 
     #[test]
     fn the_readme_table_is_the_generated_one() {
-        let readme = std::fs::read_to_string(
-            std::path::Path::new(
-                &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-            )
-            .join("../../README.md"),
-        )
-        .unwrap();
+        let readme = std::fs::read_to_string(crate::checkout::repo().join("README.md")).unwrap();
         assert!(
             readme.contains(&markdown_table()),
             "README.md's settings table differs from crates/settings/src/table.rs; replace it with:\n{}",

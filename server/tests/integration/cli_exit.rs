@@ -3,7 +3,6 @@
 
 use std::{
     net::TcpListener,
-    path::PathBuf,
     process::{Command, Output},
 };
 
@@ -145,10 +144,7 @@ fn tokens_are_printed_in_mock_mode_only_for_known_users() {
 /// installation lookup logs warnings and the command fails.
 #[test]
 fn a_token_command_logs_to_stderr_never_into_its_answer() {
-    let repo = PathBuf::from(
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-    )
-    .join("..");
+    let repo = crate::checkout::repo();
     let state = tempfile::tempdir().unwrap();
     let port = crate::ports::free_port();
     let listen = format!("127.0.0.1:{port}");

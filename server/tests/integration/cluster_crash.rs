@@ -17,15 +17,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
+use crate::checkout::repo;
 use crate::ports::free_port;
 
 const KILLS: usize = 20;
 const CREATORS: usize = 6;
-
-fn repo() -> PathBuf {
-    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
-        .join("..")
-}
 
 struct Stack {
     dir: PathBuf,

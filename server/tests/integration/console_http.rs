@@ -89,10 +89,7 @@ fn console() -> Router {
         .get_or_init(|| {
             let mut settings = resolve(&[]).expect("defaults resolve");
             // Tests run in server/: the tuple file is the checkout's.
-            settings.fga.tuples = std::path::Path::new(
-                &std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
-            )
-            .join("../fixtures/fga/tuples.yaml");
+            settings.fga.tuples = crate::checkout::repo().join("fixtures/fga/tuples.yaml");
             let state = server::console::console_state(
                 &settings,
                 sessions(),

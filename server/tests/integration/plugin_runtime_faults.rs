@@ -2,7 +2,6 @@
 //! fault switch of its own, by installation name, and meets it (docs/dev-switches.md).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::Duration;
 
 use fundament_dev_faults::runtime::{RuntimeFault, RuntimeSwitches};
@@ -26,9 +25,7 @@ fn head(answer: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_runtime_of_the_dev_stack_has_a_switch_of_its_own() {
-    let plugins =
-        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"))
-            .join("../plugins");
+    let plugins = crate::checkout::repo().join("plugins");
     let definitions: Vec<_> = ["cert-manager", "demo"]
         .iter()
         .map(|p| fundament_cluster::controller::read_definition(&plugins.join(p)).expect("definition"))
