@@ -11,14 +11,8 @@
 // reads like cargo's. The binaries that took longest last time start first (their times are
 // kept beside the build, in unit-test-seconds.json), so that no slow one starts last and runs
 // alone. The doc tests run through cargo (`--doc`), beside the binaries. Examples are not built:
-// no test runs one, and clippy (`--all-targets`) checks that they compile.
-//
-//   --beside "<command>"  a shell command started once the binaries are built, beside them (its
-//                         output printed whole when it ends; its failure fails the run): work for
-//                         the CPU while the tests wait on timers and child processes.
-//
-// Exits 1 if any binary or the command beside failed, after naming each failure. The slowest
-// binaries are listed at the end.
+// no test runs one, and clippy (`--all-targets`) checks that they compile. Exits 1 if any binary
+// failed, after naming each failure. The slowest binaries are listed at the end.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,12 +23,6 @@ const split = argv.indexOf('--');
 const own = split === -1 ? [] : argv.slice(0, split);
 const cargoArgs = split === -1 ? argv : argv.slice(split + 1);
 const jobsAt = own.indexOf('--jobs');
-const besideAt = own.indexOf('--beside');
-const beside = besideAt === -1 ? null : own[besideAt + 1];
-if (besideAt !== -1 && !beside) {
-  console.error('unit-tests: --beside needs a command');
-  process.exit(2);
-}
 // Twice the cores: most slow binaries wait on timers and child processes, not the CPU.
 const jobs = jobsAt === -1 ? Math.max(2, os.availableParallelism() * 2) : Number(own[jobsAt + 1]);
 if (!Number.isInteger(jobs) || jobs < 1) {
@@ -148,7 +136,6 @@ const before = timesFile ? readTimes(timesFile) : {};
 // Longest first; a binary not seen before counts as long (it may be new and slow).
 binaries.sort((a, b) => (before[key(b)] ?? Number.MAX_VALUE) - (before[key(a)] ?? Number.MAX_VALUE));
 const docs = docTests();
-const besideRun = beside ? captured('bash', ['-c', beside], {}) : null;
 const results = [];
 let next = 0;
 await Promise.all(
@@ -157,8 +144,6 @@ await Promise.all(
   }),
 );
 const doc = await docs;
-const besideResult = besideRun ? await besideRun : null;
-if (besideResult) process.stdout.write(`\n${beside}:\n${besideResult.output}`);
 if (timesFile) {
   // Merged into what other runs wrote (scripts/test runs this twice, with other packages).
   const times = { ...before, ...Object.fromEntries(results.map((r) => [key(r), Math.round(r.seconds * 10) / 10])) };
@@ -170,6 +155,4 @@ console.log(`\n${results.length} test binaries, ${jobs} at a time; the slowest:`
 for (const r of slowest) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${key(r)} (${path.basename(r.exe)})`);
 for (const r of failed) console.error(`FAILED: ${key(r)} (${r.exe}): ${r.signal ? `killed by ${r.signal}` : `exit ${r.code}`}`);
 if (doc.status !== 0) console.error('FAILED: the doc tests');
-const besideFailed = besideResult !== null && besideResult.code !== 0;
-if (besideFailed) console.error(`FAILED: ${beside} (exit ${besideResult.code ?? besideResult.signal})`);
-process.exit(failed.length || doc.status !== 0 || besideFailed ? 1 : 0);
+process.exit(failed.length || doc.status !== 0 ? 1 : 0);
