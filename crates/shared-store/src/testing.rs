@@ -20,9 +20,36 @@ impl Drop for RedisServer {
     }
 }
 
-/// A free TCP port of loopback (free when asked).
+/// The lowest port [`free_port`] picks: above the ports services commonly claim.
+const LOWEST_PORT: u16 = 10_000;
+
+/// A port of loopback free now, outside the range the kernel hands out for port 0, and never the
+/// same twice in this process. A port found by binding port 0 and letting go lies in that range,
+/// where any test beside this one (or the stack it starts) may be given it by a bind to port 0
+/// before the chosen server listens: the server then cannot listen, or a readiness probe finds
+/// the other one. Below the range only another explicit choice can collide.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port").local_addr().expect("bound").port()
+    use std::collections::HashSet;
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next().and_then(|low| low.parse::<u16>().ok()))
+        .filter(|low| *low > LOWEST_PORT + 1_000)
+        .unwrap_or(32_768);
+    let span = u64::from(ephemeral_low - LOWEST_PORT);
+    let random = RandomState::new();
+    let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let given = given.get_or_insert_with(HashSet::new);
+    for attempt in 0u64..10_000 {
+        let port = LOWEST_PORT + (random.hash_one(attempt) % span) as u16;
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
+            return port;
+        }
+    }
+    panic!("no free port between {LOWEST_PORT} and {ephemeral_low}");
 }
 
 impl RedisServer {
@@ -50,5 +77,25 @@ impl RedisServer {
         let _ = child.kill();
         let _ = child.wait();
         panic!("redis-server did not start on port {port}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_lie_below_the_port_0_range_and_are_never_given_twice() {
+        let ephemeral_low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .map(|range| range.split_whitespace().next().unwrap().parse().unwrap())
+            .unwrap_or(32_768);
+        let ports: Vec<u16> = (0..200).map(|_| free_port()).collect();
+        let distinct: std::collections::HashSet<_> = ports.iter().collect();
+        assert_eq!(distinct.len(), ports.len(), "a port was given twice");
+        assert!(ports.iter().all(|p| (LOWEST_PORT..ephemeral_low).contains(p)), "{ports:?}");
+        // What port 0 hands out is never among them, and they are free.
+        let zero = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        assert!(zero >= ephemeral_low && !ports.contains(&zero));
+        assert!(std::net::TcpListener::bind(("127.0.0.1", ports[0])).is_ok());
     }
 }
