@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use axum::body::Body;
 use fundament_kube_api_proxy::audit::MemoryAudit;
-use fundament_kube_api_proxy::testing::{self, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, SeededCluster};
 use fundament_tokens::Signer;
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;

@@ -25,8 +25,6 @@ pub mod gateway;
 pub mod installations;
 pub mod kubereq;
 pub mod limits;
-#[cfg(feature = "test-support")]
-pub mod testing;
 pub mod upstream;
 
 use std::sync::Arc;

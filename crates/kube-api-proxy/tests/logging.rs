@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use fundament_kube_api_proxy::audit::{LogAudit, MemoryAudit};
-use fundament_kube_api_proxy::testing::{self, CLUSTER_ID, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, CLUSTER_ID, SeededCluster};
 use fundament_tokens::Signer;
 use serde_json::Value;
 use tracing_subscriber::EnvFilter;

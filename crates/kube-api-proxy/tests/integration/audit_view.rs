@@ -13,7 +13,7 @@ use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::{LogAudit, TeeAudit};
 use fundament_kube_api_proxy::audit_store::{AuditStore, Retention};
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_types::audit::AuditPage;
 use fundament_tokens::Signer;

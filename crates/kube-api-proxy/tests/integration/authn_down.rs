@@ -10,7 +10,7 @@ use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
-use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
 use http::Method;

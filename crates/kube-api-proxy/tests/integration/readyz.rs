@@ -9,7 +9,7 @@ use axum::body::Body;
 use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::clusters::Clusters;
-use fundament_kube_api_proxy::testing::{self, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, SeededCluster};
 use fundament_tokens::Signer;
 use http::Request;
 use http_body_util::BodyExt;

@@ -11,7 +11,7 @@ use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::limits::{WATCHES_PER_PLUGIN_TOKEN, WatchLimits};
-use fundament_kube_api_proxy::testing::{self, PluginFolders, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_shared_store::RedisStore;
 use fundament_shared_store::testing::RedisServer;

@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::response::IntoResponse;
 use fundament_authn_client::RevokedSessions;
 use fundament_dev_faults::runtime::{RuntimeFault, RuntimeSwitch};
-use fundament_kube_api_proxy::testing::{self, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_proxy::{FrameKey, Origins, PluginProxy};
 use fundament_tokens::Signer;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use fundament_authn_client::{Credentials, Keys, RevokedSessions};
 use fundament_kube_api_proxy::clusters::Clusters;
-use fundament_kube_api_proxy::testing::{self, SeededCluster};
+use fundament_kube_api_proxy_testing::{self as testing, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_proxy::{FrameKey, Origins, PluginProxy};
 use fundament_tokens::Signer;

@@ -1,9 +1,16 @@
-//! Test and benchmark support (feature `test-support`): the embedded cluster,
+#![forbid(unsafe_code)]
+
+//! Test and benchmark support for the gateway: the embedded cluster,
 //! seeded with the repository's fixtures and reached as the gateway reaches a
 //! cluster (its admin token, or a kubeconfig file of each credential kind), the
 //! fixtures the gateway's checks read, and a gateway served on a loopback port.
 //! For this workspace's tests and benchmarks (the gateway's and plugin-proxy's):
 //! each function panics when a fixture does not load or the cluster does not start.
+//!
+//! A crate of its own rather than a feature of kube-api-proxy: a feature turned on by a
+//! dev-dependency is on in every build of the test run, so the release binary's build, which
+//! must not have it, compiled kube-api-proxy and everything above it (plugin-proxy, server) a
+//! second time.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,11 +24,11 @@ use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, Signer, Verifier};
 use serde_json::Value;
 
-use crate::audit::MemoryAudit;
-use crate::clusters::Clusters;
-use crate::cors::Origins;
-use crate::upstream::{Upstream, UpstreamConfig};
-use crate::{DefinitionSource, Gateway, PublishedDefinition};
+use fundament_kube_api_proxy::audit::MemoryAudit;
+use fundament_kube_api_proxy::clusters::Clusters;
+use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::upstream::{Upstream, UpstreamConfig};
+use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 
 /// The id the gateway knows the seeded cluster by (the FGA fixtures' production cluster).
 pub const CLUSTER_ID: &str = "019b4000-2000-7000-8000-000000000001";
@@ -128,7 +135,9 @@ pub fn gateway(
 pub async fn serve(gateway: Gateway) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("a bound port"));
-    tokio::spawn(async move { axum::serve(listener, crate::router(Arc::new(gateway))).await });
+    tokio::spawn(
+        async move { axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await },
+    );
     url
 }
 
