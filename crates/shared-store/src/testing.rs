@@ -33,11 +33,7 @@ pub fn free_port() -> u16 {
     use std::hash::{BuildHasher, RandomState};
     use std::sync::Mutex;
     static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
-    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next().and_then(|low| low.parse::<u16>().ok()))
-        .filter(|low| *low > LOWEST_PORT + 1_000)
-        .unwrap_or(32_768);
+    let ephemeral_low = port_0_range_start();
     let span = u64::from(ephemeral_low - LOWEST_PORT);
     let random = RandomState::new();
     let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -50,6 +46,16 @@ pub fn free_port() -> u16 {
         }
     }
     panic!("no free port between {LOWEST_PORT} and {ephemeral_low}");
+}
+
+/// Where the kernel's range for port 0 begins (Linux's default when it cannot be read, or when
+/// it leaves too few ports below it).
+fn port_0_range_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next().and_then(|low| low.parse::<u16>().ok()))
+        .filter(|low| *low > LOWEST_PORT + 1_000)
+        .unwrap_or(32_768)
 }
 
 impl RedisServer {
@@ -86,9 +92,7 @@ mod tests {
 
     #[test]
     fn free_ports_lie_below_the_port_0_range_and_are_never_given_twice() {
-        let ephemeral_low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .map(|range| range.split_whitespace().next().unwrap().parse().unwrap())
-            .unwrap_or(32_768);
+        let ephemeral_low = port_0_range_start();
         let ports: Vec<u16> = (0..200).map(|_| free_port()).collect();
         let distinct: std::collections::HashSet<_> = ports.iter().collect();
         assert_eq!(distinct.len(), ports.len(), "a port was given twice");

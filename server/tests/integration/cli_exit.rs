@@ -146,7 +146,7 @@ fn tokens_are_printed_in_mock_mode_only_for_known_users() {
 fn a_token_command_logs_to_stderr_never_into_its_answer() {
     let repo = crate::checkout::repo();
     let state = tempfile::tempdir().unwrap();
-    let port = crate::ports::free_port();
+    let port = fundament_shared_store::testing::free_port();
     let listen = format!("127.0.0.1:{port}");
     let url = format!("https://localhost:{port}");
     let mut cluster = Command::new(env!("CARGO_BIN_EXE_fundament"))

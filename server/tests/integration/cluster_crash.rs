@@ -18,7 +18,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, W
 use serde_json::json;
 
 use crate::checkout::repo;
-use crate::ports::free_port;
+use fundament_shared_store::testing::free_port;
 
 const KILLS: usize = 20;
 const CREATORS: usize = 6;

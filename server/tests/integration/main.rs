@@ -6,4 +6,3 @@ mod cli_exit;
 mod cluster_crash;
 mod console_http;
 mod plugin_runtime_faults;
-mod ports;
