@@ -24,7 +24,6 @@ try {
   if (e.code !== 'ENOENT') throw e;
 }
 const ofKind = (kind) => runs.filter((r) => r.kind === kind);
-const warm = ofKind('warm').slice(-LAST_WARM);
 const latest = (kind) => {
   const r = ofKind(kind).at(-1);
   return r ? { date: r.date, commit: r.commit, total_s: r.total_s, phases: r.phases } : null;
@@ -38,7 +37,13 @@ try {
   if (e.code !== 'ENOENT') throw e;
 }
 const latestOrKept = (kind, key) => latest(kind) ?? previous[key] ?? null;
-const phaseNames = [...new Set(warm.flatMap((r) => Object.keys(r.phases)))];
+// The same for warm runs: the last results' runs and this machine's, each once (by date), the
+// latest LAST_WARM of them. Kept runs carry their totals only: the phase medians are this machine's.
+const recorded = new Set(ofKind('warm').map((r) => r.date));
+const warm = [...(previous.warm?.runs ?? []).filter((r) => !recorded.has(r.date)), ...ofKind('warm')]
+  .sort((a, b) => a.date.localeCompare(b.date))
+  .slice(-LAST_WARM);
+const phaseNames = [...new Set(warm.flatMap((r) => Object.keys(r.phases ?? {})))];
 const result = {
   date: new Date().toISOString(),
   what: 'scripts/test (what .ci/run runs) on this machine, from passing runs only',
@@ -46,7 +51,7 @@ const result = {
     runs: warm.map((r) => ({ date: r.date, commit: r.commit, total_s: r.total_s })),
     total_s_median: median(warm.map((r) => r.total_s)),
     phases_s_median: Object.fromEntries(
-      phaseNames.map((p) => [p, median(warm.map((r) => r.phases[p]).filter((x) => x !== undefined))]),
+      phaseNames.map((p) => [p, median(warm.map((r) => r.phases?.[p]).filter((x) => x !== undefined))]),
     ),
   },
   cold: latestOrKept('cold', 'cold'),

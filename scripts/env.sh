@@ -53,7 +53,8 @@ lib_packages() {
     console.log(ws.packages.map((p) => p.name).filter((n) => n.startsWith("fundament-")).map((n) => "-p " + n).join(" "));'
 }
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step's line carries the time of day, so a run's log shows what each step took.
+log() { printf '\033[1m==> %s %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
 # Installs Debian packages that are not installed yet (apt-get update once per run).
 apt_updated=false

@@ -46,7 +46,9 @@ const MANIFEST = '__wasm_split_manifest.json';
 const WASM_OPT = ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
 
-const log = (message) => process.stderr.write(`\x1b[1m==> ${message}\x1b[0m\n`);
+// The time of day on each step's line, as scripts/env.sh's `log` writes it.
+const log = (message) =>
+  process.stderr.write(`\x1b[1m==> ${new Date().toTimeString().slice(0, 8)} ${message}\x1b[0m\n`);
 
 /** Runs a command from the repository's root, its output passed through (or, `quiet`, kept
  * and shown only if it fails); rejects naming the command when it fails. */
