@@ -1,10 +1,7 @@
 #!/usr/bin/env node
 // Runs the workspace's Rust tests with several test binaries at once.
 //
-//   node scripts/unit-tests.mjs [--jobs N] [--build-only] -- <cargo test arguments>
-//
-// --build-only builds the test binaries and runs none (scripts/test starts the release build
-// between the two, so that it runs beside the binaries rather than after them).
+//   node scripts/unit-tests.mjs [--jobs N] -- <cargo test arguments>
 //
 // `cargo test` runs its test binaries one after another: the tests inside a binary run in
 // parallel, but a binary whose tests wait (a server's restart, Chromium loading a plugin)
@@ -134,7 +131,6 @@ async function docTests() {
 }
 
 const binaries = build();
-if (own.includes('--build-only')) process.exit(0);
 const timesFile = binaries.length ? path.join(path.dirname(binaries[0].exe), '..', 'unit-test-seconds.json') : null;
 const before = timesFile ? readTimes(timesFile) : {};
 // Longest first; a binary not seen before counts as long (it may be new and slow).
