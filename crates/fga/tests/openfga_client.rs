@@ -136,8 +136,7 @@ async fn a_slow_server_times_out() {
 
 #[tokio::test]
 async fn an_unreachable_server_is_a_transport_error() {
-    // Bind and drop a listener: nothing listens on that port any more.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = fundament_shared_store::testing::refused_port();
     let client = OpenFgaClient::new(&format!("http://127.0.0.1:{port}"), "s", None).unwrap();
     let err = client.can_view("alice", CLUSTER).await.unwrap_err();
     assert!(matches!(err, FgaError::Transport(_)), "{err:?}");

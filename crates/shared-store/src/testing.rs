@@ -48,6 +48,23 @@ pub fn free_port() -> u16 {
     panic!("no free port between {LOWEST_PORT} and {ephemeral_low}");
 }
 
+/// A port of loopback that refuses every connection, the same one for the whole test process.
+/// A socket bound to it and never listening holds it: connecting gets "connection refused", and
+/// no server, nor a bind to port 0, can take it while the process runs. (Binding port 0 and
+/// letting go, as tests of "nothing answers" used to, frees the port for whoever binds next.)
+pub fn refused_port() -> u16 {
+    use std::sync::OnceLock;
+    static HELD: OnceLock<(tokio::net::TcpSocket, u16)> = OnceLock::new();
+    HELD.get_or_init(|| {
+        // Without SO_REUSEADDR (TcpSocket does not set it), no other socket can bind the port.
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket.bind(([127, 0, 0, 1], 0).into()).expect("bind a port of loopback");
+        let port = socket.local_addr().expect("a bound socket's address").port();
+        (socket, port)
+    })
+    .1
+}
+
 /// Where the kernel's range for port 0 begins (Linux's default when it cannot be read, or when
 /// it leaves too few ports below it).
 fn port_0_range_start() -> u16 {
@@ -101,5 +118,18 @@ mod tests {
         let zero = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         assert!(zero >= ephemeral_low && !ports.contains(&zero));
         assert!(std::net::TcpListener::bind(("127.0.0.1", ports[0])).is_ok());
+    }
+
+    #[test]
+    fn the_refused_port_refuses_connections_and_cannot_be_taken() {
+        let port = refused_port();
+        assert_eq!(refused_port(), port, "one port for the whole process");
+        let err = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{err}");
+        // std's listener sets SO_REUSEADDR, as servers do: the port stays taken all the same.
+        assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_err());
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_reuseaddr(true).unwrap();
+        assert!(socket.bind(([127, 0, 0, 1], port).into()).is_err());
     }
 }

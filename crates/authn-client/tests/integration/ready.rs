@@ -46,8 +46,7 @@ async fn fixed_keys_and_nothing_followed_are_ready_at_once() {
 
 #[tokio::test]
 async fn an_unreachable_authn_is_not_ready_naming_the_keys() {
-    // A port nothing listens on: bound, then closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = fundament_shared_store::testing::refused_port();
     let credentials = Credentials {
         keys: Keys::from_url(&format!("http://127.0.0.1:{port}/.well-known/jwks.json")),
         revoked: RevokedSessions::none(),

@@ -34,9 +34,9 @@ fn trusted() -> Credentials {
     testing::credentials(&Signer::generate(), &RevokedSessions::none())
 }
 
-/// Credentials following an authn that does not answer (a port nothing listens on).
+/// Credentials following an authn that does not answer (a port that refuses connections).
 fn authn_down() -> Credentials {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = fundament_shared_store::testing::refused_port();
     Credentials {
         keys: Keys::from_url(&format!("http://127.0.0.1:{port}/.well-known/jwks.json")),
         revoked: RevokedSessions::none(),
