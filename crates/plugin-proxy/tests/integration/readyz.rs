@@ -62,7 +62,7 @@ async fn ready_with_keys_and_a_cluster_not_before_authns_keys() {
     let cluster = SeededCluster::start().await;
     assert_eq!(get(trusted(), cluster.clusters(), "/readyz").await, (200, "ok".into()));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = fundament_shared_store::testing::refused_port();
     let authn_down = || Credentials {
         keys: Keys::from_url(&format!("http://127.0.0.1:{port}/.well-known/jwks.json")),
         revoked: RevokedSessions::none(),
@@ -77,7 +77,7 @@ async fn ready_with_keys_and_a_cluster_not_before_authns_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ticket_that_cannot_be_checked_while_authn_is_down_is_503_not_404() {
     let cluster = SeededCluster::start().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = fundament_shared_store::testing::refused_port();
     let authn_down = || Credentials {
         keys: Keys::from_url(&format!("http://127.0.0.1:{port}/.well-known/jwks.json")),
         revoked: RevokedSessions::none(),
