@@ -54,6 +54,14 @@ lib_packages() {
 }
 
 # Each step's line carries the time of day, so a run's log shows what each step took.
+# The cargo arguments of the unit tests' build (scripts/test; scripts/fuzz builds the same): every
+# service library but fundament-dev-faults (built apart, see scripts/test), the server, and app
+# with ssr, in the release profile the binary's build shares.
+unit_test_cargo_args() {
+  local packages; packages=$(lib_packages)
+  echo "--release ${packages/-p fundament-dev-faults/} -p server -p app --features app/ssr"
+}
+
 log() { printf '\033[1m==> %s %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
 # Installs Debian packages that are not installed yet (apt-get update once per run).
