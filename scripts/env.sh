@@ -53,7 +53,6 @@ lib_packages() {
     console.log(ws.packages.map((p) => p.name).filter((n) => n.startsWith("fundament-")).map((n) => "-p " + n).join(" "));'
 }
 
-# Each step's line carries the time of day, so a run's log shows what each step took.
 # The cargo arguments of the unit tests' build (scripts/test; scripts/fuzz builds the same): every
 # service library but fundament-dev-faults (built apart, see scripts/test), the server, and app
 # with ssr, in the release profile the binary's build shares.
@@ -62,6 +61,7 @@ unit_test_cargo_args() {
   echo "--release ${packages/-p fundament-dev-faults/} -p server -p app --features app/ssr"
 }
 
+# Each step's line carries the time of day, so a run's log shows what each step took.
 log() { printf '\033[1m==> %s %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
 # Installs Debian packages that are not installed yet (apt-get update once per run).

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Runs the workspace's Rust tests with several test binaries at once.
 //
-//   node scripts/unit-tests.mjs [--jobs N] -- <cargo test arguments>
+//   node scripts/unit-tests.mjs [--jobs N] [--before-run COMMAND] -- <cargo test arguments>
+//
+// --before-run: a shell command run once the binaries are built and before any runs; the run
+// stops with its exit status if it fails (scripts/test waits there for the set-up it started in
+// the background: the build does not need it, some tests do).
 //
 // `cargo test` runs its test binaries one after another: the tests inside a binary run in
 // parallel, but a binary whose tests wait (a server's restart, Chromium loading a plugin)
@@ -27,6 +31,12 @@ const jobsAt = own.indexOf('--jobs');
 const jobs = jobsAt === -1 ? Math.max(2, os.availableParallelism() * 2) : Number(own[jobsAt + 1]);
 if (!Number.isInteger(jobs) || jobs < 1) {
   console.error(`unit-tests: --jobs must be a positive whole number, not ${own[jobsAt + 1]}`);
+  process.exit(2);
+}
+const beforeRunAt = own.indexOf('--before-run');
+const beforeRun = beforeRunAt === -1 ? undefined : own[beforeRunAt + 1];
+if (beforeRunAt !== -1 && !beforeRun) {
+  console.error('unit-tests: --before-run needs a command');
   process.exit(2);
 }
 
@@ -131,6 +141,10 @@ async function docTests() {
 }
 
 const binaries = build();
+if (beforeRun) {
+  const result = spawnSync('bash', ['-c', beforeRun], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
 const timesFile = binaries.length ? path.join(path.dirname(binaries[0].exe), '..', 'unit-test-seconds.json') : null;
 const before = timesFile ? readTimes(timesFile) : {};
 // Longest first; a binary not seen before counts as long (it may be new and slow).
