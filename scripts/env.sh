@@ -64,6 +64,56 @@ unit_test_cargo_args() {
 # Each step's line carries the time of day, so a run's log shows what each step took.
 log() { printf '\033[1m==> %s %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
+# Runs a command in the background, detached from the caller's output (a CI log must not wait on
+# it): its output goes to DIR/NAME.log and its exit status to DIR/NAME.status, written last
+# through a rename so that await_background never reads half of it. scripts/test starts the
+# set-up of its test tools and the site's build this way while it compiles and lints.
+start_in_background() {
+  local dir=$1 name=$2; shift 2
+  mkdir -p "$dir"
+  rm -f "$dir/$name.status" "$dir/$name.status.new"
+  (
+    set +e
+    # set -e inside: a shell function stops at its first failing command, as in the foreground.
+    (set -e; "$@") </dev/null >"$dir/$name.log" 2>&1
+    echo $? >"$dir/$name.status.new"
+    mv "$dir/$name.status.new" "$dir/$name.status"
+  ) </dev/null >/dev/null 2>&1 &
+  echo $! >"$dir/$name.pid"
+}
+
+# Waits for what start_in_background DIR NAME started, prints its output, and returns its status.
+await_background() {
+  local dir=$1 name=$2 started; started=$(date +%s)
+  while [ ! -f "$dir/$name.status" ]; do
+    if ! kill -0 "$(cat "$dir/$name.pid" 2>/dev/null || echo 0)" 2>/dev/null && [ ! -f "$dir/$name.status" ]; then
+      cat "$dir/$name.log" >&2 2>/dev/null || true
+      echo "$name (in the background) ended without a status" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+  cat "$dir/$name.log" >&2
+  local status; status=$(cat "$dir/$name.status")
+  if [ "$status" != 0 ]; then
+    echo "$name (in the background) failed with exit status $status; its output is above" >&2
+    return "$status"
+  fi
+  log "$name (in the background): done; waited $(( $(date +%s) - started )) s for it"
+}
+
+# Stops what start_in_background DIR NAME started, if it still runs, with everything it started.
+stop_background() {
+  local dir=$1 name=$2
+  [ -f "$dir/$name.pid" ] && [ ! -f "$dir/$name.status" ] || return 0
+  kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+  }
+  kill_tree "$(cat "$dir/$name.pid")"
+}
+
 # Installs Debian packages that are not installed yet (apt-get update once per run).
 apt_updated=false
 apt_install() {
