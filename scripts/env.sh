@@ -106,12 +106,14 @@ await_background() {
 stop_background() {
   local dir=$1 name=$2
   [ -f "$dir/$name.pid" ] && [ ! -f "$dir/$name.status" ] || return 0
-  kill_tree() {
-    local child
-    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
-    kill "$1" 2>/dev/null || true
-  }
   kill_tree "$(cat "$dir/$name.pid")"
+}
+
+# Sends SIGTERM to a process and all its descendants, the children first.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
 }
 
 # Installs Debian packages that are not installed yet (apt-get update once per run).

@@ -4,8 +4,8 @@
 //   node scripts/unit-tests.mjs [--jobs N] [--before-run COMMAND] -- <cargo test arguments>
 //
 // --before-run: a shell command run once the binaries are built and before any runs; the run
-// stops with its exit status if it fails (scripts/test waits there for the set-up it started in
-// the background: the build does not need it, some tests do).
+// stops with its exit status if it fails. scripts/test waits there for what it started in the
+// background: the tools' set-up (the build does not need it, some tests do) and the site's build.
 //
 // `cargo test` runs its test binaries one after another: the tests inside a binary run in
 // parallel, but a binary whose tests wait (a server's restart, Chromium loading a plugin)
