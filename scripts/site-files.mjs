@@ -34,3 +34,22 @@ export const brotliOptions = (bytes) => ({
   params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
 });
 export const GZIP_OPTIONS = { level: 9 };
+
+/** wasm-split's loader (`__wasm_split.js`) names the main module's shared exports twice, in the
+ *  order of a HashMap inside wasm_split_cli_support, which differs from run to run: the same
+ *  module gave a loader with other bytes, and so entry files with other names, in every build
+ *  (two replicas built apart from one commit then served different names). Returns the loader
+ *  with both lists sorted; throws if it does not hold exactly these two lists, so that a new
+ *  version of the splitter that writes them otherwise stops the build instead of slipping by. */
+export function sortSharedImports(loader) {
+  let lists = 0;
+  const sorted = loader.replace(
+    /(const \{|Object\.assign\(sharedImports\.__wasm_split, \{)([^{}]*)\}/g,
+    (_, head, list) => {
+      lists += 1;
+      const names = list.split(',').map((n) => n.trim()).filter(Boolean).sort();
+      return `${head} ${names.map((n) => `${n}, `).join('')} }`;
+    });
+  if (lists !== 2) throw new Error(`the wasm-split loader lists its shared imports ${lists} times, not twice`);
+  return sorted;
+}

@@ -19,16 +19,15 @@
 //      each other, so scripts/content-hashes.mjs names them by one digest over all four;
 //      hash.txt lists the entry files' hashes for the server (app/src/assets.rs) and Leptos;
 //   7. every file gets a brotli (quality 11) and a gzip (level 9) copy beside it.
-// Names always follow bytes: any change gives new names. The same tree does not always give the
-// same bytes: the splitter lists the loader's shared imports in a HashMap's order, so a rebuild
-// can rename the four entry files (never the chunks or the CSS).
+// Names always follow bytes: any change gives new names, and the same wasm gives the same names
+// (the splitter lists the loader's shared imports in a HashMap's order; step 2 sorts them).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { nameEntries } from './content-hashes.mjs';
-import { brotliOptions, GZIP_OPTIONS, hashName, replaceAll } from './site-files.mjs';
+import { brotliOptions, GZIP_OPTIONS, hashName, replaceAll, sortSharedImports } from './site-files.mjs';
 import { minify } from 'terser';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -93,6 +92,9 @@ async function main() {
   // 2. Split at the lazy split points.
   log('fundament-site-wasm split');
   await run('fundament-site-wasm', ['split', built, PKG, splitMain, `./${OUTPUT}.js`, `./${LOADER}`], { quiet: true });
+  // The same module, the same loader: the splitter lists the shared exports in a HashMap's order.
+  const loaderPath = path.join(PKG, LOADER);
+  fs.writeFileSync(loaderPath, sortSharedImports(fs.readFileSync(loaderPath, 'utf8')));
 
   // 3. The glue (the linker's export names kept: the chunks import the main module's functions by them).
   log('fundament-site-wasm bindgen');
