@@ -1,10 +1,7 @@
 //! The one error type of the console's server functions. Its messages are
 //! written for users; internal detail is logged on the server and never sent.
 
-use leptos::server_fn::{
-    codec::JsonEncoding,
-    error::{FromServerFnError, ServerFnErrorErr},
-};
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
 /// What went wrong, in words a user can act on.
@@ -48,7 +45,9 @@ impl AppError {
 }
 
 impl FromServerFnError for AppError {
-    type Encoder = JsonEncoding;
+    /// Decoded from text, as the answers are (`crate::api::codec`): one copy of its
+    /// deserializer in the wasm instead of one per reader.
+    type Encoder = crate::api::codec::JsonText;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         AppError::Transport(value)
