@@ -16,9 +16,10 @@ pub const MIN_REFRESH_MS: u32 = 1_000;
 pub const RETRY_DELAYS_MS: [u32; 3] = [2_000, 4_000, 8_000];
 /// After giving up, try again this often.
 pub const RECOVERY_RETRY_MS: u32 = 10_000;
-/// A page's requests for a new token within this long of a fresh one are ignored: a token
-/// that was refused right after its mint is not helped by another mint, and a page that
-/// floods the console with requests gets a few mints, not hundreds.
+/// A page's requests for a new token within this long of a fresh one, or of the last mint a
+/// request started, are ignored: a token that was refused right after its mint is not helped by
+/// another mint, and a page that floods the console with requests gets a few mints, not
+/// hundreds, also after the console gave up (authn failing is not asked again at once).
 pub const REQUESTED_REFRESH_GAP_MS: f64 = 5_000.0;
 
 /// Why the console could not get a PluginToken (`reason` of `fundament:auth-failed`).
@@ -95,6 +96,8 @@ pub struct TokenKeeper {
     failed: Option<AuthFailure>,
     /// When the last token arrived (unix ms).
     minted_at: Option<f64>,
+    /// When a page's request last started a mint (unix ms).
+    requested_at: Option<f64>,
     /// A request was ignored already (logged once per frame).
     ignored_once: bool,
 }
@@ -132,10 +135,12 @@ impl TokenKeeper {
         if self.in_backoff() {
             return RefreshRequest::Wait;
         }
-        if self.minted_at.is_some_and(|at| now_ms - at < REQUESTED_REFRESH_GAP_MS) {
+        let recent = |at: Option<f64>| at.is_some_and(|at| now_ms - at < REQUESTED_REFRESH_GAP_MS);
+        if recent(self.minted_at) || recent(self.requested_at) {
             let first = !std::mem::replace(&mut self.ignored_once, true);
             return RefreshRequest::Ignore { first };
         }
+        self.requested_at = Some(now_ms);
         RefreshRequest::Mint
     }
 
@@ -283,6 +288,28 @@ mod tests {
         k.begin();
         k.failed(AuthFailure::MintFailed);
         assert_eq!(k.refresh_requested(1_000_000.0), RefreshRequest::Wait, "a retry is scheduled");
+    }
+
+    #[test]
+    fn after_giving_up_a_flood_of_requests_mints_once_per_gap() {
+        let mut k = TokenKeeper::default();
+        k.begin();
+        for _ in 0..=RETRY_DELAYS_MS.len() {
+            k.failed(AuthFailure::MintFailed);
+            k.begin();
+        }
+        assert!(matches!(k.failed(AuthFailure::MintFailed), AfterFailure::GiveUp { .. }));
+        assert_eq!(k.failure(), Some(AuthFailure::MintFailed));
+        let mut mints = 0;
+        // 20 s of a request every millisecond, each mint failing at once.
+        for ms in 0..20_000 {
+            if k.refresh_requested(1_000_000.0 + f64::from(ms)) == RefreshRequest::Mint {
+                mints += 1;
+                k.begin();
+                k.failed(AuthFailure::MintFailed);
+            }
+        }
+        assert_eq!(mints, 4, "one per {REQUESTED_REFRESH_GAP_MS} ms, not one per request");
     }
 
     #[test]

@@ -58,6 +58,10 @@ impl Mint for PluginToken {
     const FAULT: Fault = Fault::MintPluginToken;
 
     fn sign(state: &AuthnState, Entitled { user, cluster_id, installation }: Entitled) -> Response {
+        let now = clock::now();
+        // Never past the session it was minted for: a sign-out's revocation is kept until the
+        // session's own expiry, so a longer-lived token would come back to life after it.
+        let ttl = PLUGIN_TOKEN_TTL_SECS.min(user.exp - now).max(0);
         let claims = Signer::plugin_claims(
             &user.sub,
             &cluster_id,
@@ -67,8 +71,8 @@ impl Mint for PluginToken {
             &installation.plugin_version,
             &installation.definition_hash,
             &user.jti,
-            clock::now(),
-            PLUGIN_TOKEN_TTL_SECS,
+            now,
+            ttl,
         );
         let token = state.signer().sign_plugin(&claims);
         tracing::info!(
@@ -81,7 +85,7 @@ impl Mint for PluginToken {
             jti = %claims.jti,
             "plugin token minted"
         );
-        private_json(TokenResponse::bearer(token, PLUGIN_TOKEN_TTL_SECS))
+        private_json(TokenResponse::bearer(token, ttl))
     }
 }
 

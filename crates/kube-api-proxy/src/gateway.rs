@@ -105,6 +105,22 @@ struct Judged {
     info: RequestInfo,
     /// The canonical path and query sent on.
     target: String,
+    /// A server-side apply (a PATCH of an `application/apply-patch+…` body): it creates the
+    /// object when there is none. The API server then checks `create` too, of the caller it sees
+    /// (on the plugin path, the plugin's ServiceAccount): the gateway checks it of the plugin's
+    /// allowedResources and of the user as well, or a definition or user allowed to patch but
+    /// not to create could create through it.
+    applies: bool,
+}
+
+/// Whether `req` is a server-side apply (`application/apply-patch+yaml`, `+json`, `+cbor`).
+fn is_apply(req: &Request) -> bool {
+    req.method() == Method::PATCH
+        && req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with("application/apply-patch"))
 }
 
 /// `/clusters/<uuid>/<rest>` → (canonical id, raw `/<rest>`).
@@ -156,7 +172,7 @@ fn judge(req: &Request) -> Result<Judged, Status> {
     let query = query.canonical(proxied);
     let path = info.canonical_path();
     let target = if query.is_empty() { path } else { format!("{path}?{query}") };
-    Ok(Judged { cluster_id, info, target })
+    Ok(Judged { cluster_id, info, target, applies: is_apply(req) })
 }
 
 /// `GET /clusters/<id>` (nothing after the id): the cluster's id, if that is the request.
@@ -553,16 +569,28 @@ async fn admit_plugin(
             ),
         ));
     }
-    let (target, verb) = (&kube.target, &kube.verb);
-    if !definition.allowed.iter().any(|a| a.admits(&kube.as_resource_request())) {
-        let what = group_resource(&target.group, &target.resource);
-        let sub =
-            if target.subresource.is_empty() { String::new() } else { format!("/{}", target.subresource) };
-        return Err(denied(
-            "denied:allowed-resources",
-            format!("allowedResources: plugin {name} may not {verb} {what}{sub}"),
-        ));
+    // What the cluster will check of the caller: the verb, and `create` for an apply.
+    let creates = judged.applies.then(|| KubeRequest { target: kube.target.clone(), verb: "create".into() });
+    let asked: Vec<&KubeRequest> = std::iter::once(&kube).chain(creates.as_ref()).collect();
+    let why = |k: &KubeRequest| {
+        if k.verb == kube.verb { "" } else { " (a server-side apply creates the object when there is none)" }
+    };
+    for k in &asked {
+        if !definition.allowed.iter().any(|a| a.admits(&k.as_resource_request())) {
+            let target = &k.target;
+            let what = group_resource(&target.group, &target.resource);
+            let sub = if target.subresource.is_empty() {
+                String::new()
+            } else {
+                format!("/{}", target.subresource)
+            };
+            return Err(denied(
+                "denied:allowed-resources",
+                format!("allowedResources: plugin {name} may not {} {what}{sub}{}", k.verb, why(k)),
+            ));
+        }
     }
+    let verb = &kube.verb;
     // 7. The user may do it (their ServiceAccount's review).
     let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{}", claims.sub);
     let groups = [
@@ -570,14 +598,19 @@ async fn admit_plugin(
         format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
         "system:authenticated".to_string(),
     ];
-    if !up.review(&user_sa, &groups, &kube).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
-        return Err(denied(
-            "denied:user-sar",
-            format!(
-                "forbidden: user {} may not {verb} {} (SubjectAccessReview of {user_sa})",
-                claims.sub, target.resource
-            ),
-        ));
+    for k in &asked {
+        if !up.review(&user_sa, &groups, k).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
+            return Err(denied(
+                "denied:user-sar",
+                format!(
+                    "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa}){}",
+                    claims.sub,
+                    k.verb,
+                    k.target.resource,
+                    why(k)
+                ),
+            ));
+        }
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
     let permit = if *verb == "watch" {

@@ -1,7 +1,7 @@
 //! Headers a proxy never passes on, in either direction: the hop-by-hop
 //! headers (RFC 9110 §7.6.1, plus `Host`, which names the hop's own target),
 //! and the caller's credentials for the server in front (`Authorization`,
-//! `Cookie`, `Proxy-Authorization` and the impersonation headers), which
+//! `Cookie`, `Proxy-Authorization` and every impersonation header), which
 //! belong to that server and never to whatever answers behind it.
 //!
 //! Both proxies of the console read this list: the gateway in front of a
@@ -12,9 +12,6 @@ pub const NOT_FORWARDED: &[&str] = &[
     "authorization",
     "cookie",
     "proxy-authorization",
-    "impersonate-user",
-    "impersonate-group",
-    "impersonate-uid",
     "connection",
     "keep-alive",
     "te",
@@ -24,7 +21,36 @@ pub const NOT_FORWARDED: &[&str] = &[
     "host",
 ];
 
+/// What every header kube-apiserver reads as impersonation starts with: `Impersonate-User`,
+/// `-Group`, `-Uid`, and `Impersonate-Extra-<key>` for any key. Passed on, an extra would be
+/// added to the identity the proxy's own kubeconfig impersonates (`as:`), whoever sent it.
+pub const IMPERSONATION_PREFIX: &str = "impersonate-";
+
 /// Whether a header of this (lower-case) name may cross a proxy.
 pub fn is_forwarded(name: &str) -> bool {
-    !NOT_FORWARDED.contains(&name)
+    !NOT_FORWARDED.contains(&name) && !name.starts_with(IMPERSONATION_PREFIX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_forwarded;
+
+    #[test]
+    fn no_impersonation_header_crosses_whatever_it_names() {
+        for name in [
+            "impersonate-user",
+            "impersonate-group",
+            "impersonate-uid",
+            "impersonate-extra-scopes",
+            "impersonate-extra-acme.com%2fteam",
+        ] {
+            assert!(!is_forwarded(name), "{name}");
+        }
+        for name in ["authorization", "cookie", "proxy-authorization", "host", "upgrade"] {
+            assert!(!is_forwarded(name), "{name}");
+        }
+        for name in ["accept", "content-type", "x-impersonate-user", "user-agent"] {
+            assert!(is_forwarded(name), "{name}");
+        }
+    }
 }

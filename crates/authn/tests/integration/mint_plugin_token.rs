@@ -77,6 +77,21 @@ async fn plugin_tokens_carry_the_session() {
 }
 
 #[tokio::test]
+async fn a_plugin_token_never_outlives_its_session() {
+    let h = Harness::new();
+    // A session with 60 s left: the sign-out's revocation is kept that long, no longer.
+    let user = h.state.signer.read().unwrap().sign_user("alice", "a@b.c", "A", Harness::now() - 3540, 3600);
+    let session = h.verifier().verify_user(&user, Harness::now()).unwrap();
+    let reply = h.mint(Some(&user), CLUSTER, INSTALLATION).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let claims =
+        h.verifier().verify_plugin(reply.body["accessToken"].as_str().unwrap(), Harness::now()).unwrap();
+    assert_eq!(claims.exp, session.exp, "capped at the session's expiry, not now + 900");
+    let expires_in: i64 = reply.body["expiresIn"].as_str().unwrap().parse().unwrap();
+    assert!((58..=60).contains(&expires_in), "expiresIn {expires_in}");
+}
+
+#[tokio::test]
 async fn frame_tickets_have_the_gates_of_plugin_tokens() {
     let h = Harness::new();
     let user = h.user_token("alice");

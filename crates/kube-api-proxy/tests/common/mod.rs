@@ -25,7 +25,10 @@ pub async fn request(
     }
     let body = match body {
         Some(v) => {
-            req = req.header(header::CONTENT_TYPE, "application/json");
+            // JSON, unless the call names its own type (JSON is YAML too: an apply's body).
+            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+                req = req.header(header::CONTENT_TYPE, "application/json");
+            }
             Body::from(v.to_string())
         }
         None => Body::empty(),

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use fundament_authn_client::{Credentials, RevokedSessions};
-use fundament_kube_api_proxy::Gateway;
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::installations::Lookup;
 use fundament_kube_api_proxy::upstream::Upstream;
+use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_tokens::{Signer, Verifier};
@@ -53,6 +53,15 @@ async fn start_with(cluster: SeededCluster) -> Stack {
 
 /// [`start_with`], with `can_view` asked of `fga`.
 async fn start_checked_by(cluster: SeededCluster, fga: Arc<dyn fundament_fga::CanView>) -> Stack {
+    start_defined_by(cluster, fga, Arc::new(PluginFolders::load())).await
+}
+
+/// [`start_checked_by`], with the published definitions of `definitions`.
+async fn start_defined_by(
+    cluster: SeededCluster,
+    fga: Arc<dyn fundament_fga::CanView>,
+    definitions: Arc<dyn DefinitionSource>,
+) -> Stack {
     let signer = Signer::generate();
     let audit = Arc::new(MemoryAudit::default());
     let revoked = RevokedSessions::none();
@@ -62,7 +71,7 @@ async fn start_checked_by(cluster: SeededCluster, fga: Arc<dyn fundament_fga::Ca
         fga,
         fga_health: Default::default(),
         clusters: cluster.clusters(),
-        definitions: Arc::new(PluginFolders::load()),
+        definitions,
         audit: audit.clone(),
         watches: Default::default(),
     };
@@ -224,6 +233,53 @@ async fn the_plugin_path_enforces_user_plugin_and_allowed_resources() {
         s.call(Method::GET, &format!("/clusters/{PROD}/version"), &[("authorization", &auth)], None).await;
     assert_eq!(code, 400);
     assert_eq!(s.last_decision(), "error:unparseable-request");
+}
+
+/// The plugin folders' definitions with `create` taken out of every entry: patch, not create.
+struct WithoutCreate(PluginFolders);
+
+impl DefinitionSource for WithoutCreate {
+    fn definition(&self, name: &str, version: &str) -> Option<PublishedDefinition> {
+        let mut definition = self.0.definition(name, version)?;
+        for allowed in &mut definition.allowed {
+            allowed.verbs.retain(|v| v != "create");
+        }
+        Some(definition)
+    }
+}
+
+/// A server-side apply creates the object when there is none, and the cluster checks `create`
+/// only of the plugin's ServiceAccount: the gateway checks it of allowedResources (and of the
+/// user) too, so a definition that may patch but not create cannot create by applying.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_side_apply_needs_create_as_well_as_patch() {
+    let s = start_defined_by(
+        SeededCluster::start().await,
+        testing::fga(),
+        Arc::new(WithoutCreate(PluginFolders::load())),
+    )
+    .await;
+    let auth = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let applied = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates/applied");
+    let cert = json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "applied"},
+        "spec": {"secretName": "applied", "issuerRef": {"name": "ca-issuer"}}});
+    for content_type in [
+        "application/apply-patch+yaml",
+        "Application/Apply-Patch+YAML; charset=utf-8",
+        "application/apply-patch+cbor",
+    ] {
+        let headers = [("authorization", auth.as_str()), ("content-type", content_type)];
+        let (code, _, v) = s.call(Method::PATCH, &applied, &headers, Some(cert.clone())).await;
+        assert_eq!(code, 403, "{content_type}: {v}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.contains("may not create") && message.contains("server-side apply"), "{message}");
+        assert_eq!(s.last_decision(), "denied:allowed-resources");
+    }
+    // A merge patch may only change what exists: `patch` admits it, and the cluster answers.
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/merge-patch+json")];
+    let (code, _, v) = s.call(Method::PATCH, &applied, &headers, Some(json!({"spec": {}}))).await;
+    assert_eq!(code, 404, "the cluster's answer for an object it does not have: {v}");
+    assert_eq!(s.last_decision(), "allowed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

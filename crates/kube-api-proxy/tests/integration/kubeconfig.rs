@@ -126,10 +126,18 @@ async fn recording_server(ca: &Ca, server_names: &[&str]) -> SocketAddr {
 
 async fn answer(State(client_cert): State<Option<String>>, req: Request) -> axum::Json<serde_json::Value> {
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let impersonation: Vec<String> = req
+        .headers()
+        .iter()
+        .filter(|(k, _)| k.as_str().starts_with("impersonate-"))
+        .map(|(k, v)| format!("{k}: {}", v.to_str().unwrap_or("?")))
+        .collect();
     axum::Json(serde_json::json!({
         "client_cert": client_cert,
         "authorization": header("authorization"),
         "impersonate_user": header("impersonate-user"),
+        "impersonation": impersonation,
+        "accept": header("accept"),
     }))
 }
 
@@ -253,6 +261,49 @@ async fn tokens_token_files_exec_plugins_and_impersonation_stay_with_the_gateway
             "{user}"
         );
     }
+}
+
+/// A caller's impersonation headers, any of them, never reach the cluster: not on a forwarded
+/// call, and not on one the gateway makes as itself for a caller (plugin-proxy's runtime route),
+/// where an `Impersonate-Extra-*` would be added to the identity the kubeconfig impersonates.
+#[tokio::test]
+async fn a_callers_impersonation_headers_never_reach_the_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new();
+    let addr = recording_server(&ca, &["localhost"]).await;
+    let server = format!("https://localhost:{}", addr.port());
+    let user = "    token: static-token\n    as: system:admin\n";
+    let up = upstream(&kubeconfig(dir.path(), &server, &ca_data(&ca), user)).await.unwrap();
+    let mut headers = HeaderMap::new();
+    for name in [
+        "Impersonate-User",
+        "impersonate-group",
+        "Impersonate-Uid",
+        "Impersonate-Extra-Scopes",
+        "impersonate-extra-acme.com%2fteam",
+    ] {
+        headers.append(
+            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            http::HeaderValue::from_static("system:masters"),
+        );
+    }
+    headers.insert(http::header::ACCEPT, http::HeaderValue::from_static("application/json"));
+    let seen = |response: axum::response::Response| async move {
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+    };
+    let own = seen(
+        up.forward_as_gateway(Method::GET, "/api/v1/namespaces", &headers, Body::empty()).await.unwrap(),
+    )
+    .await;
+    assert_eq!(own["impersonation"], serde_json::json!(["impersonate-user: system:admin"]), "{own}");
+    assert_eq!(own["accept"], "application/json", "other headers still cross");
+    let forwarded = seen(
+        up.forward(Method::GET, "/api/v1/namespaces", &headers, Body::empty(), "sa-token").await.unwrap(),
+    )
+    .await;
+    assert_eq!(forwarded["impersonation"], serde_json::json!([]), "{forwarded}");
+    assert_eq!(forwarded["authorization"], "Bearer sa-token");
 }
 
 #[tokio::test]
