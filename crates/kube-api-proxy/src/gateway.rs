@@ -111,6 +111,10 @@ struct Judged {
     /// allowedResources and of the user as well, or a definition or user allowed to patch but
     /// not to create could create through it.
     applies: bool,
+    /// An answer that lasts as long as the caller keeps it open: a watch, or a followed log
+    /// (`pods/<name>/log?follow=true`). Each holds one of the caller's stream slots
+    /// ([`crate::limits`]) while it is open.
+    streams: bool,
 }
 
 /// Whether `req` is a server-side apply (`application/apply-patch+yaml`, `+json`, `+cbor`).
@@ -161,6 +165,7 @@ fn judge(req: &Request) -> Result<Judged, Status> {
             "the server does not allow this method on the requested resource",
         ));
     }
+    let streams = info.verb == "watch" || (info.subresource == "log" && query.flag("follow"));
     if info.verb == "watch" {
         let asked = query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
         if asked.is_none_or(|t| t > MAX_WATCH_SECONDS) {
@@ -172,7 +177,7 @@ fn judge(req: &Request) -> Result<Judged, Status> {
     let query = query.canonical(proxied);
     let path = info.canonical_path();
     let target = if query.is_empty() { path } else { format!("{path}?{query}") };
-    Ok(Judged { cluster_id, info, target, applies: is_apply(req) })
+    Ok(Judged { cluster_id, info, target, applies: is_apply(req), streams })
 }
 
 /// `GET /clusters/<id>` (nothing after the id): the cluster's id, if that is the request.
@@ -340,8 +345,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
         )));
     }
     let up = upstream(gw, cluster_id).await?;
-    let permit =
-        if judged.info.verb == "watch" { Some(gw.watches.acquire(&claims.sub, None).await?) } else { None };
+    let permit = if judged.streams { Some(gw.watches.acquire(&claims.sub, None).await?) } else { None };
     let sa = format!("fundament-{}", claims.sub);
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
@@ -590,7 +594,6 @@ async fn admit_plugin(
             ));
         }
     }
-    let verb = &kube.verb;
     // 7. The user may do it (their ServiceAccount's review).
     let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{}", claims.sub);
     let groups = [
@@ -613,7 +616,7 @@ async fn admit_plugin(
         }
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
-    let permit = if *verb == "watch" {
+    let permit = if judged.streams {
         let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti)).await;
         Some(permit.map_err(|status| refusal("denied:watch-limit", status))?)
     } else {
@@ -686,6 +689,32 @@ mod tests {
         // A proxied backend gets every value of its own parameters.
         let j = judged(Method::GET, &format!("{C}/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2")).unwrap();
         assert_eq!(j.target, "/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2");
+    }
+
+    #[test]
+    fn watches_and_followed_logs_hold_a_stream_slot_and_applies_are_told_apart() {
+        let streams = |uri: &str| judged(Method::GET, &format!("{C}{uri}")).unwrap().streams;
+        assert!(streams("/api/v1/pods?watch=1"));
+        assert!(streams("/api/v1/namespaces/n/pods/p/log?follow=true"));
+        assert!(streams("/api/v1/namespaces/n/pods/p/log?fol%6Cow=1"));
+        assert!(!streams("/api/v1/namespaces/n/pods/p/log"));
+        assert!(!streams("/api/v1/namespaces/n/pods/p/log?follow=false"));
+        assert!(!streams("/api/v1/namespaces/n/pods/p?follow=true"), "not a log");
+        assert!(!streams("/api/v1/pods"));
+        let applies = |method: Method, content_type: &str| {
+            let req = http::Request::builder()
+                .method(method)
+                .uri(format!("{C}/api/v1/namespaces/n/configmaps/a"))
+                .header(http::header::CONTENT_TYPE, content_type)
+                .body(Body::empty())
+                .unwrap();
+            judge(&req).unwrap().applies
+        };
+        assert!(applies(Method::PATCH, "application/apply-patch+yaml"));
+        assert!(applies(Method::PATCH, " Application/Apply-Patch+CBOR"));
+        assert!(!applies(Method::PATCH, "application/merge-patch+json"));
+        assert!(!applies(Method::PATCH, "application/strategic-merge-patch+json"));
+        assert!(!applies(Method::PUT, "application/apply-patch+yaml"), "only a PATCH applies");
     }
 
     #[test]

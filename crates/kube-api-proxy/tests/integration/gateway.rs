@@ -517,6 +517,35 @@ async fn watches_are_capped_per_plugin_token_with_a_429() {
     assert_eq!(client.request(req).await.unwrap().status(), 200);
 }
 
+/// A followed log streams as long as the pod writes: it takes a slot as a watch does, so a user
+/// cannot hold more of both together than the limit (the cluster is never asked for the one
+/// past it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followed_logs_count_against_the_users_watches() {
+    let s = start().await;
+    let token = bearer(&s.user_token("alice"));
+    let watch = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let mut open = Vec::new();
+    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_USER {
+        let req = Request::get(&watch).header("authorization", &token).body(Body::empty()).unwrap();
+        let res = client.request(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        open.push(res);
+    }
+    let log = format!("/clusters/{PROD}/api/v1/namespaces/default/pods/web/log?follow=true");
+    let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
+    assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
+    assert!(v["message"].as_str().unwrap().contains("followed logs"), "{v}");
+    // An unfollowed log holds no slot; closing a watch frees one for the followed log.
+    let (code, _, v) = s.call_as(&token, Method::GET, &log.replace("?follow=true", ""), None).await;
+    assert_ne!(code, 429, "{v}");
+    drop(open.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
+    assert_ne!(code, 429, "the cluster answers it: {v}");
+}
+
 fn b64(s: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
