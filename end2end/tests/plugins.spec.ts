@@ -81,8 +81,11 @@ test.describe('plugin pages in the console', () => {
 
     // A row click posts plugin:navigate and the console opens the detail view.
     // noWaitAfter: the console replaces the frame the click navigates (see end2end/scale/scale.spec.ts).
+    const entries = await page.evaluate(() => history.length);
     await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
+    // The click in the frame is the user's (it activates the console's window too): a new entry.
+    expect(await page.evaluate(() => history.length)).toBe(entries + 1);
     await frameReady(page, 'certificates-detail.html');
     await expect(page.getByRole('navigation', { name: 'Breadcrumb' })).toContainText('Webshop›Cert Manager›Certificates›web-tls-cert');
     const detail = pluginFrame(page, 'certificates-detail.html');

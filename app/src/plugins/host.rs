@@ -7,8 +7,9 @@
 //!
 //! A page cannot make the console work for it: messages are read field by
 //! field (never serialized whole, so a huge payload costs nothing), token
-//! requests within seconds of a fresh token are ignored, and an unchanged
-//! height changes nothing.
+//! requests within seconds of a fresh token are ignored, an unchanged height
+//! changes nothing, and moves it asks for without the user's click replace the
+//! history entry and are few (`super::navigation`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
@@ -23,10 +24,29 @@ use web_sys::{HtmlIFrameElement, MediaQueryList, MessageEvent, MutationObserver,
 use super::api::{MintReply, TicketReply, frame_ticket, mint_plugin_token};
 use super::frame::{FrameSignals, FrameSpec, FrameStatus, READY_TIMEOUT_MS};
 use super::model::ResourceView;
+use super::navigation::{Follow, NavigationGate};
 use super::protocol::{self, HostMessage, Init, PluginMessage, Refusal};
 use super::token::{AfterFailure, AuthFailure, Minted, RefreshRequest, TokenKeeper};
 
-type Navigate = Rc<dyn Fn(&str)>;
+type Navigate = Rc<dyn Fn(&str, NavigateOptions)>;
+
+thread_local! {
+    /// The moves plugin pages asked for in this tab: one gate for every frame, since a page
+    /// that moves the console unmounts its own host.
+    static NAVIGATION_GATE: RefCell<NavigationGate> = RefCell::new(NavigationGate::default());
+}
+
+/// Whether the user has just interacted with the console's window, or with a frame in it
+/// (`navigator.userActivation.isActive`; a browser without it: never).
+fn user_activated() -> bool {
+    let get = |object: &JsValue, key: &str| js_sys::Reflect::get(object, &JsValue::from_str(key)).ok();
+    get(&window(), "navigator")
+        .and_then(|navigator| get(&navigator, "userActivation"))
+        .filter(|activation| activation.is_object())
+        .and_then(|activation| get(&activation, "isActive"))
+        .and_then(|active| active.as_bool())
+        .unwrap_or(false)
+}
 type Callback = Closure<dyn FnMut()>;
 
 struct Host {
@@ -82,7 +102,7 @@ pub fn mount(
     signals: FrameSignals,
     navigate: impl Fn(&str, NavigateOptions) + Clone + 'static,
 ) -> HostHandle {
-    let navigate: Navigate = Rc::new(move |to: &str| navigate(to, NavigateOptions::default()));
+    let navigate: Navigate = Rc::new(move |to: &str, options| navigate(to, options));
     let host = Rc::new(Host {
         iframe,
         spec,
@@ -288,16 +308,34 @@ impl Host {
                 }
             }
             PluginMessage::Navigate { name, namespace } => {
-                (self.navigate)(&spec.detail_href(&name, namespace.as_deref()));
+                self.follow(&spec.detail_href(&name, namespace.as_deref()));
             }
             PluginMessage::Create => {
                 if spec.can_create && spec.view != ResourceView::Create {
-                    (self.navigate)(&spec.create_href());
+                    self.follow(&spec.create_href());
                 }
             }
             PluginMessage::NavigateBack => {
                 if spec.view != ResourceView::List {
-                    (self.navigate)(&spec.list_href());
+                    self.follow(&spec.list_href());
+                }
+            }
+        }
+    }
+
+    /// Moves the console to `href` as the page asked, if the gate lets it.
+    fn follow(&self, href: &str) {
+        let decision =
+            NAVIGATION_GATE.with(|gate| gate.borrow_mut().decide(user_activated(), js_sys::Date::now()));
+        match decision {
+            Follow::Push => (self.navigate)(href, NavigateOptions::default()),
+            Follow::Replace => (self.navigate)(href, NavigateOptions { replace: true, ..Default::default() }),
+            Follow::Refuse { first } => {
+                if first {
+                    leptos::logging::warn!(
+                        "{}: the page asked to move the console too often without a click; ignored",
+                        self.spec.plugin_label
+                    );
                 }
             }
         }

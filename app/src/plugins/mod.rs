@@ -10,6 +10,7 @@ pub mod frame;
 #[cfg(feature = "hydrate")]
 mod host;
 pub mod model;
+pub mod navigation;
 pub mod protocol;
 pub mod registry;
 pub mod token;
