@@ -493,19 +493,30 @@ async fn the_gateway_judges_exactly_what_the_cluster_serves() {
     }
 }
 
+/// `count` watches of `url` as `authorization`, each answered 200 and held open; and the client.
+async fn open_watches(
+    url: &str,
+    authorization: &str,
+    count: usize,
+) -> (Client<hyper_util::client::legacy::connect::HttpConnector, Body>, Vec<impl Sized>) {
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let mut open = Vec::new();
+    for _ in 0..count {
+        let req = Request::get(url).header("authorization", authorization).body(Body::empty()).unwrap();
+        let res = client.request(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        open.push(res);
+    }
+    (client, open)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_are_capped_per_plugin_token_with_a_429() {
     let s = start().await;
     let token = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
     let url = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
-    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-    let mut open = Vec::new();
-    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN {
-        let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
-        let res = client.request(req).await.unwrap();
-        assert_eq!(res.status(), 200);
-        open.push(res);
-    }
+    let (client, mut open) =
+        open_watches(&url, &token, fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN).await;
     let (code, _, v) =
         s.call(Method::GET, &url.replace(&s.url, ""), &[("authorization", &token)], None).await;
     assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
@@ -525,14 +536,8 @@ async fn followed_logs_count_against_the_users_watches() {
     let s = start().await;
     let token = bearer(&s.user_token("alice"));
     let watch = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
-    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-    let mut open = Vec::new();
-    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_USER {
-        let req = Request::get(&watch).header("authorization", &token).body(Body::empty()).unwrap();
-        let res = client.request(req).await.unwrap();
-        assert_eq!(res.status(), 200);
-        open.push(res);
-    }
+    let (_, mut open) =
+        open_watches(&watch, &token, fundament_kube_api_proxy::limits::WATCHES_PER_USER).await;
     let log = format!("/clusters/{PROD}/api/v1/namespaces/default/pods/web/log?follow=true");
     let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
     assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
