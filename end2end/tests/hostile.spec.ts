@@ -418,7 +418,7 @@ test.describe('a hostile plugin page', () => {
     expect(exchanged.status).toBe(303);
     expect(exchanged.headers.location).toBe(hostilePage);
     const setCookie = String(exchanged.headers['set-cookie'] ?? '');
-    expect(setCookie).toMatch(/^__Host-fundament_frame=[^;]+;/);
+    expect(setCookie).toMatch(new RegExp(`^__Host-fundament_frame-${PROD}=[^;]+;`));
     for (const attribute of ['Path=/', 'Secure', 'HttpOnly', 'SameSite=None', 'Partitioned']) expect(setCookie).toContain(attribute);
     expect(setCookie).not.toMatch(/domain=/i);
     expect((await send(`${HOSTILE_ORIGIN}${withTicket(hostilePage)}`)).status, 'the ticket a second time').toBe(404);
@@ -436,7 +436,7 @@ test.describe('a hostile plugin page', () => {
       expect.soft((await send(where, { headers: cookie })).status, `the hostile frame cookie at ${where}`).toBe(404);
     }
     // Two frame cookies (one planted next to the real one) are refused, not resolved to one.
-    const doubled = { cookie: `${cookie.cookie}; __Host-fundament_frame=planted` };
+    const doubled = { cookie: `${cookie.cookie}; __Host-fundament_frame-${PROD}=planted` };
     expect.soft((await send(`${HOSTILE_ORIGIN}${hostilePage}`, { headers: doubled })).status, 'two frame cookies').toBe(404);
   });
 

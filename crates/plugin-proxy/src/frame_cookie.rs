@@ -1,5 +1,5 @@
 //! The cookie that lets one installation's frame load its pages after the
-//! first navigation: `__Host-fundament_frame`, set on that installation's own
+//! first navigation: `__Host-fundament_frame-<cluster-id>`, set on that installation's own
 //! origin only (host-only, `Path=/`, `Secure`, `HttpOnly`, `SameSite=None`,
 //! `Partitioned`, so it works in a cross-site frame and is keyed to the
 //! console that framed it). Its value names the user, session, cluster and
@@ -15,8 +15,17 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-/// Name of the frame cookie.
+/// What every frame cookie's name starts with; [`cookie_name`] adds the cluster.
 pub const COOKIE: &str = "__Host-fundament_frame";
+
+/// The frame cookie's name for frames of one cluster: `__Host-fundament_frame-<cluster-id>`.
+/// One per cluster, because an installation's name (`<organization>--<plugin>`), and so its
+/// origin, is the same on every cluster of the organization: with a single name, opening the
+/// plugin of one cluster in a second tab replaced the cookie of the first tab's frame (another
+/// cluster's), and that frame's next page or asset was refused.
+pub fn cookie_name(cluster_id: &str) -> String {
+    format!("{COOKIE}-{cluster_id}")
+}
 
 /// Who a frame belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,16 +140,17 @@ impl FrameKey {
     }
 }
 
-/// The `Set-Cookie` value for a frame session that lasts `max_age` seconds.
-pub fn set_cookie(value: &str, max_age: i64) -> String {
-    format!("{COOKIE}={value}; Path=/; Secure; HttpOnly; SameSite=None; Partitioned; Max-Age={max_age}")
+/// The `Set-Cookie` value for a frame session of `cluster_id` that lasts `max_age` seconds.
+pub fn set_cookie(cluster_id: &str, value: &str, max_age: i64) -> String {
+    let name = cookie_name(cluster_id);
+    format!("{name}={value}; Path=/; Secure; HttpOnly; SameSite=None; Partitioned; Max-Age={max_age}")
 }
 
-/// The frame cookie of a request, if it carries exactly one (a request with two is refused,
-/// never resolved to one of them).
-pub fn from_headers(headers: &http::HeaderMap) -> Option<&str> {
+/// The frame cookie of `cluster_id` in a request, if it carries exactly one (a request with two
+/// is refused, never resolved to one of them).
+pub fn from_headers<'h>(headers: &'h http::HeaderMap, cluster_id: &str) -> Option<&'h str> {
     let values = headers.get_all(http::header::COOKIE).into_iter().filter_map(|v| v.to_str().ok());
-    match fundament_session::single_cookie(values, COOKIE) {
+    match fundament_session::single_cookie(values, &cookie_name(cluster_id)) {
         fundament_session::SessionCookie::One(value) => Some(value),
         fundament_session::SessionCookie::Absent => None,
         fundament_session::SessionCookie::Conflict => {
@@ -202,14 +212,22 @@ mod tests {
     }
 
     #[test]
-    fn two_frame_cookies_are_refused() {
+    fn two_frame_cookies_of_one_cluster_are_refused_those_of_two_clusters_live_side_by_side() {
+        const A: &str = "019b4000-2000-7000-8000-000000000001";
+        const B: &str = "019b4000-2000-7000-8000-000000000002";
         let mut h = http::HeaderMap::new();
-        h.append(http::header::COOKIE, "a=1; __Host-fundament_frame=x".parse().unwrap());
-        assert_eq!(from_headers(&h), Some("x"));
-        h.append(http::header::COOKIE, "__Host-fundament_frame=y".parse().unwrap());
-        assert_eq!(from_headers(&h), None);
-        assert_eq!(from_headers(&http::HeaderMap::new()), None);
-        let cookie = set_cookie("v", 60);
+        h.append(
+            http::header::COOKIE,
+            format!("a=1; __Host-fundament_frame-{A}=x; __Host-fundament_frame-{B}=z").parse().unwrap(),
+        );
+        assert_eq!(from_headers(&h, A), Some("x"));
+        assert_eq!(from_headers(&h, B), Some("z"));
+        h.append(http::header::COOKIE, format!("__Host-fundament_frame-{A}=y").parse().unwrap());
+        assert_eq!(from_headers(&h, A), None);
+        assert_eq!(from_headers(&h, B), Some("z"));
+        assert_eq!(from_headers(&http::HeaderMap::new(), A), None);
+        let cookie = set_cookie(A, "v", 60);
+        assert!(cookie.starts_with(&format!("__Host-fundament_frame-{A}=v;")), "{cookie}");
         for attribute in ["Path=/", "Secure", "HttpOnly", "SameSite=None", "Partitioned", "Max-Age=60"] {
             assert!(cookie.split("; ").any(|a| a == attribute), "{attribute}");
         }

@@ -79,7 +79,7 @@ pub async fn asset(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Respo
 /// The frame cookie of this installation's origin, for this cluster, of a live session.
 fn frame_session(proxy: &PluginProxy, headers: &HeaderMap, path: &AssetPath) -> Option<FrameSession> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let value = frame_cookie::from_headers(headers)?;
+    let value = frame_cookie::from_headers(headers, &path.cluster_id)?;
     let session = proxy.frame_key.open(value, now)?;
     let fits = session.installation_name == path.installation
         && session.cluster_id == path.cluster_id
@@ -142,7 +142,11 @@ async fn exchange(
         location.push('?');
         location.push_str(&rest.join("&"));
     }
-    let cookie = frame_cookie::set_cookie(&proxy.frame_key.seal(&session), (session.exp - now).max(0));
+    let cookie = frame_cookie::set_cookie(
+        &path.cluster_id,
+        &proxy.frame_key.seal(&session),
+        (session.exp - now).max(0),
+    );
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::SEE_OTHER;
     let h = response.headers_mut();

@@ -215,7 +215,7 @@ async fn a_ticket_opens_the_frame_once_and_becomes_a_cookie_of_that_origin_only(
     for attribute in ["Path=/", "Secure", "HttpOnly", "SameSite=None", "Partitioned"] {
         assert!(set.split("; ").any(|a| a == attribute), "{attribute} in {set}");
     }
-    assert!(set.starts_with("__Host-fundament_frame=") && !set.contains("Domain"), "{set}");
+    assert!(set.starts_with(&format!("__Host-fundament_frame-{PROD}=")) && !set.contains("Domain"), "{set}");
     // Single use: the same ticket again opens nothing.
     assert_eq!(s.get(Method::GET, &ticketed(&path, &ticket), None).await.0, 404);
     // The cookie loads the page on its own origin…
@@ -307,8 +307,15 @@ async fn everything_else_is_a_refusal_that_reveals_nothing() {
     assert_eq!(s.get(Method::GET, &page("v9.9.9", "certificates-list.html"), Some(&alice)).await.0, 404);
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "nope.html"), Some(&alice)).await.0, 404);
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), None).await.0, 404);
-    let forged = "__Host-fundament_frame=eyJzdWIiOiJhbGljZSJ9.AAAA";
-    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(forged)).await.0, 404);
+    let forged = format!("__Host-fundament_frame-{PROD}=eyJzdWIiOiJhbGljZSJ9.AAAA");
+    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&forged)).await.0, 404);
+    // The cookie of this installation's frame on another cluster (the same origin) sits beside
+    // this cluster's and changes nothing; a second cookie of this cluster is refused.
+    let other = "019b4000-2000-7000-8000-0000000000ff";
+    let both = format!("{alice}; __Host-fundament_frame-{other}=another-clusters-frame");
+    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&both)).await.0, 200);
+    let doubled = format!("{alice}; __Host-fundament_frame-{PROD}=planted");
+    assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&doubled)).await.0, 404);
     // A host name that is not ours (DNS rebinding) and the bare plugins host serve no page.
     for host in ["evil.example", "localhost", "acme-corp--cert-manager.localhost.evil.example"] {
         let (code, _, _) = s
