@@ -233,9 +233,19 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
             .ok_or_else(|| Status::unauthorized_because("no credentials: send a bearer token"))?;
         return cluster_info(gw, &cluster_id, &token).await;
     }
-    let judged = judge(&req)?;
+    // A PluginToken's request is audited even when it is refused before its token is looked
+    // at: a path no API server serves, or a browser origin that is no plugin's.
+    let plugin_token = bearer(req.headers()).filter(|t| fundament_tokens::peek_kind(t) == TokenKind::Plugin);
+    let judged = match judge(&req) {
+        Ok(judged) => judged,
+        Err(status) => {
+            let cluster_id = split_path(req.uri().path()).map(|(id, _)| id).unwrap_or_default();
+            return refused_early(gw, plugin_token.as_deref(), cluster_id, "denied:path", status).await;
+        }
+    };
     if *caller == Caller::Other {
-        return Err(Status::forbidden_because_of(ORIGIN_REFUSED));
+        let status = Status::forbidden_because_of(ORIGIN_REFUSED);
+        return refused_early(gw, plugin_token.as_deref(), judged.cluster_id, "denied:origin", status).await;
     }
     let Some(token) = bearer(req.headers()) else {
         let cookie = req.headers().contains_key(header::COOKIE);
@@ -254,6 +264,27 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
         )));
     }
     user_path(gw, req, judged, token).await
+}
+
+/// A request refused before the plugin path's checks: with a PluginToken, its audit line (the
+/// token's user and installation when it is valid; blank when it is not) and the refusal.
+async fn refused_early(
+    gw: &Gateway,
+    plugin_token: Option<&str>,
+    cluster_id: String,
+    decision: &'static str,
+    status: Status,
+) -> Result<Response, Status> {
+    let Some(token) = plugin_token else { return Err(status) };
+    let mut call = PluginCall {
+        line: AuditLine { audit: "plugin_request", cluster_id, ..Default::default() },
+        started: Instant::now(),
+    };
+    if let Ok(claims) = gw.credentials.verify_plugin(token, now_unix()).await {
+        call.claims(&claims);
+    }
+    call.finish(gw, decision, status.code);
+    Ok(audited(gw, status.into_response()))
 }
 
 async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Status> {

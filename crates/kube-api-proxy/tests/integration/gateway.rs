@@ -282,6 +282,43 @@ async fn a_server_side_apply_needs_create_as_well_as_patch() {
     assert_eq!(s.last_decision(), "allowed");
 }
 
+/// A PluginToken's request refused before its token is looked at is audited all the same:
+/// a path no API server serves, and a browser origin that is no plugin's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_before_the_token_is_checked_are_audited_too() {
+    let s = start().await;
+    let auth = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let before = s.audit.lines().len();
+    let bad = format!("/clusters/{PROD}/api/v1/namespaces/%2E%2E/secrets");
+    let (code, _, v) = s.call_as(&auth, Method::GET, &bad, None).await;
+    assert_eq!(code, 400, "{v}");
+    let line = s.audit.lines().last().cloned().unwrap();
+    assert_eq!((line.decision.as_str(), line.status), ("denied:path", 400));
+    assert_eq!(
+        (line.user.as_str(), line.cluster_id.as_str(), line.installation_name.as_str()),
+        ("alice", PROD, "acme-corp--cert-manager")
+    );
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let headers = [("authorization", auth.as_str()), ("origin", "https://evil.example")];
+    let (code, _, v) = s.call(Method::GET, &certs, &headers, None).await;
+    assert_eq!(code, 403, "{v}");
+    let line = s.audit.lines().last().cloned().unwrap();
+    assert_eq!((line.decision.as_str(), line.user.as_str()), ("denied:origin", "alice"));
+    assert_eq!(s.audit.lines().len(), before + 2);
+    // A forged PluginToken is audited without a user; a user token's refusal is no plugin request.
+    let forged = format!(
+        "Bearer {}.{}.AAAA",
+        b64(r#"{"alg":"EdDSA"}"#),
+        b64(&json!({"aud": [fundament_tokens::PLUGIN_AUDIENCE], "sub": "mallory"}).to_string())
+    );
+    assert_eq!(s.call_as(&forged, Method::GET, &bad, None).await.0, 400);
+    let line = s.audit.lines().last().cloned().unwrap();
+    assert_eq!((line.decision.as_str(), line.user.as_str()), ("denied:path", ""));
+    let user = bearer(&s.user_token("alice"));
+    assert_eq!(s.call_as(&user, Method::GET, &bad, None).await.0, 400);
+    assert_eq!(s.audit.lines().len(), before + 3, "no line for a user token");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_tokens_are_401_and_audited() {
     let s = start().await;
