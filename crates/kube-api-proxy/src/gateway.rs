@@ -604,12 +604,33 @@ async fn admit_plugin(
             ),
         ));
     }
-    // What the cluster will check of the caller: the verb, and `create` for an apply.
-    let creates = judged.applies.then(|| KubeRequest { target: kube.target.clone(), verb: "create".into() });
-    let asked: Vec<&KubeRequest> = std::iter::once(&kube).chain(creates.as_ref()).collect();
-    let why = |k: &KubeRequest| {
-        if k.verb == kube.verb { "" } else { " (a server-side apply creates the object when there is none)" }
+    // What the cluster will check of the caller: the verb, and `create` too when the request
+    // creates the object if there is none. kube-apiserver then checks `create` only of the
+    // caller it sees, the plugin's ServiceAccount: here allowedResources and the user must
+    // allow it as well. An apply always may; a PUT does for the kinds that create on update
+    // (RBAC roles and bindings, leases, among others), so a PUT of an object the plugin's
+    // ServiceAccount does not find is checked as a create.
+    let namespace = format!("plugin-{installation_name}");
+    let mut sa_token = None;
+    let creates_because = if judged.applies {
+        Some(" (a server-side apply creates the object when there is none)")
+    } else if kube.verb == "update" {
+        let token = plugin_sa_token(&up, &namespace).await?;
+        let path = judged.info.canonical_path();
+        let found = up
+            .forward(Method::GET, &path, &HeaderMap::new(), Body::empty(), &token)
+            .await
+            .map_err(|e| unreachable_cluster("error:exists-check", &e))?
+            .status()
+            == StatusCode::OK;
+        sa_token = Some(token);
+        (!found).then_some(" (a PUT of an object that does not exist creates it, for some kinds)")
+    } else {
+        None
     };
+    let creates = creates_because.map(|_| KubeRequest { target: kube.target.clone(), verb: "create".into() });
+    let asked: Vec<&KubeRequest> = std::iter::once(&kube).chain(creates.as_ref()).collect();
+    let why = |k: &KubeRequest| if k.verb == kube.verb { "" } else { creates_because.unwrap_or_default() };
     for k in &asked {
         if !definition.allowed.iter().any(|a| a.admits(&k.as_resource_request())) {
             let target = &k.target;
@@ -653,9 +674,17 @@ async fn admit_plugin(
     } else {
         None
     };
-    let namespace = format!("plugin-{installation_name}");
-    let sa_token = up
-        .service_account_token(&namespace, "plugin")
+    let sa_token = match sa_token {
+        Some(token) => token,
+        None => plugin_sa_token(&up, &namespace).await?,
+    };
+    Ok(Admitted { up, namespace, sa_token, permit })
+}
+
+/// A token of the plugin's ServiceAccount (`plugin` in `namespace`).
+async fn plugin_sa_token(up: &Upstream, namespace: &str) -> Result<String, Refusal> {
+    let token = up
+        .service_account_token(namespace, "plugin")
         .await
         .map_err(|e| unreachable_cluster("error:plugin-sa", &e))?
         .ok_or_else(|| {
@@ -666,7 +695,7 @@ async fn admit_plugin(
                 ),
             )
         })?;
-    Ok(Admitted { up, namespace, sa_token: sa_token.token, permit })
+    Ok(token.token)
 }
 
 #[cfg(test)]

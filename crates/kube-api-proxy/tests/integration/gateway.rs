@@ -280,6 +280,24 @@ async fn a_server_side_apply_needs_create_as_well_as_patch() {
     let (code, _, v) = s.call(Method::PATCH, &applied, &headers, Some(json!({"spec": {}}))).await;
     assert_eq!(code, 404, "the cluster's answer for an object it does not have: {v}");
     assert_eq!(s.last_decision(), "allowed");
+    // A PUT of an object that does not exist is checked as a create (some kinds create on
+    // update); of one that exists, as the update it is.
+    let (code, _, v) = s.call_as(&auth, Method::PUT, &applied, Some(cert.clone())).await;
+    assert_eq!(code, 403, "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("may not create") && message.contains("a PUT of an object that does not exist"),
+        "{message}"
+    );
+    assert_eq!(s.last_decision(), "denied:allowed-resources");
+    let existing = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    let (_, _, list) = s.call_as(&auth, Method::GET, &existing, None).await;
+    let mut object = list["items"][0].clone();
+    let name = object["metadata"]["name"].as_str().unwrap().to_string();
+    object["spec"]["secretName"] = json!("renamed");
+    let (code, _, v) = s.call_as(&auth, Method::PUT, &format!("{existing}/{name}"), Some(object)).await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(s.last_decision(), "allowed");
 }
 
 /// A PluginToken's request refused before its token is looked at is audited all the same:
