@@ -255,7 +255,7 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
             "no credentials: send a bearer token"
         }));
     };
-    if fundament_tokens::peek_kind(&token) == TokenKind::Plugin {
+    if plugin_token.is_some() {
         return plugin_path(gw, req, judged, token, caller).await;
     }
     if let Caller::Plugin { installation, .. } = caller {
