@@ -340,7 +340,12 @@ pub fn parse_yaml(text: &str) -> Result<Value, YamlError> {
             _ => {}
         }
     }
-    serde_yaml::from_str::<Value>(text).map_err(|e| {
+    // Bounded: a YAML alias repeats what it names, and ~100 KB of them expand to gigabytes;
+    // a key given twice is refused, as kubectl does, never silently dropped.
+    use fundament_kube_core::bounded_value::{self, RepeatedKeys};
+    let document = serde_yaml::Deserializer::from_str(text);
+    let budget = bounded_value::budget_for(text.len());
+    bounded_value::value_within(document, budget, RepeatedKeys::Refuse).map_err(|e| {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         let mut message = e.to_string();
         // serde_yaml appends the place; the error carries it apart.

@@ -209,6 +209,20 @@ fn yaml_errors_carry_line_and_column() {
     assert!(parse_yaml(&"a".repeat(MAX_YAML_BYTES + 1)).unwrap_err().message.contains("longer than"));
 }
 
+/// ~100 KB of aliases would expand to 4×10⁸ values (gigabytes, the console killed): refused
+/// as the count passes the text's budget. A key given twice is refused, as kubectl does.
+#[test]
+fn an_alias_bomb_and_a_repeated_key_are_refused() {
+    let bomb = format!("a: &a [{}]\nb: [{}]\n", "0,".repeat(25_000), "*a,".repeat(16_000));
+    assert!(bomb.len() < MAX_YAML_BYTES);
+    let started = std::time::Instant::now();
+    let error = parse_yaml(&bomb).unwrap_err();
+    assert!(error.message.contains("aliases"), "{error:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "took {:?}", started.elapsed());
+    let twice = parse_yaml("metadata:\n  name: a\nspec:\n  x: 1\nspec:\n  y: 2\n").unwrap_err();
+    assert!(twice.message.contains("\"spec\" appears twice"), "{twice:?}");
+}
+
 #[test]
 fn yaml_round_trips_the_edit_buffer() {
     let buffer = edit_buffer(&live());

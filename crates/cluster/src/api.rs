@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
+use fundament_kube_core::bounded_value::{self, RepeatedKeys};
 use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::Instrument;
@@ -330,7 +331,10 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
         })?,
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
             check_yaml_nesting(body)?;
-            serde_yaml::from_slice(body).map_err(|e| {
+            // Bounded: a YAML alias repeats what it names (see bounded_value).
+            let document = serde_yaml::Deserializer::from_slice(body);
+            let budget = bounded_value::budget_for(body.len());
+            bounded_value::value_within(document, budget, RepeatedKeys::LastWins).map_err(|e| {
                 ApiError::bad_request(format!("the body of the request could not be decoded as YAML: {e}"))
             })?
         }

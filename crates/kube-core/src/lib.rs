@@ -16,9 +16,12 @@
 //! - [`status::Status`]: `metav1.Status` and its builders, worded as the API
 //!   server words its refusals;
 //! - [`object`]: `TypeMeta`, `ObjectMeta` and [`object::DynamicObject`], an
-//!   object of any kind with its metadata typed.
+//!   object of any kind with its metadata typed;
+//! - [`bounded_value`]: a JSON value read from YAML (or any format) with a bound
+//!   on how many values it holds, so that aliases cannot expand it without end.
 #![forbid(unsafe_code)]
 
+pub mod bounded_value;
 pub mod cluster_info;
 pub mod headers;
 pub mod object;

@@ -128,6 +128,18 @@ fn a_yaml_alias_bomb_is_refused_quickly() {
     assert_eq!(status.code, 400, "{}", status.message);
 }
 
+/// One anchor of 25,000 values named 16,000 times: 4×10⁸ values from 100 KB, a shape serde_yaml's
+/// own guard (which counts alias jumps, not what each replays) lets through.
+#[test]
+fn a_wide_yaml_alias_bomb_is_refused_quickly() {
+    let yaml = format!("a: &a [{}]\nb: [{}]\n", "0,".repeat(25_000), "*a,".repeat(16_000));
+    let started = Instant::now();
+    let status = decode_body(&headers("application/yaml"), yaml.as_bytes()).expect_err("must not decode");
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    assert_eq!(status.code, 400, "{}", status.message);
+    assert!(status.message.contains("aliases"), "{}", status.message);
+}
+
 /// Nesting deeper than the decoders' recursion limit is a 400 at once: no stack overflow,
 /// and no scan of the YAML first (libyaml's is quadratic in the depth of flow collections:
 /// these bodies took 48 s before the depth check). Each takes a few milliseconds alone; the
