@@ -38,6 +38,12 @@ pub const MAX_DEPTH: usize = 12;
 /// beyond it becomes [`Kind::Raw`], so a huge schema still gives a usable form.
 pub const MAX_FIELDS: usize = 500;
 
+/// At most this many array items and map entries in one form, all arrays and maps together.
+/// Their counts come from the browser (or from the indices of a form posted without
+/// JavaScript), and the form is built by counting up to them: a count no form could hold
+/// is refused before anything is built. Longer lists are for the YAML tab.
+pub const MAX_ITEMS: usize = 10_000;
+
 /// The message of a required field left empty, on the client as on the server
 /// (the server's `Required value` is rewritten to it).
 pub const REQUIRED: &str = "is required";
@@ -700,6 +706,21 @@ impl FormValues {
         self.values.insert(path.into(), value.into());
     }
 
+    /// Refuses item counts past [`MAX_ITEMS`], all arrays and maps together (at the first
+    /// array or map that passes it).
+    fn check_item_counts(&self) -> Result<(), Vec<FieldError>> {
+        let mut total = 0usize;
+        for (path, count) in &self.lengths {
+            total = total.saturating_add(*count);
+            if total > MAX_ITEMS {
+                let message =
+                    format!("has more items than a form takes ({MAX_ITEMS} in all): edit it in the YAML tab");
+                return Err(vec![FieldError::new(path, message)]);
+            }
+        }
+        Ok(())
+    }
+
     /// The number of items of the array (or entries of the map) at `path`.
     pub fn len(&self, path: &str) -> usize {
         self.lengths.get(path).copied().unwrap_or(0)
@@ -844,6 +865,7 @@ pub fn assemble(
     api_version: &str,
     kind: &str,
 ) -> Result<Value, Vec<FieldError>> {
+    values.check_item_counts()?;
     let mut errors = Vec::new();
     let mut metadata = Map::new();
     let mut object = Map::new();

@@ -1585,3 +1585,22 @@ fn everything_crosses_the_wire() {
     let back: FieldError = serde_json::from_str(&serde_json::to_string(&error).unwrap()).unwrap();
     assert_eq!(back, error);
 }
+
+/// Item counts come from the browser: a count no form could hold is refused before anything is
+/// built from it (it made the server loop up to 2⁶⁴ times), by JSON and by a posted index alike.
+#[test]
+fn item_counts_past_the_limit_are_refused_before_anything_is_built() {
+    let spec = form_for(&grant_schema(), true);
+    let posted: FormValues =
+        serde_json::from_value(json!({"values": {}, "lengths": {"spec.users": u64::MAX}, "present": []}))
+            .unwrap();
+    let started = std::time::Instant::now();
+    let found = errors(assemble(&spec, &posted, "v", "Grant"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("more items than a form takes"), "{found:?}");
+    let indexed = FormValues::from_pairs([("spec.users[99999999999]", "x")]);
+    assert!(errors(assemble(&spec, &indexed, "v", "Grant"))[0].1.contains("YAML tab"));
+    let fine = FormValues::from_pairs([("metadata.name", "g"), ("spec.users[1]", "x")]);
+    assert!(!errors(assemble(&spec, &fine, "v", "Grant")).iter().any(|(_, m)| m.contains("more items")));
+}
