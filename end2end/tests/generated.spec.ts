@@ -154,6 +154,29 @@ test.describe('generated views', () => {
     expect(errors).toEqual([]);
   });
 
+  test("a reader's YAML alias bomb and a form with 2⁵³ items are refused at once, and the console stays up", async ({ page }) => {
+    // bob may only read: both reach the server before any write check.
+    await signIn(page, 'bob@acme-corp.com', CERTS);
+    const origin = new URL(page.url()).origin;
+    const post = (endpoint: string, data: unknown) =>
+      page.request.post(`/api/${endpoint}`, { data, headers: { Origin: origin }, timeout: 15_000 });
+    const cluster_id = '019b4000-2000-7000-8000-000000000001';
+    const crd = 'certificates.cert-manager.io';
+    const started = Date.now();
+    // 100 KB naming one anchor of 25,000 values 16,000 times: 4×10⁸ values if expanded.
+    const bomb = `a: &a [${'0,'.repeat(25_000)}]\nb: [${'*a,'.repeat(16_000)}]\n`;
+    const toForm = await post('yaml-form', { cluster_id, crd, yaml: bomb });
+    expect(toForm.status()).toBe(200);
+    expect(JSON.stringify(await toForm.json())).toContain('aliases repeat what they name');
+    // The form's item counts come from the browser: the server counted up to them.
+    const values = { values: {}, lengths: { 'spec.dnsNames': Number.MAX_SAFE_INTEGER }, present: [] };
+    const toYaml = await post('form-yaml', { cluster_id, crd, base: '', values, labels: '' });
+    expect(toYaml.status()).toBe(200);
+    expect(JSON.stringify(await toYaml.json())).toContain('more items than a form takes');
+    expect(Date.now() - started, 'answered at once, not after building gigabytes').toBeLessThan(10_000);
+    expect((await page.request.get('/livez')).status()).toBe(200);
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');
