@@ -98,6 +98,15 @@ pub(crate) mod ssr {
                 AppError::Invalid(format!("You may not read {what}: {message}"))
             }
             BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
+            // Not passing: asking again gets the same answer (and took 16 MiB each time).
+            BackendError::TooLarge { .. } => {
+                tracing::warn!(%error, "reading {what}: the answer is too large");
+                AppError::Invalid(format!(
+                    "{} is too large to show here (more than {} MiB): narrow it with a label selector, or use kubectl.",
+                    capitalized(what),
+                    crate::plugins::backend::MAX_ANSWER_BYTES >> 20
+                ))
+            }
             _ => match error.passing() {
                 Some(passing) => {
                     tracing::warn!(%error, "reading {what} failed for now");

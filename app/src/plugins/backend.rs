@@ -19,7 +19,7 @@ use super::token::{AuthFailure, Minted};
 const SERVICES: [&str; 3] = ["kube-api-proxy", "organization-api", "authn"];
 
 /// Answers larger than this are refused (a cluster's installations, a CRD).
-const MAX_ANSWER_BYTES: usize = 16 << 20;
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// No call may hold a page render longer than this.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// A definition of a name and version changes only when republished: kept this long.
@@ -43,6 +43,10 @@ pub enum BackendError {
     TimedOut { service: &'static str },
     #[error("{service} answered something that is not JSON: {detail}")]
     Decode { service: &'static str, detail: String },
+    /// An answer past [`MAX_ANSWER_BYTES`] (a list of a huge collection): the service is up,
+    /// and asking again gets the same answer, so this is no passing failure.
+    #[error("{service} answered more than {} MiB", MAX_ANSWER_BYTES >> 20)]
+    TooLarge { service: &'static str },
 }
 
 /// The longest message of a service passed on to users; the rest is in the log.
@@ -77,7 +81,9 @@ impl BackendError {
             BackendError::TimedOut { service } => {
                 format!("{service} did not answer within {} s.", CALL_TIMEOUT.as_secs())
             }
-            BackendError::Status { .. } | BackendError::Decode { .. } => return None,
+            BackendError::Status { .. } | BackendError::Decode { .. } | BackendError::TooLarge { .. } => {
+                return None;
+            }
         };
         let retry_after = match self {
             BackendError::Status { retry_after, .. } => *retry_after,
@@ -144,7 +150,7 @@ impl Backend {
                 health.record_failure(format!("did not answer within {} s", CALL_TIMEOUT.as_secs()))
             }
             Err(BackendError::Decode { .. }) => health.record_failure("answered something that is not JSON"),
-            Err(BackendError::Status { .. }) => health.record_ok(),
+            Err(BackendError::Status { .. } | BackendError::TooLarge { .. }) => health.record_ok(),
         }
     }
 
@@ -208,7 +214,13 @@ impl Backend {
         let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
-            .map_err(|e| unreachable(e.to_string()))?
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    BackendError::TooLarge { service }
+                } else {
+                    unreachable(e.to_string())
+                }
+            })?
             .to_bytes();
         let value = if bytes.is_empty() {
             Value::Null
@@ -580,5 +592,21 @@ mod tests {
         let offline = Backend::new("http://127.0.0.1:9", "http://127.0.0.1:9", "http://127.0.0.1:9");
         assert!(offline.kube_get_cached("alice", "t", CLUSTER, PATH, CRD_TTL, None).await.is_err());
         assert!(offline.cache.is_empty(), "a failed call leaves nothing behind");
+    }
+
+    /// A list past the limit is "too large", not "cannot be reached": no retry every few
+    /// seconds that downloads it again, and kube-api-proxy is not reported as failing.
+    #[tokio::test]
+    async fn an_answer_past_the_limit_is_too_large_not_unreachable() {
+        let app = axum::Router::new().fallback(|| async { vec![b' '; MAX_ANSWER_BYTES + 1] });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9");
+        let error = backend.kube_get_cached("alice", "t", CLUSTER, PATH, CRD_TTL, None).await.unwrap_err();
+        assert!(matches!(error, BackendError::TooLarge { service: "kube-api-proxy" }), "{error}");
+        assert_eq!(error.passing(), None, "not retried as a passing failure");
+        let (_, health) = backend.dependencies().find(|(name, _)| *name == "kube-api-proxy").unwrap();
+        assert_eq!(health.observed(), fundament_health::Observed::Ok, "kube-api-proxy answered: not failing");
     }
 }
