@@ -1,7 +1,8 @@
 // CI and first-run times, from the record every passing `scripts/test` appends to
 // ~/.cache/fundament/test-runs.jsonl (kind: fresh = nothing installed yet, cold = tools but
 // no build cache, warm = both). Writes bench/results/ci.json: the median of the last warm
-// runs, the latest cold and fresh runs, and the warm phases, next to the targets.
+// runs of a tree built before, the runs after a change apart, the latest cold and fresh runs,
+// and the warm phases, next to the targets.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -37,10 +38,15 @@ try {
   if (e.code !== 'ENOENT') throw e;
 }
 const latestOrKept = (kind, key) => latest(kind) ?? previous[key] ?? null;
+// Warm means the tree was built before (README): a warm run of the commit the run before it
+// tested. A run after a change compiles the tests of the changed crates again; those runs are
+// counted apart (`after_a_change`), not in the warm median.
+const repeats = runs.filter((r, i) => r.kind === 'warm' && i > 0 && runs[i - 1].commit === r.commit);
+const changed = runs.filter((r, i) => r.kind === 'warm' && !(i > 0 && runs[i - 1].commit === r.commit)).slice(-LAST_WARM);
 // The same for warm runs: the last results' runs and this machine's, each once (by date), the
 // latest LAST_WARM of them. Kept runs carry their totals only: the phase medians are this machine's.
 const recorded = new Set(ofKind('warm').map((r) => r.date));
-const warm = [...(previous.warm?.runs ?? []).filter((r) => !recorded.has(r.date)), ...ofKind('warm')]
+const warm = [...(previous.warm?.runs ?? []).filter((r) => !recorded.has(r.date)), ...repeats]
   .sort((a, b) => a.date.localeCompare(b.date))
   .slice(-LAST_WARM);
 const phaseNames = [...new Set(warm.flatMap((r) => Object.keys(r.phases ?? {})))];
@@ -53,6 +59,11 @@ const result = {
     phases_s_median: Object.fromEntries(
       phaseNames.map((p) => [p, median(warm.map((r) => r.phases?.[p]).filter((x) => x !== undefined))]),
     ),
+  },
+  after_a_change: {
+    what: 'warm runs whose commit differs from the run before: the changed crates\' tests compile again',
+    runs: changed.map((r) => ({ date: r.date, commit: r.commit, total_s: r.total_s })),
+    total_s_median: median(changed.map((r) => r.total_s)),
   },
   cold: latestOrKept('cold', 'cold'),
   fresh_machine: latestOrKept('fresh', 'fresh_machine'),
