@@ -41,8 +41,9 @@ const latestOrKept = (kind, key) => latest(kind) ?? previous[key] ?? null;
 // Warm means the tree was built before (README): a warm run of the commit the run before it
 // tested. A run after a change compiles the tests of the changed crates again; those runs are
 // counted apart (`after_a_change`), not in the warm median.
-const repeats = runs.filter((r, i) => r.kind === 'warm' && i > 0 && runs[i - 1].commit === r.commit);
-const changed = runs.filter((r, i) => r.kind === 'warm' && !(i > 0 && runs[i - 1].commit === r.commit)).slice(-LAST_WARM);
+const builtBefore = (r, i) => i > 0 && runs[i - 1].commit === r.commit;
+const repeats = runs.filter((r, i) => r.kind === 'warm' && builtBefore(r, i));
+const changed = runs.filter((r, i) => r.kind === 'warm' && !builtBefore(r, i)).slice(-LAST_WARM);
 // The same for warm runs: the last results' runs and this machine's, each once (by date), the
 // latest LAST_WARM of them. Kept runs carry their totals only: the phase medians are this machine's.
 const recorded = new Set(ofKind('warm').map((r) => r.date));

@@ -609,7 +609,26 @@ async fn admit_plugin(
     // caller it sees, the plugin's ServiceAccount: here allowedResources and the user must
     // allow it as well. An apply always may; a PUT does for the kinds that create on update
     // (RBAC roles and bindings, leases, among others), so a PUT of an object the plugin's
-    // ServiceAccount does not find is checked as a create.
+    // ServiceAccount does not find is checked as a create. The cluster is asked only once
+    // allowedResources admits the update.
+    // The refusal when allowedResources does not admit `k` (an Option: the closure's `Err` would
+    // be as large as a Refusal).
+    let not_admitted = |k: &KubeRequest, why: &str| {
+        if definition.allowed.iter().any(|a| a.admits(&k.as_resource_request())) {
+            return None;
+        }
+        let target = &k.target;
+        let what = group_resource(&target.group, &target.resource);
+        let sub =
+            if target.subresource.is_empty() { String::new() } else { format!("/{}", target.subresource) };
+        Some(denied(
+            "denied:allowed-resources",
+            format!("allowedResources: plugin {name} may not {} {what}{sub}{why}", k.verb),
+        ))
+    };
+    if let Some(refused) = not_admitted(&kube, "") {
+        return Err(refused);
+    }
     let namespace = format!("plugin-{installation_name}");
     let mut sa_token = None;
     let creates_because = if judged.applies {
@@ -628,23 +647,10 @@ async fn admit_plugin(
     } else {
         None
     };
-    let creates = creates_because.map(|_| KubeRequest { target: kube.target.clone(), verb: "create".into() });
-    let asked: Vec<&KubeRequest> = std::iter::once(&kube).chain(creates.as_ref()).collect();
-    let why = |k: &KubeRequest| if k.verb == kube.verb { "" } else { creates_because.unwrap_or_default() };
-    for k in &asked {
-        if !definition.allowed.iter().any(|a| a.admits(&k.as_resource_request())) {
-            let target = &k.target;
-            let what = group_resource(&target.group, &target.resource);
-            let sub = if target.subresource.is_empty() {
-                String::new()
-            } else {
-                format!("/{}", target.subresource)
-            };
-            return Err(denied(
-                "denied:allowed-resources",
-                format!("allowedResources: plugin {name} may not {} {what}{sub}{}", k.verb, why(k)),
-            ));
-        }
+    let creates =
+        creates_because.map(|why| (KubeRequest { target: kube.target.clone(), verb: "create".into() }, why));
+    if let Some(refused) = creates.as_ref().and_then(|(create, why)| not_admitted(create, why)) {
+        return Err(refused);
     }
     // 7. The user may do it (their ServiceAccount's review).
     let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{}", claims.sub);
@@ -653,16 +659,14 @@ async fn admit_plugin(
         format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
         "system:authenticated".to_string(),
     ];
-    for k in &asked {
+    let asked = std::iter::once((&kube, "")).chain(creates.as_ref().map(|(k, why)| (k, *why)));
+    for (k, why) in asked {
         if !up.review(&user_sa, &groups, k).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
             return Err(denied(
                 "denied:user-sar",
                 format!(
-                    "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa}){}",
-                    claims.sub,
-                    k.verb,
-                    k.target.resource,
-                    why(k)
+                    "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa}){why}",
+                    claims.sub, k.verb, k.target.resource
                 ),
             ));
         }
