@@ -4,7 +4,7 @@
 // fault tests (*.faults.spec.ts) run on a stack of their own:
 // end2end/playwright.faults.config.ts.
 import { defineConfig } from '@playwright/test';
-import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
+import { chromiumArgs, executablePath, keptOnFailure } from './chromium';
 import { freshPerRun } from './scratch';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,7 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL,
-    trace: traceOnFailure,
+    ...keptOnFailure,
     launchOptions: { executablePath, args: chromiumArgs },
   },
   projects: [

@@ -8,7 +8,7 @@
 import { defineConfig } from '@playwright/test';
 import os from 'node:os';
 import path from 'node:path';
-import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
+import { chromiumArgs, executablePath, keptOnFailure } from './chromium';
 import { certFile, certificate, keyFile } from './production/tls';
 
 const root = path.resolve(__dirname, '..');
@@ -45,7 +45,7 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     baseURL: `https://console.example.test:${PORTS.tls}`,
-    trace: traceOnFailure,
+    ...keptOnFailure,
     launchOptions: {
       executablePath,
       args: [

@@ -4,7 +4,7 @@
 // worker unless the suite says otherwise, the default console URL unless it names its own
 // (end2end/stack.ts), Debian's chromium.
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
-import { chromiumArgs, executablePath, traceOnFailure } from './chromium';
+import { chromiumArgs, executablePath, keptOnFailure } from './chromium';
 
 export interface SerialSuite {
   /** The specs' folder, e.g. `clusters`. */
@@ -37,7 +37,7 @@ export function serialSuite(s: SerialSuite) {
     reporter: [['list']],
     use: {
       baseURL: s.baseURL ?? 'http://localhost:3000',
-      trace: traceOnFailure,
+      ...keptOnFailure,
       launchOptions: { executablePath, args: chromiumArgs },
     },
     ...(s.webServer ? { webServer: s.webServer } : {}),
