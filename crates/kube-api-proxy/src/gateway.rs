@@ -111,9 +111,12 @@ struct Judged {
     /// allowedResources and of the user as well, or a definition or user allowed to patch but
     /// not to create could create through it.
     applies: bool,
-    /// An answer that lasts as long as the caller keeps it open: a watch, or a followed log
-    /// (`pods/<name>/log?follow=true`). Each holds one of the caller's stream slots
-    /// ([`crate::limits`]) while it is open.
+    /// An answer that may last as long as the caller keeps it open: a watch, a followed log
+    /// (`pods/<name>/log?follow=true`), or a proxied call (`…/services|pods|nodes/<name>/proxy/…`,
+    /// whose backend may stream without end). Each holds one of the caller's stream slots
+    /// ([`crate::limits`]) while it is open. A proxied call that answers at once gives its slot
+    /// back at once; counting every one costs a lease per call, and proxied calls are rare
+    /// next to lists and gets, which hold none.
     streams: bool,
 }
 
@@ -165,15 +168,16 @@ fn judge(req: &Request) -> Result<Judged, Status> {
             "the server does not allow this method on the requested resource",
         ));
     }
-    let streams = info.verb == "watch" || (info.subresource == "log" && query.flag("follow"));
+    // A proxied call reaches a backend in the cluster: its parameters are its own (all of them
+    // pass, re-encoded), and its answer may stream without end.
+    let proxied = info.subresource == "proxy" || info.verb == "proxy";
+    let streams = info.verb == "watch" || (info.subresource == "log" && query.flag("follow")) || proxied;
     if info.verb == "watch" {
         let asked = query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
         if asked.is_none_or(|t| t > MAX_WATCH_SECONDS) {
             query.set("timeoutSeconds", &MAX_WATCH_SECONDS.to_string());
         }
     }
-    // A proxied backend's parameters are its own: all of them pass, re-encoded.
-    let proxied = info.subresource == "proxy" || info.verb == "proxy";
     let query = query.canonical(proxied);
     let path = info.canonical_path();
     let target = if query.is_empty() { path } else { format!("{path}?{query}") };
@@ -765,6 +769,9 @@ mod tests {
         assert!(!streams("/api/v1/namespaces/n/pods/p/log?follow=false"));
         assert!(!streams("/api/v1/namespaces/n/pods/p?follow=true"), "not a log");
         assert!(!streams("/api/v1/pods"));
+        assert!(streams("/api/v1/namespaces/n/services/s:8080/proxy/events"));
+        assert!(streams("/api/v1/namespaces/n/pods/p/proxy"));
+        assert!(streams("/api/v1/nodes/node-1/proxy/logs/"));
         let applies = |method: Method, content_type: &str| {
             let req = http::Request::builder()
                 .method(method)

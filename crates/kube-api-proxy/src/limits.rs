@@ -1,7 +1,8 @@
 //! Bounds on what one caller can hold open: concurrent watches per user
 //! (both paths together) and per PluginToken. A followed log
 //! (`pods/<name>/log?follow=true`), which streams for as long as the pod writes,
-//! counts as a watch. A watch past a bound is refused with a 429 Status; the
+//! counts as a watch, and so does a proxied call (`…/<name>/proxy/…`) while it is
+//! open, since its backend may stream without end. A watch past a bound is refused with a 429 Status; the
 //! slot comes back when the watch's stream ends.
 //!
 //! The count lives in the shared store (`fundament_shared_store`), so the
@@ -122,7 +123,7 @@ impl WatchLimits {
         let user_key = user_group(user);
         if !self.store.lease(&user_key, &holder, WATCHES_PER_USER, ttl).await.map_err(unavailable)? {
             return Err(too_many(format!(
-                "too many watches: user {user} has {WATCHES_PER_USER} watches and followed logs open through kube-api-proxy (the limit); close some first"
+                "too many watches: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open through kube-api-proxy (the limit); close some first"
             )));
         }
         let mut leases = vec![(user_key, holder.clone())];
@@ -132,7 +133,7 @@ impl WatchLimits {
             let refusal = match taken {
                 Ok(true) => None,
                 Ok(false) => Some(too_many(format!(
-                    "too many watches: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches and followed logs open (the limit per PluginToken)"
+                    "too many watches: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
                 ))),
                 Err(error) => Some(unavailable(error)),
             };

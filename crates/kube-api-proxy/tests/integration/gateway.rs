@@ -583,20 +583,23 @@ async fn watches_are_capped_per_plugin_token_with_a_429() {
     assert_eq!(client.request(req).await.unwrap().status(), 200);
 }
 
-/// A followed log streams as long as the pod writes: it takes a slot as a watch does, so a user
-/// cannot hold more of both together than the limit (the cluster is never asked for the one
-/// past it).
+/// A followed log streams as long as the pod writes, and a proxied call as long as its backend
+/// does: each takes a slot as a watch does, so a user cannot hold more of them together than the
+/// limit (the cluster is never asked for the one past it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn followed_logs_count_against_the_users_watches() {
+async fn followed_logs_and_proxied_calls_count_against_the_users_watches() {
     let s = start().await;
     let token = bearer(&s.user_token("alice"));
     let watch = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
     let (_, mut open) =
         open_watches(&watch, &token, fundament_kube_api_proxy::limits::WATCHES_PER_USER).await;
     let log = format!("/clusters/{PROD}/api/v1/namespaces/default/pods/web/log?follow=true");
-    let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
-    assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
-    assert!(v["message"].as_str().unwrap().contains("followed logs"), "{v}");
+    let proxied = format!("/clusters/{PROD}/api/v1/namespaces/default/services/http:web:8080/proxy/events");
+    for path in [&log, &proxied] {
+        let (code, _, v) = s.call_as(&token, Method::GET, path, None).await;
+        assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{path}: {v}");
+        assert!(v["message"].as_str().unwrap().contains("followed logs and proxied calls"), "{v}");
+    }
     // An unfollowed log holds no slot; closing a watch frees one for the followed log.
     let (code, _, v) = s.call_as(&token, Method::GET, &log.replace("?follow=true", ""), None).await;
     assert_ne!(code, 429, "{v}");
@@ -604,6 +607,14 @@ async fn followed_logs_count_against_the_users_watches() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
     assert_ne!(code, 429, "the cluster answers it: {v}");
+    // A proxied call that has been answered gives its slot back: one after another, each is
+    // forwarded (the embedded cluster answers a Service it has no backend for itself).
+    drop(open.pop());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        let (code, _, v) = s.call_as(&token, Method::GET, &proxied, None).await;
+        assert_ne!(code, 429, "the cluster answers it: {v}");
+    }
 }
 
 fn b64(s: &str) -> String {
