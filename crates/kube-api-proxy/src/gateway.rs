@@ -760,7 +760,7 @@ mod tests {
     }
 
     #[test]
-    fn watches_and_followed_logs_hold_a_stream_slot_and_applies_are_told_apart() {
+    fn watches_followed_logs_and_proxied_calls_hold_a_stream_slot_and_applies_are_told_apart() {
         let streams = |uri: &str| judged(Method::GET, &format!("{C}{uri}")).unwrap().streams;
         assert!(streams("/api/v1/pods?watch=1"));
         assert!(streams("/api/v1/namespaces/n/pods/p/log?follow=true"));
