@@ -43,6 +43,43 @@ fn route(path: &str) -> Option<(String, Vec<String>)> {
     (ok && !id.is_empty()).then_some((id, tail))
 }
 
+/// What a runtime's answer may tell the browser: its body's type, length, encoding and
+/// validators, and when to retry. Everything else stays behind, since the answer comes
+/// from the installation's origin, which is same-site with the console in most deployments:
+/// `Set-Cookie`; `Clear-Site-Data` (`"cookies"` clears the whole site's, the console's
+/// session cookie among them); CORS, `Service-Worker-Allowed`, `Refresh`, `Link`, `Location`,
+/// `Alt-Svc` and `Strict-Transport-Security`, which would widen or redirect the origin for
+/// everyone on it. The answer is a caller's own, read with its PluginToken: never stored, and
+/// never a document (a relayed answer opened as a page runs nothing, as kube-api-proxy's).
+const PASSED_ON: [header::HeaderName; 10] = [
+    header::CONTENT_TYPE,
+    header::CONTENT_LENGTH,
+    header::CONTENT_ENCODING,
+    header::CONTENT_LANGUAGE,
+    header::CONTENT_DISPOSITION,
+    header::CONTENT_RANGE,
+    header::ETAG,
+    header::LAST_MODIFIED,
+    header::VARY,
+    header::RETRY_AFTER,
+];
+
+fn answer_headers(upstream: &http::HeaderMap) -> http::HeaderMap {
+    let mut headers = http::HeaderMap::new();
+    for name in PASSED_ON {
+        for value in upstream.get_all(&name) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    headers.insert(header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        http::HeaderValue::from_static("sandbox; default-src 'none'"),
+    );
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, http::HeaderValue::from_static("nosniff"));
+    headers
+}
+
 pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Response {
     let token = req
         .headers()
@@ -96,8 +133,7 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     match up.forward_as_gateway(parts.method, &target, &parts.headers, Body::new(body)).await {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
-            parts.headers.remove(header::SET_COOKIE);
-            parts.headers.insert(header::X_CONTENT_TYPE_OPTIONS, http::HeaderValue::from_static("nosniff"));
+            parts.headers = answer_headers(&parts.headers);
             let body =
                 fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
             Response::from_parts(parts, body)
@@ -111,7 +147,48 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
 
 #[cfg(test)]
 mod tests {
-    use super::route;
+    use super::{answer_headers, route};
+    use http::header;
+
+    #[test]
+    fn a_runtime_answer_keeps_only_what_describes_its_body() {
+        let mut upstream = http::HeaderMap::new();
+        for (name, value) in [
+            ("content-type", "application/json"),
+            ("etag", "\"v1\""),
+            ("vary", "accept"),
+            ("vary", "accept-encoding"),
+            ("set-cookie", "__Host-fundament_auth=; Max-Age=0"),
+            ("clear-site-data", "\"cookies\""),
+            ("access-control-allow-origin", "*"),
+            ("service-worker-allowed", "/"),
+            ("refresh", "0; url=https://evil.example"),
+            ("location", "https://evil.example"),
+            ("strict-transport-security", "max-age=0"),
+            ("cache-control", "public, max-age=9999"),
+            ("content-security-policy", "default-src *"),
+        ] {
+            upstream.append(name, value.parse().unwrap());
+        }
+        let h = answer_headers(&upstream);
+        let mut names: Vec<_> = h.keys().map(|k| k.as_str()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "cache-control",
+                "content-security-policy",
+                "content-type",
+                "etag",
+                "vary",
+                "x-content-type-options"
+            ]
+        );
+        assert_eq!(h.get_all(header::VARY).iter().count(), 2);
+        assert_eq!(h[header::CACHE_CONTROL], "no-store");
+        assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+        assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    }
 
     #[test]
     fn only_the_runtime_api_is_reachable() {

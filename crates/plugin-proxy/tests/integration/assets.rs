@@ -39,6 +39,23 @@ fn pages() -> axum::Router {
                 }
             }),
         )
+        .route(
+            "/api/hostile-headers",
+            axum::routing::get(|| async {
+                (
+                    [
+                        (header::CONTENT_TYPE, "application/json"),
+                        (header::HeaderName::from_static("clear-site-data"), "\"cookies\", \"storage\""),
+                        (header::SET_COOKIE, "__Host-fundament_auth=; Path=/; Max-Age=0"),
+                        (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                        (header::HeaderName::from_static("service-worker-allowed"), "/"),
+                        (header::REFRESH, "0; url=https://evil.example"),
+                        (header::CACHE_CONTROL, "public, max-age=9999"),
+                    ],
+                    "{}",
+                )
+            }),
+        )
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route(
             "/console/{file}",
@@ -413,6 +430,32 @@ async fn the_runtime_route_needs_the_installations_own_token_on_its_own_origin()
         404
     );
     assert_eq!(call(own, ping.clone(), Some(token("carol", &uid))).await.0, 403);
+    // What the runtime answers reaches the page; how it would reach past the page does not.
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let res = client
+        .request(
+            Request::get(format!(
+                "http://127.0.0.1:{}/installations/{uid}/runtime/api/hostile-headers",
+                s.port
+            ))
+            .header(header::HOST, format!("{own}:8082"))
+            .header(header::AUTHORIZATION, format!("Bearer {}", token("alice", &uid)))
+            .body(Body::empty())
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let h = res.headers();
+    assert_eq!(h[header::CONTENT_TYPE], "application/json");
+    for gone in
+        ["clear-site-data", "set-cookie", "access-control-allow-origin", "service-worker-allowed", "refresh"]
+    {
+        assert!(h.get(gone).is_none(), "{gone} passed: {h:?}");
+    }
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+    assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     // A token for an installation id that is not this installation's uid.
     assert_eq!(
         call(own, format!("/installations/{other}/runtime/api/ping"), Some(token("alice", other))).await.0,
