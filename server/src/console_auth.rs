@@ -241,10 +241,7 @@ impl SessionAuthority for AuthnSessions {
                     )
                     && let Some(kid) = fundament_tokens::peek_kid(token)
                 {
-                    let keys = self.credentials.keys.clone();
-                    tokio::spawn(async move {
-                        let _ = keys.learn(&kid).await;
-                    });
+                    self.credentials.keys.learn_in_background(&kid);
                 }
                 tracing::debug!(%reason, "session refused");
                 None

@@ -7,6 +7,7 @@
 //! Verifiers hold no secret.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -33,7 +34,23 @@ struct Inner {
     jwks_url: Option<String>,
     /// Held across a fetch, so concurrent callers wait for its result instead
     /// of finding "fetched just now" while the keys are still missing.
-    last_fetch: tokio::sync::Mutex<Option<Instant>>,
+    last_fetch: tokio::sync::Mutex<Fetched>,
+    /// A fetch for an unknown key runs in the background ([`Keys::learn_in_background`]).
+    learning: AtomicBool,
+}
+
+/// What the fetches found so far.
+#[derive(Default)]
+struct Fetched {
+    last: Option<LastFetch>,
+    /// The JWKS the keys at hand were read from.
+    jwks: Option<serde_json::Value>,
+}
+
+/// The last fetch: when it began, and how it ended.
+struct LastFetch {
+    at: Instant,
+    outcome: Result<(), KeysError>,
 }
 
 /// Why a fetch is made.
@@ -45,7 +62,7 @@ enum Fetch {
     Unknown,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum KeysError {
     #[error("cannot fetch the JWKS from {url}: {detail}")]
     Fetch { url: String, detail: String },
@@ -63,7 +80,8 @@ impl Keys {
                 verifier: RwLock::new(verifier),
                 verified: Mutex::default(),
                 jwks_url,
-                last_fetch: tokio::sync::Mutex::new(None),
+                last_fetch: tokio::sync::Mutex::default(),
+                learning: AtomicBool::new(false),
             }),
         }
     }
@@ -114,9 +132,16 @@ impl Keys {
     async fn fetch(&self, mode: Fetch) -> Result<(), KeysError> {
         let inner = &*self.inner;
         let Some(url) = &inner.jwks_url else { return Ok(()) };
-        let mut last = inner.last_fetch.lock().await;
-        if let Some(t) = *last {
-            let since = t.elapsed();
+        let asked = Instant::now();
+        let mut fetched = inner.last_fetch.lock().await;
+        if let Some(LastFetch { at, outcome }) = &fetched.last {
+            // A fetch that began after this caller asked answers it too: callers that waited
+            // for the lock together leave together, instead of each fetching in turn (a flood
+            // of made-up key ids would otherwise queue without end, a fetch every interval).
+            if *at >= asked {
+                return outcome.clone();
+            }
+            let since = at.elapsed();
             if since < MIN_REFETCH {
                 match mode {
                     // Someone fetched just now (while this caller may have waited for the lock).
@@ -127,8 +152,15 @@ impl Keys {
                 }
             }
         }
-        *last = Some(Instant::now());
-        let fail = |detail: String| KeysError::Fetch { url: url.clone(), detail };
+        let at = Instant::now();
+        let outcome = self.fetch_from(url, &mut fetched.jwks).await;
+        fetched.last = Some(LastFetch { at, outcome: outcome.clone() });
+        outcome
+    }
+
+    /// Fetches the JWKS; `known` is the one the keys at hand were read from.
+    async fn fetch_from(&self, url: &str, known: &mut Option<serde_json::Value>) -> Result<(), KeysError> {
+        let fail = |detail: String| KeysError::Fetch { url: url.to_string(), detail };
         let client: Client<_, http_body_util::Empty<bytes::Bytes>> =
             Client::builder(TokioExecutor::new()).build_http();
         let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| fail(e.to_string()))?;
@@ -141,8 +173,13 @@ impl Keys {
         }
         let bytes = res.into_body().collect().await.map_err(|e| fail(e.to_string()))?.to_bytes();
         let jwks: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
+        // The same keys as before (most fetches): what they verified still stands.
+        if known.as_ref() == Some(&jwks) {
+            return Ok(());
+        }
         let verifier = Verifier::from_jwks(&jwks).map_err(|e| fail(e.to_string()))?;
-        *inner.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(verifier);
+        *self.inner.verifier.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(verifier);
+        *known = Some(jwks);
         // After the new keys are in place: a verification that began with the old ones sees
         // the generation change and does not store its result.
         self.verified().forget_all();
@@ -245,6 +282,26 @@ impl Keys {
     /// authn): waits out [`MIN_REFETCH`] if a fetch was that recent.
     pub async fn learn(&self, kid: &str) -> Result<(), KeysError> {
         if self.knows(kid) { Ok(()) } else { self.fetch(Fetch::Unknown).await }
+    }
+
+    /// [`Keys::learn`] without waiting for it, for a caller that answers with the keys at hand.
+    /// One such fetch at a time: while one runs, another unknown key id starts nothing (that
+    /// fetch brings every key authn publishes). So cookies with made-up key ids, however many,
+    /// cost one background task and one JWKS request per [`MIN_REFETCH`].
+    pub fn learn_in_background(&self, kid: &str) {
+        if self.inner.jwks_url.is_none()
+            || self.knows(kid)
+            || self.inner.learning.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let keys = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = keys.fetch(Fetch::Unknown).await {
+                tracing::warn!(%error, "JWKS refresh for an unknown key failed");
+            }
+            keys.inner.learning.store(false, Ordering::Release);
+        });
     }
 }
 
