@@ -344,7 +344,7 @@ impl<C: Clone> Seen<C> {
     /// verified at is verified afresh.
     fn get(&self, token: &str, now: i64) -> Option<C> {
         let (claims, exp, at) = self.0.get(token)?;
-        (*at <= now && now < exp.saturating_add(fundament_tokens::EXP_LEEWAY_SECS)).then(|| claims.clone())
+        (*at <= now && fundament_tokens::accepted_at(*exp, now)).then(|| claims.clone())
     }
 
     fn insert(&mut self, token: &str, claims: C, exp: i64, now: i64) {

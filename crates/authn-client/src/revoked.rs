@@ -72,7 +72,7 @@ impl RevokedSessions {
     pub fn record(&self, sid: &str, exp: i64) {
         let now = now_unix();
         let mut set = self.set.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        set.retain(|_, e| *e > now);
+        set.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
         set.insert(sid.to_string(), exp);
     }
 
@@ -135,7 +135,7 @@ impl RevokedSessions {
                 let mut set = self.set.write().unwrap_or_else(std::sync::PoisonError::into_inner);
                 // Keep what this process recorded itself and authn may not have stored yet.
                 let now = now_unix();
-                set.retain(|_, e| *e > now);
+                set.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
                 set.extend(revoked.into_iter().map(|e| (e.sid, e.exp)));
                 self.synced.store(true, Ordering::SeqCst);
             }
@@ -167,5 +167,19 @@ mod tests {
         r.record("old", 1);
         r.record("c", 99999999999);
         assert!(!r.is_revoked("old"), "expired entries go");
+    }
+
+    #[test]
+    fn a_revocation_outlives_its_tokens_exp_by_the_verifiers_leeway() {
+        let r = RevokedSessions::default();
+        let now = now_unix();
+        // Expired 10 s ago: a verifier still accepts the token (clock leeway), so it stays refused
+        // when the next revocation prunes the set.
+        r.record("signed-out", now - 10);
+        r.record("next", now + 600);
+        assert!(r.is_revoked("signed-out"));
+        r.record("long-gone", now - fundament_tokens::EXP_LEEWAY_SECS);
+        r.record("after", now + 600);
+        assert!(!r.is_revoked("long-gone"), "no verifier accepts its token any more");
     }
 }

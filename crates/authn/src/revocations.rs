@@ -132,7 +132,7 @@ impl Revocations {
             let mut mirror = self.mirror_mut();
             // Kept: what this replica revoked itself and the store had not announced yet.
             let now = fundament_shared_store::now_unix();
-            mirror.retain(|_, e| *e > now);
+            mirror.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
             mirror.extend(set.into_iter().map(|r| (r.sid, r.exp)));
         }
         if !self.synced.swap(true, Ordering::SeqCst) {
@@ -190,7 +190,7 @@ impl Revocations {
         self.store.revoke(&revoked).await?;
         {
             let mut mirror = self.mirror_mut();
-            mirror.retain(|_, e| *e > now);
+            mirror.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
             mirror.insert(revoked.sid.clone(), exp);
         }
         if !self.is_shared() {
@@ -201,7 +201,7 @@ impl Revocations {
         Ok(())
     }
 
-    /// Every session revoked and not yet expired; an error while this replica cannot know.
+    /// Every revocation whose token would still be accepted; an error while this replica cannot know.
     pub fn snapshot(&self, now: i64) -> Result<Vec<Revoked>, RevocationsError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(RevocationsError::Closing);
@@ -212,7 +212,7 @@ impl Revocations {
         Ok(self
             .mirror()
             .iter()
-            .filter(|(_, exp)| **exp > now)
+            .filter(|(_, exp)| fundament_tokens::accepted_at(**exp, now))
             .map(|(sid, exp)| Revoked { sid: sid.clone(), exp: *exp })
             .collect())
     }
@@ -228,14 +228,19 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn revocations_are_kept_until_the_session_expires() {
+    async fn revocations_are_kept_until_no_verifier_would_accept_the_session() {
+        let leeway = fundament_tokens::EXP_LEEWAY_SECS;
         let r = Revocations::in_memory();
         r.revoke("a", 100, 10).await.unwrap();
         r.revoke("b", 50, 10).await.unwrap();
         assert!(r.is_revoked("a") && r.is_revoked("b") && !r.is_revoked("c"));
-        assert_eq!(r.snapshot(60).unwrap(), vec![Revoked { sid: "a".into(), exp: 100 }]);
-        r.revoke("c", 200, 60).await.unwrap();
-        assert!(!r.is_revoked("b"), "expired entries are dropped");
+        // Past b's exp, within the verifiers' leeway: its token still verifies, so it stays.
+        assert_eq!(r.snapshot(50 + leeway - 1).unwrap().len(), 2);
+        assert_eq!(r.snapshot(50 + leeway).unwrap(), vec![Revoked { sid: "a".into(), exp: 100 }]);
+        r.revoke("c", 200, 50 + leeway - 1).await.unwrap();
+        assert!(r.is_revoked("b"), "kept within the leeway");
+        r.revoke("d", 200, 50 + leeway).await.unwrap();
+        assert!(!r.is_revoked("b"), "dropped once no verifier accepts its token");
     }
 
     #[tokio::test]

@@ -39,7 +39,8 @@ pub use redis_store::RedisStore;
 pub struct Revoked {
     /// The session id (the UserToken's `jti`).
     pub sid: String,
-    /// When the session's UserToken expires (unix seconds): the entry is dropped after that.
+    /// When the session's UserToken expires (unix seconds): the entry is kept while a verifier
+    /// would still accept that token ([`fundament_tokens::accepted_at`]).
     pub exp: i64,
 }
 
@@ -78,7 +79,7 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
     /// is announced, so a revocation that was answered survives a restart of every replica.
     fn revoke<'a>(&'a self, revoked: &'a Revoked) -> StoreFuture<'a, ()>;
 
-    /// Every session revoked and not yet expired at `now` (unix seconds).
+    /// Every revocation whose token would still be accepted at `now` (unix seconds).
     fn revoked(&self, now: i64) -> StoreFuture<'_, Vec<Revoked>>;
 
     /// Revocations announced from now on, whichever replica made them. The stream ends when the

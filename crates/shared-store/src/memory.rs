@@ -94,7 +94,7 @@ impl InProcess {
         let snapshot = {
             let mut set = lock(&self.revoked);
             let now = now_unix();
-            set.retain(|_, e| *e > now);
+            set.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
             set.insert(r.sid.clone(), r.exp);
             set.iter().map(|(sid, exp)| Revoked { sid: sid.clone(), exp: *exp }).collect::<Vec<_>>()
         };
@@ -140,7 +140,7 @@ impl SharedStore for InProcess {
         Box::pin(async move {
             Ok(lock(&self.revoked)
                 .iter()
-                .filter(|(_, exp)| **exp > now)
+                .filter(|(_, exp)| fundament_tokens::accepted_at(**exp, now))
                 .map(|(sid, exp)| Revoked { sid: sid.clone(), exp: *exp })
                 .collect())
         })
@@ -197,6 +197,21 @@ fn write_atomically(path: &Path, file: &File) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_revocation_is_kept_while_its_token_would_verify() {
+        let store = InProcess::new();
+        let now = now_unix();
+        store.revoke(&Revoked { sid: "within-leeway".into(), exp: now - 10 }).await.unwrap();
+        store
+            .revoke(&Revoked { sid: "past-it".into(), exp: now - fundament_tokens::EXP_LEEWAY_SECS })
+            .await
+            .unwrap();
+        store.revoke(&Revoked { sid: "later".into(), exp: now + 600 }).await.unwrap();
+        let mut sids: Vec<_> = store.revoked(now).await.unwrap().into_iter().map(|r| r.sid).collect();
+        sids.sort();
+        assert_eq!(sids, ["later", "within-leeway"]);
+    }
 
     #[tokio::test]
     async fn revocations_survive_a_restart_and_a_broken_file_is_refused() {

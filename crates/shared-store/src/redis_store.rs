@@ -181,10 +181,11 @@ impl SharedStore for RedisStore {
         Box::pin(async move {
             let all: std::collections::HashMap<String, i64> =
                 self.run(async |c| c.hgetall(REVOKED_KEY).await).await?;
-            let (live, expired): (Vec<_>, Vec<_>) = all.into_iter().partition(|(_, exp)| *exp > now);
+            let (live, expired): (Vec<_>, Vec<_>) =
+                all.into_iter().partition(|(_, exp)| fundament_tokens::accepted_at(*exp, now));
             if !expired.is_empty() {
                 let sids: Vec<String> = expired.into_iter().map(|(sid, _)| sid).collect();
-                // Best effort: an entry past its exp refuses nothing a verifier would accept.
+                // Best effort: such an entry refuses nothing a verifier would accept.
                 if let Err(error) = self.run(async |c| c.hdel::<_, _, ()>(REVOKED_KEY, &sids).await).await {
                     tracing::debug!(%error, "shared store: pruning expired revocations failed");
                 }

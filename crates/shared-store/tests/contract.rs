@@ -37,7 +37,8 @@ async fn single_use_keys(a: &dyn SharedStore, b: &dyn SharedStore) {
 async fn revocations(a: &dyn SharedStore, b: &dyn SharedStore) {
     let mut heard = b.revocation_events().await.unwrap();
     let live = Revoked { sid: sid(), exp: now_unix() + 3600 };
-    let old = Revoked { sid: sid(), exp: now_unix() - 1 };
+    // Expired past the verifiers' leeway: no verifier accepts its token any more.
+    let old = Revoked { sid: sid(), exp: now_unix() - fundament_tokens::EXP_LEEWAY_SECS - 1 };
     a.revoke(&old).await.unwrap();
     a.revoke(&live).await.unwrap();
     let first = tokio::time::timeout(Duration::from_secs(5), heard.next()).await.unwrap().unwrap();
@@ -47,6 +48,10 @@ async fn revocations(a: &dyn SharedStore, b: &dyn SharedStore) {
     let set = b.revoked(now_unix()).await.unwrap();
     assert!(set.contains(&live), "the other replica reads it: {set:?}");
     assert!(!set.contains(&old), "expired entries are not served: {set:?}");
+    // Expired, but within the leeway: its token still verifies, so it is still served.
+    let recent = Revoked { sid: sid(), exp: now_unix() - 1 };
+    a.revoke(&recent).await.unwrap();
+    assert!(b.revoked(now_unix()).await.unwrap().contains(&recent));
 }
 
 async fn leases(a: &dyn SharedStore, b: &dyn SharedStore) {

@@ -21,7 +21,7 @@ mod verifier;
 pub use claims::{FrameTicketClaims, PluginClaims, UserClaims};
 pub use error::{KeyError, TokenError};
 pub use peek::{TokenKind, peek_kid, peek_kind};
-pub use rules::EXP_LEEWAY_SECS;
+pub use rules::{EXP_LEEWAY_SECS, accepted_at};
 pub use signer::Signer;
 pub use verifier::Verifier;
 

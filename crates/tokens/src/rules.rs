@@ -8,6 +8,13 @@ use crate::{ISSUER, TokenError};
 
 /// Accepted clock skew past `exp`: authn and the verifiers run on different machines.
 pub const EXP_LEEWAY_SECS: i64 = 30;
+
+/// Whether a token that expires at `exp` is still accepted at `now`, the leeway included. A
+/// revocation of its session must be kept as long (authn, the shared store, every verifier):
+/// dropped at `exp`, a signed-out token would verify again for the leeway's length.
+pub fn accepted_at(exp: i64, now: i64) -> bool {
+    now < exp.saturating_add(EXP_LEEWAY_SECS)
+}
 /// Accepted clock skew for `iat`/`nbf` in the future.
 pub(crate) const IAT_LEEWAY_SECS: i64 = 60;
 
@@ -19,7 +26,7 @@ pub(crate) fn check_registered(
     now: i64,
 ) -> Result<(), TokenError> {
     let exp = int_claim(claims, "exp")?.ok_or(TokenError::Malformed)?;
-    if now >= exp.saturating_add(EXP_LEEWAY_SECS) {
+    if !accepted_at(exp, now) {
         return Err(TokenError::Expired);
     }
     for name in ["iat", "nbf"] {
