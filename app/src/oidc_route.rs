@@ -171,9 +171,15 @@ pub async fn callback(
 /// `GET /sign-in/oidc/end-session`: the last step of sign-out.
 pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
     let hint = one_cookie(&headers, fundament_session::OIDC_ID_TOKEN_COOKIE);
-    let clear = fundament_session::oidc_id_token_cookie(None, 0);
     // Only after our own sign-out: with a live session this is a stray link, not a sign-out.
     let live = crate::state::session_token_of(&headers).and_then(|t| state.sessions.verify(&t)).is_some();
+    // The ID token is cleared only by the step it is kept for. Without it (another site's
+    // navigation here: the Strict cookie stays behind, yet a top-level answer may still set one)
+    // or with a live session, the answer clears nothing; else any site could make the user's
+    // next sign-out leave the provider's session open.
+    let used = hint.is_some() && !live;
+    let clear: Vec<String> =
+        if used { vec![fundament_session::oidc_id_token_cookie(None, 0)] } else { Vec::new() };
     let url = match (&hint, live, state.oidc_provider.is_some()) {
         (Some(hint), false, true) => state.sessions.oidc_end_session_url(hint).await,
         _ => None,
@@ -181,8 +187,8 @@ pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) 
     match url {
         // A page, not a redirect: sign-out is a form post, and `form-action 'self'` covers its
         // redirects; the page's own navigation to the provider is not a form's.
-        Some(url) => onward(&url, "Signing out", &[clear]),
-        None => see_other("/sign-in", &[clear]),
+        Some(url) => onward(&url, "Signing out", &clear),
+        None => see_other("/sign-in", &clear),
     }
 }
 

@@ -57,6 +57,17 @@ pub struct OidcSignedIn {
 
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// How a sign-out ended on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignOutOutcome {
+    /// authn revoked the session (or it was not a live session): a copy of its token works
+    /// nowhere.
+    Ended,
+    /// authn could not be told yet. This console refuses the session already; it keeps
+    /// telling authn in the background until authn has it or the token would have expired.
+    Pending,
+}
+
 /// Signs users in (through authn) and reads sessions (with authn's public keys).
 pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     /// Development sign-in of a seed user (mock mode).
@@ -68,7 +79,7 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     fn verify(&self, token: &str) -> Option<SessionUser>;
     /// Ends the session on the server (authn revokes it), so a copy of the token stops
     /// working everywhere. Failures are logged where they happen.
-    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = SignOutOutcome> + Send + 'a>>;
     /// Whether sessions can be read now (the console's `/readyz`): `Err` says what is missing.
     /// Cheap: called on every readiness probe.
     fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {

@@ -97,6 +97,23 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   const frameCookie = [exchange.headers['set-cookie'] ?? []].flat()[0].split(';')[0];
   expect((await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}`, { headers: { Cookie: frameCookie } })).status).toBe(200);
 
+  // The ID token kept for sign-out survives another site's navigation to the sign-out's last
+  // step (which would otherwise leave the provider's session open at the next sign-out), and
+  // a stray same-origin visit while signed in.
+  const idTokenCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_oidc_id');
+  expect(await idTokenCookie()).toBeDefined();
+  await page.goto(`${PROVIDER}/.well-known/openid-configuration`);
+  await Promise.all([
+    page.waitForURL(new RegExp(`^${CONSOLE}/`)),
+    page.evaluate((to) => { location.href = to; }, `${CONSOLE}/sign-in/oidc/end-session`),
+  ]);
+  await page.waitForLoadState('load');
+  expect(await idTokenCookie()).toBeDefined();
+  await page.goto('/sign-in/oidc/end-session');
+  expect(await idTokenCookie()).toBeDefined();
+  await page.goto(CERTS);
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+
   // Sign out: our session is revoked, then the provider's session ends too.
   await page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' }).click();
   await page.getByRole('button', { name: 'Sign out' }).click();

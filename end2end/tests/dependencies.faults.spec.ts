@@ -6,10 +6,10 @@
 // Runs in end2end/playwright.faults.config.ts, on a stack of its worker's own: a switch acts on
 // the whole stack.
 import { test, expect, request as playwrightRequest } from '@playwright/test';
-import { frameReady, hydrated, signIn } from './fixtures';
+import { frameReady, hydrated, signIn, userMenu } from './fixtures';
 import { aliceOnHome, CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
 import { kubectl } from './kubectl';
-import { AUTHN, GATEWAY, ORGANIZATION_API } from './origins';
+import { AUTHN, GATEWAY, ORGANIZATION_API, PROD, send } from './origins';
 
 test.describe('dependencies that fail and come back', () => {
   test.describe.configure({ mode: 'serial' });
@@ -18,6 +18,13 @@ test.describe('dependencies that fail and come back', () => {
   test('authn down: browsing goes on, a plugin page waits for it, sign-in says so; all recover', async ({ page, browser }) => {
     test.setTimeout(90_000);
     await aliceOnHome(page);
+    // bob, signed in before the outage, signs out during it (below).
+    const leaving = await browser.newPage();
+    await signIn(leaving, 'bob@acme-corp.com');
+    const bobsToken = (await leaving.context().cookies()).find((c) => c.name === '__Host-fundament_auth')!.value;
+    const namespaces = `${GATEWAY}/clusters/${PROD}/api/v1/namespaces`;
+    const bearer = { headers: { Authorization: `Bearer ${bobsToken}` } };
+    expect((await send(namespaces, bearer)).status).not.toBe(401);
     await setFault('authn', { fault: 'down' });
     expect((await probe(`${AUTHN}/readyz`)).status).toBe(503);
     // Sessions are verified with the keys the console holds: pages that need no token work.
@@ -38,7 +45,19 @@ test.describe('dependencies that fail and come back', () => {
     await expect(other).toHaveURL(/error=authn-unavailable/);
     await expect(other.getByRole('alert')).toContainText('the sign-in service (authn) cannot be reached');
 
+    // Signing out is possible: the session ends in this browser, and the page says that authn
+    // has not been told yet.
+    await hydrated(leaving);
+    await userMenu(leaving, 'Bob').click();
+    await leaving.getByRole('button', { name: 'Sign out' }).click();
+    await expect(leaving).toHaveURL(/error=sign-out-pending/);
+    await expect(leaving.getByRole('alert')).toContainText('could not be reached to end the session everywhere');
+    expect((await leaving.context().cookies()).map((c) => c.name)).not.toContain('__Host-fundament_auth');
+
     await setFault('authn', { fault: 'none' });
+    // The console tells authn once it is back: a copy of bob's token stops working everywhere.
+    await expect.poll(async () => (await send(namespaces, bearer)).status, { timeout: 20_000 }).toBe(401);
+    await leaving.close();
     // The frame opens by itself on its next try.
     await expect(frame(page)).toHaveAttribute('data-state', 'ready', { timeout: 20_000 });
     await expectSameDocument(page);

@@ -222,7 +222,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::state::{IssuedSession, SessionUser, SignInError};
+    use app::state::{IssuedSession, SessionUser, SignInError, SignOutOutcome};
     use std::future::Future;
     use std::pin::Pin;
     use tower::ServiceExt;
@@ -241,8 +241,8 @@ mod tests {
         fn verify(&self, _: &str) -> Option<SessionUser> {
             None
         }
-        fn sign_out<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-            Box::pin(async {})
+        fn sign_out<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = SignOutOutcome> + Send + 'a>> {
+            Box::pin(async { SignOutOutcome::Ended })
         }
         fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
             Box::pin(async { Err(self.0.to_string()) })
@@ -295,8 +295,11 @@ mod tests {
             fn verify(&self, _: &str) -> Option<SessionUser> {
                 None
             }
-            fn sign_out<'a>(&'a self, _: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
-                Box::pin(async {})
+            fn sign_out<'a>(
+                &'a self,
+                _: &'a str,
+            ) -> Pin<Box<dyn Future<Output = SignOutOutcome> + Send + 'a>> {
+                Box::pin(async { SignOutOutcome::Ended })
             }
         }
         let sessions: Arc<dyn SessionAuthority> = Arc::new(Ready);

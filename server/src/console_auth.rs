@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::api::session::SignInFailure;
-use app::state::{IssuedSession, OidcSignedIn, OidcStarted, SessionAuthority, SessionUser, SignInError};
+use app::state::{
+    IssuedSession, OidcSignedIn, OidcStarted, SessionAuthority, SessionUser, SignInError, SignOutOutcome,
+};
 use bytes::Bytes;
 use fundament_authn_client::Credentials;
 use http_body_util::{BodyExt, Full};
@@ -18,11 +20,55 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
+use tracing::Instrument;
+
+type AuthnClient = Client<HttpConnector, Full<Bytes>>;
+
+/// POSTs `body` to authn's `path` (JSON both ways): its status and answer, or why there is none.
+async fn post(
+    client: &AuthnClient,
+    authn_url: &str,
+    path: &str,
+    bearer: Option<&str>,
+    body: Value,
+) -> Result<(u16, Value), String> {
+    let mut req = http::Request::post(format!("{authn_url}{path}"))
+        .header(http::header::CONTENT_TYPE, "application/json");
+    if let Some(token) = bearer {
+        req = req.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    let req = req.body(Full::new(Bytes::from(body.to_string()))).map_err(|e| e.to_string())?;
+    let res = tokio::time::timeout(Duration::from_secs(10), client.request(req))
+        .await
+        .map_err(|_| "timeout".to_string())?
+        .map_err(|e| e.to_string())?;
+    let status = res.status().as_u16();
+    let bytes = res.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+}
+
+/// How long a sign-out authn could not take waits before it is sent again: doubling from 1 s,
+/// at most [`SIGN_OUT_RETRY_MAX`].
+const SIGN_OUT_RETRY_FIRST: Duration = Duration::from_secs(1);
+const SIGN_OUT_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// Asks authn to revoke the session of `token`: whether it did (or the token is no session of
+/// its any more), or why it did not.
+async fn revoke_at_authn(client: &AuthnClient, authn_url: &str, token: &str) -> Result<(), String> {
+    match post(client, authn_url, "/authn.v1.AuthnService/SignOut", Some(token), serde_json::json!({})).await
+    {
+        Ok((200, _)) => Ok(()),
+        // authn no longer takes the token as a session (expired, revoked already).
+        Ok((401, _)) => Ok(()),
+        Ok((status, body)) => Err(format!("status {status}, code {:?}", body["code"].as_str())),
+        Err(error) => Err(error),
+    }
+}
 
 pub struct AuthnSessions {
     authn_url: String,
     credentials: Credentials,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: AuthnClient,
 }
 
 impl std::fmt::Debug for AuthnSessions {
@@ -42,19 +88,7 @@ impl AuthnSessions {
     }
 
     async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Result<(u16, Value), String> {
-        let mut req = http::Request::post(format!("{}{path}", self.authn_url))
-            .header(http::header::CONTENT_TYPE, "application/json");
-        if let Some(token) = bearer {
-            req = req.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
-        }
-        let req = req.body(Full::new(Bytes::from(body.to_string()))).map_err(|e| e.to_string())?;
-        let res = tokio::time::timeout(Duration::from_secs(10), self.client.request(req))
-            .await
-            .map_err(|_| "timeout".to_string())?
-            .map_err(|e| e.to_string())?;
-        let status = res.status().as_u16();
-        let bytes = res.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-        Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+        post(&self.client, &self.authn_url, path, bearer, body).await
     }
 
     /// A failure answer of authn's `OidcService` as the sign-in page's code. authn logged the
@@ -249,26 +283,48 @@ impl SessionAuthority for AuthnSessions {
         }
     }
 
-    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+    fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = SignOutOutcome> + Send + 'a>> {
         Box::pin(async move {
             let now = time::OffsetDateTime::now_utc().unix_timestamp();
             // This console refuses the session at once, before authn's stream could tell it.
-            if let Ok(claims) = self.credentials.keys.verify_user_now(token, now) {
+            let claims = self.credentials.keys.verify_user_now(token, now).ok();
+            if let Some(claims) = &claims {
                 self.credentials.revoked.record(&claims.jti, claims.exp);
             }
-            match self.post("/authn.v1.AuthnService/SignOut", Some(token), serde_json::json!({})).await {
-                Ok((200, _)) => {}
-                Ok((status, body)) => {
-                    tracing::error!(
-                        status,
-                        code = body["code"].as_str(),
-                        "console: authn refused to end the session"
-                    );
+            let Err(error) = revoke_at_authn(&self.client, &self.authn_url, token).await else {
+                return SignOutOutcome::Ended;
+            };
+            tracing::error!(%error, "console: authn did not end the session; telling it again in the background");
+            // Until authn has it, a copy of the token works everywhere but here: tell authn again
+            // for as long as the token would be accepted (a token this console cannot read is
+            // tried once more only).
+            let until = claims.map_or(now, |c| c.exp);
+            let (client, authn_url, token) = (self.client.clone(), self.authn_url.clone(), token.to_owned());
+            tokio::spawn(
+                async move {
+                    let mut wait = SIGN_OUT_RETRY_FIRST;
+                    loop {
+                        tokio::time::sleep(wait).await;
+                        match revoke_at_authn(&client, &authn_url, &token).await {
+                            Ok(()) => {
+                                tracing::info!("console: authn ended the session on a later try");
+                                return;
+                            }
+                            Err(error) => {
+                                let now = time::OffsetDateTime::now_utc().unix_timestamp();
+                                if !fundament_tokens::accepted_at(until, now) {
+                                    tracing::warn!(%error, "console: authn never ended the session; it has expired");
+                                    return;
+                                }
+                                tracing::debug!(%error, "console: authn still does not end the session");
+                            }
+                        }
+                        wait = (wait * 2).min(SIGN_OUT_RETRY_MAX);
+                    }
                 }
-                Err(error) => {
-                    tracing::error!(%error, "console: authn unreachable for sign-out; the session was not revoked")
-                }
-            }
+                .instrument(tracing::info_span!("sign-out retry")),
+            );
+            SignOutOutcome::Pending
         })
     }
 }

@@ -153,9 +153,12 @@ pub enum SignInFailure {
     AuthnUnavailable,
     /// Something else failed (logged where it happened).
     Failed,
+    /// Not a sign-in's failure: the last sign-out ended the session in this browser, but authn
+    /// could not be told yet (the console keeps telling it).
+    SignOutPending,
 }
 
-const FAILURES: [(SignInFailure, &str, &str); 14] = [
+const FAILURES: [(SignInFailure, &str, &str); 15] = [
     (SignInFailure::UnknownUser, "unknown-user", "That user does not exist in this development stack."),
     (SignInFailure::Unavailable, "unavailable", "This way of signing in is not available on this console."),
     (
@@ -202,6 +205,11 @@ const FAILURES: [(SignInFailure, &str, &str); 14] = [
         "Signing in is not possible right now: the sign-in service (authn) cannot be reached. Try again in a moment.",
     ),
     (SignInFailure::Failed, "failed", "Sign-in failed. Try again."),
+    (
+        SignInFailure::SignOutPending,
+        "sign-out-pending",
+        "You are signed out of this browser, but the sign-in service (authn) could not be reached to end the session everywhere. The console keeps trying until the session would have expired.",
+    ),
 ];
 
 impl SignInFailure {
@@ -267,11 +275,21 @@ pub async fn sign_out() -> Result<(), AppError> {
     let from_provider = state.oidc_provider.is_some()
         && crate::state::request_cookie(fundament_session::OIDC_ID_TOKEN_COOKIE).is_some();
     ssr::set_cookie(&fundament_session::cookie_header(None, 0));
-    leptos_axum::redirect(if from_provider { crate::oidc_route::END_SESSION_PATH } else { "/sign-in" });
-    if let Some(token) = token {
-        state.sessions.sign_out(&token).await;
-    }
-    tracing::info!("signed out");
+    let outcome = match token {
+        Some(token) => state.sessions.sign_out(&token).await,
+        None => crate::state::SignOutOutcome::Ended,
+    };
+    // The provider's session ends in any case (its end-session page returns to `/sign-in`);
+    // without one, the sign-in page says when the session could not be ended everywhere yet.
+    let next = match outcome {
+        _ if from_provider => crate::oidc_route::END_SESSION_PATH.to_owned(),
+        crate::state::SignOutOutcome::Ended => "/sign-in".to_owned(),
+        crate::state::SignOutOutcome::Pending => {
+            format!("/sign-in?error={}", SignInFailure::SignOutPending.code())
+        }
+    };
+    leptos_axum::redirect(&next);
+    tracing::info!(?outcome, "signed out");
     Ok(())
 }
 
