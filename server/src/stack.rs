@@ -187,15 +187,19 @@ pub async fn plugin_proxy(
         runtimes,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
+        streams: fundament_kube_api_proxy::limits::WatchLimits::new(Arc::clone(&store)),
         used_tickets: fundament_plugin_proxy::tickets::UsedTickets::new(store),
         runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,
     };
-    // Page answers are bounded (10 s to the head, 30 s idle): in-flight ones finish in the drain.
+    let proxy = Arc::new(proxy);
+    // Page answers are bounded (10 s to the head, 30 s idle): in-flight ones finish in the
+    // drain. Runtime calls may stream without end: the drain ends them cleanly.
+    let draining = Arc::clone(&proxy);
     Ok(Bound {
         name: "plugin-proxy",
         listener,
-        router: fundament_plugin_proxy::router(Arc::new(proxy)),
-        drain: None,
+        router: fundament_plugin_proxy::router(proxy),
+        drain: Some(Box::new(move || draining.streams.drain())),
     })
 }
 

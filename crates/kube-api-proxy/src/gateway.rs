@@ -14,7 +14,6 @@ use fundament_health::DependencyHealth;
 use fundament_kube_core::{Query, RequestInfo, ResourceTarget};
 use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
-use futures::StreamExt;
 use http::{HeaderMap, Method, StatusCode, header};
 
 use crate::audit::{AuditLine, AuditSink};
@@ -299,14 +298,7 @@ async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Statu
 fn hold(response: Response, permit: Option<WatchPermit>) -> Response {
     let Some(permit) = permit else { return response };
     let (parts, body) = response.into_parts();
-    // At shutdown the watch ends cleanly, as one whose timeout passed: the client watches
-    // again (through a load balancer, at another replica) from its last resourceVersion.
-    let drained = permit.drained();
-    let stream = body.into_data_stream().take_until(drained).map(move |chunk| {
-        let _held = &permit;
-        chunk
-    });
-    Response::from_parts(parts, Body::from_stream(stream))
+    Response::from_parts(parts, permit.hold(body))
 }
 
 async fn forward(

@@ -1,8 +1,9 @@
 //! Bounds on what one caller can hold open: concurrent watches per user
 //! (both paths together) and per PluginToken. A followed log
 //! (`pods/<name>/log?follow=true`), which streams for as long as the pod writes,
-//! counts as a watch, and so does a proxied call (`…/<name>/proxy/…`) while it is
-//! open, since its backend may stream without end. A watch past a bound is refused with a 429 Status; the
+//! counts as a watch, and so does a proxied call (`…/<name>/proxy/…`, and
+//! plugin-proxy's runtime route) while it is open, since its backend may stream
+//! without end. A watch past a bound is refused with a 429 Status; the
 //! slot comes back when the watch's stream ends.
 //!
 //! The count lives in the shared store (`fundament_shared_store`), so the
@@ -68,6 +69,19 @@ impl WatchPermit {
             let _ = draining.wait_for(|d| *d).await;
         }
     }
+
+    /// `body`, holding this permit until it ends. At shutdown ([`WatchLimits::drain`]) it ends
+    /// cleanly, as a watch whose timeout passed: the client watches (or calls) again, through
+    /// a load balancer at another replica.
+    pub fn hold(self, body: axum::body::Body) -> axum::body::Body {
+        use futures::StreamExt;
+        let drained = self.drained();
+        let stream = body.into_data_stream().take_until(drained).map(move |chunk| {
+            let _held = &self;
+            chunk
+        });
+        axum::body::Body::from_stream(stream)
+    }
 }
 
 impl Drop for WatchPermit {
@@ -123,7 +137,7 @@ impl WatchLimits {
         let user_key = user_group(user);
         if !self.store.lease(&user_key, &holder, WATCHES_PER_USER, ttl).await.map_err(unavailable)? {
             return Err(too_many(format!(
-                "too many watches: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open through kube-api-proxy (the limit); close some first"
+                "too many open streams: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open (the limit); close some first"
             )));
         }
         let mut leases = vec![(user_key, holder.clone())];
@@ -133,7 +147,7 @@ impl WatchLimits {
             let refusal = match taken {
                 Ok(true) => None,
                 Ok(false) => Some(too_many(format!(
-                    "too many watches: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
+                    "too many open streams: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
                 ))),
                 Err(error) => Some(unavailable(error)),
             };

@@ -125,6 +125,14 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     let Some((up, mut target)) = proxy.runtimes.route(up, name, &tail.join("/")) else {
         return plain(StatusCode::NOT_FOUND, "not found");
     };
+    let permit = match proxy.streams.acquire(&claims.sub, Some(&claims.jti)).await {
+        Ok(permit) => permit,
+        Err(refused) => {
+            let status = StatusCode::from_u16(refused.code).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
+            let text = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+            return (status, text, refused.message).into_response();
+        }
+    };
     if let Some(q) = req.uri().query() {
         target.push('?');
         target.push_str(q);
@@ -136,7 +144,7 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
             parts.headers = answer_headers(&parts.headers);
             let body =
                 fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
-            Response::from_parts(parts, body)
+            Response::from_parts(parts, permit.hold(body))
         }
         Err(e) => {
             tracing::warn!(installation = %name, error = %e, "plugin-proxy: runtime unreachable");

@@ -125,6 +125,10 @@ pub struct PluginProxy {
     /// How long a runtime may take to send the head of a page's answer before the frame gets
     /// a `504`: [`RUNTIME_ANSWER_TIMEOUT`] in production (tests shorten it).
     pub runtime_timeout: Duration,
+    /// Open runtime calls, each holding a slot of its user and its PluginToken until its answer
+    /// ends (a runtime may stream without end). Counted with kube-api-proxy's watches when both
+    /// use one store (`fundament dev`; replicas with `--shared-store`).
+    pub streams: fundament_kube_api_proxy::limits::WatchLimits,
 }
 
 /// How long a plugin's runtime may take to send the head of a page's answer (through the

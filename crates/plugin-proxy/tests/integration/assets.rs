@@ -56,6 +56,17 @@ fn pages() -> axum::Router {
                 )
             }),
         )
+        .route(
+            "/api/stream",
+            axum::routing::get(|| async {
+                use futures::StreamExt;
+                // One chunk, then nothing, for as long as the caller listens.
+                let chunks =
+                    futures::stream::once(async { Ok::<_, std::io::Error>(bytes::Bytes::from("event\n")) })
+                        .chain(futures::stream::pending());
+                ([(header::CONTENT_TYPE, "text/event-stream")], Body::from_stream(chunks))
+            }),
+        )
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route(
             "/console/{file}",
@@ -139,6 +150,7 @@ async fn start_with(
         used_tickets: Default::default(),
         runtimes: Default::default(),
         runtime_timeout,
+        streams: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -588,4 +600,40 @@ async fn a_failing_openfga_is_answered_naming_it_and_shown_by_readyz_without_gat
     }
     let (code, _, text) = readyz().await;
     assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
+}
+
+/// A runtime's answer may stream without end: each open one holds a slot of its user and its
+/// PluginToken, as a watch at the gateway does, so a page (or whoever holds its token) cannot
+/// hold more than the limit open. Closing one gives its slot back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_runtime_calls_are_capped_per_plugin_token_with_a_429() {
+    use futures::StreamExt;
+    let s = start(true).await;
+    let uid = s.uid(CERTS);
+    let token = s.plugin_token("alice", &uid, time::OffsetDateTime::now_utc().unix_timestamp());
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let open = |path: &'static str| {
+        let req = Request::get(format!("http://127.0.0.1:{}/installations/{uid}/runtime/api/{path}", s.port))
+            .header(header::HOST, "acme-corp--cert-manager.localhost:8082")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        client.request(req)
+    };
+    let mut streams = Vec::new();
+    for _ in 0..fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN {
+        let res = open("stream").await.unwrap();
+        assert_eq!(res.status(), 200);
+        let mut body = res.into_body().into_data_stream();
+        assert_eq!(body.next().await.unwrap().unwrap(), "event\n");
+        streams.push(body);
+    }
+    let refused = open("ping").await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let text = String::from_utf8_lossy(&refused.into_body().collect().await.unwrap().to_bytes()).into_owned();
+    assert!(text.contains("the limit per PluginToken"), "{text}");
+    drop(streams.pop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let res = open("ping").await.unwrap();
+    assert_eq!(res.status(), 200);
 }

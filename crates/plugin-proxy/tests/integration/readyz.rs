@@ -41,6 +41,7 @@ async fn get_on(
         used_tickets: Default::default(),
         runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,
         runtimes: Default::default(),
+        streams: Default::default(),
     };
     let req = Request::get(format!("http://{host}{path}"))
         .header(http::header::HOST, host)
