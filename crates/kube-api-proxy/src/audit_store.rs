@@ -282,7 +282,9 @@ impl AuditStore {
     }
 
     /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
-    /// when given (a user who may not see everyone's); and the greatest id recorded so far.
+    /// when given (a user who may not see everyone's); and the id of the newest call the caller
+    /// may see (0 for none), where a tail starts. Not the newest of all: ids count every
+    /// cluster's and every user's calls, so that would tell how many calls others make, and when.
     pub fn query(
         &self,
         cluster_id: &str,
@@ -291,13 +293,15 @@ impl AuditStore {
     ) -> (Vec<AuditEntry>, u64) {
         let mut state = self.lock();
         expire(&mut state.entries, self.retention, unix_ms(time::OffsetDateTime::now_utc()), |e| e.at_ms);
-        let last_id = state.next_id - 1;
+        let visible = |e: &&AuditEntry| {
+            e.cluster_id.eq_ignore_ascii_case(cluster_id) && only_user.is_none_or(|u| e.user == u)
+        };
+        let last_id = state.entries.iter().rev().find(visible).map_or(0, |e| e.id);
         let items = state
             .entries
             .iter()
             .rev()
-            .filter(|e| e.cluster_id.eq_ignore_ascii_case(cluster_id))
-            .filter(|e| only_user.is_none_or(|u| e.user == u))
+            .filter(visible)
             .filter(|e| filter.matches(e))
             .take(filter.effective_limit())
             .cloned()

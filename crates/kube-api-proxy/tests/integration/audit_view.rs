@@ -111,6 +111,11 @@ async fn refused_calls_are_recorded_with_their_check_and_each_user_sees_what_the
     let tail = s.audit("alice", &format!("after={}", refused.id)).await;
     assert_eq!(tail.items.len(), 1, "only what came after");
     assert_eq!(s.audit("alice", "resource=cert-manager.io/certificates&user=alice").await.items.len(), 1);
+    // Nor learn how many calls others make: where his tail starts is his newest call.
+    assert_eq!(own.last_id, own.items[0].id);
+    assert_eq!(s.get(&secrets, &[("authorization", &alice)]).await.0, 403);
+    assert_eq!(s.audit("bob", "").await.last_id, own.last_id, "alice's call moves nothing of bob's");
+    assert_eq!(s.audit("alice", "").await.items.len(), 4);
 }
 
 #[tokio::test]
