@@ -118,7 +118,12 @@ pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
             id: c.id.clone(),
             name: c.shown_name().to_owned(),
             selected: c.id == session.selected_cluster_id,
-            projects: directory.projects_on(&c.id).map(|p| p.display_name.clone()).collect(),
+            // The user's own projects there, not every project of the organization on it.
+            projects: directory
+                .projects_for_on(&user.id, &session.organization, &c.id)
+                .into_iter()
+                .map(|p| p.display_name.clone())
+                .collect(),
             reachability,
             shoot,
         })

@@ -144,11 +144,6 @@ impl DirectoryData {
         self.projects.iter().find(|p| p.id == id)
     }
 
-    /// The projects the console opens on a cluster.
-    pub fn projects_on<'a>(&'a self, cluster_id: &'a str) -> impl Iterator<Item = &'a Project> + 'a {
-        self.projects.iter().filter(move |p| p.cluster == cluster_id)
-    }
-
     /// The user with this id.
     pub fn user(&self, id: &str) -> Option<&User> {
         self.users.iter().find(|u| u.id == id)
@@ -170,6 +165,13 @@ impl DirectoryData {
     pub fn organization_of(&self, user_id: &str) -> Option<&Organization> {
         let m = self.memberships.iter().find(|m| m.user == user_id)?;
         self.organization(&m.organization)
+    }
+
+    /// [`Directory::projects_for`] on `cluster_id` alone (what the cluster list shows a user).
+    pub fn projects_for_on(&self, user_id: &str, organization: &str, cluster_id: &str) -> Vec<&Project> {
+        let mut projects = self.projects_for(user_id, organization);
+        projects.retain(|p| p.cluster == cluster_id);
+        projects
     }
 
     /// The projects of `organization` a user works in, in directory order.

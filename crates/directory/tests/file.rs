@@ -67,6 +67,13 @@ fn a_good_file_answers_every_look_up() {
     assert_eq!(carol, ["webshop", "analytics"]);
     let dave: Vec<_> = d.projects_for("dave", "acme-corp").iter().map(|p| p.id.as_str()).collect();
     assert_eq!(dave, ["analytics"]);
+    // On one cluster, of the user's projects only: the organization's others stay unnamed.
+    let on = |user: &str, cluster: &str| -> Vec<String> {
+        d.projects_for_on(user, "acme-corp", cluster).iter().map(|p| p.id.clone()).collect()
+    };
+    assert_eq!(on("carol", "019b4000-2000-7000-8000-000000000001"), ["webshop"]);
+    assert!(on("dave", "019b4000-2000-7000-8000-000000000001").is_empty());
+    assert_eq!(on("dave", "019b4000-2000-7000-8000-000000000003"), ["analytics"]);
     assert_eq!(d.default_cluster("acme-corp").map(|c| c.shown_name()), Some("Production (EU)"));
     assert_eq!(
         d.project("webshop").unwrap().namespaces["019b4000-2000-7000-8000-000000000001"],
