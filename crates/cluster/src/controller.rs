@@ -93,8 +93,16 @@ fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
     }
 }
 
-/// Creates what an installation needs (idempotent).
+/// Creates what an installation needs (idempotent). A definition whose `permissions.rbac` would
+/// hand the plugin the cluster ([`fundament_plugin_types::takeover`]) is refused, before anything
+/// is created.
 pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition) -> Result<(), ApiError> {
+    if let Some((i, takeover)) = fundament_plugin_types::first_takeover(&def.rules) {
+        return Err(ApiError::forbidden_because_of(format!(
+            "plugin {} {}: spec.permissions.rbac[{i}] {takeover}; it is not installed",
+            def.name, def.version
+        )));
+    }
     install::installation_objects(installation, &def.name, &def.rules)
         .into_iter()
         .try_for_each(|obj| create_or_keep(cluster, obj))

@@ -347,6 +347,41 @@ async fn a_kind_the_cluster_does_not_serve_is_an_error_naming_the_file() -> Resu
     Ok(())
 }
 
+/// A definition whose RBAC hands the plugin the cluster is refused before anything is written:
+/// not its fixtures, not its namespace, not its ClusterRole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_definition_that_would_take_the_cluster_over_is_refused_before_anything_is_written() -> Result<()> {
+    let bare = bare().await?;
+    let installer = Installer::new(bare.client.clone());
+    let dir = tempfile::tempdir()?;
+    let plugin = plugin_with_fixture(
+        dir.path(),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd-fixture, namespace: default}\ndata: {k: v}\n",
+    )?;
+    std::fs::write(
+        plugin.join("definition.yaml"),
+        "apiVersion: fundament.io/v1\nkind: PluginDefinition\nmetadata: {name: odd, version: v1}\n\
+         spec:\n  permissions:\n    rbac:\n    - {apiGroups: [\"\"], resources: [events], verbs: [get]}\n\
+         \x20   - {apiGroups: [\"\"], resources: [serviceaccounts/token], verbs: [create]}\n",
+    )?;
+    let err = installer.install_plugin(ORGANIZATION, &plugin, true).await.expect_err("a takeover");
+    let message = err.to_string();
+    ensure!(matches!(err, InstallError::Definition { .. }), "{message}");
+    ensure!(
+        message.contains("spec.permissions.rbac[1] lets the plugin mint a token of any ServiceAccount"),
+        "{message}"
+    );
+    ensure!(get(&bare.client, "v1", "ConfigMap", "default", "odd-fixture").await?.is_none(), "no fixture");
+    ensure!(
+        get(&bare.client, "v1", "Namespace", "", "plugin-acme-corp--odd").await?.is_none(),
+        "no namespace"
+    );
+    let role =
+        get(&bare.client, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "plugin-acme-corp--odd-scope");
+    ensure!(role.await?.is_none(), "no ClusterRole");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_object_names_the_file_and_the_servers_message() -> Result<()> {
     let bare = bare().await?;

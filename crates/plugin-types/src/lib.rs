@@ -23,6 +23,7 @@ mod installation;
 pub mod outline;
 pub mod protocol;
 mod serde_util;
+mod takeover;
 
 pub use allowed::{AllowedResource, ResourceRequest};
 pub use definition::{
@@ -34,3 +35,4 @@ pub use installation::{
     DEVELOPMENT_LABEL, DefinitionRef, InstallationError, InstallationMetadata, InstallationSpec,
     InstallationStatus, PluginInstallation,
 };
+pub use takeover::{Takeover, first_takeover, takeover};

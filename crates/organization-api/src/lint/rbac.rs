@@ -18,9 +18,6 @@ const SPECIAL_VERBS: [&str; 7] = ["*", "bind", "escalate", "impersonate", "appro
 const NAMELESS_VERBS: [&str; 2] = ["create", "deletecollection"];
 /// Verbs that take a name only through a `metadata.name` field selector.
 const LIST_VERBS: [&str; 2] = ["list", "watch"];
-/// Verbs that let a subject hand out permissions it does not hold.
-const ESCALATING_VERBS: [&str; 2] = ["escalate", "bind"];
-const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 pub(super) fn check(rules: &Items<RbacRule>, out: &mut Vec<Finding>) {
     // Rules of the wrong shape were reported by the schema check.
@@ -30,7 +27,7 @@ pub(super) fn check(rules: &Items<RbacRule>, out: &mut Vec<Finding>) {
 }
 
 fn check_rule(at: &str, rule: &RbacRule, out: &mut Vec<Finding>) {
-    let groups = required_list(at, &rule.api_groups, "apiGroups", " (use \"\" for the core group)", out);
+    required_list(at, &rule.api_groups, "apiGroups", " (use \"\" for the core group)", out);
     let resources = required_list(at, &rule.resources, "resources", "", out);
     let verbs = required_list(at, &rule.verbs, "verbs", "", out);
 
@@ -58,7 +55,7 @@ fn check_rule(at: &str, rule: &RbacRule, out: &mut Vec<Finding>) {
         }
     }
     check_resource_names(at, rule, &verbs, out);
-    check_escalation(at, &groups, &resources, &verbs, out);
+    check_takeover(at, rule, out);
 }
 
 /// The strings of a list of the rule; an error if the list is absent or empty,
@@ -111,26 +108,13 @@ fn check_resource_names(at: &str, rule: &RbacRule, verbs: &[&str], out: &mut Vec
     }
 }
 
-/// `escalate`/`bind` on roles (or on every resource) let the plugin grant
-/// itself anything: cluster-admin in effect (upstream gap 8).
-fn check_escalation(at: &str, groups: &[&str], resources: &[&str], verbs: &[&str], out: &mut Vec<Finding>) {
-    let rbac_group = groups.iter().any(|g| *g == "*" || *g == RBAC_GROUP);
-    let risky = verbs.iter().find(|v| ESCALATING_VERBS.contains(v)).copied();
-    let on_everything = resources.contains(&"*");
-    let on_roles = resources.iter().find(|r| matches!(**r, "*" | "roles" | "clusterroles")).copied();
-    let hit = match (risky, on_roles) {
-        (Some(verb), _) if on_everything => Some((verb, "*")),
-        (Some(verb), Some(resource)) if rbac_group => Some((verb, resource)),
-        (None, Some(resource)) if rbac_group && verbs.contains(&"*") => Some(("*", resource)),
-        _ => None,
-    };
-    if let Some((verb, resource)) = hit {
-        out.push(Finding::warning(
+/// A rule that hands the plugin the cluster ([`fundament_plugin_types::takeover`]): installing
+/// refuses it, so it is an error here too.
+fn check_takeover(at: &str, rule: &RbacRule, out: &mut Vec<Finding>) {
+    if let Some(takeover) = fundament_plugin_types::takeover(rule) {
+        out.push(Finding::error(
             at,
-            format!(
-                "verb {verb:?} on resources {resource:?} lets the plugin grant itself permissions it does not \
-                 hold (cluster-admin in effect); ask for the specific roles and verbs it needs"
-            ),
+            format!("{takeover}, so installing refuses it; ask for the specific resources and verbs the plugin needs"),
         ));
     }
 }
@@ -210,21 +194,29 @@ mod tests {
     }
 
     #[test]
-    fn escalate_or_bind_on_everything_or_on_roles_is_a_warning() {
-        let message = |verb: &str, resource: &str| {
-            format!(
-                "verb {verb:?} on resources {resource:?} lets the plugin grant itself permissions it does not \
-                 hold (cluster-admin in effect); ask for the specific roles and verbs it needs"
-            )
+    fn a_rule_that_hands_over_the_cluster_is_an_error() {
+        const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+        let error = |reason: &str| {
+            vec![(
+                Severity::Error,
+                AT.to_string(),
+                format!(
+                    "{reason}, so installing refuses it; ask for the specific resources and verbs the plugin needs"
+                ),
+            )]
         };
-        let everything =
-            run(json!({"apiGroups": ["x.io"], "resources": ["*"], "verbs": ["get", "escalate"]}));
-        assert_eq!(everything, vec![(Severity::Warning, AT.to_string(), message("escalate", "*"))]);
+        let escalation =
+            "lets the plugin grant itself permissions it does not hold (cluster-admin in effect)";
         let roles = run(json!({"apiGroups": [RBAC_GROUP], "resources": ["clusterroles"], "verbs": ["bind"]}));
-        assert_eq!(roles, vec![(Severity::Warning, AT.to_string(), message("bind", "clusterroles"))]);
+        assert_eq!(roles, error(escalation));
         let star = run(json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
-        assert_eq!(star, vec![(Severity::Warning, AT.to_string(), message("*", "*"))]);
+        assert_eq!(star, error(escalation));
+        let tokens =
+            run(json!({"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}));
+        assert_eq!(tokens, error("lets the plugin mint a token of any ServiceAccount in the cluster"));
         let harmless = run(json!({"apiGroups": [RBAC_GROUP], "resources": ["roles"], "verbs": ["get"]}));
         assert_eq!(harmless, vec![]);
+        let own_kinds = run(json!({"apiGroups": ["x.io"], "resources": ["*"], "verbs": ["*"]}));
+        assert_eq!(own_kinds, vec![]);
     }
 }
