@@ -410,6 +410,7 @@ impl Cluster {
             return Err(ApiError::invalid(&rt.kind, &rt.group, &name, causes));
         }
         if opts.origin == Origin::Api {
+            crate::escalation::check(&state.policy, user, rt, obj)?;
             admission::admit(
                 state,
                 &admission::Attributes::write(rt, obj, old, subresource, user, opts.dry_run),

@@ -16,6 +16,7 @@ pub mod authn;
 pub mod cluster;
 pub mod controller;
 pub mod discovery;
+mod escalation;
 pub mod fields;
 pub mod fixtures;
 pub mod garden;

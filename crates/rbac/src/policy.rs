@@ -22,6 +22,8 @@ pub struct Policy {
     rule_sets: Vec<Vec<PolicyRule>>,
     /// ClusterRole name to its entry in `rule_sets`.
     cluster_roles: HashMap<String, usize>,
+    /// Role (namespace, name) to its entry in `rule_sets`.
+    roles: HashMap<(String, String), usize>,
     /// ClusterRoleBindings.
     cluster: Scope,
     /// RoleBindings, by namespace.
@@ -97,6 +99,7 @@ impl Policy {
         Self {
             rule_sets,
             cluster_roles: cluster_role_index,
+            roles: role_index,
             cluster: Scope::new(cluster),
             namespaces: namespaced.into_iter().map(|(ns, bindings)| (ns, Scope::new(bindings))).collect(),
         }
@@ -187,6 +190,56 @@ impl Policy {
     /// would have written them.
     pub fn cluster_role_rules(&self, name: &str) -> Option<&[PolicyRule]> {
         self.cluster_roles.get(name).map(|&i| self.rule_sets[i].as_slice())
+    }
+
+    /// The rules of the Role `name` in `namespace`.
+    pub fn role_rules(&self, namespace: &str, name: &str) -> Option<&[PolicyRule]> {
+        self.roles.get(&(namespace.to_owned(), name.to_owned())).map(|&i| self.rule_sets[i].as_slice())
+    }
+
+    /// The rules of `rules` the user does not hold in `namespace` (empty: cluster-wide), each
+    /// broken down as Kubernetes' `Covers` does: every verb, API group, resource and name (or
+    /// path) of a rule must be granted to the user, and a wildcard only by a wildcard. What
+    /// kube-apiserver checks before a user may write a role or bind one.
+    pub fn uncovered<'r>(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        rules: &'r [PolicyRule],
+    ) -> Vec<&'r PolicyRule> {
+        rules.iter().filter(|rule| !self.covers(user, namespace, rule)).collect()
+    }
+
+    fn covers(&self, user: &UserInfo, namespace: &str, rule: &PolicyRule) -> bool {
+        let names: Vec<&str> = if rule.resource_names.is_empty() {
+            vec![""]
+        } else {
+            rule.resource_names.iter().map(String::as_str).collect()
+        };
+        let resources = rule.verbs.iter().all(|verb| {
+            rule.api_groups.iter().all(|group| {
+                rule.resources.iter().all(|resource| {
+                    let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+                    names.iter().all(|name| {
+                        let attrs = Attributes::Resource {
+                            verb,
+                            api_group: group,
+                            resource,
+                            subresource,
+                            name,
+                            namespace,
+                        };
+                        self.authorize(user, &attrs).allowed
+                    })
+                })
+            })
+        });
+        let paths = rule.verbs.iter().all(|verb| {
+            rule.non_resource_urls.iter().all(|path| {
+                namespace.is_empty() && self.authorize(user, &Attributes::NonResource { verb, path }).allowed
+            })
+        });
+        resources && paths
     }
 }
 

@@ -7,6 +7,7 @@ mod admission_policy;
 mod bad_input;
 mod body_fuzz;
 mod client_certificates;
+mod escalation;
 mod garden;
 mod kube_client;
 mod kubectl;

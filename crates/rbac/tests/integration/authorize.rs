@@ -482,3 +482,37 @@ fn from_objects_skips_other_kinds_and_reports_bad_objects() {
     assert!(allowed(&p, &alice(), res("get", "", "pods", "n", "p")));
     assert!(!allowed(&p, &UserInfo::new("mallory", Vec::<String>::new()), res("get", "", "pods", "n", "p")));
 }
+
+/// Kubernetes' `Covers`: each rule broken down into verb, group, resource and name, a wildcard
+/// covered only by a wildcard, a namespace's RoleBindings only in that namespace.
+#[test]
+fn a_user_covers_only_the_rules_they_hold() {
+    let p = policy(&[
+        cluster_role(
+            "reader",
+            json!([{"apiGroups": [""], "resources": ["configmaps", "pods/log"], "verbs": ["get", "list"]}]),
+        ),
+        cluster_binding("reader", "reader", user("ann")),
+        role("team", "team-all", json!([{"apiGroups": ["apps"], "resources": ["*"], "verbs": ["*"]}])),
+        binding("team", "team-all", "Role", "team-all", user("ann")),
+    ]);
+    let ann = UserInfo::new("ann", Vec::<String>::new());
+    let rules = |v: Value| -> Vec<fundament_rbac::PolicyRule> { serde_json::from_value(v).unwrap() };
+    let held = rules(json!([
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": ["a"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["list"]},
+    ]));
+    assert!(p.uncovered(&ann, "", &held).is_empty());
+    let not_held = rules(json!([
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["*"]},
+        {"apiGroups": [""], "resources": ["*"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]},
+        {"nonResourceURLs": ["/healthz"], "verbs": ["get"]},
+    ]));
+    assert_eq!(p.uncovered(&ann, "", &not_held).len(), 5);
+    // In `team`, the Role's wildcards cover apps' resources and verbs, wildcards included.
+    let in_team = rules(json!([{"apiGroups": ["apps"], "resources": ["*"], "verbs": ["*"]}]));
+    assert!(p.uncovered(&ann, "team", &in_team).is_empty());
+    assert_eq!(p.uncovered(&ann, "other", &in_team).len(), 1);
+}
