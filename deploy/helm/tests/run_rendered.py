@@ -35,7 +35,7 @@ def main(rendered, binary, root):
     }
     services = [d["metadata"]["name"] for d in docs if d["kind"] == "Service"]
     # http://<release>-<service>:<port> -> http://127.0.0.1:<port> (and redis:// for the store)
-    service_url = re.compile(r"(http|redis)://(%s):" % "|".join(map(re.escape, services)))
+    service_url = re.compile(r"(http|redis)://([^/@]*@)?(%s):" % "|".join(map(re.escape, services)))
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
     work = tempfile.mkdtemp(prefix="fundament-pods-")
     pods = []
@@ -50,7 +50,13 @@ def main(rendered, binary, root):
                     # arguments, its data in a directory of its own.
                     data = os.path.join(work, name)
                     os.makedirs(data)
-                    args = ["redis-server", *container["args"][1:], "--port", "6379"]
+                    env = {
+                        e["name"]: secrets[e["valueFrom"]["secretKeyRef"]["name"]][e["valueFrom"]["secretKeyRef"]["key"]]
+                        for e in container.get("env", [])
+                    }
+                    # $(VAR) in args, as the kubelet expands them.
+                    expand = lambda a: re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a)
+                    args = ["redis-server", *map(expand, container["args"][1:]), "--port", "6379"]
                     args[args.index("--dir") + 1] = data
                     log = open(os.path.join(work, f"{name}.log"), "w")
                     pods.append((name, subprocess.Popen(args, stdout=log, stderr=log), container, log.name))
@@ -86,7 +92,7 @@ def main(rendered, binary, root):
                 for mount_path in sorted(mounts, key=len, reverse=True):
                     if value == mount_path or value.startswith(mount_path + "/"):
                         return mounts[mount_path] + value[len(mount_path):]
-                return service_url.sub(r"\1://127.0.0.1:", value)
+                return service_url.sub(r"\g<1>://\g<2>127.0.0.1:", value)
 
             env = {"PATH": os.environ["PATH"], "HOME": pod_dir, "RUST_LOG": "info"}
             for source in container.get("envFrom", []):
@@ -124,6 +130,14 @@ def main(rendered, binary, root):
                     fail(name, f"not ready within 60 s: {url}: {last}", log_path)
                 time.sleep(0.25)
             print(f"  {name}: {' '.join(container['args'])} ready ({url})")
+        # The chart's Redis answers only with its password (the services, ready above, have it).
+        for name, _, container, log_path in pods:
+            if container["args"][:1] == ["redis-server"]:
+                bare = {"PATH": os.environ["PATH"]}
+                answer = subprocess.run(["redis-cli", "-p", "6379", "ping"], capture_output=True, text=True, env=bare)
+                if "NOAUTH" not in answer.stdout + answer.stderr:
+                    fail(name, f"answers a client without its password: {answer.stdout.strip()}", log_path)
+                print(f"  {name}: refuses a client without its password (NOAUTH)")
     finally:
         for _, process, _, _ in pods:
             process.terminate()

@@ -202,6 +202,25 @@ class ApiVersions(unittest.TestCase):
             self.assertEqual(hpa["spec"]["scaleTargetRef"]["name"], f"t-fundament-{name}")
             self.assertNotIn("replicas", by_component(docs, "Deployment")[name]["spec"], "the HPA owns replicas")
 
+    def test_the_charts_redis_asks_for_a_password_the_services_have(self):
+        import base64
+        docs = render("sandbox-values.yaml")
+        secret = next(d for d in of_kind(docs, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
+        data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+        self.assertGreaterEqual(len(data["password"]), 40)
+        self.assertEqual(data["url"], f"redis://:{data['password']}@t-fundament-redis:6379")
+        redis = by_component(docs, "Deployment")["redis"]["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual(redis["args"][-2:], ["--requirepass", "$(REDISCLI_AUTH)"])
+        self.assertEqual(redis["env"][0]["valueFrom"]["secretKeyRef"], {"name": "t-fundament-shared-store", "key": "password"})
+        # A password given is used as given; an external store gets no password of the chart's.
+        given = render("sandbox-values.yaml", sets=["redis.password=given-secret"])
+        secret = next(d for d in of_kind(given, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
+        self.assertEqual(base64.b64decode(secret["data"]["password"]).decode(), "given-secret")
+        external = render("sandbox-values.yaml", sets=["sharedStore.url=redis://store:6379"])
+        secret = next(d for d in of_kind(external, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
+        self.assertNotIn("password", secret["data"])
+        self.assertNotIn("redis", by_component(external, "Deployment"))
+
     def test_authn_is_not_autoscaled_without_a_shared_store(self):
         docs = render("sandbox-values.yaml", sets=["redis.enabled=false"])
         self.assertNotIn("authn", by_component(docs, "HorizontalPodAutoscaler"))

@@ -67,6 +67,27 @@ redis://{{ include "fundament.fullname" . }}-redis:6379
 {{- end -}}
 {{- end -}}
 
+{{/* The chart's Redis's password: redis.password, else the one of the release's Secret (kept
+across upgrades), else a new one. Rendered once, in secrets.yaml: the Redis and the services read
+it from that Secret. */}}
+{{- define "fundament.redisPassword" -}}
+{{- if .Values.redis.password -}}
+{{ .Values.redis.password }}
+{{- else -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (printf "%s-shared-store" (include "fundament.fullname" .)) -}}
+{{- if and $existing $existing.data (hasKey $existing.data "password") -}}
+{{ index $existing.data "password" | b64dec }}
+{{- else -}}
+{{ randAlphaNum 40 }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the services use the chart's own Redis (not an external store). */}}
+{{- define "fundament.chartRedis" -}}
+{{- if and .Values.redis.enabled (ne .Values.mode "mock") (not .Values.sharedStore.url) (not .Values.sharedStore.existingSecret) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "fundament.hasSharedStore" -}}
 {{- if or .Values.sharedStore.existingSecret (include "fundament.sharedStoreUrl" .) -}}true{{- end -}}
 {{- end -}}
