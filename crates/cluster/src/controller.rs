@@ -97,15 +97,21 @@ fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
 /// hand the plugin the cluster ([`fundament_plugin_types::takeover`]) is refused, before anything
 /// is created.
 pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition) -> Result<(), ApiError> {
-    if let Some((i, takeover)) = fundament_plugin_types::first_takeover(&def.rules) {
-        return Err(ApiError::forbidden_because_of(format!(
-            "plugin {} {}: spec.permissions.rbac[{i}] {takeover}; it is not installed",
-            def.name, def.version
-        )));
+    if let Some(refusal) = refused_rbac(def) {
+        return Err(ApiError::forbidden_because_of(refusal));
     }
     install::installation_objects(installation, &def.name, &def.rules)
         .into_iter()
         .try_for_each(|obj| create_or_keep(cluster, obj))
+}
+
+/// Why `def` is not installed, if its `permissions.rbac` would hand the plugin the cluster.
+fn refused_rbac(def: &PluginDefinition) -> Option<String> {
+    let (i, takeover) = fundament_plugin_types::first_takeover(&def.rules)?;
+    Some(format!(
+        "plugin {} {}: spec.permissions.rbac[{i}] {takeover}; it is not installed",
+        def.name, def.version
+    ))
 }
 
 fn running_status(generation: i64) -> Value {
@@ -192,6 +198,9 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
                     "MaterialisationFailed",
                     format!("pinned definition hash {pinned} does not match the definition's {}", def.hash),
                 ),
+                Some(def) if refused_rbac(def).is_some() => {
+                    failed("MaterialisationFailed", refused_rbac(def).unwrap_or_default())
+                }
                 Some(def) => {
                     materialize(cluster, &name, def)?;
                     running_status(installation.metadata.generation.unwrap_or(1))

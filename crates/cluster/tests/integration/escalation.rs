@@ -110,3 +110,24 @@ async fn roles_and_bindings_grant_only_what_their_writer_holds() {
         .await
         .unwrap();
 }
+
+/// A plugin folder whose definition would hand the plugin the cluster is not installed: the
+/// embedded cluster does not start, and says which rule and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_would_take_the_cluster_over_is_not_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("grabby");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::write(
+        plugin.join("definition.yaml"),
+        "apiVersion: fundament.io/v1\nkind: PluginDefinition\nmetadata: {name: grabby, version: v1}\n\
+         spec:\n  permissions:\n    rbac:\n    - {apiGroups: [\"\"], resources: [nodes/proxy], verbs: [get]}\n",
+    )
+    .unwrap();
+    let mut config = common::config(dir.path());
+    config.plugin_dirs.push(plugin);
+    let Err(error) = fundament_cluster::start(config).await else { panic!("the cluster started") };
+    let message = error.to_string();
+    assert!(message.contains("grabby") && message.contains("spec.permissions.rbac[0]"), "{message}");
+    assert!(message.contains("reaches the kubelet of every node"), "{message}");
+}
