@@ -13,8 +13,16 @@ use http_body_util::BodyExt;
 /// Why a body was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
-    TooLarge { limit: usize },
-    Idle { after: Duration },
+    TooLarge {
+        limit: usize,
+    },
+    Idle {
+        after: Duration,
+    },
+    /// Not ended within its total time ([`within`]).
+    Slow {
+        after: Duration,
+    },
     Broken,
 }
 
@@ -23,6 +31,7 @@ impl std::fmt::Display for Stopped {
         match self {
             Stopped::TooLarge { limit } => write!(f, "body larger than {limit} bytes"),
             Stopped::Idle { after } => write!(f, "body idle for {} s", after.as_secs()),
+            Stopped::Slow { after } => write!(f, "body not ended within {} s", after.as_secs()),
             Stopped::Broken => f.write_str("body broken off by the sender"),
         }
     }
@@ -59,6 +68,26 @@ where
     Body::from_stream(stream)
 }
 
+/// `body`, stopped (with an error) if it has not ended `total` from now: a sender that keeps
+/// a trickle going, each chunk within the idle time, cannot hold the answer open for ever.
+pub fn within(body: Body, total: Duration) -> Body {
+    use futures::StreamExt;
+    let deadline = tokio::time::Instant::now() + total;
+    let stream =
+        futures::stream::unfold((body.into_data_stream(), false), move |(mut body, done)| async move {
+            if done {
+                return None;
+            }
+            match tokio::time::timeout_at(deadline, body.next()).await {
+                Err(_) => Some((Err(Stopped::Slow { after: total }), (body, true))),
+                Ok(None) => None,
+                Ok(Some(Err(_))) => Some((Err(Stopped::Broken), (body, true))),
+                Ok(Some(Ok(data))) => Some((Ok(data), (body, false))),
+            }
+        });
+    Body::from_stream(stream)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +102,26 @@ mod tests {
         assert_eq!(read(ok).await.unwrap(), b"hello");
         let big = capped(Body::from("hello!"), 5, Duration::from_secs(1));
         assert!(read(big).await.unwrap_err().contains("larger than 5 bytes"));
+    }
+
+    #[tokio::test]
+    async fn stops_a_trickle_at_its_total_time_and_passes_a_body_that_ends_in_it() {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(8);
+        let trickle = tokio::spawn(async move {
+            // A chunk every 20 ms, each well within any idle time, for ever.
+            while tx.send(Ok(Bytes::from_static(b"a"))).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let slow = Body::from_stream(tokio_stream_from(rx));
+        let started = std::time::Instant::now();
+        let err = read(within(capped(slow, 1 << 20, Duration::from_secs(1)), Duration::from_millis(200)))
+            .await
+            .unwrap_err();
+        assert!(err.contains("not ended within"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        trickle.abort();
+        assert_eq!(read(within(Body::from("done"), Duration::from_secs(1))).await.unwrap(), b"done");
     }
 
     #[tokio::test]

@@ -214,6 +214,9 @@ enum RuntimeFailure {
     /// An answer too large to pass on.
     #[error("answered more than plugin-proxy passes on")]
     TooLarge,
+    /// As many of its page answers in flight as one installation may have.
+    #[error("has too many pages on their way; try again shortly")]
+    Busy,
 }
 
 /// A wait as people read it: `10 s`, or `1500 ms` when it is not whole seconds.
@@ -232,7 +235,7 @@ impl std::fmt::Display for Wait<'_> {
 impl RuntimeFailure {
     fn status(self) -> StatusCode {
         match self {
-            RuntimeFailure::Unreachable => StatusCode::SERVICE_UNAVAILABLE,
+            RuntimeFailure::Unreachable | RuntimeFailure::Busy => StatusCode::SERVICE_UNAVAILABLE,
             RuntimeFailure::Timeout(_) | RuntimeFailure::TimedOutOnTheWay => StatusCode::GATEWAY_TIMEOUT,
             RuntimeFailure::Error(_) | RuntimeFailure::NotWhatWasAsked(_) | RuntimeFailure::TooLarge => {
                 StatusCode::BAD_GATEWAY
@@ -317,6 +320,10 @@ async fn serve(
     let (up, upstream) =
         proxy.runtimes.route(up, name, &format!("console/{}", file.join("/"))).ok_or_else(not_found)?;
     let failed = |failure: RuntimeFailure| failure.answer(proxy, name);
+    let slot = proxy.pages.take(name).ok_or_else(|| {
+        tracing::warn!(installation = %name, "plugin-proxy: too many page answers of one installation in flight");
+        failed(RuntimeFailure::Busy)
+    })?;
     let wait = proxy.runtime_timeout;
     let fetched = tokio::time::timeout(wait, up.get_stream(&upstream, MAX_ASSET)).await.map_err(|_| {
         tracing::warn!(installation = %name, wait_ms = wait.as_millis(), "plugin-proxy: the plugin's runtime did not answer in time");
@@ -344,7 +351,7 @@ async fn serve(
         tracing::warn!(installation = %name, file = last, declared, %failure, "plugin-proxy: the plugin's runtime answered something else");
         failed(failure)
     })?;
-    Ok((content_type, body, development))
+    Ok((content_type, slot.hold(fundament_body_limits::within(body, proxy.pages.answer_time())), development))
 }
 
 fn page(proxy: &PluginProxy, content_type: String, body: Body, development: bool) -> Response {

@@ -31,6 +31,7 @@
 pub mod asset_path;
 pub mod frame_cookie;
 mod handler;
+pub mod in_flight;
 mod installation;
 pub mod tickets;
 
@@ -129,6 +130,8 @@ pub struct PluginProxy {
     /// ends (a runtime may stream without end). Counted with kube-api-proxy's watches when both
     /// use one store (`fundament dev`; replicas with `--shared-store`).
     pub streams: fundament_kube_api_proxy::limits::WatchLimits,
+    /// Page answers in flight per installation, and how long each may take.
+    pub pages: in_flight::PageLimits,
 }
 
 /// How long a plugin's runtime may take to send the head of a page's answer (through the

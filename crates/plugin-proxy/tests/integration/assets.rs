@@ -78,6 +78,16 @@ fn pages() -> axum::Router {
                     }
                     "list.js" => ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], "void 0;")
                         .into_response(),
+                    // A chunk, then nothing, for as long as anyone waits.
+                    "trickle.js" => {
+                        use futures::StreamExt;
+                        let chunks = futures::stream::once(async {
+                            Ok::<_, std::io::Error>(bytes::Bytes::from("void 0;"))
+                        })
+                        .chain(futures::stream::pending());
+                        ([(header::CONTENT_TYPE, "text/javascript")], Body::from_stream(chunks))
+                            .into_response()
+                    }
                     "broken.html" => (http::StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response(),
                     _ => (http::StatusCode::NOT_FOUND, "no such file").into_response(),
                 }
@@ -109,6 +119,16 @@ async fn start_with(
     runtime: Runtime,
     runtime_timeout: Duration,
     fga: Arc<dyn fundament_fga::CanView>,
+) -> Stack {
+    start_full(runtime, runtime_timeout, fga, Default::default()).await
+}
+
+/// [`start_with`], with page answers bounded by `page_limits`.
+async fn start_full(
+    runtime: Runtime,
+    runtime_timeout: Duration,
+    fga: Arc<dyn fundament_fga::CanView>,
+    page_limits: fundament_plugin_proxy::in_flight::PageLimits,
 ) -> Stack {
     let cluster = SeededCluster::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -151,6 +171,7 @@ async fn start_with(
         runtimes: Default::default(),
         runtime_timeout,
         streams: Default::default(),
+        pages: page_limits,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -636,4 +657,51 @@ async fn open_runtime_calls_are_capped_per_plugin_token_with_a_429() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let res = open("ping").await.unwrap();
     assert_eq!(res.status(), 200);
+}
+
+/// One installation's page answers in flight are bounded (its runtime trickling them out, or a
+/// user opening them without end), and each ends within its total time: then the slots come
+/// back. The answer past the bound is a 503 naming the installation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_answers_in_flight_are_bounded_per_installation_and_in_time() {
+    use futures::StreamExt;
+    let limits = fundament_plugin_proxy::in_flight::PageLimits::new(2, Duration::from_secs(1));
+    let s =
+        start_full(Runtime::Plain, fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT, testing::fga(), limits)
+            .await;
+    let alice = s.frame_cookie("alice").await;
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let open = || {
+        let req = Request::get(format!("http://127.0.0.1:{}{}", s.port, page("v1.17.2", "trickle.js")))
+            .header(header::HOST, format!("{CERTS}.localhost:8082"))
+            .header(header::COOKIE, &alice)
+            .body(Body::empty())
+            .unwrap();
+        client.request(req)
+    };
+    let started = Instant::now();
+    let mut trickling = Vec::new();
+    for _ in 0..2 {
+        let res = open().await.unwrap();
+        assert_eq!(res.status(), 200);
+        let mut body = res.into_body().into_data_stream();
+        assert_eq!(body.next().await.unwrap().unwrap(), "void 0;");
+        trickling.push(body);
+    }
+    let (code, _, body) = s.get(Method::GET, &page("v1.17.2", "list.js"), Some(&alice)).await;
+    assert_eq!(
+        (code, body.as_str()),
+        (
+            503,
+            "the runtime of plugin installation acme-corp--cert-manager has too many pages on their way; try again shortly\n"
+        )
+    );
+    // Each trickle is broken off at its total time, never passed on as a complete answer.
+    for mut body in trickling {
+        assert!(body.next().await.is_none_or(|chunk| chunk.is_err()));
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (code, _, body) = s.get(Method::GET, &page("v1.17.2", "list.js"), Some(&alice)).await;
+    assert_eq!((code, body.as_str()), (200, "void 0;"));
 }
