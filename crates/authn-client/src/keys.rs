@@ -295,12 +295,19 @@ impl Keys {
         {
             return;
         }
-        let keys = self.clone();
+        /// Clears the flag however the fetch ends (a panic included), so learning never stops.
+        struct Learning(Keys);
+        impl Drop for Learning {
+            fn drop(&mut self) {
+                self.0.inner.learning.store(false, Ordering::Release);
+            }
+        }
+        let learning = Learning(self.clone());
         tokio::spawn(async move {
-            if let Err(error) = keys.fetch(Fetch::Unknown).await {
+            if let Err(error) = learning.0.fetch(Fetch::Unknown).await {
                 tracing::warn!(%error, "JWKS refresh for an unknown key failed");
             }
-            keys.inner.learning.store(false, Ordering::Release);
+            drop(learning);
         });
     }
 }
