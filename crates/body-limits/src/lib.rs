@@ -68,6 +68,16 @@ where
     Body::from_stream(stream)
 }
 
+/// `body`, keeping `guard` alive until the body ends (or is dropped unread): a slot or a
+/// permit that counts an answer in flight is given back when the answer is over.
+pub fn holding<G: Send + 'static>(body: Body, guard: G) -> Body {
+    use futures::StreamExt;
+    Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _held = &guard;
+        chunk
+    }))
+}
+
 /// `body`, stopped (with an error) if it has not ended `total` from now: a sender that keeps
 /// a trickle going, each chunk within the idle time, cannot hold the answer open for ever.
 pub fn within(body: Body, total: Duration) -> Body {

@@ -107,11 +107,8 @@ pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition
 
 /// Why `def` is not installed, if its `permissions.rbac` would hand the plugin the cluster.
 fn refused_rbac(def: &PluginDefinition) -> Option<String> {
-    let (i, takeover) = fundament_plugin_types::first_takeover(&def.rules)?;
-    Some(format!(
-        "plugin {} {}: spec.permissions.rbac[{i}] {takeover}; it is not installed",
-        def.name, def.version
-    ))
+    let refused = fundament_plugin_types::first_takeover(&def.rules)?;
+    Some(format!("plugin {} {}: {refused}; it is not installed", def.name, def.version))
 }
 
 fn running_status(generation: i64) -> Value {
@@ -198,13 +195,13 @@ fn reconcile(cluster: &Cluster, definitions: &Definitions, obj: &Value) -> Resul
                     "MaterialisationFailed",
                     format!("pinned definition hash {pinned} does not match the definition's {}", def.hash),
                 ),
-                Some(def) if refused_rbac(def).is_some() => {
-                    failed("MaterialisationFailed", refused_rbac(def).unwrap_or_default())
-                }
-                Some(def) => {
-                    materialize(cluster, &name, def)?;
-                    running_status(installation.metadata.generation.unwrap_or(1))
-                }
+                Some(def) => match refused_rbac(def) {
+                    Some(refusal) => failed("MaterialisationFailed", refusal),
+                    None => {
+                        materialize(cluster, &name, def)?;
+                        running_status(installation.metadata.generation.unwrap_or(1))
+                    }
+                },
             };
             (name, status)
         }

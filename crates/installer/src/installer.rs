@@ -132,10 +132,10 @@ impl Installer {
     ) -> Result<InstalledPlugin, InstallError> {
         let (definition_path, pinned) = documents::read_definition(dir)?;
         // Before anything is written: a rule that hands the plugin the cluster is refused.
-        if let Some((i, takeover)) = fundament_plugin_types::first_takeover(&pinned.rules) {
+        if let Some(refused) = fundament_plugin_types::first_takeover(&pinned.rules) {
             return Err(InstallError::Definition {
                 path: definition_path,
-                detail: format!("spec.permissions.rbac[{i}] {takeover}: the plugin is not installed"),
+                detail: format!("{refused}: the plugin is not installed"),
             });
         }
         let installation = install::installation_name(organization, &pinned.name);

@@ -76,11 +76,8 @@ impl WatchPermit {
     pub fn hold(self, body: axum::body::Body) -> axum::body::Body {
         use futures::StreamExt;
         let drained = self.drained();
-        let stream = body.into_data_stream().take_until(drained).map(move |chunk| {
-            let _held = &self;
-            chunk
-        });
-        axum::body::Body::from_stream(stream)
+        let until_drained = axum::body::Body::from_stream(body.into_data_stream().take_until(drained));
+        fundament_body_limits::holding(until_drained, self)
     }
 }
 

@@ -351,7 +351,8 @@ async fn serve(
         tracing::warn!(installation = %name, file = last, declared, %failure, "plugin-proxy: the plugin's runtime answered something else");
         failed(failure)
     })?;
-    Ok((content_type, slot.hold(fundament_body_limits::within(body, proxy.pages.answer_time())), development))
+    let body = fundament_body_limits::within(body, proxy.pages.answer_time());
+    Ok((content_type, fundament_body_limits::holding(body, slot), development))
 }
 
 fn page(proxy: &PluginProxy, content_type: String, body: Body, development: bool) -> Response {

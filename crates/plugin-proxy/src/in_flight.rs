@@ -8,8 +8,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
-
 /// Page answers of one installation in flight at once.
 pub const PAGES_IN_FLIGHT_PER_INSTALLATION: usize = 256;
 /// The longest a page answer may take from its head to its end (a 32 MiB file at 270 KB/s).
@@ -50,21 +48,11 @@ impl PageLimits {
     }
 }
 
-/// One answer in flight; dropping it (when its body ends) gives the slot back.
+/// One answer in flight; dropping it (when its body ends: [`fundament_body_limits::holding`])
+/// gives the slot back.
 pub(crate) struct PageSlot {
     in_flight: Arc<Mutex<HashMap<String, usize>>>,
     installation: String,
-}
-
-impl PageSlot {
-    /// `body`, holding this slot until it ends.
-    pub(crate) fn hold(self, body: Body) -> Body {
-        use futures::StreamExt;
-        Body::from_stream(body.into_data_stream().map(move |chunk| {
-            let _held = &self;
-            chunk
-        }))
-    }
 }
 
 impl Drop for PageSlot {

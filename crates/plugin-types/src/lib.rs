@@ -35,4 +35,4 @@ pub use installation::{
     DEVELOPMENT_LABEL, DefinitionRef, InstallationError, InstallationMetadata, InstallationSpec,
     InstallationStatus, PluginInstallation,
 };
-pub use takeover::{Takeover, first_takeover, takeover};
+pub use takeover::{RefusedRule, Takeover, first_takeover, takeover};

@@ -83,9 +83,27 @@ pub fn takeover(rule: &RbacRule) -> Option<Takeover> {
     None
 }
 
-/// The first rule of `rules` that hands the plugin the cluster: its index and why.
-pub fn first_takeover(rules: &[RbacRule]) -> Option<(usize, Takeover)> {
-    rules.iter().enumerate().find_map(|(i, rule)| takeover(rule).map(|t| (i, t)))
+/// A rule of a definition's `permissions.rbac` that hands the plugin the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefusedRule {
+    /// Its index in `spec.permissions.rbac`.
+    pub index: usize,
+    pub takeover: Takeover,
+}
+
+/// `spec.permissions.rbac[<index>] <why>`.
+impl std::fmt::Display for RefusedRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "spec.permissions.rbac[{}] {}", self.index, self.takeover)
+    }
+}
+
+/// The first rule of `rules` that hands the plugin the cluster.
+pub fn first_takeover(rules: &[RbacRule]) -> Option<RefusedRule> {
+    rules
+        .iter()
+        .enumerate()
+        .find_map(|(index, rule)| takeover(rule).map(|takeover| RefusedRule { index, takeover }))
 }
 
 #[cfg(test)]
