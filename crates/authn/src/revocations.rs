@@ -262,54 +262,9 @@ mod tests {
         assert!(Revocations::load(&path).unwrap().is_revoked("a"));
     }
 
-    #[derive(Debug)]
-    struct Down;
-
-    impl SharedStore for Down {
-        fn describe(&self) -> String {
-            "redis://down".into()
-        }
-        fn is_shared(&self) -> bool {
-            true
-        }
-        fn take_once<'a>(&'a self, _: &'a str, _: Duration) -> fundament_shared_store::StoreFuture<'a, bool> {
-            Box::pin(async { Err(down()) })
-        }
-        fn revoke<'a>(&'a self, _: &'a Revoked) -> fundament_shared_store::StoreFuture<'a, ()> {
-            Box::pin(async { Err(down()) })
-        }
-        fn revoked(&self, _: i64) -> fundament_shared_store::StoreFuture<'_, Vec<Revoked>> {
-            Box::pin(async { Err(down()) })
-        }
-        fn revocation_events(
-            &self,
-        ) -> fundament_shared_store::StoreFuture<'_, futures::stream::BoxStream<'static, Revoked>> {
-            Box::pin(async { Err(down()) })
-        }
-        fn lease<'a>(
-            &'a self,
-            _: &'a str,
-            _: &'a str,
-            _: usize,
-            _: Duration,
-        ) -> fundament_shared_store::StoreFuture<'a, bool> {
-            Box::pin(async { Err(down()) })
-        }
-        fn release<'a>(&'a self, _: &'a str, _: &'a str) -> fundament_shared_store::StoreFuture<'a, ()> {
-            Box::pin(async { Err(down()) })
-        }
-        fn leases<'a>(&'a self, _: &'a str) -> fundament_shared_store::StoreFuture<'a, usize> {
-            Box::pin(async { Err(down()) })
-        }
-    }
-
-    fn down() -> StoreError {
-        StoreError::Unavailable { store: "redis://down".into(), detail: "connection refused".into() }
-    }
-
     #[tokio::test]
     async fn without_the_shared_store_nothing_is_vouched_for_and_sign_out_fails() {
-        let r = Revocations::shared(Arc::new(Down));
+        let r = Revocations::shared(Arc::new(fundament_shared_store::testing::Unreachable));
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(matches!(r.check("any"), Err(RevocationsError::NotSynced(_))));
         assert!(r.is_revoked("any"), "fail closed");

@@ -6,7 +6,9 @@
 //! - **single-use keys** (plugin-proxy's frame tickets): taken once, until they expire;
 //! - **leases** (kube-api-proxy's concurrent watch limits): at most `limit`
 //!   holders per group, each lease lapsing unless renewed, so a replica that
-//!   crashed gives its slots back by itself.
+//!   crashed gives its slots back by itself;
+//! - **bounded logs** (kube-api-proxy's record for the audit view): records numbered in the
+//!   order they were appended, whichever replica appended them, the newest kept.
 //!
 //! [`InProcess`] keeps all of it in this process's memory (one replica only;
 //! revocations optionally in a file). [`RedisStore`] keeps it in Redis
@@ -42,6 +44,30 @@ pub struct Revoked {
     /// When the session's UserToken expires (unix seconds): the entry is kept while a verifier
     /// would still accept that token ([`fundament_tokens::accepted_at`]).
     pub exp: i64,
+}
+
+/// How much a bounded log keeps ([`SharedStore::append`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogBounds {
+    /// The newest this many records, in the log and in each of its sub-logs.
+    pub keep: usize,
+    /// The records go once nothing was appended for this long (the numbering does not restart).
+    pub idle: Duration,
+}
+
+/// A record to append to a log: its bytes, and the sub-log that lists it as well (for
+/// reading one key's records without the others', e.g. one user's calls).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    pub sub: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A record read back with its number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numbered {
+    pub number: u64,
+    pub bytes: Vec<u8>,
 }
 
 /// Why the store could not answer.
@@ -102,6 +128,30 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
 
     /// Unexpired leases in `group`.
     fn leases<'a>(&'a self, group: &'a str) -> StoreFuture<'a, usize>;
+
+    /// Appends `records`, in order, to the log `log` and each to its sub-log: numbered one
+    /// past the newest number the log ever had, in one atomic step, so numbers never repeat
+    /// and follow the order of appending across replicas. Keeps [`LogBounds`]. Returns the
+    /// number of the last record (the log's head; unchanged for no records).
+    fn append<'a>(
+        &'a self,
+        log: &'a str,
+        records: &'a [LogRecord],
+        bounds: LogBounds,
+    ) -> StoreFuture<'a, u64>;
+
+    /// Up to `count` records of `log` (of its sub-log `sub` when given), newest first, after
+    /// skipping the `skip` newest.
+    fn read_log<'a>(
+        &'a self,
+        log: &'a str,
+        sub: Option<&'a str>,
+        skip: usize,
+        count: usize,
+    ) -> StoreFuture<'a, Vec<Numbered>>;
+
+    /// The number of the newest record `log` ever had (0: none): a cheap test for news.
+    fn log_head<'a>(&'a self, log: &'a str) -> StoreFuture<'a, u64>;
 }
 
 /// The store of the `--shared-store` setting: Redis for a `redis://` URL, else this process.

@@ -1,7 +1,7 @@
 //! The store in this process's memory: right for one replica (and `fundament dev`), wrong for
 //! two, which would each see only their own half.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 
-use crate::{Revoked, SharedStore, StoreError, StoreFuture, now_unix};
+use crate::{LogBounds, LogRecord, Numbered, Revoked, SharedStore, StoreError, StoreFuture, now_unix};
 
 /// Bound on single-use keys held at once; past it, expired keys go first, and a table full of
 /// live keys refuses new ones (they then fail like a used key) rather than forget a live one.
@@ -24,7 +24,46 @@ pub struct InProcess {
     revoked: Mutex<HashMap<String, i64>>,
     events: broadcast::Sender<Revoked>,
     leases: Mutex<HashMap<String, HashMap<String, Instant>>>,
+    logs: Mutex<HashMap<String, Log>>,
     file: Option<PathBuf>,
+}
+
+/// One bounded log: its records newest first, the same per sub-log, and its numbering, which
+/// outlives the records when they go for being idle.
+#[derive(Debug, Default)]
+struct Log {
+    head: u64,
+    records: VecDeque<Numbered>,
+    subs: HashMap<String, VecDeque<Numbered>>,
+    idle_until: Option<Instant>,
+}
+
+impl Log {
+    /// Drops the records once the log has been idle past its bound.
+    fn expire(&mut self, now: Instant) {
+        if self.idle_until.is_some_and(|until| until <= now) {
+            self.records.clear();
+            self.subs.clear();
+            self.idle_until = None;
+        }
+    }
+
+    fn append(&mut self, records: &[LogRecord], bounds: LogBounds, now: Instant) -> u64 {
+        self.expire(now);
+        for record in records {
+            self.head += 1;
+            let numbered = Numbered { number: self.head, bytes: record.bytes.clone() };
+            let sub = self.subs.entry(record.sub.clone()).or_default();
+            sub.push_front(numbered.clone());
+            sub.truncate(bounds.keep);
+            self.records.push_front(numbered);
+        }
+        self.records.truncate(bounds.keep);
+        if !records.is_empty() {
+            self.idle_until = Some(now + bounds.idle);
+        }
+        self.head
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -50,6 +89,7 @@ impl InProcess {
             revoked: Mutex::new(HashMap::new()),
             events: broadcast::channel(1024).0,
             leases: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
             file: None,
         }
     }
@@ -182,6 +222,40 @@ impl SharedStore for InProcess {
             let now = Instant::now();
             Ok(lock(&self.leases).get(group).map_or(0, |held| held.values().filter(|u| **u > now).count()))
         })
+    }
+
+    fn append<'a>(
+        &'a self,
+        log: &'a str,
+        records: &'a [LogRecord],
+        bounds: LogBounds,
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            Ok(lock(&self.logs).entry(log.to_string()).or_default().append(records, bounds, Instant::now()))
+        })
+    }
+
+    fn read_log<'a>(
+        &'a self,
+        log: &'a str,
+        sub: Option<&'a str>,
+        skip: usize,
+        count: usize,
+    ) -> StoreFuture<'a, Vec<Numbered>> {
+        Box::pin(async move {
+            let mut logs = lock(&self.logs);
+            let Some(log) = logs.get_mut(log) else { return Ok(Vec::new()) };
+            log.expire(Instant::now());
+            let records = match sub {
+                None => Some(&log.records),
+                Some(sub) => log.subs.get(sub),
+            };
+            Ok(records.map_or_else(Vec::new, |r| r.iter().skip(skip).take(count).cloned().collect()))
+        })
+    }
+
+    fn log_head<'a>(&'a self, log: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move { Ok(lock(&self.logs).get(log).map_or(0, |l| l.head)) })
     }
 }
 

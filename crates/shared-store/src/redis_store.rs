@@ -5,7 +5,10 @@
 //! - `fundament:revoked-sessions`: a hash `sid → exp`; expired fields are pruned on read;
 //! - `fundament:revocations`: the pub/sub channel, one JSON `{"sid","exp"}` per revocation;
 //! - `fundament:leases:<group>`: a sorted set `holder → expiry (ms, Redis's own clock)`, so
-//!   replicas with skewed clocks agree on what has lapsed.
+//!   replicas with skewed clocks agree on what has lapsed;
+//! - `fundament:log:<log>`, `fundament:log-sub:<log>:<sub>`: a bounded log and its sub-logs,
+//!   lists of `<number> <record>`, newest first; `fundament:log-head:<log>` its numbering,
+//!   which never expires, so numbers do not repeat after the records went for being idle.
 //!
 //! The connection is made on first use and remade after a failure (redis-rs's
 //! `ConnectionManager`), so a service starts while Redis is still down and recovers when it
@@ -18,7 +21,7 @@ use redis::AsyncCommands;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::Mutex;
 
-use crate::{Revoked, SharedStore, StoreError, StoreFuture};
+use crate::{LogBounds, LogRecord, Numbered, Revoked, SharedStore, StoreError, StoreFuture};
 
 const REVOKED_KEY: &str = "fundament:revoked-sessions";
 const REVOCATIONS_CHANNEL: &str = "fundament:revocations";
@@ -47,6 +50,30 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 ";
 
+/// Appends records to a log and their sub-logs in one step, numbering them with the log's head.
+/// KEYS: the log, its head. ARGV: keep, idle (ms), the sub-logs' key prefix, then a sub-log and
+/// a record for each record. (The sub-logs' keys are built here from ARGV: one Redis, not a
+/// cluster, which needs every key in KEYS.)
+const APPEND_SCRIPT: &str = r"
+local keep = tonumber(ARGV[1])
+local idle = tonumber(ARGV[2])
+local head = tonumber(redis.call('GET', KEYS[2]) or '0')
+for i = 4, #ARGV, 2 do
+  head = redis.call('INCR', KEYS[2])
+  local line = head .. ' ' .. ARGV[i + 1]
+  local sub = ARGV[3] .. ARGV[i]
+  redis.call('LPUSH', KEYS[1], line)
+  redis.call('LPUSH', sub, line)
+  redis.call('LTRIM', sub, 0, keep - 1)
+  redis.call('PEXPIRE', sub, idle)
+end
+if #ARGV >= 4 then
+  redis.call('LTRIM', KEYS[1], 0, keep - 1)
+  redis.call('PEXPIRE', KEYS[1], idle)
+end
+return head
+";
+
 /// A Redis server at `redis://host:port[/db]`.
 pub struct RedisStore {
     client: redis::Client,
@@ -55,6 +82,7 @@ pub struct RedisStore {
     connection: Mutex<Option<ConnectionManager>>,
     lease: redis::Script,
     count: redis::Script,
+    append: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -86,6 +114,7 @@ impl RedisStore {
             connection: Mutex::new(None),
             lease: redis::Script::new(LEASE_SCRIPT),
             count: redis::Script::new(COUNT_SCRIPT),
+            append: redis::Script::new(APPEND_SCRIPT),
         })
     }
 
@@ -133,6 +162,25 @@ fn once_key(key: &str) -> String {
 
 fn lease_key(group: &str) -> String {
     format!("fundament:leases:{group}")
+}
+
+fn log_key(log: &str) -> String {
+    format!("fundament:log:{log}")
+}
+
+fn log_head_key(log: &str) -> String {
+    format!("fundament:log-head:{log}")
+}
+
+fn log_sub_prefix(log: &str) -> String {
+    format!("fundament:log-sub:{log}:")
+}
+
+/// `<number> <record>` back into its parts (`None`: not a line of a log).
+fn numbered(line: &[u8]) -> Option<Numbered> {
+    let space = line.iter().position(|b| *b == b' ')?;
+    let number = std::str::from_utf8(&line[..space]).ok()?.parse().ok()?;
+    Some(Numbered { number, bytes: line[space + 1..].to_vec() })
 }
 
 fn ms(d: Duration) -> u64 {
@@ -248,10 +296,77 @@ impl SharedStore for RedisStore {
             Ok(usize::try_from(n).unwrap_or(0))
         })
     }
+
+    fn append<'a>(
+        &'a self,
+        log: &'a str,
+        records: &'a [LogRecord],
+        bounds: LogBounds,
+    ) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let mut invocation = self.append.prepare_invoke();
+            invocation
+                .key(log_key(log))
+                .key(log_head_key(log))
+                .arg(bounds.keep.max(1))
+                .arg(ms(bounds.idle))
+                .arg(log_sub_prefix(log));
+            for record in records {
+                invocation.arg(&record.sub).arg(&record.bytes);
+            }
+            self.run(async |c| invocation.invoke_async(c).await).await
+        })
+    }
+
+    fn read_log<'a>(
+        &'a self,
+        log: &'a str,
+        sub: Option<&'a str>,
+        skip: usize,
+        count: usize,
+    ) -> StoreFuture<'a, Vec<Numbered>> {
+        Box::pin(async move {
+            if count == 0 {
+                return Ok(Vec::new());
+            }
+            let key = match sub {
+                None => log_key(log),
+                Some(sub) => format!("{}{sub}", log_sub_prefix(log)),
+            };
+            let (start, stop) = (skip as isize, (skip + count - 1) as isize);
+            let lines: Vec<Vec<u8>> = self.run(async |c| c.lrange(&key, start, stop).await).await?;
+            Ok(lines
+                .iter()
+                .filter_map(|line| {
+                    let parsed = numbered(line);
+                    if parsed.is_none() {
+                        tracing::warn!(store = %self.shown, key = %key, "shared store: a log line without its number; skipped");
+                    }
+                    parsed
+                })
+                .collect())
+        })
+    }
+
+    fn log_head<'a>(&'a self, log: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let key = log_head_key(log);
+            let head: Option<u64> = self.run(async |c| c.get(&key).await).await?;
+            Ok(head.unwrap_or(0))
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn log_lines_carry_their_number() {
+        let line = super::numbered(b"42 {\"a\": 1}").unwrap();
+        assert_eq!((line.number, line.bytes.as_slice()), (42, &b"{\"a\": 1}"[..]));
+        assert!(super::numbered(b"no-number here").is_none());
+        assert!(super::numbered(b"7").is_none());
+    }
+
     #[test]
     fn passwords_never_show() {
         assert_eq!(super::redact("redis://:hunter2@10.0.0.1:6379/0"), "redis://***@10.0.0.1:6379/0");

@@ -133,3 +133,76 @@ mod tests {
         assert!(socket.bind(([127, 0, 0, 1], port).into()).is_err());
     }
 }
+
+/// A store that is never reachable: every call fails as a Redis that is down does.
+#[derive(Debug)]
+pub struct Unreachable;
+
+impl Unreachable {
+    fn down() -> crate::StoreError {
+        crate::StoreError::Unavailable { store: "redis://down".into(), detail: "connection refused".into() }
+    }
+}
+
+impl crate::SharedStore for Unreachable {
+    fn describe(&self) -> String {
+        "redis://down".into()
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn take_once<'a>(&'a self, _: &'a str, _: Duration) -> crate::StoreFuture<'a, bool> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn revoke<'a>(&'a self, _: &'a crate::Revoked) -> crate::StoreFuture<'a, ()> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn revoked(&self, _: i64) -> crate::StoreFuture<'_, Vec<crate::Revoked>> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn revocation_events(
+        &self,
+    ) -> crate::StoreFuture<'_, futures::stream::BoxStream<'static, crate::Revoked>> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn lease<'a>(&'a self, _: &'a str, _: &'a str, _: usize, _: Duration) -> crate::StoreFuture<'a, bool> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn release<'a>(&'a self, _: &'a str, _: &'a str) -> crate::StoreFuture<'a, ()> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn leases<'a>(&'a self, _: &'a str) -> crate::StoreFuture<'a, usize> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn append<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a [crate::LogRecord],
+        _: crate::LogBounds,
+    ) -> crate::StoreFuture<'a, u64> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn read_log<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<&'a str>,
+        _: usize,
+        _: usize,
+    ) -> crate::StoreFuture<'a, Vec<crate::Numbered>> {
+        Box::pin(async { Err(Self::down()) })
+    }
+
+    fn log_head<'a>(&'a self, _: &'a str) -> crate::StoreFuture<'a, u64> {
+        Box::pin(async { Err(Self::down()) })
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fundament_shared_store::testing::{RedisServer, free_port};
-use fundament_shared_store::{InProcess, RedisStore, Revoked, SharedStore, now_unix};
+use fundament_shared_store::{InProcess, LogBounds, LogRecord, RedisStore, Revoked, SharedStore, now_unix};
 use futures::StreamExt;
 
 async fn redis() -> RedisServer {
@@ -73,12 +73,72 @@ async fn leases(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert_eq!(a.leases(&lapsing).await.unwrap(), 1);
 }
 
+fn record(sub: &str, text: &str) -> LogRecord {
+    LogRecord { sub: sub.into(), bytes: text.as_bytes().to_vec() }
+}
+
+async fn texts(
+    store: &dyn SharedStore,
+    log: &str,
+    sub: Option<&str>,
+    skip: usize,
+    count: usize,
+) -> Vec<(u64, String)> {
+    let read = store.read_log(log, sub, skip, count).await.unwrap();
+    read.into_iter().map(|r| (r.number, String::from_utf8_lossy(&r.bytes).into_owned())).collect()
+}
+
+async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
+    let log = sid();
+    let bounds = LogBounds { keep: 3, idle: Duration::from_secs(60) };
+    assert_eq!(a.log_head(&log).await.unwrap(), 0, "a new log has no head");
+    assert!(b.read_log(&log, None, 0, 10).await.unwrap().is_empty());
+    // Two replicas append in turn: one numbering, in the order of appending.
+    assert_eq!(a.append(&log, &[record("alice", "one"), record("bob", "two")], bounds).await.unwrap(), 2);
+    assert_eq!(b.append(&log, &[record("alice", "three with spaces")], bounds).await.unwrap(), 3);
+    assert_eq!(b.append(&log, &[], bounds).await.unwrap(), 3, "nothing appended: the head is unchanged");
+    assert_eq!(
+        texts(a, &log, None, 0, 10).await,
+        [(3, "three with spaces".to_string()), (2, "two".into()), (1, "one".into())],
+        "newest first"
+    );
+    assert_eq!(
+        texts(b, &log, Some("alice"), 0, 10).await,
+        [(3, "three with spaces".to_string()), (1, "one".into())]
+    );
+    assert!(b.read_log(&log, Some("carol"), 0, 10).await.unwrap().is_empty());
+    assert_eq!(texts(b, &log, None, 1, 1).await, [(2, "two".to_string())], "a page: skip, then count");
+    // Binary records come back as they went in.
+    let bytes = vec![0u8, 255, b' ', b'\n', 7];
+    a.append(&log, &[LogRecord { sub: "bob".into(), bytes: bytes.clone() }], bounds).await.unwrap();
+    assert_eq!(b.read_log(&log, Some("bob"), 0, 1).await.unwrap()[0].bytes, bytes);
+    // The newest `keep` are kept, in the log and in each sub-log.
+    for i in 0..4 {
+        a.append(&log, &[record("alice", &format!("more {i}"))], bounds).await.unwrap();
+    }
+    assert_eq!(b.log_head(&log).await.unwrap(), 8);
+    let kept: Vec<u64> = texts(b, &log, None, 0, 10).await.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(kept, [8, 7, 6]);
+    let alice: Vec<u64> = texts(b, &log, Some("alice"), 0, 10).await.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(alice, [8, 7, 6]);
+    assert_eq!(texts(b, &log, Some("bob"), 0, 10).await.len(), 2, "bob's own stay within his bound");
+    // Idle past its bound, a log's records go; its numbering goes on.
+    let quiet = sid();
+    let short = LogBounds { keep: 10, idle: Duration::from_millis(150) };
+    a.append(&quiet, &[record("alice", "soon gone")], short).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(b.read_log(&quiet, None, 0, 10).await.unwrap().is_empty(), "gone when idle");
+    assert!(b.read_log(&quiet, Some("alice"), 0, 10).await.unwrap().is_empty(), "its sub-logs too");
+    assert_eq!(b.append(&quiet, &[record("alice", "next")], short).await.unwrap(), 2, "numbers never repeat");
+}
+
 #[tokio::test]
 async fn in_process_keeps_the_contract() {
     let store = InProcess::new();
     single_use_keys(&store, &store).await;
     revocations(&store, &store).await;
     leases(&store, &store).await;
+    bounded_logs(&store, &store).await;
     assert!(!store.is_shared());
 }
 
@@ -90,6 +150,7 @@ async fn two_replicas_share_redis() {
     single_use_keys(&a, &b).await;
     revocations(&a, &b).await;
     leases(&a, &b).await;
+    bounded_logs(&a, &b).await;
     assert!(a.is_shared());
 }
 
