@@ -410,15 +410,15 @@ pub fn gateway(
         fga_health: Default::default(),
         clusters,
         definitions: Arc::new(CatalogDefinitions(catalog)),
-        audit: audit_sink(settings)?,
+        audit: audit_sink(settings, &store)?,
         watches: Arc::new(fundament_kube_api_proxy::limits::WatchLimits::new(store)),
     }))
 }
 
 /// The log always; with `audit-log` set, the file too. The file is opened here, at start-up, so
 /// a path that cannot be written stops the service instead of dropping the audit trail.
-fn audit_sink(settings: &Settings) -> Result<Arc<dyn AuditSink>, ServiceError> {
-    let mut sinks: Vec<Arc<dyn AuditSink>> = vec![Arc::new(LogAudit), Arc::new(audit_store(settings))];
+fn audit_sink(settings: &Settings, store: &Arc<dyn SharedStore>) -> Result<Arc<dyn AuditSink>, ServiceError> {
+    let mut sinks: Vec<Arc<dyn AuditSink>> = vec![Arc::new(LogAudit), Arc::new(audit_store(settings, store))];
     if let Some(path) = &settings.audit_log {
         sinks.push(Arc::new(FileAudit::open(path)?));
         tracing::info!(path = %path.display(), "kube-api-proxy audit lines also go to the audit log file");
@@ -426,14 +426,20 @@ fn audit_sink(settings: &Settings) -> Result<Arc<dyn AuditSink>, ServiceError> {
     Ok(Arc::new(TeeAudit(sinks)))
 }
 
-/// The record the console's audit view reads: in the state directory, so it survives a
-/// restart; in memory only (logged) when that directory cannot be written (a read-only root
-/// file system without a volume for it), since the log and `--audit-log` keep the audit trail.
-fn audit_store(settings: &Settings) -> AuditStore {
+/// The record the console's audit view reads. With a shared store (`--shared-store`), there,
+/// so every replica's view shows every replica's calls. Else in the state directory, so it
+/// survives a restart; in memory only (logged) when that directory cannot be written (a
+/// read-only root file system without a volume for it), since the log and `--audit-log` keep
+/// the audit trail.
+fn audit_store(settings: &Settings, store: &Arc<dyn SharedStore>) -> AuditStore {
     let retention = Retention {
         entries: settings.audit_view.entries,
         age: std::time::Duration::from_secs(settings.audit_view.hours * 3600),
     };
+    if store.is_shared() {
+        tracing::info!(store = %store.describe(), "the audit view's record is in the shared store");
+        return AuditStore::shared(Arc::clone(store), retention);
+    }
     let path = crate::state_dir(settings).join("kube-api-proxy").join("plugin-calls.jsonl");
     match AuditStore::open(&path, retention) {
         Ok(store) => store,
@@ -543,7 +549,8 @@ mod tests {
     fn the_audit_log_setting_adds_the_file_to_the_log() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let sink = audit_sink(&settings_with_audit_log(&path, &dir.path().join("state"))).unwrap();
+        let sink =
+            audit_sink(&settings_with_audit_log(&path, &dir.path().join("state")), &in_process()).unwrap();
         assert!(path.is_file(), "created at start-up, before any request");
         sink.record(&AuditLine { audit: "plugin_request", user: "alice".into(), ..Default::default() });
         let text = std::fs::read_to_string(&path).unwrap();
@@ -555,7 +562,7 @@ mod tests {
     fn an_audit_log_in_a_missing_directory_stops_start_up_naming_the_setting() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nope").join("audit.jsonl");
-        let err = audit_sink(&settings_with_audit_log(&path, &dir.path().join("state")))
+        let err = audit_sink(&settings_with_audit_log(&path, &dir.path().join("state")), &in_process())
             .err()
             .expect("no directory");
         let message = err.to_string();
@@ -564,6 +571,22 @@ mod tests {
         assert!(message.ends_with("; set by --audit-log or FUNDAMENT_AUDIT_LOG"), "{message}");
         let mut unset = fundament_settings::resolve(&[]).unwrap();
         unset.state_dir = Some(dir.path().to_path_buf());
-        assert!(audit_sink(&unset).is_ok(), "unset: the log and the audit view only");
+        assert!(audit_sink(&unset, &in_process()).is_ok(), "unset: the log and the audit view only");
+    }
+
+    fn in_process() -> Arc<dyn SharedStore> {
+        Arc::new(fundament_shared_store::InProcess::new())
+    }
+
+    #[tokio::test]
+    async fn with_a_shared_store_the_audit_view_reads_every_replicas_calls_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        settings.state_dir = Some(dir.path().to_path_buf());
+        let local = audit_sink(&settings, &in_process()).unwrap();
+        assert_eq!(local.store().unwrap().describe(), "this process");
+        let shared: Arc<dyn SharedStore> = Arc::new(fundament_shared_store::testing::Unreachable);
+        let sink = audit_sink(&settings, &shared).unwrap();
+        assert_eq!(sink.store().unwrap().describe(), "the shared store redis://down");
     }
 }

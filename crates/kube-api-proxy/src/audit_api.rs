@@ -69,7 +69,10 @@ async fn answer(gw: &Gateway, cluster: &str, headers: &HeaderMap, uri: &Uri) -> 
     })?;
     let everyone = may_see_everyone(gw, &cluster_id, &claims.sub).await?;
     let only = (!everyone).then_some(claims.sub.as_str());
-    let (items, last_id) = store.tail(&cluster_id, only, &filter).await;
+    let (items, last_id) = store.tail(&cluster_id, only, &filter).await.map_err(|error| {
+        tracing::error!(%error, "audit view: the record could not be read");
+        Status::for_code(503, "the audit record cannot be read now: its shared store is unavailable")
+    })?;
     Ok(AuditPage { items, everyone, last_id })
 }
 

@@ -2,7 +2,8 @@
 //! refused plugin call is there at once with the check that refused it; a user sees their own
 //! calls, a user who may `audit` plugininstallations (alice is cluster-admin) sees everyone's;
 //! filters; and the endpoint is closed to pages, PluginTokens and users who cannot view the
-//! cluster.
+//! cluster. The same with the record in a real Redis, shared by two replicas: a call made at
+//! one is in the other's view, and a lost store is a 503, not an empty record.
 
 use crate::common;
 
@@ -16,6 +17,8 @@ use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
 use fundament_plugin_origin::PluginOrigins;
 use fundament_plugin_types::audit::AuditPage;
+use fundament_shared_store::RedisStore;
+use fundament_shared_store::testing::RedisServer;
 use fundament_tokens::Signer;
 use http::Method;
 
@@ -24,17 +27,26 @@ const RESTRICTED: &str = "019b4000-2000-7000-8000-000000000002";
 
 struct Stack {
     url: String,
-    signer: Signer,
-    cluster: SeededCluster,
+    signer: Arc<Signer>,
+    cluster: Arc<SeededCluster>,
 }
 
 async fn start() -> Stack {
+    start_with(AuditStore::in_memory(Retention::default())).await
+}
+
+async fn start_with(store: AuditStore) -> Stack {
     let cluster = SeededCluster::start().await;
     let signer = Signer::generate();
-    let store = AuditStore::in_memory(Retention::default());
+    let url = serve(&cluster, &signer, store).await;
+    Stack { url, signer: Arc::new(signer), cluster: Arc::new(cluster) }
+}
+
+/// A gateway (a replica) in front of `cluster`, keeping its audit view's record in `store`.
+async fn serve(cluster: &SeededCluster, signer: &Signer, store: AuditStore) -> String {
     let gateway = Gateway {
         origins: Origins { plugins: PluginOrigins::from_base(testing::PLUGINS_BASE).unwrap() },
-        credentials: testing::credentials(&signer, &RevokedSessions::none()),
+        credentials: testing::credentials(signer, &RevokedSessions::none()),
         fga: testing::fga(),
         fga_health: Default::default(),
         clusters: cluster.clusters(),
@@ -47,7 +59,7 @@ async fn start() -> Stack {
     tokio::spawn(async move {
         axum::serve(listener, fundament_kube_api_proxy::router(Arc::new(gateway))).await.unwrap()
     });
-    Stack { url, signer, cluster }
+    url
 }
 
 impl Stack {
@@ -77,7 +89,17 @@ impl Stack {
 
 #[tokio::test]
 async fn refused_calls_are_recorded_with_their_check_and_each_user_sees_what_they_may() {
-    let s = start().await;
+    who_sees_what(&start().await).await;
+}
+
+#[tokio::test]
+async fn the_record_in_redis_answers_alike() {
+    let redis = RedisServer::start().await;
+    let store = Arc::new(RedisStore::new(&redis.url).unwrap());
+    who_sees_what(&start_with(AuditStore::shared(store, Retention::default())).await).await;
+}
+
+async fn who_sees_what(s: &Stack) {
     let secrets = format!("/clusters/{PROD}/api/v1/namespaces/default/secrets");
     let certificates = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
     // alice's cert-manager page reads certificates (allowed) and secrets (not in allowedResources).
@@ -170,4 +192,73 @@ async fn a_live_tail_is_answered_when_the_call_is_made_not_at_its_deadline() {
         waited >= std::time::Duration::from_millis(4_900) && waited < std::time::Duration::from_secs(8),
         "{waited:?}"
     );
+}
+
+#[tokio::test]
+async fn two_replicas_sharing_redis_show_each_others_calls_and_a_lost_store_is_a_503() {
+    let redis = RedisServer::start().await;
+    let shared = || AuditStore::shared(Arc::new(RedisStore::new(&redis.url).unwrap()), Retention::default());
+    let a = start_with(shared()).await;
+    let b_url = serve(&a.cluster, &a.signer, shared()).await;
+    let b = Stack { url: b_url, signer: Arc::clone(&a.signer), cluster: Arc::clone(&a.cluster) };
+    let secrets = format!("/clusters/{PROD}/api/v1/namespaces/default/secrets");
+    let certificates = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    assert_eq!(
+        a.get(&secrets, &[("authorization", &a.plugin("alice", "acme-corp--cert-manager"))]).await.0,
+        403
+    );
+    assert_eq!(
+        b.get(&certificates, &[("authorization", &b.plugin("bob", "acme-corp--cert-manager"))]).await.0,
+        200
+    );
+    for (replica, at) in [(&a, "a"), (&b, "b")] {
+        // Each replica flushes its own calls before it reads; the other's are written within
+        // the writer's first step, so give them a moment.
+        let mut everyone = replica.audit("alice", "").await;
+        for _ in 0..20 {
+            if everyone.items.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            everyone = replica.audit("alice", "").await;
+        }
+        let calls: Vec<_> = everyone.items.iter().map(|e| (e.user.as_str(), e.resource.as_str())).collect();
+        assert_eq!(calls, [("bob", "certificates"), ("alice", "secrets")], "the view at replica {at}");
+        assert_eq!(everyone.items[1].refused_by(), Some("allowed-resources"));
+        let own = replica.audit("bob", "").await;
+        assert_eq!(own.items.iter().map(|e| e.user.as_str()).collect::<Vec<_>>(), ["bob"], "at {at}");
+        assert_eq!(own.last_id, own.items[0].id);
+    }
+
+    // A live tail at b hears a call made at a.
+    let last = b.audit("alice", "").await.last_id;
+    let tail = tokio::spawn({
+        let (url, auth) = (b.url.clone(), b.user("alice"));
+        async move {
+            let path = format!("/audit/v1/clusters/{PROD}/calls?after={last}&wait=4000");
+            common::request(&url, Method::GET, &path, &[("authorization", &auth)], None).await
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        a.get(&certificates, &[("authorization", &a.plugin("alice", "acme-corp--cert-manager"))]).await.0,
+        200
+    );
+    let (status, _, body) = tail.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let page: AuditPage = serde_json::from_value(body).unwrap();
+    assert_eq!(page.items.iter().map(|e| e.user.as_str()).collect::<Vec<_>>(), ["alice"]);
+
+    // Redis gone: the view says it cannot read the record; calls still go through.
+    drop(redis);
+    assert_eq!(
+        a.get(&certificates, &[("authorization", &a.plugin("alice", "acme-corp--cert-manager"))]).await.0,
+        200
+    );
+    let (status, body) =
+        a.get(&format!("/audit/v1/clusters/{PROD}/calls"), &[("authorization", &a.user("alice"))]).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["reason"], "ServiceUnavailable");
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("shared store is unavailable") && !message.contains("127.0.0.1"), "{message}");
 }

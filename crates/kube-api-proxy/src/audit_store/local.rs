@@ -1,0 +1,249 @@
+//! The record of this process's calls: in memory and (with a state directory) in a JSON-lines
+//! file that is read back at start, so the record survives a restart of the gateway.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, mpsc};
+use std::thread::JoinHandle;
+
+use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
+
+use super::{AuditStoreError, Retention, unix_ms};
+
+struct State {
+    entries: VecDeque<AuditEntry>,
+    next_id: u64,
+}
+
+/// The latest plugin-path calls of this process (see the module documentation).
+pub(super) struct LocalRecord {
+    retention: Retention,
+    state: Mutex<State>,
+    /// The file, when there is one: written by a thread of its own.
+    record: Option<RecordFile>,
+}
+
+/// A line for the record's writer, or a request to say once every line before it is written.
+enum ToWriter {
+    Line { at_ms: i64, bytes: Vec<u8> },
+    Flush(mpsc::SyncSender<()>),
+}
+
+/// The handle on the record's writer thread. No request waits for the file: a call is sent to
+/// the thread, which appends it and, once the file holds twice the retention, rewrites it (with
+/// an fsync, which took every auditing request's time while it ran under the store's lock).
+struct RecordFile {
+    to_writer: Option<mpsc::Sender<ToWriter>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the writer thread owns: the file, how many lines it holds (kept and dropped), and the
+/// lines kept within the retention, from which it rewrites the file. That copy costs as much
+/// memory again as the calls kept (about 4 MB at the default 10,000), and keeps the writer
+/// from ever taking the store's lock.
+struct Writer {
+    path: PathBuf,
+    retention: Retention,
+    file: File,
+    lines: usize,
+    kept: VecDeque<(i64, Vec<u8>)>,
+}
+
+impl Writer {
+    fn run(mut self, from_store: mpsc::Receiver<ToWriter>) {
+        for message in from_store {
+            match message {
+                ToWriter::Line { at_ms, bytes } => self.append(at_ms, bytes),
+                ToWriter::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    fn append(&mut self, at_ms: i64, bytes: Vec<u8>) {
+        match self.file.write_all(&bytes) {
+            Ok(()) => self.lines += 1,
+            // The call is still kept in memory; the file misses it.
+            Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
+        }
+        self.kept.push_back((at_ms, bytes));
+        expire(&mut self.kept, self.retention, at_ms, |(at, _)| *at);
+        self.compact_if_needed();
+    }
+
+    /// Rewrites the file with what is kept once it holds twice the retention (a new file
+    /// renamed over the old, so a crash leaves one or the other whole).
+    fn compact_if_needed(&mut self) {
+        if self.lines <= self.retention.entries.saturating_mul(2).max(64) {
+            return;
+        }
+        let fresh = self.path.with_extension("jsonl.new");
+        let written = (|| -> std::io::Result<File> {
+            let mut out = std::io::BufWriter::new(File::create(&fresh)?);
+            for (_, line) in &self.kept {
+                out.write_all(line)?;
+            }
+            let out = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+            out.sync_all()?;
+            std::fs::rename(&fresh, &self.path)?;
+            OpenOptions::new().append(true).open(&self.path)
+        })();
+        match written {
+            Ok(file) => {
+                self.file = file;
+                self.lines = self.kept.len();
+            }
+            Err(error) => {
+                tracing::error!(path = %self.path.display(), %error, "audit view: its record could not be compacted; it goes on growing");
+                let _ = std::fs::remove_file(&fresh);
+            }
+        }
+    }
+}
+
+impl Drop for RecordFile {
+    /// Every call sent is written before the store is gone.
+    fn drop(&mut self) {
+        drop(self.to_writer.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Drops what is past the retention: the store's calls, and the writer's lines alike.
+fn expire<T>(kept: &mut VecDeque<T>, retention: Retention, now_ms: i64, at_ms: impl Fn(&T) -> i64) {
+    let oldest = now_ms.saturating_sub(i64::try_from(retention.age.as_millis()).unwrap_or(i64::MAX));
+    while kept.len() > retention.entries || kept.front().is_some_and(|e| at_ms(e) < oldest) {
+        kept.pop_front();
+    }
+}
+
+/// A call as a line of the record.
+fn entry_line(entry: &AuditEntry) -> Vec<u8> {
+    // An entry is strings and numbers: it always serializes.
+    let mut line = serde_json::to_vec(entry).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+impl LocalRecord {
+    /// A record kept in memory only (gone with the process).
+    pub(super) fn in_memory(retention: Retention) -> LocalRecord {
+        LocalRecord {
+            retention,
+            state: Mutex::new(State { entries: VecDeque::new(), next_id: 1 }),
+            record: None,
+        }
+    }
+
+    /// A store kept in `path` too: what the file holds within the retention is read back (a
+    /// line cut short by a crash is skipped), and every new call is appended.
+    pub(super) fn open(path: impl AsRef<Path>, retention: Retention) -> Result<LocalRecord, AuditStoreError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |action, source| AuditStoreError::Io { action, path: path.clone(), source };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io("create the directory of", e))?;
+        }
+        let mut entries = VecDeque::new();
+        let mut lines = 0;
+        match File::open(&path) {
+            Ok(file) => {
+                for line in BufReader::new(file).lines() {
+                    let line = line.map_err(|e| io("read", e))?;
+                    lines += 1;
+                    match serde_json::from_str::<AuditEntry>(&line) {
+                        Ok(entry) => entries.push_back(entry),
+                        Err(error) => {
+                            tracing::warn!(path = %path.display(), line = lines, %error, "audit view: a line of its record is unreadable and skipped")
+                        }
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("open", e)),
+        }
+        let next_id = entries.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+        let now_ms = unix_ms(time::OffsetDateTime::now_utc());
+        let mut state = State { entries, next_id };
+        expire(&mut state.entries, retention, now_ms, |e| e.at_ms);
+        let file = OpenOptions::new().append(true).create(true).open(&path).map_err(|e| io("open", e))?;
+        let kept = state.entries.iter().map(|e| (e.at_ms, entry_line(e))).collect();
+        let mut writer = Writer { path: path.clone(), retention, file, lines, kept };
+        writer.compact_if_needed();
+        let (to_writer, from_store) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("audit-record".into())
+            .spawn(move || writer.run(from_store))
+            .map_err(|e| io("start the writer of", e))?;
+        Ok(LocalRecord {
+            retention,
+            state: Mutex::new(state),
+            record: Some(RecordFile { to_writer: Some(to_writer), thread: Some(thread) }),
+        })
+    }
+
+    /// Returns once every call pushed before is in the file (at once without one).
+    pub(super) fn flush(&self) {
+        let Some(to_writer) = self.record.as_ref().and_then(|r| r.to_writer.as_ref()) else { return };
+        let (done, written) = mpsc::sync_channel(1);
+        if to_writer.send(ToWriter::Flush(done)).is_ok() {
+            let _ = written.recv();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps one call, numbering it.
+    pub(super) fn push(&self, mut entry: AuditEntry) {
+        let mut state = self.lock();
+        entry.id = state.next_id;
+        state.next_id += 1;
+        if let Some(to_writer) = self.record.as_ref().and_then(|r| r.to_writer.as_ref()) {
+            // Sent under the lock, so the file has the calls in the order of their ids.
+            let _ = to_writer.send(ToWriter::Line { at_ms: entry.at_ms, bytes: entry_line(&entry) });
+        }
+        let at_ms = entry.at_ms;
+        state.entries.push_back(entry);
+        expire(&mut state.entries, self.retention, at_ms, |e| e.at_ms);
+    }
+
+    /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
+    /// when given (a user who may not see everyone's); and the id of the newest call the caller
+    /// may see (0 for none), where a tail starts. Not the newest of all: ids count every
+    /// cluster's and every user's calls, so that would tell how many calls others make, and when.
+    pub(super) fn query(
+        &self,
+        cluster_id: &str,
+        only_user: Option<&str>,
+        filter: &AuditFilter,
+    ) -> (Vec<AuditEntry>, u64) {
+        let mut state = self.lock();
+        expire(&mut state.entries, self.retention, unix_ms(time::OffsetDateTime::now_utc()), |e| e.at_ms);
+        let visible = |e: &&AuditEntry| {
+            e.cluster_id.eq_ignore_ascii_case(cluster_id) && only_user.is_none_or(|u| e.user == u)
+        };
+        let last_id = state.entries.iter().rev().find(visible).map_or(0, |e| e.id);
+        let items = state
+            .entries
+            .iter()
+            .rev()
+            .filter(visible)
+            .filter(|e| filter.matches(e))
+            .take(filter.effective_limit())
+            .cloned()
+            .collect();
+        (items, last_id)
+    }
+
+    /// How many calls are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+}

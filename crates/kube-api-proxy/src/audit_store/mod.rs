@@ -1,0 +1,240 @@
+//! What the console's audit view reads: the latest plugin-path calls, bounded by count and by
+//! age. Two records answer alike:
+//!
+//! - **this process's calls** ([`AuditStore::open`], [`AuditStore::in_memory`]): in memory and
+//!   in a JSON-lines file read back at start (`local`). Right for one replica: with several,
+//!   each view would show the calls of the replica that answers.
+//! - **every replica's calls** ([`AuditStore::shared`]): in the shared store that
+//!   `--shared-store` names, which every replica reads and writes (`shared`).
+//!
+//! Either way the audit trail is the audit lines (the log under the target `audit`, or
+//! `--audit-log`'s file); this record is the view's convenience. The README's "Operate it"
+//! says so.
+
+mod local;
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
+use fundament_shared_store::{SharedStore, StoreError};
+use time::format_description::well_known::Rfc3339;
+
+use crate::audit::{AuditLine, AuditSink};
+use local::LocalRecord;
+use shared::SharedRecord;
+
+/// How much the store keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// At most this many calls, the newest (in the shared store: of each cluster).
+    pub entries: usize,
+    /// None older than this.
+    pub age: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention { entries: 10_000, age: Duration::from_secs(7 * 24 * 3600) }
+    }
+}
+
+/// Why the store's file could not be used (at start: a bad state directory stops the service
+/// rather than silently losing the record).
+#[derive(Debug, thiserror::Error)]
+pub enum AuditStoreError {
+    #[error("cannot {action} the audit view's record {}: {source}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why the record could not be read now.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditReadError {
+    #[error("the audit view's record cannot be read: {0}")]
+    Store(#[from] StoreError),
+}
+
+enum Record {
+    Local(LocalRecord),
+    Shared(SharedRecord),
+}
+
+/// The latest plugin-path calls (see the module documentation).
+pub struct AuditStore {
+    record: Record,
+    /// Counts the calls this process pushed: a live tail waits on it for the next one.
+    pushed: tokio::sync::watch::Sender<u64>,
+}
+
+/// How often a tail of the shared record looks for other replicas' calls.
+const SHARED_TAIL_POLL: Duration = Duration::from_millis(500);
+
+fn unix_ms(at: time::OffsetDateTime) -> i64 {
+    i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// A call as the view shows it; its id is given where it is kept.
+fn entry_of(line: &AuditLine) -> AuditEntry {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
+    AuditEntry {
+        id: 0,
+        time: now.format(&Rfc3339).unwrap_or_else(|_| now.unix_timestamp().to_string()),
+        at_ms: unix_ms(now),
+        user: line.user.clone(),
+        cluster_id: line.cluster_id.clone(),
+        installation_id: line.installation_id.clone(),
+        installation_name: line.installation_name.clone(),
+        plugin_name: line.plugin_name.clone(),
+        plugin_version: line.plugin_version.clone(),
+        group: line.group.clone(),
+        resource: line.resource.clone(),
+        subresource: line.subresource.clone(),
+        name: line.name.clone(),
+        namespace: line.namespace.clone(),
+        verb: line.verb.clone(),
+        decision: line.decision.clone(),
+        status: line.status,
+        latency_ms: line.latency_ms,
+    }
+}
+
+impl AuditStore {
+    fn with(record: Record) -> AuditStore {
+        AuditStore { record, pushed: tokio::sync::watch::Sender::new(0) }
+    }
+
+    /// This process's calls, in memory only (gone with the process).
+    pub fn in_memory(retention: Retention) -> AuditStore {
+        Self::with(Record::Local(LocalRecord::in_memory(retention)))
+    }
+
+    /// This process's calls, kept in `path` too: what the file holds within the retention is
+    /// read back (a line cut short by a crash is skipped), and every new call is appended.
+    pub fn open(path: impl AsRef<Path>, retention: Retention) -> Result<AuditStore, AuditStoreError> {
+        Ok(Self::with(Record::Local(LocalRecord::open(path, retention)?)))
+    }
+
+    /// Every replica's calls, in `store`. Starts a writer task: call within a Tokio runtime.
+    pub fn shared(store: Arc<dyn SharedStore>, retention: Retention) -> AuditStore {
+        Self::with(Record::Shared(SharedRecord::start(store, retention)))
+    }
+
+    /// Where the record is, for the start-up log.
+    pub fn describe(&self) -> String {
+        match &self.record {
+            Record::Local(_) => "this process".into(),
+            Record::Shared(shared) => format!("the shared store {}", shared.describe()),
+        }
+    }
+
+    /// Returns once every call pushed before is in the file (at once without one) or in the
+    /// shared store (waiting a second at most).
+    pub async fn flush(&self) {
+        match &self.record {
+            Record::Local(local) => local.flush(),
+            Record::Shared(shared) => shared.flush().await,
+        }
+    }
+
+    /// Keeps one call. Never waits: the file and the shared store are written by a writer of
+    /// their own.
+    pub fn push(&self, line: &AuditLine) {
+        let entry = entry_of(line);
+        match &self.record {
+            Record::Local(local) => local.push(entry),
+            Record::Shared(shared) => shared.push(&entry),
+        }
+        self.pushed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
+    /// when given (a user who may not see everyone's); and the id of the newest call the caller
+    /// may see (0 for none), where a tail starts. Not the newest of all: that would tell how
+    /// many calls others make, and when.
+    pub async fn query(
+        &self,
+        cluster_id: &str,
+        only_user: Option<&str>,
+        filter: &AuditFilter,
+    ) -> Result<(Vec<AuditEntry>, u64), AuditReadError> {
+        Ok(match &self.record {
+            Record::Local(local) => local.query(cluster_id, only_user, filter),
+            Record::Shared(shared) => shared.query(cluster_id, only_user, filter).await?,
+        })
+    }
+
+    /// [`AuditStore::query`], but a tail (`filter.after`) with nothing to show yet waits up to
+    /// [`AuditFilter::effective_wait`] for a call that passes (a long poll: a call made at this
+    /// replica shows as soon as it is recorded, one made at another within
+    /// [`SHARED_TAIL_POLL`]).
+    pub async fn tail(
+        &self,
+        cluster_id: &str,
+        only_user: Option<&str>,
+        filter: &AuditFilter,
+    ) -> Result<(Vec<AuditEntry>, u64), AuditReadError> {
+        let deadline = tokio::time::Instant::now() + filter.effective_wait();
+        // Subscribed before the first look, so a call recorded in between still wakes it.
+        let mut pushed = self.pushed.subscribe();
+        // The shared record is read again only when its head moved (a look at one number).
+        let mut seen_head = None;
+        loop {
+            let head = match &self.record {
+                Record::Local(_) => None,
+                Record::Shared(shared) => Some(shared.head(cluster_id).await?),
+            };
+            let past_deadline = tokio::time::Instant::now() >= deadline;
+            if head.is_none() || head != seen_head || past_deadline {
+                let (items, last_id) = self.query(cluster_id, only_user, filter).await?;
+                if !items.is_empty() || past_deadline {
+                    return Ok((items, last_id));
+                }
+                seen_head = head;
+            }
+            let woken = match &self.record {
+                Record::Local(_) => tokio::time::timeout_at(deadline, pushed.changed()).await,
+                Record::Shared(_) => {
+                    let poll = deadline.min(tokio::time::Instant::now() + SHARED_TAIL_POLL);
+                    match tokio::time::timeout_at(poll, pushed.changed()).await {
+                        Err(_) => Ok(Ok(())),
+                        woken => woken,
+                    }
+                }
+            };
+            if !matches!(woken, Ok(Ok(()))) {
+                // The deadline, or a store being dropped: answer what there is.
+                return self.query(cluster_id, only_user, filter).await;
+            }
+        }
+    }
+
+    /// How many calls this process's record keeps (`None` for the shared store's).
+    #[cfg(test)]
+    fn kept_in_process(&self) -> Option<usize> {
+        match &self.record {
+            Record::Local(local) => Some(local.len()),
+            Record::Shared(_) => None,
+        }
+    }
+}
+
+impl AuditSink for AuditStore {
+    fn record(&self, line: &AuditLine) {
+        self.push(line);
+    }
+
+    fn store(&self) -> Option<&AuditStore> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,236 @@
+use std::fs::OpenOptions;
+use std::io::Write as _;
+
+use fundament_shared_store::InProcess;
+
+use super::*;
+
+fn line(user: &str, decision: &str) -> AuditLine {
+    AuditLine {
+        audit: "plugin_request",
+        user: user.into(),
+        cluster_id: PROD.into(),
+        installation_name: "acme-corp--cert-manager".into(),
+        plugin_name: "cert-manager".into(),
+        resource: "certificates".into(),
+        verb: "list".into(),
+        decision: decision.into(),
+        status: 200,
+        ..AuditLine::default()
+    }
+}
+
+const PROD: &str = "019b4000-2000-7000-8000-000000000001";
+
+/// The same store both ways: this process's record, and the shared record (in a store of its
+/// own, in process: the Redis store keeps the same contract, `shared-store/tests/contract.rs`).
+fn both(retention: Retention) -> [(&'static str, AuditStore); 2] {
+    [
+        ("in process", AuditStore::in_memory(retention)),
+        ("shared", AuditStore::shared(Arc::new(InProcess::new()), retention)),
+    ]
+}
+
+async fn query(store: &AuditStore, only: Option<&str>, filter: AuditFilter) -> (Vec<AuditEntry>, u64) {
+    store.query(PROD, only, &filter).await.unwrap()
+}
+
+fn users(items: &[AuditEntry]) -> Vec<&str> {
+    items.iter().map(|e| e.user.as_str()).collect()
+}
+
+#[tokio::test]
+async fn keeps_the_newest_within_the_count_and_answers_newest_first() {
+    for (kind, store) in both(Retention { entries: 3, ..Retention::default() }) {
+        for user in ["a", "b", "c", "d"] {
+            store.push(&line(user, "allowed"));
+        }
+        let (items, last) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!(users(&items), ["d", "c", "b"], "{kind}");
+        assert_eq!(last, 4, "{kind}");
+        let (mine, last) = query(&store, Some("c"), AuditFilter::default()).await;
+        assert_eq!((users(&mine), last), (vec!["c"], 3), "{kind}: the newest the caller may see");
+        let other = store.query("019b4000-2000-7000-8000-000000000002", None, &AuditFilter::default()).await;
+        assert!(other.unwrap().0.is_empty(), "{kind}: another cluster's view is empty");
+        let (after, _) = query(&store, None, AuditFilter { after: Some(3), ..Default::default() }).await;
+        assert_eq!(after.iter().map(|e| e.id).collect::<Vec<_>>(), [4], "{kind}");
+        let (named, last) =
+            query(&store, None, AuditFilter { user: Some("b".into()), ..Default::default() }).await;
+        assert_eq!((users(&named), last), (vec!["b"], 4), "{kind}: a filter does not move last_id");
+        assert_eq!(
+            query(&store, Some("a"), AuditFilter::default()).await,
+            (vec![], 0),
+            "{kind}: a's call is gone"
+        );
+    }
+}
+
+#[tokio::test]
+async fn pages_with_before_read_every_call_once() {
+    for (kind, store) in both(Retention::default()) {
+        for i in 0..230 {
+            store.push(&line(&format!("u{}", i % 3), "allowed"));
+        }
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let filter = AuditFilter { before, limit: Some(40), ..Default::default() };
+            let (page, last) = query(&store, None, filter).await;
+            assert_eq!(last, 230, "{kind}");
+            let Some(oldest) = page.last() else { break };
+            before = Some(oldest.id);
+            seen.extend(page.iter().map(|e| e.id));
+        }
+        assert_eq!(seen, (1..=230).rev().collect::<Vec<u64>>(), "{kind}");
+        let filter = AuditFilter { before: Some(10), user: Some("u0".into()), ..Default::default() };
+        let (page, _) = query(&store, None, filter).await;
+        assert_eq!(page.iter().map(|e| e.id).collect::<Vec<_>>(), [7, 4, 1], "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn survives_a_restart_skips_a_torn_line_and_stays_bounded_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit/plugin-calls.jsonl");
+    let retention = Retention { entries: 40, ..Retention::default() };
+    {
+        let store = AuditStore::open(&path, retention).unwrap();
+        for i in 0..500 {
+            store.push(&line(&format!("u{i}"), "allowed"));
+        }
+    }
+    // A crash in the middle of a line.
+    OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"id\": 9").unwrap();
+    let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+    assert!(lines <= 2 * 64 + 1, "compacted on the way: {lines} lines");
+    let store = AuditStore::open(&path, retention).unwrap();
+    assert_eq!(store.kept_in_process(), Some(40));
+    let (items, last) = query(&store, None, AuditFilter { limit: Some(1), ..Default::default() }).await;
+    assert_eq!((items[0].user.as_str(), last), ("u499", 500));
+    store.push(&line("next", "allowed"));
+    assert_eq!(query(&store, None, AuditFilter::default()).await.1, 501, "ids go on after a restart");
+}
+
+#[tokio::test]
+async fn the_writer_thread_has_every_call_in_order_once_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plugin-calls.jsonl");
+    let store = AuditStore::open(&path, Retention { entries: 100, ..Retention::default() }).unwrap();
+    for i in 0..50 {
+        store.push(&line(&format!("u{i}"), "allowed"));
+    }
+    store.flush().await;
+    let ids: Vec<u64> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<AuditEntry>(l).unwrap().id)
+        .collect();
+    assert_eq!(ids, (1..=50).collect::<Vec<_>>());
+    // Without a file there is nothing to wait for.
+    AuditStore::in_memory(Retention::default()).flush().await;
+}
+
+#[tokio::test]
+async fn a_tail_waits_for_the_next_matching_call_and_no_longer() {
+    for (kind, store) in both(Retention::default()) {
+        let store = Arc::new(store);
+        store.push(&line("a", "allowed"));
+        let tail = AuditFilter {
+            after: Some(1),
+            wait_ms: Some(3_000),
+            user: Some("b".into()),
+            ..Default::default()
+        };
+        let waiting = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let started = std::time::Instant::now();
+                (store.tail(PROD, None, &tail).await.unwrap(), started.elapsed())
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        store.push(&line("a", "allowed")); // not a match: the tail goes on waiting
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        store.push(&line("b", "denied:allowed-resources"));
+        let ((items, last), waited) = waiting.await.unwrap();
+        assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3], "{kind}");
+        assert_eq!(last, 3, "{kind}");
+        assert!(
+            waited < Duration::from_millis(2_000),
+            "{kind}: answered at the call, not at the deadline: {waited:?}"
+        );
+
+        // Nothing comes: an empty answer at the (capped) deadline.
+        let quiet = AuditFilter { after: Some(3), wait_ms: Some(150), ..Default::default() };
+        let started = std::time::Instant::now();
+        let (items, _) = store.tail(PROD, None, &quiet).await.unwrap();
+        assert!(items.is_empty(), "{kind}");
+        assert!(started.elapsed() >= Duration::from_millis(150), "{kind}");
+        // Without `after`, no wait at all.
+        let started = std::time::Instant::now();
+        let everything = AuditFilter { wait_ms: Some(3_000), ..Default::default() };
+        let _ = store.tail(PROD, Some("nobody"), &everything).await.unwrap();
+        assert!(started.elapsed() < Duration::from_millis(500), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn old_calls_expire() {
+    for (kind, store) in both(Retention { entries: 10, age: Duration::from_millis(50) }) {
+        store.push(&line("a", "allowed"));
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        store.push(&line("b", "denied:allowed-resources"));
+        let (items, _) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!(users(&items), ["b"], "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn replicas_sharing_a_store_show_every_replicas_calls() {
+    let store: Arc<dyn SharedStore> = Arc::new(InProcess::new());
+    let a = AuditStore::shared(Arc::clone(&store), Retention::default());
+    let b = Arc::new(AuditStore::shared(store, Retention::default()));
+    // Numbered in the order they reach the store: each replica's own in the order it made them.
+    a.push(&line("alice", "allowed"));
+    a.flush().await;
+    b.push(&line("bob", "allowed"));
+    b.flush().await;
+    a.push(&line("alice", "denied:allowed-resources"));
+    a.flush().await;
+    let (items, last) = query(&b, None, AuditFilter::default()).await;
+    assert_eq!(users(&items), ["alice", "bob", "alice"]);
+    assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3, 2, 1], "one numbering");
+    assert_eq!(last, 3);
+    let (mine, last) = query(&b, Some("bob"), AuditFilter::default()).await;
+    assert_eq!((users(&mine), last), (vec!["bob"], 2));
+
+    // A tail at b hears a call made at a within its poll.
+    let tail = AuditFilter { after: Some(3), wait_ms: Some(4_000), ..Default::default() };
+    let waiting = tokio::spawn({
+        let b = Arc::clone(&b);
+        async move {
+            let started = std::time::Instant::now();
+            (b.tail(PROD, None, &tail).await.unwrap(), started.elapsed())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    a.push(&line("carol", "allowed"));
+    let ((items, last), waited) = waiting.await.unwrap();
+    assert_eq!((users(&items), last), (vec!["carol"], 4));
+    assert!(waited < SHARED_TAIL_POLL * 4, "within a poll or two, not at the deadline: {waited:?}");
+}
+
+#[tokio::test]
+async fn a_store_that_is_down_is_an_error_to_read_and_never_blocks_a_call() {
+    let store =
+        AuditStore::shared(Arc::new(fundament_shared_store::testing::Unreachable), Retention::default());
+    let started = std::time::Instant::now();
+    for _ in 0..(shared::PENDING_FOR_TESTS + 100) {
+        store.push(&line("alice", "allowed"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "pushing never waits: {:?}", started.elapsed());
+    let err = store.query(PROD, None, &AuditFilter::default()).await.unwrap_err().to_string();
+    assert!(err.contains("redis://down") && err.contains("unavailable"), "{err}");
+    let tail = AuditFilter { after: Some(0), wait_ms: Some(1_000), ..Default::default() };
+    assert!(store.tail(PROD, None, &tail).await.is_err(), "a tail fails alike");
+}
