@@ -49,17 +49,17 @@ pub struct Revoked {
 /// How much a bounded log keeps ([`SharedStore::append`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogBounds {
-    /// The newest this many records, in the log and in each of its sub-logs.
+    /// The newest this many records.
     pub keep: usize,
     /// The records go once nothing was appended for this long (the numbering does not restart).
     pub idle: Duration,
 }
 
-/// A record to append to a log: its bytes, and the sub-log that lists it as well (for
-/// reading one key's records without the others', e.g. one user's calls).
+/// A record to append to a log: its bytes, and the sub-logs that list it (by number only: a
+/// sub-log is a way to read some of the log's records without the others', e.g. one user's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRecord {
-    pub sub: String,
+    pub subs: Vec<String>,
     pub bytes: Vec<u8>,
 }
 
@@ -129,10 +129,11 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
     /// Unexpired leases in `group`.
     fn leases<'a>(&'a self, group: &'a str) -> StoreFuture<'a, usize>;
 
-    /// Appends `records`, in order, to the log `log` and each to its sub-log: numbered one
-    /// past the newest number the log ever had, in one atomic step, so numbers never repeat
-    /// and follow the order of appending across replicas. Keeps [`LogBounds`]. Returns the
-    /// number of the last record (the log's head; unchanged for no records).
+    /// Appends `records`, in order, to the log `log`, each listed in its sub-logs: numbered
+    /// one past the newest number the log ever had, in one atomic step, so numbers never repeat
+    /// and follow the order of appending across replicas. Keeps [`LogBounds`] (a sub-log lists
+    /// only what the log still keeps). Returns the number of the last record (the log's head;
+    /// unchanged for no records).
     fn append<'a>(
         &'a self,
         log: &'a str,
@@ -140,13 +141,13 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
         bounds: LogBounds,
     ) -> StoreFuture<'a, u64>;
 
-    /// Up to `count` records of `log` (of its sub-log `sub` when given), newest first, after
-    /// skipping the `skip` newest.
+    /// Up to `count` records of `log` numbered below `below`, newest first; with `sub`, only
+    /// those that sub-log lists. The number of the last one read is the next page's `below`.
     fn read_log<'a>(
         &'a self,
         log: &'a str,
         sub: Option<&'a str>,
-        skip: usize,
+        below: u64,
         count: usize,
     ) -> StoreFuture<'a, Vec<Numbered>>;
 

@@ -28,13 +28,13 @@ pub struct InProcess {
     file: Option<PathBuf>,
 }
 
-/// One bounded log: its records newest first, the same per sub-log, and its numbering, which
-/// outlives the records when they go for being idle.
+/// One bounded log: its records newest first, what each sub-log lists (numbers, newest
+/// first), and its numbering, which outlives the records when they go for being idle.
 #[derive(Debug, Default)]
 struct Log {
     head: u64,
     records: VecDeque<Numbered>,
-    subs: HashMap<String, VecDeque<Numbered>>,
+    subs: HashMap<String, VecDeque<u64>>,
     idle_until: Option<Instant>,
 }
 
@@ -52,17 +52,40 @@ impl Log {
         self.expire(now);
         for record in records {
             self.head += 1;
-            let numbered = Numbered { number: self.head, bytes: record.bytes.clone() };
-            let sub = self.subs.entry(record.sub.clone()).or_default();
-            sub.push_front(numbered.clone());
-            sub.truncate(bounds.keep);
-            self.records.push_front(numbered);
+            for sub in &record.subs {
+                let listed = self.subs.entry(sub.clone()).or_default();
+                listed.push_front(self.head);
+                listed.truncate(bounds.keep);
+            }
+            self.records.push_front(Numbered { number: self.head, bytes: record.bytes.clone() });
         }
+        // A sub-log may still list numbers the log dropped: reading skips them.
         self.records.truncate(bounds.keep);
         if !records.is_empty() {
             self.idle_until = Some(now + bounds.idle);
         }
         self.head
+    }
+
+    /// The record numbered `number`: the records' numbers have no gaps, newest first.
+    fn get(&self, number: u64) -> Option<&Numbered> {
+        let index = usize::try_from(self.head.checked_sub(number)?).ok()?;
+        self.records.get(index).filter(|r| r.number == number)
+    }
+
+    fn read(&self, sub: Option<&str>, below: u64, count: usize) -> Vec<Numbered> {
+        match sub {
+            None => self.records.iter().filter(|r| r.number < below).take(count).cloned().collect(),
+            Some(sub) => self.subs.get(sub).map_or_else(Vec::new, |listed| {
+                listed
+                    .iter()
+                    .filter(|n| **n < below)
+                    .filter_map(|n| self.get(*n))
+                    .take(count)
+                    .cloned()
+                    .collect()
+            }),
+        }
     }
 }
 
@@ -239,18 +262,14 @@ impl SharedStore for InProcess {
         &'a self,
         log: &'a str,
         sub: Option<&'a str>,
-        skip: usize,
+        below: u64,
         count: usize,
     ) -> StoreFuture<'a, Vec<Numbered>> {
         Box::pin(async move {
             let mut logs = lock(&self.logs);
             let Some(log) = logs.get_mut(log) else { return Ok(Vec::new()) };
             log.expire(Instant::now());
-            let records = match sub {
-                None => Some(&log.records),
-                Some(sub) => log.subs.get(sub),
-            };
-            Ok(records.map_or_else(Vec::new, |r| r.iter().skip(skip).take(count).cloned().collect()))
+            Ok(log.read(sub, below, count))
         })
     }
 

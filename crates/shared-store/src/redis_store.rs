@@ -6,9 +6,10 @@
 //! - `fundament:revocations`: the pub/sub channel, one JSON `{"sid","exp"}` per revocation;
 //! - `fundament:leases:<group>`: a sorted set `holder → expiry (ms, Redis's own clock)`, so
 //!   replicas with skewed clocks agree on what has lapsed;
-//! - `fundament:log:<log>`, `fundament:log-sub:<log>:<sub>`: a bounded log and its sub-logs,
-//!   lists of `<number> <record>`, newest first; `fundament:log-head:<log>` its numbering,
-//!   which never expires, so numbers do not repeat after the records went for being idle.
+//! - `fundament:log:<log>`: a bounded log, a list of `<number> <record>`, newest first, whose
+//!   numbers have no gaps; `fundament:log-sub:<log>:<sub>` its sub-logs, lists of numbers;
+//!   `fundament:log-head:<log>` its numbering, which never expires, so numbers do not repeat
+//!   after the records went for being idle.
 //!
 //! The connection is made on first use and remade after a failure (redis-rs's
 //! `ConnectionManager`), so a service starts while Redis is still down and recovers when it
@@ -50,28 +51,56 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 ";
 
-/// Appends records to a log and their sub-logs in one step, numbering them with the log's head.
-/// KEYS: the log, its head. ARGV: keep, idle (ms), the sub-logs' key prefix, then a sub-log and
-/// a record for each record. (The sub-logs' keys are built here from ARGV: one Redis, not a
-/// cluster, which needs every key in KEYS.)
+/// Appends records to a log, numbering them with the log's head, and lists each in its
+/// sub-logs. KEYS: the log, its head. ARGV: keep, idle (ms), the sub-logs' key prefix, then for
+/// each record: how many sub-logs, their names, the record. (The sub-logs' keys are built here:
+/// one Redis, not a cluster, which needs every key in KEYS.)
 const APPEND_SCRIPT: &str = r"
 local keep = tonumber(ARGV[1])
 local idle = tonumber(ARGV[2])
 local head = tonumber(redis.call('GET', KEYS[2]) or '0')
-for i = 4, #ARGV, 2 do
+local i = 4
+while i <= #ARGV do
   head = redis.call('INCR', KEYS[2])
-  local line = head .. ' ' .. ARGV[i + 1]
-  local sub = ARGV[3] .. ARGV[i]
-  redis.call('LPUSH', KEYS[1], line)
-  redis.call('LPUSH', sub, line)
-  redis.call('LTRIM', sub, 0, keep - 1)
-  redis.call('PEXPIRE', sub, idle)
+  local subs = tonumber(ARGV[i])
+  redis.call('LPUSH', KEYS[1], head .. ' ' .. ARGV[i + subs + 1])
+  for s = 1, subs do
+    local sub = ARGV[3] .. ARGV[i + s]
+    redis.call('LPUSH', sub, head)
+    redis.call('LTRIM', sub, 0, keep - 1)
+    redis.call('PEXPIRE', sub, idle)
+  end
+  i = i + subs + 2
 end
 if #ARGV >= 4 then
   redis.call('LTRIM', KEYS[1], 0, keep - 1)
   redis.call('PEXPIRE', KEYS[1], idle)
 end
 return head
+";
+
+/// Reads records numbered below ARGV[1], at most ARGV[2], newest first: of the log (KEYS[1],
+/// head KEYS[2]) or, with KEYS[3], those that sub-log lists. The log's numbers have no gaps, so
+/// the record numbered n is at `head - n`; a number the log dropped is skipped.
+const READ_SCRIPT: &str = r"
+local head = tonumber(redis.call('GET', KEYS[2]) or '0')
+local below = tonumber(ARGV[1])
+local count = tonumber(ARGV[2])
+if #KEYS < 3 then
+  local start = 0
+  if below <= head then start = head + 1 - below end
+  return redis.call('LRANGE', KEYS[1], start, start + count - 1)
+end
+local out = {}
+for _, n in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local number = tonumber(n)
+  if number < below then
+    local line = redis.call('LINDEX', KEYS[1], head - number)
+    if line then out[#out + 1] = line end
+    if #out >= count then break end
+  end
+end
+return out
 ";
 
 /// A Redis server at `redis://host:port[/db]`.
@@ -83,6 +112,7 @@ pub struct RedisStore {
     lease: redis::Script,
     count: redis::Script,
     append: redis::Script,
+    read: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -115,6 +145,7 @@ impl RedisStore {
             lease: redis::Script::new(LEASE_SCRIPT),
             count: redis::Script::new(COUNT_SCRIPT),
             append: redis::Script::new(APPEND_SCRIPT),
+            read: redis::Script::new(READ_SCRIPT),
         })
     }
 
@@ -312,7 +343,11 @@ impl SharedStore for RedisStore {
                 .arg(ms(bounds.idle))
                 .arg(log_sub_prefix(log));
             for record in records {
-                invocation.arg(&record.sub).arg(&record.bytes);
+                invocation.arg(record.subs.len());
+                for sub in &record.subs {
+                    invocation.arg(sub);
+                }
+                invocation.arg(&record.bytes);
             }
             self.run(async |c| invocation.invoke_async(c).await).await
         })
@@ -322,25 +357,25 @@ impl SharedStore for RedisStore {
         &'a self,
         log: &'a str,
         sub: Option<&'a str>,
-        skip: usize,
+        below: u64,
         count: usize,
     ) -> StoreFuture<'a, Vec<Numbered>> {
         Box::pin(async move {
-            if count == 0 {
+            if count == 0 || below == 0 {
                 return Ok(Vec::new());
             }
-            let key = match sub {
-                None => log_key(log),
-                Some(sub) => format!("{}{sub}", log_sub_prefix(log)),
-            };
-            let (start, stop) = (skip as isize, (skip + count - 1) as isize);
-            let lines: Vec<Vec<u8>> = self.run(async |c| c.lrange(&key, start, stop).await).await?;
+            let mut invocation = self.read.prepare_invoke();
+            invocation.key(log_key(log)).key(log_head_key(log)).arg(below).arg(count);
+            if let Some(sub) = sub {
+                invocation.key(format!("{}{sub}", log_sub_prefix(log)));
+            }
+            let lines: Vec<Vec<u8>> = self.run(async |c| invocation.invoke_async(c).await).await?;
             Ok(lines
                 .iter()
                 .filter_map(|line| {
                     let parsed = numbered(line);
                     if parsed.is_none() {
-                        tracing::warn!(store = %self.shown, key = %key, "shared store: a log line without its number; skipped");
+                        tracing::warn!(store = %self.shown, log, "shared store: a log line without its number; skipped");
                     }
                     parsed
                 })

@@ -196,7 +196,7 @@ impl crate::SharedStore for Unreachable {
         &'a self,
         _: &'a str,
         _: Option<&'a str>,
-        _: usize,
+        _: u64,
         _: usize,
     ) -> crate::StoreFuture<'a, Vec<crate::Numbered>> {
         Box::pin(async { Err(Self::down()) })

@@ -73,63 +73,77 @@ async fn leases(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert_eq!(a.leases(&lapsing).await.unwrap(), 1);
 }
 
-fn record(sub: &str, text: &str) -> LogRecord {
-    LogRecord { sub: sub.into(), bytes: text.as_bytes().to_vec() }
+fn record(subs: &[&str], text: &str) -> LogRecord {
+    LogRecord { subs: subs.iter().map(|s| s.to_string()).collect(), bytes: text.as_bytes().to_vec() }
 }
 
 async fn texts(
     store: &dyn SharedStore,
     log: &str,
     sub: Option<&str>,
-    skip: usize,
+    below: u64,
     count: usize,
 ) -> Vec<(u64, String)> {
-    let read = store.read_log(log, sub, skip, count).await.unwrap();
+    let read = store.read_log(log, sub, below, count).await.unwrap();
     read.into_iter().map(|r| (r.number, String::from_utf8_lossy(&r.bytes).into_owned())).collect()
+}
+
+async fn numbers(store: &dyn SharedStore, log: &str, sub: Option<&str>) -> Vec<u64> {
+    texts(store, log, sub, u64::MAX, 100).await.into_iter().map(|(n, _)| n).collect()
 }
 
 async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
     let log = sid();
     let bounds = LogBounds { keep: 3, idle: Duration::from_secs(60) };
     assert_eq!(a.log_head(&log).await.unwrap(), 0, "a new log has no head");
-    assert!(b.read_log(&log, None, 0, 10).await.unwrap().is_empty());
+    assert!(b.read_log(&log, None, u64::MAX, 10).await.unwrap().is_empty());
     // Two replicas append in turn: one numbering, in the order of appending.
-    assert_eq!(a.append(&log, &[record("alice", "one"), record("bob", "two")], bounds).await.unwrap(), 2);
-    assert_eq!(b.append(&log, &[record("alice", "three with spaces")], bounds).await.unwrap(), 3);
+    let first = [record(&["alice", "prod"], "one"), record(&["bob", "prod"], "two")];
+    assert_eq!(a.append(&log, &first, bounds).await.unwrap(), 2);
+    assert_eq!(b.append(&log, &[record(&["alice"], "three with spaces")], bounds).await.unwrap(), 3);
     assert_eq!(b.append(&log, &[], bounds).await.unwrap(), 3, "nothing appended: the head is unchanged");
     assert_eq!(
-        texts(a, &log, None, 0, 10).await,
+        texts(a, &log, None, u64::MAX, 10).await,
         [(3, "three with spaces".to_string()), (2, "two".into()), (1, "one".into())],
         "newest first"
     );
     assert_eq!(
-        texts(b, &log, Some("alice"), 0, 10).await,
+        texts(b, &log, Some("alice"), u64::MAX, 10).await,
         [(3, "three with spaces".to_string()), (1, "one".into())]
     );
-    assert!(b.read_log(&log, Some("carol"), 0, 10).await.unwrap().is_empty());
-    assert_eq!(texts(b, &log, None, 1, 1).await, [(2, "two".to_string())], "a page: skip, then count");
+    assert_eq!(numbers(b, &log, Some("prod")).await, [2, 1]);
+    assert!(b.read_log(&log, Some("carol"), u64::MAX, 10).await.unwrap().is_empty());
+    // Pages: below the last number read, so many at a time.
+    assert_eq!(texts(b, &log, None, 3, 1).await, [(2, "two".to_string())]);
+    assert_eq!(texts(b, &log, None, 2, 5).await, [(1, "one".to_string())]);
+    assert!(b.read_log(&log, None, 1, 5).await.unwrap().is_empty());
+    assert_eq!(texts(b, &log, Some("alice"), 3, 5).await, [(1, "one".to_string())]);
     // Binary records come back as they went in.
     let bytes = vec![0u8, 255, b' ', b'\n', 7];
-    a.append(&log, &[LogRecord { sub: "bob".into(), bytes: bytes.clone() }], bounds).await.unwrap();
-    assert_eq!(b.read_log(&log, Some("bob"), 0, 1).await.unwrap()[0].bytes, bytes);
-    // The newest `keep` are kept, in the log and in each sub-log.
-    for i in 0..4 {
-        a.append(&log, &[record("alice", &format!("more {i}"))], bounds).await.unwrap();
+    a.append(&log, &[LogRecord { subs: vec!["bob".into()], bytes: bytes.clone() }], bounds).await.unwrap();
+    assert_eq!(b.read_log(&log, Some("bob"), u64::MAX, 1).await.unwrap()[0].bytes, bytes);
+    // The newest `keep` are kept; a sub-log shows only what the log still keeps.
+    for i in 0..3 {
+        a.append(&log, &[record(&["alice"], &format!("more {i}"))], bounds).await.unwrap();
     }
-    assert_eq!(b.log_head(&log).await.unwrap(), 8);
-    let kept: Vec<u64> = texts(b, &log, None, 0, 10).await.into_iter().map(|(n, _)| n).collect();
-    assert_eq!(kept, [8, 7, 6]);
-    let alice: Vec<u64> = texts(b, &log, Some("alice"), 0, 10).await.into_iter().map(|(n, _)| n).collect();
-    assert_eq!(alice, [8, 7, 6]);
-    assert_eq!(texts(b, &log, Some("bob"), 0, 10).await.len(), 2, "bob's own stay within his bound");
+    assert_eq!(b.log_head(&log).await.unwrap(), 7);
+    assert_eq!(numbers(b, &log, None).await, [7, 6, 5]);
+    assert_eq!(numbers(b, &log, Some("alice")).await, [7, 6, 5]);
+    assert!(numbers(b, &log, Some("bob")).await.is_empty(), "bob's are gone from the log");
+    assert!(numbers(b, &log, Some("prod")).await.is_empty());
     // Idle past its bound, a log's records go; its numbering goes on.
     let quiet = sid();
     let short = LogBounds { keep: 10, idle: Duration::from_millis(150) };
-    a.append(&quiet, &[record("alice", "soon gone")], short).await.unwrap();
+    a.append(&quiet, &[record(&["alice"], "soon gone")], short).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(b.read_log(&quiet, None, 0, 10).await.unwrap().is_empty(), "gone when idle");
-    assert!(b.read_log(&quiet, Some("alice"), 0, 10).await.unwrap().is_empty(), "its sub-logs too");
-    assert_eq!(b.append(&quiet, &[record("alice", "next")], short).await.unwrap(), 2, "numbers never repeat");
+    assert!(numbers(b, &quiet, None).await.is_empty(), "gone when idle");
+    assert!(numbers(b, &quiet, Some("alice")).await.is_empty(), "its sub-logs too");
+    assert_eq!(
+        b.append(&quiet, &[record(&["alice"], "next")], short).await.unwrap(),
+        2,
+        "numbers never repeat"
+    );
+    assert_eq!(numbers(a, &quiet, Some("alice")).await, [2]);
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ use shared::SharedRecord;
 /// How much the store keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
-    /// At most this many calls, the newest (in the shared store: of each cluster).
+    /// At most this many calls, the newest.
     pub entries: usize,
     /// None older than this.
     pub age: Duration,
@@ -189,7 +189,7 @@ impl AuditStore {
         loop {
             let head = match &self.record {
                 Record::Local(_) => None,
-                Record::Shared(shared) => Some(shared.head(cluster_id).await?),
+                Record::Shared(shared) => Some(shared.head().await?),
             };
             let past_deadline = tokio::time::Instant::now() >= deadline;
             if head.is_none() || head != seen_head || past_deadline {

@@ -1,7 +1,8 @@
-//! The record of every replica's calls, in the shared store (`--shared-store`): one bounded log
-//! per cluster (`audit-<cluster-id>`), each call listed in its user's sub-log too, so a view of
-//! one user's calls reads only theirs. The store numbers the calls in the order they reach it,
-//! from whichever replica.
+//! The record of every replica's calls, in the shared store (`--shared-store`): one bounded log,
+//! `audit`, as the in-process record (the newest `entries` calls of every cluster), each call
+//! listed by number in its cluster's and its user's sub-logs, so a view reads only its
+//! cluster's or its user's calls. The store numbers the calls in the order they reach it, from
+//! whichever replica.
 //!
 //! A request never waits for the store: its call goes to a writer task, which appends what has
 //! come in batches. While the store is down the writer retries, holding up to [`PENDING`]
@@ -31,11 +32,11 @@ const FLUSH_WAIT: Duration = Duration::from_secs(1);
 const FIRST_PAGE: usize = 50;
 const MAX_PAGE: usize = 1_000;
 
+/// The log of every cluster's calls.
+const LOG: &str = "audit";
+
 enum ToWriter {
-    Call {
-        log: String,
-        record: LogRecord,
-    },
+    Call(LogRecord),
     /// Answered once every call sent before it is in the store.
     Flush(oneshot::Sender<()>),
 }
@@ -48,9 +49,14 @@ pub(super) struct SharedRecord {
     dropped: AtomicU64,
 }
 
-/// The log of a cluster's calls.
-fn log_name(cluster_id: &str) -> String {
-    format!("audit-{}", cluster_id.to_ascii_lowercase())
+/// The sub-log of a cluster's calls.
+fn cluster_calls(cluster_id: &str) -> String {
+    format!("cluster:{}", cluster_id.to_ascii_lowercase())
+}
+
+/// The sub-log of a user's calls on a cluster (a cluster id has no `:`).
+fn user_calls(cluster_id: &str, user: &str) -> String {
+    format!("user:{}:{user}", cluster_id.to_ascii_lowercase())
 }
 
 impl SharedRecord {
@@ -69,10 +75,8 @@ impl SharedRecord {
     pub(super) fn push(&self, entry: &AuditEntry) {
         // An entry is strings and numbers: it always serializes. Its id is the store's number.
         let bytes = serde_json::to_vec(entry).unwrap_or_default();
-        let call = ToWriter::Call {
-            log: log_name(&entry.cluster_id),
-            record: LogRecord { sub: entry.user.clone(), bytes },
-        };
+        let subs = vec![cluster_calls(&entry.cluster_id), user_calls(&entry.cluster_id, &entry.user)];
+        let call = ToWriter::Call(LogRecord { subs, bytes });
         if self.to_writer.try_send(call).is_err() {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             // Logged at 1, 2, 4, 8, …: an outage does not flood the log.
@@ -97,11 +101,11 @@ impl SharedRecord {
         .await;
     }
 
-    /// The number of the newest call on the cluster (any user's): a tail reads again only
-    /// when it moved.
-    pub(super) async fn head(&self, cluster_id: &str) -> Result<u64, StoreError> {
+    /// The number of the newest call (any cluster's, any user's): a tail reads again only when
+    /// it moved.
+    pub(super) async fn head(&self) -> Result<u64, StoreError> {
         self.flush().await;
-        self.store.log_head(&log_name(cluster_id)).await
+        self.store.log_head(LOG).await
     }
 
     /// As the in-process record's query (same answers), read from the store newest first until
@@ -113,44 +117,36 @@ impl SharedRecord {
         filter: &AuditFilter,
     ) -> Result<(Vec<AuditEntry>, u64), StoreError> {
         self.flush().await;
-        let log = log_name(cluster_id);
         let oldest_ms = unix_ms(time::OffsetDateTime::now_utc())
             .saturating_sub(i64::try_from(self.retention.age.as_millis()).unwrap_or(i64::MAX));
         let visible = |e: &AuditEntry| {
             e.cluster_id.eq_ignore_ascii_case(cluster_id) && only_user.is_none_or(|u| e.user == u)
         };
-        // Numbers have no gaps in the log (trimming drops the oldest), so the newest `entries`
-        // numbers are what it keeps. A sub-log keeps its own newest `entries`, older than that.
-        let head = self.store.log_head(&log).await?;
-        let floor = head.saturating_sub(self.retention.entries as u64);
-        let kept = |e: &AuditEntry| e.id > floor && e.at_ms >= oldest_ms;
+        let calls = |user: Option<&str>| match user {
+            Some(user) => user_calls(cluster_id, user),
+            None => cluster_calls(cluster_id),
+        };
         let last_id = self
             .store
-            .read_log(&log, only_user, 0, 1)
+            .read_log(LOG, Some(&calls(only_user)), u64::MAX, 1)
             .await?
             .first()
             .and_then(entry)
-            .filter(|e| kept(e) && visible(e))
+            .filter(|e| e.at_ms >= oldest_ms && visible(e))
             .map_or(0, |e| e.id);
 
         // One user's calls (the caller's own, or the one a filter names) are in their sub-log.
-        let sub = only_user.or(filter.user.as_deref());
-        let mut skip = 0;
-        if sub.is_none()
-            && let Some(before) = filter.before
-        {
-            // The export pages with `before`: the call numbered `before - 1` is
-            // `head + 1 - before` from the newest, so no page reads the log from its newest again.
-            skip = usize::try_from((head + 1).saturating_sub(before)).unwrap_or(usize::MAX);
-        }
+        let sub = calls(only_user.or(filter.user.as_deref()));
         let limit = filter.effective_limit();
+        let mut below = filter.before.unwrap_or(u64::MAX);
         let mut items = Vec::new();
         let mut page = FIRST_PAGE;
         'scan: loop {
-            let records = self.store.read_log(&log, sub, skip, page).await?;
+            let records = self.store.read_log(LOG, Some(&sub), below, page).await?;
             for record in &records {
+                below = record.number;
                 let Some(e) = entry(record) else { continue };
-                let past = !kept(&e)
+                let past = e.at_ms < oldest_ms
                     || filter.after.is_some_and(|after| e.id <= after)
                     || filter.since_ms.is_some_and(|since| e.at_ms < since);
                 if past {
@@ -166,7 +162,6 @@ impl SharedRecord {
             if records.len() < page {
                 break;
             }
-            skip += records.len();
             page = (page * 4).min(MAX_PAGE);
         }
         Ok((items, last_id))
@@ -187,7 +182,7 @@ fn entry(record: &fundament_shared_store::Numbered) -> Option<AuditEntry> {
     }
 }
 
-/// The writer task: appends the calls as they come, a batch per cluster at a time, retrying
+/// The writer task: appends the calls as they come, a batch at a time, retrying
 /// while the store is down (a retry after an answer lost on the way may list a call twice).
 async fn write(store: Arc<dyn SharedStore>, bounds: LogBounds, mut calls: mpsc::Receiver<ToWriter>) {
     let mut failing = false;
@@ -199,21 +194,18 @@ async fn write(store: Arc<dyn SharedStore>, bounds: LogBounds, mut calls: mpsc::
                 Err(_) => break,
             }
         }
-        let mut logs: Vec<(String, Vec<LogRecord>)> = Vec::new();
+        let mut records = Vec::new();
         let mut flushed = Vec::new();
         for message in batch {
             match message {
-                ToWriter::Call { log, record } => match logs.iter_mut().find(|(l, _)| *l == log) {
-                    Some((_, records)) => records.push(record),
-                    None => logs.push((log, vec![record])),
-                },
+                ToWriter::Call(record) => records.push(record),
                 ToWriter::Flush(done) => flushed.push(done),
             }
         }
-        for (log, records) in &logs {
+        if !records.is_empty() {
             let mut delay = Duration::from_millis(250);
             loop {
-                match store.append(log, records, bounds).await {
+                match store.append(LOG, &records, bounds).await {
                     Ok(_) => {
                         if failing {
                             tracing::info!(store = %store.describe(), "audit view: the shared store takes calls again");

@@ -234,3 +234,18 @@ async fn a_store_that_is_down_is_an_error_to_read_and_never_blocks_a_call() {
     let tail = AuditFilter { after: Some(0), wait_ms: Some(1_000), ..Default::default() };
     assert!(store.tail(PROD, None, &tail).await.is_err(), "a tail fails alike");
 }
+
+#[tokio::test]
+async fn the_bound_counts_every_clusters_calls() {
+    const OTHER: &str = "019B4000-2000-7000-8000-000000000002";
+    for (kind, store) in both(Retention { entries: 3, ..Retention::default() }) {
+        store.push(&line("a", "allowed"));
+        store.push(&AuditLine { cluster_id: OTHER.into(), ..line("b", "allowed") });
+        store.push(&line("c", "allowed"));
+        store.push(&AuditLine { cluster_id: OTHER.into(), ..line("d", "allowed") });
+        let (items, last) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!((users(&items), last), (vec!["c"], 3), "{kind}: a's call is past the bound");
+        let (other, last) = store.query(&OTHER.to_lowercase(), None, &AuditFilter::default()).await.unwrap();
+        assert_eq!((users(&other), last), (vec!["d", "b"], 4), "{kind}: a cluster id in either case");
+    }
+}
