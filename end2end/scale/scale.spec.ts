@@ -1,7 +1,8 @@
 // Scale-out without sticky state (scripts/scale-test starts the stack): every request goes
 // through haproxy round-robin, which names the replica that answered in X-Fundament-Replica.
-// The plugin page walk works with requests spread over both replicas of each service; a
-// signing-key rotation while signed in needs no sign-out; a sign-out holds at every replica.
+// The plugin page walk works with requests spread over both replicas of each service; the
+// audit view's record is one for both gateways; a signing-key rotation while signed in needs
+// no sign-out; a sign-out holds at every replica.
 import { test, expect, type Page, type Response } from '@playwright/test';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -92,6 +93,13 @@ async function everywhere(token: string) {
 test('the plugin walk spreads over every replica, survives a key rotation, and sign-out holds everywhere', async ({ page, context }) => {
   expect(dir, 'run through scripts/scale-test').not.toBe('');
   const { seen, failures } = recordReplicas(page);
+  // The plugin-path calls of the walks (a page's PluginToken to the gateway), by replica.
+  const pluginCalls: Record<string, number> = {};
+  page.on('response', async (r) => {
+    if (!r.url().startsWith(`${GATEWAY}/clusters/`) || r.request().method() === 'OPTIONS') return;
+    const replica = (await r.allHeaders().catch(() => ({}) as Record<string, string>))['x-fundament-replica'];
+    if (replica) pluginCalls[replica] = (pluginCalls[replica] ?? 0) + 1;
+  });
   await signIn(page, 'alice@acme-corp.com', CERTS);
   await walk(page);
   await walk(page);
@@ -100,6 +108,27 @@ test('the plugin walk spreads over every replica, survives a key rotation, and s
   }
 
   const session = (await context.cookies()).find((c) => c.name === '__Host-fundament_auth')!.value;
+
+  // The walk's calls were served by both gateways; each answers the audit view with all of
+  // them (the record is in the shared Redis), not with the part it served.
+  expect(Object.keys(pluginCalls).sort(), 'plugin calls reached both gateways').toEqual(['kube-api-proxy-1', 'kube-api-proxy-2']);
+  const made = pluginCalls['kube-api-proxy-1'] + pluginCalls['kube-api-proxy-2'];
+  const audited = async (gateway: string) => {
+    const res = await fetch(`${gateway}/audit/v1/clusters/${PROD}/calls?limit=1000`, {
+      headers: { authorization: `Bearer ${session}` },
+    });
+    expect(res.status, `the audit record at ${gateway}`).toBe(200);
+    return ((await res.json()) as { items: { id: number }[] }).items.map((e) => e.id);
+  };
+  await expect
+    .poll(async () => {
+      const [one, two] = [await audited(GATEWAYS[0]), await audited(GATEWAYS[1])];
+      return { all: one.length >= made, one, same: JSON.stringify(one) === JSON.stringify(two), two };
+    }, { timeout: 5_000, message: `both gateways show the same calls, the walk's ${made} included` })
+    .toMatchObject({ all: true, same: true });
+  await page.goto('/audit');
+  await expect(page.getByRole('table', { name: 'Plugin calls' }).locator('tbody tr[data-audit-id]').first()).toBeVisible();
+
   const oldKid = (await jwks(AUTHN[0]))[0];
 
   // Rotation, as an operator does it with the Secret: publish the next key, let verifiers
