@@ -81,7 +81,8 @@ return head
 
 /// Reads records numbered below ARGV[1], at most ARGV[2], newest first: of the log (KEYS[1],
 /// head KEYS[2]) or, with KEYS[3], those that sub-log lists. The log's numbers have no gaps, so
-/// the record numbered n is at `head - n`; a number the log dropped is skipped.
+/// the record numbered n is at `head - n`; a number the log dropped ends the read, as every
+/// older one is dropped too. The sub-log is read 256 numbers at a time: a script blocks Redis.
 const READ_SCRIPT: &str = r"
 local head = tonumber(redis.call('GET', KEYS[2]) or '0')
 local below = tonumber(ARGV[1])
@@ -92,15 +93,22 @@ if #KEYS < 3 then
   return redis.call('LRANGE', KEYS[1], start, start + count - 1)
 end
 local out = {}
-for _, n in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local number = tonumber(n)
-  if number < below then
-    local line = redis.call('LINDEX', KEYS[1], head - number)
-    if line then out[#out + 1] = line end
-    if #out >= count then break end
+local from = 0
+while true do
+  local numbers = redis.call('LRANGE', KEYS[3], from, from + 255)
+  if #numbers == 0 then return out end
+  for _, n in ipairs(numbers) do
+    local number = tonumber(n)
+    if number < below then
+      local line = redis.call('LINDEX', KEYS[1], head - number)
+      -- Gone from the log: so is every older number the sub-log lists.
+      if not line then return out end
+      out[#out + 1] = line
+      if #out >= count then return out end
+    end
   end
+  from = from + 256
 end
-return out
 ";
 
 /// A Redis server at `redis://host:port[/db]`.
