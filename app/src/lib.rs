@@ -14,6 +14,7 @@ pub mod chunks;
 pub mod cluster_route;
 pub mod components;
 pub mod error;
+pub mod markup;
 #[cfg(feature = "ssr")]
 pub mod oidc_route;
 pub mod plugins;
@@ -87,9 +88,7 @@ pub fn App() -> impl IntoView {
     chunks::prefetch_on_intent();
 
     view! {
-        <Title formatter=|title: String| {
-            if title.is_empty() { "Fundament".to_owned() } else { format!("{title} · Fundament") }
-        } />
+        <Title formatter=|title: String| markup::page_title(&title) />
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async />

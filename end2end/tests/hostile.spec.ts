@@ -23,6 +23,8 @@ const versionOf = (dir: string) => {
   return m[1];
 };
 const HOSTILE_VERSION = versionOf('end2end/hostile-plugin');
+/** The definition's displayName: markup that would close the page's <title> and redirect. */
+const DISPLAY_NAME = 'Hostile</title><meta http-equiv="refresh" content="0;url=/sign-in?error=title-injection">';
 const CERT_MANAGER_VERSION = versionOf('plugins/cert-manager');
 const STEAL = `/api/v1/namespaces/plugin-${INSTALLATION}/services/http:plugin-${INSTALLATION}:8080/proxy/console/steal.html`;
 
@@ -277,6 +279,21 @@ test.describe('a hostile plugin page', () => {
     await expect(detail.getByRole('heading', { name: 'Loot · treasure' })).toBeVisible();
     await expect(detail.locator('#object')).toContainText('"value": 1000');
     await expect(detail.locator('#results')).toHaveText('[]');
+  });
+
+  test("the definition's names stay text: its display name cannot close the page's <title>", async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', '/');
+    // A full load of one of its pages: the server writes the title into the document's head.
+    const response = await page.goto(LOOTS);
+    const html = await response!.text();
+    const title = /<title>([\s\S]*?)<\/title>/.exec(html)?.[1] ?? '';
+    expect(title, 'escaped in the title').toContain('Hostile&lt;/title&gt;&lt;meta http-equiv=&quot;refresh&quot;');
+    expect(html).not.toContain('<meta http-equiv="refresh"');
+    await hydrated(page);
+    expect(await page.locator('meta[http-equiv]').count(), "no meta element of the plugin's").toBe(0);
+    expect(await page.title(), 'the name is text in the title').toContain(DISPLAY_NAME);
+    await page.waitForTimeout(1_500); // a refresh after 0 s would have left by now
+    await expect(page).toHaveURL(`${CONSOLE}${LOOTS}`);
   });
 
   test('the plugin frame navigating itself to the gateway never loads it', async ({ page }) => {
