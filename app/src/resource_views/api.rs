@@ -156,13 +156,27 @@ pub(crate) mod ssr {
         let in_scope = |ns: &Option<String>| {
             project.is_none() || !def.info.namespaced || ns.as_ref().is_some_and(|ns| namespaces.contains(ns))
         };
+        // Every cell of the table from one budget: a CRD's columns, cheap on one object, can be
+        // costly on thousands of them (the CRD comes with a plugin, which may be hostile).
+        let mut budget = fundament_jsonpath::Budget::new(TABLE_CELL_BUDGET);
         let rows: Vec<Row> = items(&list)
-            .map(|object| row(object, &compiled, def.info.namespaced, now))
-            .filter(|r| in_scope(&r.namespace))
+            .filter(|object| in_scope(&text(object, "/metadata/namespace")))
+            .map(|object| row(object, &compiled, def.info.namespaced, now, &mut budget))
             .collect();
+        let warning = match (warning, budget.is_spent()) {
+            (warning, false) => warning,
+            (None, true) => Some(SPENT_WARNING.to_owned()),
+            (Some(warning), true) => Some(format!("{warning}. {SPENT_WARNING}")),
+        };
         let resource_version = text(&list, "/metadata/resourceVersion").unwrap_or_default();
         Ok(page_of(columns, rows, query, namespaces, resource_version, warning))
     }
+
+    /// How many values the printer columns' paths may produce for a whole table: a few per
+    /// cell, so about ten cells each for 50,000 objects, and tens of milliseconds at most.
+    const TABLE_CELL_BUDGET: usize = 2_000_000;
+    const SPENT_WARNING: &str =
+        "Some cells are empty: this kind's printer columns take too much work on this many objects";
 
     /// Name, Namespace, then the printer columns (or Age), as kubectl shows them.
     fn columns(def: &Definition) -> (Vec<Column>, Vec<fundament_jsonpath::CompiledColumn>, Option<String>) {
@@ -207,6 +221,7 @@ pub(crate) mod ssr {
         columns: &[fundament_jsonpath::CompiledColumn],
         namespaced: bool,
         now: time::OffsetDateTime,
+        budget: &mut fundament_jsonpath::Budget,
     ) -> Row {
         use fundament_jsonpath::ColumnType;
         let labels = object
@@ -217,7 +232,7 @@ pub(crate) mod ssr {
         let cells = columns
             .iter()
             .map(|c| {
-                let value = fundament_jsonpath::cell(&c.path, c.column_type, object, now);
+                let value = fundament_jsonpath::cell_within(&c.path, c.column_type, object, now, budget);
                 let shown = match &value {
                     Value::Null => String::new(),
                     Value::String(s) => s.clone(),
@@ -225,7 +240,13 @@ pub(crate) mod ssr {
                 };
                 let exact = match c.column_type {
                     ColumnType::Date => {
-                        match fundament_jsonpath::cell(&c.path, ColumnType::String, object, now) {
+                        match fundament_jsonpath::cell_within(
+                            &c.path,
+                            ColumnType::String,
+                            object,
+                            now,
+                            budget,
+                        ) {
                             Value::String(s) if !s.is_empty() && s != "<no value>" => Some(s),
                             _ => None,
                         }

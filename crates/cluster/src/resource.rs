@@ -381,6 +381,9 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
         if v["served"].as_bool() != Some(true) {
             continue;
         }
+        // kube-apiserver shows every column; a Table of this cluster the first
+        // MAX_COLUMNS, each evaluated on every object (a CRD may come from a hostile plugin).
+        columns.truncate(fundament_jsonpath::MAX_COLUMNS);
         out.push(ResourceType {
             group: group.clone(),
             version,

@@ -184,10 +184,19 @@ pub fn columns(rt: &ResourceType) -> Vec<Value> {
     }
 }
 
-/// The cells of one row.
-pub fn cells(rt: &ResourceType, obj: &Value, now: OffsetDateTime) -> Vec<Value> {
+/// How many values a Table's printer-column paths may produce in all (kube-apiserver has no
+/// bound; a CRD may come from a hostile plugin): once spent, the remaining cells are empty.
+const TABLE_CELL_BUDGET: usize = 2_000_000;
+
+/// The cells of one row, a custom resource's from `budget`.
+pub fn cells(
+    rt: &ResourceType,
+    obj: &Value,
+    now: OffsetDateTime,
+    budget: &mut fundament_jsonpath::Budget,
+) -> Vec<Value> {
     if let Some(crd) = &rt.crd {
-        return fundament_jsonpath::row_cells(&crd.columns, obj, now);
+        return fundament_jsonpath::row_cells_within(&crd.columns, obj, now, budget);
     }
     let name = json!(crate::object::name(obj));
     let age = || json!(fundament_jsonpath::age(crate::object::creation_timestamp(obj), now));
@@ -324,8 +333,14 @@ pub fn cells(rt: &ResourceType, obj: &Value, now: OffsetDateTime) -> Vec<Value> 
     }
 }
 
-fn row(rt: &ResourceType, obj: &Value, now: OffsetDateTime, include: IncludeObject) -> Value {
-    let mut row = json!({"cells": cells(rt, obj, now)});
+fn row(
+    rt: &ResourceType,
+    obj: &Value,
+    now: OffsetDateTime,
+    include: IncludeObject,
+    budget: &mut fundament_jsonpath::Budget,
+) -> Value {
+    let mut row = json!({"cells": cells(rt, obj, now, budget)});
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
@@ -345,11 +360,12 @@ pub fn table(
     with_columns: bool,
 ) -> Value {
     let now = OffsetDateTime::now_utc();
+    let mut budget = fundament_jsonpath::Budget::new(TABLE_CELL_BUDGET);
     let mut t = json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": metadata,
-        "rows": items.iter().map(|o| row(rt, o, now, include)).collect::<Vec<_>>(),
+        "rows": items.iter().map(|o| row(rt, o, now, include, &mut budget)).collect::<Vec<_>>(),
     });
     // Watch events after the first carry rows only, as the apiserver sends them.
     t["columnDefinitions"] = if with_columns { Value::Array(columns(rt)) } else { json!([]) };

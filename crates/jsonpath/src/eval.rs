@@ -3,6 +3,10 @@
 //! missing keys give no results, while type errors (indexing a non-array,
 //! comparing a string with a number, an index out of range) fail the whole
 //! evaluation, which the API server shows as an empty cell.
+//!
+//! Unlike client-go, an evaluation produces at most [`MAX_RESULTS`] values in all its steps:
+//! printer columns come from CRDs that plugins ship, and a union or a recursive descent
+//! repeated in one path multiplies its results (`[0,0,…][0,0,…]…`, `..a..a..a`) into billions.
 
 use serde_json::Value;
 
@@ -54,7 +58,15 @@ pub enum EvalError {
     /// `end` outside a `range` block.
     #[error("not in range, nothing to end")]
     EndOutsideRange,
+    /// The evaluation produced more values, in all its steps, than [`MAX_RESULTS`] or what
+    /// was left of its [`Budget`].
+    #[error("the path produces too many values (at most {MAX_RESULTS} per evaluation)")]
+    TooManyResults,
 }
+
+/// How many values an evaluation may produce in all its steps together. A printer column's
+/// path on one object needs a few; the bound keeps a hostile one's cost at milliseconds.
+pub const MAX_RESULTS: usize = 10_000;
 
 /// A value produced by evaluation: a part of the document, or something that
 /// is not (a literal of the path, one byte of a string).
@@ -90,18 +102,58 @@ fn fail<'a, 'p>(partial: Vec<Item<'a, 'p>>, error: EvalError) -> Outcome<'a, 'p>
 
 /// Evaluates a parsed path against `root`.
 pub(crate) fn evaluate<'a, 'p>(nodes: &'p [Node], root: &'a Value) -> Result<Vec<Item<'a, 'p>>, EvalError> {
-    let mut evaluator = Evaluator { saw_range: false };
-    let items = evaluator.list(nodes, vec![Item::Doc(root)]).map_err(|f| f.error)?;
+    evaluate_within(nodes, root, &mut Budget::new(MAX_RESULTS))
+}
+
+/// [`evaluate`], producing at most what is left of `budget` (and [`MAX_RESULTS`]); what it
+/// produced is taken from the budget, whether it succeeds or not.
+pub(crate) fn evaluate_within<'a, 'p>(
+    nodes: &'p [Node],
+    root: &'a Value,
+    budget: &mut Budget,
+) -> Result<Vec<Item<'a, 'p>>, EvalError> {
+    let mut evaluator = Evaluator { saw_range: false, produced: 0, limit: budget.left.min(MAX_RESULTS) };
+    let items = evaluator.list(nodes, vec![Item::Doc(root)]).map_err(|f| f.error);
+    budget.left = budget.left.saturating_sub(evaluator.produced);
     // A `range` keyword turns the expression into a loop over the rest of the
     // template, which in a single expression is empty: no results.
-    Ok(if evaluator.saw_range { Vec::new() } else { items })
+    Ok(if evaluator.saw_range { Vec::new() } else { items? })
+}
+
+/// Values that evaluations may produce together, e.g. every cell of a table: a path that is
+/// cheap on one object can be costly on ten thousand of them.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// A budget of `values` values.
+    pub fn new(values: usize) -> Budget {
+        Budget { left: values }
+    }
+
+    /// Whether it is spent: evaluations within it now fail with [`EvalError::TooManyResults`].
+    pub fn is_spent(&self) -> bool {
+        self.left == 0
+    }
 }
 
 struct Evaluator {
     saw_range: bool,
+    /// Values produced so far, in every step.
+    produced: usize,
+    /// How many it may produce ([`MAX_RESULTS`], or less of a [`Budget`]).
+    limit: usize,
 }
 
 impl Evaluator {
+    /// Counts `n` more values, before they are made: past [`MAX_RESULTS`] the evaluation fails.
+    fn produce(&mut self, n: usize) -> Result<(), EvalError> {
+        self.produced = self.produced.saturating_add(n);
+        if self.produced > self.limit { Err(EvalError::TooManyResults) } else { Ok(()) }
+    }
+
     fn list<'a, 'p>(&mut self, nodes: &'p [Node], input: Vec<Item<'a, 'p>>) -> Outcome<'a, 'p> {
         let mut current = input;
         for node in nodes {
@@ -111,17 +163,40 @@ impl Evaluator {
     }
 
     fn node<'a, 'p>(&mut self, node: &'p Node, input: Vec<Item<'a, 'p>>) -> Outcome<'a, 'p> {
+        // Each step makes at most as many values as it has input, except the ones counted as
+        // they go (wildcards, recursive descent, unions, slices).
+        if let Err(error) = self.produce(input.len()) {
+            return fail(Vec::new(), error);
+        }
         match node {
             Node::Field(name) => Ok(field(name, &input)),
-            Node::Array(params) => array(params, input),
+            Node::Array(params) => {
+                let windows = array_windows(params, &input);
+                match self.produce(windows) {
+                    Ok(()) => array(params, input),
+                    Err(error) => fail(Vec::new(), error),
+                }
+            }
             Node::Filter(filter) => self.filter(filter, input),
-            Node::Wildcard => Ok(input.iter().flat_map(children).collect()),
-            Node::Recursive => Ok(recursive(&input)),
+            Node::Wildcard => match self.produce(input.iter().map(child_count).sum()) {
+                Ok(()) => Ok(input.iter().flat_map(children).collect()),
+                Err(error) => fail(Vec::new(), error),
+            },
+            Node::Recursive => {
+                let mut result = Vec::new();
+                match recursive(&input, &mut result, &mut |n| self.produce(n)) {
+                    Ok(()) => Ok(result),
+                    Err(error) => fail(Vec::new(), error),
+                }
+            }
             Node::Union(parts) => {
                 let mut result = Vec::new();
                 for part in parts {
                     match self.list(part, input.clone()) {
-                        Ok(items) => result.extend(items),
+                        Ok(items) => match self.produce(items.len()) {
+                            Ok(()) => result.extend(items),
+                            Err(error) => return fail(Vec::new(), error),
+                        },
                         Err(f) => return fail(input, f.error),
                     }
                 }
@@ -273,30 +348,65 @@ fn children<'a, 'p>(item: &Item<'a, 'p>) -> Vec<Item<'a, 'p>> {
     }
 }
 
+/// How many values [`children`] yields for `item`, without making them.
+fn child_count(item: &Item<'_, '_>) -> usize {
+    match item {
+        Item::Doc(Value::Object(map)) => map.len(),
+        Item::Doc(Value::Array(elements)) => elements.len(),
+        Item::Doc(Value::String(s)) => s.len(),
+        Item::Text(text) => text.len(),
+        _ => 0,
+    }
+}
+
+/// An upper bound of how many values `[…]` takes from `input` (the whole of each array).
+fn array_windows(params: &[Param; 3], input: &[Item<'_, '_>]) -> usize {
+    let step = if params[2].known { usize::try_from(params[2].value).unwrap_or(1).max(1) } else { 1 };
+    input
+        .iter()
+        .map(|item| match item {
+            Item::Doc(Value::Array(elements)) => elements.len().div_ceil(step),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// `..`: every value that has children (non-empty objects, arrays and
-/// strings), in pre-order. Leaves are not included; the next step picks
-/// from the containers.
-fn recursive<'a, 'p>(input: &[Item<'a, 'p>]) -> Vec<Item<'a, 'p>> {
-    let mut result = Vec::new();
+/// strings), in pre-order, into `result`. Leaves are not included; the next
+/// step picks from the containers. Each value is counted (`produce`) as it is
+/// added, so a descent past the bound stops there.
+fn recursive<'a, 'p>(
+    input: &[Item<'a, 'p>],
+    result: &mut Vec<Item<'a, 'p>>,
+    produce: &mut impl FnMut(usize) -> Result<(), EvalError>,
+) -> Result<(), EvalError> {
     for item in input {
         match item {
             Item::Doc(Value::Object(map)) if !map.is_empty() => {
+                produce(1)?;
                 result.push(*item);
                 let values: Vec<_> = map.values().map(Item::Doc).collect();
-                result.extend(recursive(&values));
+                recursive(&values, result, produce)?;
             }
             Item::Doc(Value::Array(elements)) if !elements.is_empty() => {
+                produce(1)?;
                 result.push(*item);
                 let elements: Vec<_> = elements.iter().map(Item::Doc).collect();
-                result.extend(recursive(&elements));
+                recursive(&elements, result, produce)?;
             }
             // Strings count as containers of bytes; bytes have no children.
-            Item::Doc(Value::String(s)) if !s.is_empty() => result.push(*item),
-            Item::Text(text) if !text.is_empty() => result.push(*item),
+            Item::Doc(Value::String(s)) if !s.is_empty() => {
+                produce(1)?;
+                result.push(*item);
+            }
+            Item::Text(text) if !text.is_empty() => {
+                produce(1)?;
+                result.push(*item);
+            }
             _ => {}
         }
     }
-    result
+    Ok(())
 }
 
 /// A Go type name for messages.
@@ -525,5 +635,56 @@ mod tests {
         assert_eq!(run("range .items", &s), Ok(vec![]));
         // An existence test counts the values returned with an error, as Go does.
         assert_eq!(ok(".items[?(@.name[0])].n", &s), [json!(1), json!(2), json!(3)]);
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use serde_json::{Value, json};
+
+    use super::{EvalError, MAX_RESULTS};
+    use crate::JsonPath;
+
+    fn nested(depth: usize, leaf: Value, wrap: impl Fn(Value) -> Value) -> Value {
+        (0..depth).fold(leaf, |inner, _| wrap(inner))
+    }
+
+    #[test]
+    fn unions_that_multiply_stop_at_the_bound_at_once() {
+        let thirty = vec!["0"; 30].join(",");
+        let path = JsonPath::parse_column(&format!(".x{}", format!("[{thirty}]").repeat(6))).unwrap();
+        let doc = json!({"x": nested(6, json!(1), |v| json!([v]))});
+        let started = std::time::Instant::now();
+        assert_eq!(path.try_find(&doc), Err(EvalError::TooManyResults));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+        // Two levels are 900 values: within the bound, as client-go gives them.
+        let two = JsonPath::parse_column(&format!(".x{}", format!("[{thirty}]").repeat(2))).unwrap();
+        assert_eq!(two.try_find(&json!({"x": [[1]]})).unwrap().len(), 900);
+    }
+
+    #[test]
+    fn repeated_recursive_descent_stops_at_the_bound() {
+        let doc = nested(120, json!({"leaf": true}), |v| json!({"a": v}));
+        let path = JsonPath::parse_column(&"..a".repeat(8)).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(path.try_find(&doc), Err(EvalError::TooManyResults));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+        // One descent is fine.
+        assert_eq!(JsonPath::parse_column("..leaf").unwrap().try_find(&doc).unwrap(), [&json!(true)]);
+    }
+
+    #[test]
+    fn a_wildcard_or_a_slice_over_a_huge_array_is_refused_before_it_is_copied() {
+        let big = json!({"x": vec![1; MAX_RESULTS + 1]});
+        for path in [".x[*]", ".x[:]", ".x.*"] {
+            let path = JsonPath::parse_column(path).unwrap();
+            assert_eq!(path.try_find(&big), Err(EvalError::TooManyResults), "{path}");
+        }
+        let fine = json!({"x": vec![1; 100]});
+        assert_eq!(JsonPath::parse_column(".x[*]").unwrap().try_find(&fine).unwrap().len(), 100);
+        // A cell of such a column is empty, as for any failed evaluation.
+        let column = JsonPath::parse_column(".x[*]").unwrap();
+        let now = time::OffsetDateTime::UNIX_EPOCH;
+        assert_eq!(crate::cell(&column, crate::ColumnType::String, &big, now), Value::Null);
     }
 }

@@ -46,10 +46,11 @@ mod quote;
 mod table;
 
 pub use duration::{age, human_duration};
-pub use eval::EvalError;
+pub use eval::{Budget, EvalError, MAX_RESULTS};
 pub use parse::ParseError;
 pub use path::JsonPath;
 pub use table::{
-    CREATION_TIMESTAMP_DESCRIPTION, ColumnError, ColumnType, CompiledColumn, NAME_DESCRIPTION, PrinterColumn,
-    cell, column_definitions, compile_columns, default_columns, row_cells,
+    CREATION_TIMESTAMP_DESCRIPTION, ColumnError, ColumnType, CompiledColumn, MAX_COLUMNS, NAME_DESCRIPTION,
+    PrinterColumn, cell, cell_within, column_definitions, compile_columns, default_columns, row_cells,
+    row_cells_within,
 };

@@ -85,6 +85,14 @@ impl JsonPath {
     pub(crate) fn evaluate<'s, 'a>(&'s self, v: &'a Value) -> Result<Vec<Item<'a, 's>>, EvalError> {
         eval::evaluate(&self.nodes, v)
     }
+
+    pub(crate) fn evaluate_within<'s, 'a>(
+        &'s self,
+        v: &'a Value,
+        budget: &mut eval::Budget,
+    ) -> Result<Vec<Item<'a, 's>>, EvalError> {
+        eval::evaluate_within(&self.nodes, v, budget)
+    }
 }
 
 impl FromStr for JsonPath {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::duration::age;
-use crate::eval::Item;
+use crate::eval::{Budget, Item};
 use crate::path::JsonPath;
 use crate::{ParseError, print};
 
@@ -104,15 +104,28 @@ pub struct CompiledColumn {
     pub path: JsonPath,
 }
 
-/// A printer column whose `jsonPath` the API server cannot parse.
+/// How many printer columns are shown, at most. The API server has no bound; a CRD from a
+/// hostile plugin could list thousands, each evaluated on every object.
+pub const MAX_COLUMNS: usize = 32;
+
+/// Why printer columns are not all shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unrecognized column definition {json_path:?}: {source}")]
-pub struct ColumnError {
-    /// The column's `jsonPath`.
-    pub json_path: String,
-    /// Why it does not parse.
-    #[source]
-    pub source: ParseError,
+pub enum ColumnError {
+    /// A column whose `jsonPath` the API server cannot parse.
+    #[error("unrecognized column definition {json_path:?}: {source}")]
+    Unparsable {
+        /// The column's `jsonPath`.
+        json_path: String,
+        /// Why it does not parse.
+        #[source]
+        source: ParseError,
+    },
+    /// More than [`MAX_COLUMNS`]: the first ones are shown.
+    #[error("{count} printer columns: only the first {MAX_COLUMNS} are shown")]
+    TooMany {
+        /// How many the CRD defines.
+        count: usize,
+    },
 }
 
 impl PrinterColumn {
@@ -120,7 +133,7 @@ impl PrinterColumn {
     /// `{<jsonPath>}`, so a path may not carry its own braces).
     pub fn compile(&self) -> Result<CompiledColumn, ColumnError> {
         let path = JsonPath::parse_column(&self.json_path)
-            .map_err(|source| ColumnError { json_path: self.json_path.clone(), source })?;
+            .map_err(|source| ColumnError::Unparsable { json_path: self.json_path.clone(), source })?;
         Ok(CompiledColumn { column: self.clone(), column_type: ColumnType::from_crd(&self.type_name), path })
     }
 }
@@ -162,14 +175,15 @@ pub fn compile_columns(columns: &[PrinterColumn]) -> (Vec<CompiledColumn>, Optio
     } else {
         columns
     };
-    let mut compiled = Vec::with_capacity(columns.len());
-    for column in columns {
+    let mut compiled = Vec::with_capacity(columns.len().min(MAX_COLUMNS));
+    for column in columns.iter().take(MAX_COLUMNS) {
         match column.compile() {
             Ok(c) => compiled.push(c),
             Err(e) => return (compiled, Some(e)),
         }
     }
-    (compiled, None)
+    let error = (columns.len() > MAX_COLUMNS).then_some(ColumnError::TooMany { count: columns.len() });
+    (compiled, error)
 }
 
 /// The table's `columnDefinitions` (`meta.k8s.io/v1` `TableColumnDefinition`
@@ -206,9 +220,20 @@ pub fn column_definitions<C: AsRef<PrinterColumn>>(columns: &[C]) -> Vec<Value> 
 /// One row's `cells`: the object's `metadata.name` (`""` if absent), then one
 /// [`cell`] per column.
 pub fn row_cells(columns: &[CompiledColumn], obj: &Value, now: OffsetDateTime) -> Vec<Value> {
+    row_cells_within(columns, obj, now, &mut Budget::new(usize::MAX))
+}
+
+/// [`row_cells`], the evaluations taken from `budget` (a table's): once it is spent, the
+/// remaining cells are `null`, as for a failed evaluation.
+pub fn row_cells_within(
+    columns: &[CompiledColumn],
+    obj: &Value,
+    now: OffsetDateTime,
+    budget: &mut Budget,
+) -> Vec<Value> {
     let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     std::iter::once(Value::String(name.to_owned()))
-        .chain(columns.iter().map(|c| cell(&c.path, c.column_type, obj, now)))
+        .chain(columns.iter().map(|c| cell_within(&c.path, c.column_type, obj, now, budget)))
         .collect()
 }
 
@@ -227,7 +252,18 @@ pub fn row_cells(columns: &[CompiledColumn], obj: &Value, now: OffsetDateTime) -
 /// `now` is a parameter so callers control the clock (and the browser build
 /// needs no system time).
 pub fn cell(path: &JsonPath, column_type: ColumnType, obj: &Value, now: OffsetDateTime) -> Value {
-    let first = match path.evaluate(obj) {
+    cell_within(path, column_type, obj, now, &mut Budget::new(usize::MAX))
+}
+
+/// [`cell`], its evaluation taken from `budget`.
+pub fn cell_within(
+    path: &JsonPath,
+    column_type: ColumnType,
+    obj: &Value,
+    now: OffsetDateTime,
+    budget: &mut Budget,
+) -> Value {
+    let first = match path.evaluate_within(obj, budget) {
         Ok(items) => match items.into_iter().next() {
             Some(first) => first,
             None => return Value::Null,
@@ -395,8 +431,42 @@ mod tests {
         let (compiled, error) = compile_columns(&columns);
         assert_eq!(compiled.len(), 1);
         let error = error.expect("an error");
-        assert_eq!(error.json_path, "{.spec.b}");
+        assert!(matches!(&error, ColumnError::Unparsable { json_path, .. } if json_path == "{.spec.b}"));
         assert!(error.to_string().starts_with("unrecognized column definition \"{.spec.b}\""), "{error}");
+    }
+
+    #[test]
+    fn at_most_max_columns_are_shown_and_a_table_shares_one_budget() {
+        let many: Vec<PrinterColumn> = (0..MAX_COLUMNS + 5)
+            .map(|i| {
+                serde_json::from_value(
+                    json!({"jsonPath": ".spec", "name": format!("C{i}"), "type": "string"}),
+                )
+                .unwrap()
+            })
+            .collect();
+        let (compiled, error) = compile_columns(&many);
+        assert_eq!(compiled.len(), MAX_COLUMNS);
+        assert_eq!(error, Some(ColumnError::TooMany { count: MAX_COLUMNS + 5 }));
+        assert_eq!(
+            error.unwrap().to_string(),
+            format!("{} printer columns: only the first 32 are shown", MAX_COLUMNS + 5)
+        );
+
+        // One budget for every cell: once spent, the cells left are empty.
+        let (columns, _) = compile_columns(&[serde_json::from_value(
+            json!({"jsonPath": ".spec.x[*]", "name": "X", "type": "integer"}),
+        )
+        .unwrap()]);
+        let object = json!({"metadata": {"name": "o"}, "spec": {"x": vec![7; 400]}});
+        let mut budget = Budget::new(1_000);
+        let first = row_cells_within(&columns, &object, now(), &mut budget);
+        assert_eq!(first, [json!("o"), json!(7)]);
+        let second = row_cells_within(&columns, &object, now(), &mut budget);
+        assert_eq!(second, [json!("o"), json!(7)]);
+        let third = row_cells_within(&columns, &object, now(), &mut budget);
+        assert_eq!(third, [json!("o"), Value::Null], "the budget is spent");
+        assert!(budget.is_spent(), "a failed evaluation spends what it used");
     }
 
     #[test]

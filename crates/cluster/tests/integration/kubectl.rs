@@ -176,3 +176,72 @@ async fn kubectl_get_watch_prints_changes() {
     })
     .await;
 }
+
+/// A CRD whose printer columns multiply their results (a union of 30 indexes, six times over,
+/// on a six-deep array: 7×10⁸ values) and number more than the console shows: `kubectl get`
+/// answers at once, the costly cell empty, the first 32 columns listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printer_columns_that_multiply_are_bounded() {
+    with_kubectl(|k| {
+        let union = format!("[{}]", vec!["0"; 30].join(","));
+        let mut columns = format!(
+            "      - name: Bomb\n        type: string\n        jsonPath: .spec.x{}\n",
+            union.repeat(6)
+        );
+        for i in 0..40 {
+            columns.push_str(&format!(
+                "      - name: C{i}\n        type: string\n        jsonPath: .spec.label\n"
+            ));
+        }
+        let crd = format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: bombs.hostile.example.io
+spec:
+  group: hostile.example.io
+  names: {{kind: Bomb, listKind: BombList, plural: bombs, singular: bomb}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+    additionalPrinterColumns:
+{columns}"
+        );
+        k.applied(&crd);
+        let mut ready = false;
+        for _ in 0..50 {
+            if k.run(&["get", "bombs", "-n", "default"], None).0 {
+                ready = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(ready, "the CRD is served");
+        k.applied(
+            "apiVersion: hostile.example.io/v1
+kind: Bomb
+metadata: {name: boom, namespace: default}
+spec:
+  x: [[[[[[1]]]]]]
+  label: shown
+",
+        );
+        let started = std::time::Instant::now();
+        let out = k.ok(&["get", "bombs", "-n", "default"]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        let head = header(&out);
+        assert_eq!(head.len(), 1 + 32, "NAME, then the first 32 columns: {out}");
+        assert_eq!((head[1].as_str(), head[2].as_str(), head[32].as_str()), ("BOMB", "C0", "C30"));
+        // The bomb's cell is empty (kubectl prints nothing for it); the other 31 are there.
+        let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+        let expected: Vec<&str> = std::iter::once("boom").chain(std::iter::repeat_n("shown", 31)).collect();
+        assert_eq!(row, expected, "{out}");
+    })
+    .await;
+}
