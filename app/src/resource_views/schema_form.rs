@@ -662,7 +662,7 @@ impl FormValues {
         let mut values = FormValues::default();
         for field in &spec.fields {
             if let Some(value) = object.pointer(&pointer_of(&field.path)) {
-                values.fill(field, &field.path, value, false);
+                values.fill(field, &field.path, value, None);
             }
         }
         values
@@ -778,21 +778,30 @@ impl FormValues {
         self.present.contains(path)
     }
 
+    /// Fills the defaults of `field` at `path`, creating at most [`MAX_ITEMS`] array items
+    /// and map entries in all: `minItems` of nested arrays multiply (500 items of 500 items
+    /// of …), and a CRD may come from a hostile plugin.
     fn fill_default(&mut self, field: &Field, path: &str) {
+        self.fill_default_within(field, path, &mut MAX_ITEMS.clone());
+    }
+
+    fn fill_default_within(&mut self, field: &Field, path: &str, budget: &mut usize) {
         if let Some(default) = &field.default {
-            self.fill(field, path, default, true);
+            self.fill(field, path, default, Some(budget));
             return;
         }
         match &field.kind {
             Kind::Object(children) => {
                 for child in children {
-                    self.fill_default(child, &child_path(path, &child.name));
+                    self.fill_default_within(child, &child_path(path, &child.name), budget);
                 }
             }
             Kind::Array(item) if field.required => {
-                let count = field.constraints.min_items.unwrap_or(0).min(MAX_FIELDS as u64) as usize;
+                let wanted = field.constraints.min_items.unwrap_or(0).min(MAX_FIELDS as u64) as usize;
+                let count = wanted.min(*budget);
+                *budget -= count;
                 for index in 0..count {
-                    self.fill_default(item, &item_path(path, index));
+                    self.fill_default_within(item, &item_path(path, index), budget);
                 }
                 if count > 0 {
                     self.lengths.insert(path.to_string(), count);
@@ -802,35 +811,48 @@ impl FormValues {
         }
     }
 
-    /// Fills the inputs of `field` at `path` from JSON; `defaults` also fills
-    /// the defaults of what the JSON leaves out (a schema default of `{}`).
-    fn fill(&mut self, field: &Field, path: &str, value: &Value, defaults: bool) {
+    /// Fills the inputs of `field` at `path` from JSON. With `defaults` (a budget of items, as
+    /// [`Self::fill_default`]'s) it also fills the defaults of what the JSON leaves out (a
+    /// schema default of `{}`), and a default's own items count against the budget; without,
+    /// the object's items are taken as they are, all of them.
+    fn fill(&mut self, field: &Field, path: &str, value: &Value, mut defaults: Option<&mut usize>) {
+        // A default's items past the budget are left out; an object's never are.
+        let take = |wanted: usize, defaults: &mut Option<&mut usize>| match defaults {
+            Some(budget) => {
+                let count = wanted.min(**budget);
+                **budget -= count;
+                count
+            }
+            None => wanted,
+        };
         match (&field.kind, value) {
             (_, Value::Null) => {}
             (Kind::Object(children), Value::Object(object)) => {
                 self.present.insert(path.to_string());
                 for child in children {
                     let at = child_path(path, &child.name);
-                    match object.get(&child.name) {
-                        Some(value) => self.fill(child, &at, value, defaults),
-                        None if defaults => self.fill_default(child, &at),
-                        None => {}
+                    match (object.get(&child.name), defaults.as_deref_mut()) {
+                        (Some(value), budget) => self.fill(child, &at, value, budget),
+                        (None, Some(budget)) => self.fill_default_within(child, &at, budget),
+                        (None, None) => {}
                     }
                 }
             }
             (Kind::Array(item), Value::Array(items)) => {
                 self.present.insert(path.to_string());
-                self.lengths.insert(path.to_string(), items.len());
-                for (index, value) in items.iter().enumerate() {
-                    self.fill(item, &item_path(path, index), value, defaults);
+                let count = take(items.len(), &mut defaults);
+                self.lengths.insert(path.to_string(), count);
+                for (index, value) in items.iter().take(count).enumerate() {
+                    self.fill(item, &item_path(path, index), value, defaults.as_deref_mut());
                 }
             }
             (Kind::Map(item), Value::Object(entries)) => {
                 self.present.insert(path.to_string());
-                self.lengths.insert(path.to_string(), entries.len());
-                for (index, (key, value)) in entries.iter().enumerate() {
+                let count = take(entries.len(), &mut defaults);
+                self.lengths.insert(path.to_string(), count);
+                for (index, (key, value)) in entries.iter().take(count).enumerate() {
                     self.set(entry_key_path(path, index), key.clone());
-                    self.fill(item, &entry_value_path(path, index), value, defaults);
+                    self.fill(item, &entry_value_path(path, index), value, defaults.as_deref_mut());
                 }
             }
             (Kind::Object(_) | Kind::Array(_) | Kind::Map(_), _) => {}

@@ -1604,3 +1604,26 @@ fn item_counts_past_the_limit_are_refused_before_anything_is_built() {
     let fine = FormValues::from_pairs([("metadata.name", "g"), ("spec.users[1]", "x")]);
     assert!(!errors(assemble(&spec, &fine, "v", "Grant")).iter().any(|(_, m)| m.contains("more items")));
 }
+
+/// Nested required arrays whose `minItems` multiply (a CRD from a hostile plugin): the create
+/// form makes at most MAX_ITEMS items in all, at once, and so does a default's own array.
+#[test]
+fn nested_min_items_and_big_defaults_stay_within_the_item_budget() {
+    let mut inner = json!({"type": "string"});
+    for _ in 0..4 {
+        inner = json!({"type": "array", "minItems": 500, "items": inner});
+    }
+    let spec = form_for(&kind_schema(&["spec"], object(&["rows"], json!({"rows": inner})), None), true);
+    let started = std::time::Instant::now();
+    let values = FormValues::defaults(&spec);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    let outer = values.len("spec.rows");
+    assert_eq!(outer, 500);
+    let second: usize = (0..outer).map(|i| values.len(&format!("spec.rows[{i}]"))).sum();
+    assert!(outer + second <= super::MAX_ITEMS, "{outer} + {second}");
+
+    let big_default =
+        json!({"type": "array", "default": vec!["x"; super::MAX_ITEMS + 5], "items": {"type": "string"}});
+    let spec = form_for(&kind_schema(&["spec"], object(&[], json!({"tags": big_default})), None), true);
+    assert_eq!(FormValues::defaults(&spec).len("spec.tags"), super::MAX_ITEMS);
+}
