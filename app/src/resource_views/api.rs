@@ -507,18 +507,19 @@ pub(crate) mod ssr {
         } else {
             Vec::new()
         };
+        let mut form_unavailable = None;
         let (values, labels, verb, name, ns, loaded) = match &existing {
             Some((name, namespace)) => {
                 let (_, object) =
                     read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
-                (
-                    FormValues::from_object(&spec, &object),
-                    labels_text(&object),
-                    "update",
-                    name.clone(),
-                    namespace.clone(),
-                    Some(object),
-                )
+                let mut values = FormValues::from_object(&spec, &object);
+                if values.too_many_items() {
+                    // Not rendered as inputs: hundreds of thousands of them would exhaust the
+                    // server and the browser. An empty form is never offered in its place.
+                    form_unavailable = Some(crate::resource_views::schema_form::TOO_MANY_ITEMS.to_owned());
+                    values = FormValues::default();
+                }
+                (values, labels_text(&object), "update", name.clone(), namespace.clone(), Some(object))
             }
             None => {
                 let mut values = FormValues::defaults(&spec);
@@ -553,6 +554,7 @@ pub(crate) mod ssr {
             refusal,
             yaml,
             resource_version,
+            form_unavailable,
         })
     }
 
@@ -750,7 +752,11 @@ pub(crate) mod ssr {
             Err(error) => return Ok(ToForm::Invalid(error.to_string())),
         };
         let spec = form_for(&schema_of(&def), def.info.namespaced);
-        Ok(ToForm::Form { values: FormValues::from_object(&spec, &object), labels: labels_text(&object) })
+        let values = FormValues::from_object(&spec, &object);
+        if values.too_many_items() {
+            return Ok(ToForm::Invalid(crate::resource_views::schema_form::TOO_MANY_ITEMS.to_owned()));
+        }
+        Ok(ToForm::Form { values, labels: labels_text(&object) })
     }
 
     /// Reviews (`dry_run`: the API server's dry run, and the diff against the live object)
@@ -925,6 +931,9 @@ pub struct FormSetup {
     /// The object's resourceVersion as loaded (empty for a create): a save sends it, so a
     /// change by someone else since is refused, never overwritten.
     pub resource_version: String,
+    /// Why the form cannot show this object (it has more items than a form takes): it opens
+    /// in the YAML tab, and the form's tab says so instead of offering an empty form.
+    pub form_unavailable: Option<String>,
 }
 
 /// The object to edit: name and namespace.

@@ -3,6 +3,8 @@
 //! table, events, the YAML, and delete with a confirmation naming the object.
 //! A watch on the object keeps the page current.
 
+use std::cell::Cell;
+
 use fundament_kube_core::ObjectMeta;
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
@@ -29,6 +31,11 @@ pub struct DetailContext {
 
 /// Deeper than this, values are shown as JSON.
 const MAX_DEPTH: usize = 8;
+/// How many fields and items a section (spec, status) shows in all; the YAML tab has the rest.
+/// An object may hold hundreds of thousands, each with its schema's description.
+const MAX_SHOWN: usize = 1_000;
+/// How much of a description a field's tooltip shows.
+const MAX_TITLE: usize = 300;
 
 /// The generated detail view.
 #[component]
@@ -131,7 +138,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
                 list=context.scope.list_path() />
             <section class="card" aria-labelledby="spec-heading">
                 <h2 id="spec-heading" class="card-title">"Spec"</h2>
-                {fields(&spec_schema, &spec, 0)}
+                {fields(&spec_schema, &spec, 0, &Cell::new(MAX_SHOWN))}
             </section>
             {(!status.is_null()).then(|| view! { <Status schema=status_schema status guide=context.guide.clone() /> })}
             <Events events />
@@ -203,8 +210,22 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
     view! { <ul class="flex flex-wrap gap-1">{items}</ul> }.into_any()
 }
 
+/// What is left out of a section once it showed [`MAX_SHOWN`] fields and items.
+fn more(left_out: usize) -> impl IntoView {
+    (left_out > 0).then(|| {
+        view! { <p class="text-xs text-muted" data-left-out=left_out>{format!("{left_out} more: see the YAML tab")}</p> }
+    })
+}
+
+/// Takes one of what `room` has left; false when none is.
+fn take(room: &Cell<usize>) -> bool {
+    let left = room.get();
+    room.set(left.saturating_sub(1));
+    left > 0
+}
+
 /// The fields of an object, in schema order, then any the schema does not name.
-fn fields(schema: &Value, value: &Value, depth: usize) -> AnyView {
+fn fields(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -> AnyView {
     let Some(object) = value.as_object().filter(|o| !o.is_empty()) else {
         return view! { <p class="text-muted">"—"</p> }.into_any();
     };
@@ -212,29 +233,33 @@ fn fields(schema: &Value, value: &Value, depth: usize) -> AnyView {
     let mut keys: Vec<&String> =
         props.map(|p| p.keys().filter(|k| object.contains_key(*k)).collect()).unwrap_or_default();
     keys.extend(object.keys().filter(|k| props.is_none_or(|p| !p.contains_key(*k))));
-    let entries = keys
+    let total = keys.len();
+    let shown: Vec<&String> = keys.into_iter().take_while(|_| take(room)).collect();
+    let left_out = total - shown.len();
+    let entries = shown
         .into_iter()
         .map(|key| {
             let field_schema = props.and_then(|p| p.get(key)).or_else(|| schema.get("additionalProperties")).cloned().unwrap_or(Value::Null);
             let description = field_schema.get("description").and_then(Value::as_str).map(str::to_owned);
+            let title = description.as_deref().map(|d| super::schema_form::shortened(d, MAX_TITLE));
             let v = &object[key];
             let wide = v.is_object() || v.is_array();
             view! {
                 <div class="py-1.5" class:sm:col-span-2=wide>
-                    <dt class="text-xs font-medium text-muted" title=description.clone()>{super::schema_form::label_for(key)}</dt>
+                    <dt class="text-xs font-medium text-muted" title=title>{super::schema_form::label_for(key)}</dt>
                     <dd class="break-words">
-                        {value_view(&field_schema, v, depth + 1)}
+                        {value_view(&field_schema, v, depth + 1, room)}
                         {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
                     </dd>
                 </div>
             }
         })
         .collect_view();
-    view! { <dl class="grid gap-x-6 sm:grid-cols-2">{entries}</dl> }.into_any()
+    view! { <dl class="grid gap-x-6 sm:grid-cols-2">{entries}</dl>{more(left_out)} }.into_any()
 }
 
 /// One value as its schema describes it.
-fn value_view(schema: &Value, value: &Value, depth: usize) -> AnyView {
+fn value_view(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -> AnyView {
     if depth > MAX_DEPTH {
         return view! { <code class="font-mono text-xs">{value.to_string()}</code> }.into_any();
     }
@@ -245,27 +270,37 @@ fn value_view(schema: &Value, value: &Value, depth: usize) -> AnyView {
         Value::String(s) if format == Some("date-time") => {
             view! { <time datetime=s.clone() title=s.clone()>{s.clone()}</time> }.into_any()
         }
-        Value::String(s) if schema.get("enum").is_some() => view! { <span class="badge">{s.clone()}</span> }.into_any(),
+        Value::String(s) if schema.get("enum").is_some() => {
+            view! { <span class="badge">{s.clone()}</span> }.into_any()
+        }
         Value::String(s) if s.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
         Value::String(s) => view! { <span>{s.clone()}</span> }.into_any(),
         Value::Number(n) => view! { <span>{n.to_string()}</span> }.into_any(),
         Value::Array(items) if items.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
-        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => view! {
-            <ul class="flex flex-wrap gap-1">
-                {items.iter().map(|i| view! { <li class="badge">{i.as_str().map_or_else(|| i.to_string(), str::to_owned)}</li> }).collect_view()}
-            </ul>
-        }
-        .into_any(),
-        Value::Array(items) => {
-            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            let shown: Vec<&Value> = items.iter().take_while(|_| take(room)).collect();
+            let left_out = items.len() - shown.len();
             view! {
-                <ol class="grid gap-2">
-                    {items.iter().map(|i| view! { <li class="rounded-lg border border-line p-2">{value_view(&item_schema, i, depth + 1)}</li> }).collect_view()}
-                </ol>
+                <ul class="flex flex-wrap gap-1">
+                    {shown.into_iter().map(|i| view! { <li class="badge">{i.as_str().map_or_else(|| i.to_string(), str::to_owned)}</li> }).collect_view()}
+                </ul>
+                {more(left_out)}
             }
             .into_any()
         }
-        Value::Object(_) => fields(schema, value, depth),
+        Value::Array(items) => {
+            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+            let shown: Vec<&Value> = items.iter().take_while(|_| take(room)).collect();
+            let left_out = items.len() - shown.len();
+            view! {
+                <ol class="grid gap-2">
+                    {shown.into_iter().map(|i| view! { <li class="rounded-lg border border-line p-2">{value_view(&item_schema, i, depth + 1, room)}</li> }).collect_view()}
+                </ol>
+                {more(left_out)}
+            }
+            .into_any()
+        }
+        Value::Object(_) => fields(schema, value, depth, room),
     }
 }
 
@@ -281,7 +316,7 @@ fn Status(schema: Value, status: Value, guide: KindGuide) -> impl IntoView {
         <section class="card" aria-labelledby="status-heading">
             <h2 id="status-heading" class="card-title">"Status"</h2>
             {(!conditions.is_empty()).then(|| view! { <Conditions conditions guide /> })}
-            {has_rest.then(|| fields(&schema, &rest, 0))}
+            {has_rest.then(|| fields(&schema, &rest, 0, &Cell::new(MAX_SHOWN)))}
         </section>
     }
 }

@@ -76,8 +76,10 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
 /// tabs are links, so without JavaScript they still switch).
 #[component]
 fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> impl IntoView {
-    let FormSetup { spec, values, labels, namespaces, yaml, resource_version, .. } = setup;
-    let as_yaml = RwSignal::new(use_query_map().read_untracked().get("yaml").as_deref() == Some("1"));
+    let FormSetup { spec, values, labels, namespaces, yaml, resource_version, form_unavailable, .. } = setup;
+    let as_yaml = RwSignal::new(
+        form_unavailable.is_some() || use_query_map().read_untracked().get("yaml").as_deref() == Some("1"),
+    );
     let buffer = YamlBuffer::new(yaml, resource_version);
     let labels = RwSignal::new(labels);
     // What the form and the YAML held when they last agreed: a switch without changes
@@ -215,7 +217,12 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
             <YamlEditor buffer context=ctx.get_value() editing subject=subject.clone() />
         </div>
         <div id="panel-form" role="tabpanel" aria-labelledby="tab-form" class="mt-3" hidden=move || as_yaml.get()>
-        <form class="card grid max-w-3xl gap-4" novalidate
+        {form_unavailable.clone().map(|reason| view! {
+            <div role="alert" class="card max-w-3xl" data-form-unavailable="">
+                <p>{reason}</p>
+            </div>
+        })}
+        <form class="card grid max-w-3xl gap-4" novalidate hidden=form_unavailable.is_some()
             on:submit=move |ev| { ev.prevent_default(); submit(false); }>
             {move || {
                 let messages = general.get();

@@ -43,6 +43,14 @@ pub const MAX_FIELDS: usize = 500;
 /// JavaScript), and the form is built by counting up to them: a count no form could hold
 /// is refused before anything is built. Longer lists are for the YAML tab.
 pub const MAX_ITEMS: usize = 10_000;
+/// What the form says of an object with more than [`MAX_ITEMS`] items.
+pub const TOO_MANY_ITEMS: &str =
+    "This object has more items than a form takes (10,000 in all): edit it in the YAML tab.";
+/// How much of a schema's description a field shows (its help, with every item).
+pub const MAX_DESCRIPTION: usize = 1_000;
+/// An enum of at most this many values, each at most [`MAX_CHOICE_LEN`] bytes, is a choice.
+pub const MAX_CHOICES: usize = 256;
+pub const MAX_CHOICE_LEN: usize = 256;
 
 /// The message of a required field left empty, on the client as on the server
 /// (the server's `Required value` is rewritten to it).
@@ -437,7 +445,9 @@ impl Builder {
             name: name.to_string(),
             label,
             path,
-            description: text_of(schema, "description"),
+            // Shown with every item of an array or map: a hostile CRD's megabyte of text would
+            // be repeated for each.
+            description: text_of(schema, "description").map(|d| shortened(&d, MAX_DESCRIPTION)),
             required,
             immutable,
             kind,
@@ -471,7 +481,11 @@ impl Builder {
                     .and_then(Value::as_array)
                     .map(|values| values.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
                     .unwrap_or_default();
-                if !values.is_empty() {
+                // A choice of at most MAX_CHOICES short values; past that, a text input (the
+                // server still checks the value), not a list repeated for every item.
+                let choosable =
+                    values.len() <= MAX_CHOICES && values.iter().all(|v| v.len() <= MAX_CHOICE_LEN);
+                if !values.is_empty() && choosable {
                     Kind::Enum(values)
                 } else if constraints.format.as_deref() == Some("date-time") {
                     Kind::DateTime
@@ -523,6 +537,14 @@ impl Builder {
             },
             _ => Kind::Raw,
         }
+    }
+}
+
+/// `text` cut to `max` characters, an ellipsis marking the cut.
+pub(crate) fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
 }
 
@@ -704,6 +726,11 @@ impl FormValues {
 
     pub fn set(&mut self, path: impl Into<String>, value: impl Into<String>) {
         self.values.insert(path.into(), value.into());
+    }
+
+    /// Whether the arrays and maps hold more than [`MAX_ITEMS`] items together.
+    pub fn too_many_items(&self) -> bool {
+        self.check_item_counts().is_err()
     }
 
     /// Refuses item counts past [`MAX_ITEMS`], all arrays and maps together (at the first

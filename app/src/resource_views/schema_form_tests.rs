@@ -1627,3 +1627,36 @@ fn nested_min_items_and_big_defaults_stay_within_the_item_budget() {
     let spec = form_for(&kind_schema(&["spec"], object(&[], json!({"tags": big_default})), None), true);
     assert_eq!(FormValues::defaults(&spec).len("spec.tags"), super::MAX_ITEMS);
 }
+
+/// An object with more items than a form takes is not turned into inputs (the edit form opens
+/// in the YAML tab); its schema's long description and enum are cut to a size worth repeating.
+#[test]
+fn a_huge_object_or_schema_text_is_bounded() {
+    let schema = kind_schema(
+        &["spec"],
+        object(
+            &[],
+            json!({
+                "tags": {"type": "object", "additionalProperties": {"type": "string", "description": "d".repeat(1_000_000)}},
+                "size": {"type": "string", "enum": (0..1_000).map(|i| i.to_string()).collect::<Vec<_>>()}
+            }),
+        ),
+        None,
+    );
+    let spec = form_for(&schema, true);
+    let help = field(&spec, "spec.tags").kind.clone();
+    let Kind::Map(entry) = help else { panic!("a map: {help:?}") };
+    assert_eq!(
+        entry.description.as_deref().map(|d| d.chars().count()),
+        Some(super::MAX_DESCRIPTION + 1),
+        "cut, with an ellipsis"
+    );
+    assert!(matches!(field(&spec, "spec.size").kind, Kind::Text), "a thousand choices are a text input");
+
+    let tags: serde_json::Map<String, Value> =
+        (0..=super::MAX_ITEMS).map(|i| (format!("k{i}"), json!("v"))).collect();
+    let object = json!({"metadata": {"name": "big"}, "spec": {"tags": tags}});
+    assert!(FormValues::from_object(&spec, &object).too_many_items());
+    let small = json!({"metadata": {"name": "small"}, "spec": {"tags": {"a": "b"}}});
+    assert!(!FormValues::from_object(&spec, &small).too_many_items());
+}
