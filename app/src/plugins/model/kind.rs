@@ -33,7 +33,14 @@ pub fn kind_info(crd: &Value) -> Option<KindInfo> {
         version,
         namespaced: spec.get("scope").and_then(Value::as_str) != Some("Cluster"),
     };
-    (!info.kind.is_empty() && !info.plural.is_empty() && !info.version.is_empty()).then_some(info)
+    // These go into request paths (`/apis/<group>/<version>/…/<plural>`). kube-apiserver
+    // refuses a CRD whose names are not DNS names; the embedded cluster is more lenient, and a
+    // CRD comes with a plugin: a version like `v1/namespaces/prod/x?` would redirect the
+    // console's calls.
+    let names_are_safe = fundament_kube_core::validation::is_dns1123_subdomain(&info.group)
+        && fundament_kube_core::validation::is_dns1123_label(&info.version)
+        && fundament_kube_core::validation::is_dns1123_label(&info.plural);
+    (!info.kind.is_empty() && names_are_safe).then_some(info)
 }
 
 #[cfg(test)]
@@ -54,5 +61,20 @@ mod tests {
         assert!(kind_info(&json!({"spec": {"names": {}}})).is_none());
         let cluster = json!({"spec": {"group": "g", "scope": "Cluster", "names": {"kind": "K", "plural": "ks"}, "versions": [{"name": "v1"}]}});
         assert!(!kind_info(&cluster).unwrap().namespaced);
+    }
+
+    #[test]
+    fn names_that_would_change_a_request_path_are_refused() {
+        let crd = |group: &str, plural: &str, version: &str| json!({"spec": {"group": group, "names": {"kind": "K", "plural": plural}, "versions": [{"name": version, "storage": true}]}});
+        assert!(kind_info(&crd("hostile.example.io", "loots", "v1")).is_some());
+        for (group, plural, version) in [
+            ("hostile.example.io", "loots", "v1/namespaces/prod/widgets/victim?x="),
+            ("hostile.example.io", "loots/../../secrets", "v1"),
+            ("hostile.example.io/../..", "loots", "v1"),
+            ("hostile.example.io", "Loots", "v1"),
+            ("", "loots", "v1"),
+        ] {
+            assert!(kind_info(&crd(group, plural, version)).is_none(), "{group} {plural} {version}");
+        }
     }
 }
