@@ -273,8 +273,27 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
     if group.is_empty() {
         errors.push(crd_error("spec.group", "Required value"));
     }
+    use fundament_kube_core::validation::{dns1035_label_errors, dns1123_subdomain_errors};
+    // kube-apiserver's name rules: these names go into every request path of the kind.
+    if !group.is_empty() {
+        let mut problems = dns1123_subdomain_errors(&group);
+        if !group.contains('.') {
+            problems.push("should be a domain with at least one dot".into());
+        }
+        if !problems.is_empty() {
+            errors
+                .push(crd_error("spec.group", format!("Invalid value: \"{group}\": {}", problems.join(","))));
+        }
+    }
     if plural.is_empty() {
         errors.push(crd_error("spec.names.plural", "Required value"));
+    } else if let problems = dns1035_label_errors(&plural)
+        && !problems.is_empty()
+    {
+        errors.push(crd_error(
+            "spec.names.plural",
+            format!("Invalid value: \"{plural}\": {}", problems.join(",")),
+        ));
     }
     if kind.is_empty() {
         errors.push(crd_error("spec.names.kind", "Required value"));
@@ -325,6 +344,14 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
         let version = v["name"].as_str().unwrap_or_default().to_string();
         if version.is_empty() {
             errors.push(crd_error(&format!("spec.versions[{i}].name"), "Required value"));
+            continue;
+        }
+        let problems = dns1035_label_errors(&version);
+        if !problems.is_empty() {
+            errors.push(crd_error(
+                &format!("spec.versions[{i}].name"),
+                format!("Invalid value: \"{version}\": {}", problems.join(",")),
+            ));
             continue;
         }
         let schema = v["schema"]["openAPIV3Schema"].clone();

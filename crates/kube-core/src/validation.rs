@@ -10,6 +10,7 @@ pub const LABEL_VALUE_MAX: usize = 63;
 pub const QUALIFIED_NAME_MAX: usize = 63;
 
 pub const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+pub const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 pub const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 pub const QUALIFIED_NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 pub const QUALIFIED_NAME_MSG: &str = "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
@@ -63,6 +64,19 @@ pub fn dns1123_label_errors(s: &str) -> Vec<String> {
     }
     if !label_shape(s) {
         errs.push(DNS1123_LABEL_MSG.to_string());
+    }
+    errs
+}
+
+/// apimachinery's `IsDNS1035Label`: a CRD's version name and plural (the reasons `s` is not
+/// one; empty when it is).
+pub fn dns1035_label_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_LABEL_MAX {
+        errs.push(max_len_msg(DNS1123_LABEL_MAX));
+    }
+    if !(label_shape(s) && s.as_bytes()[0].is_ascii_lowercase()) {
+        errs.push(DNS1035_LABEL_MSG.to_string());
     }
     errs
 }
@@ -132,6 +146,17 @@ pub fn is_label_value(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dns1035_labels_start_with_a_letter() {
+        assert!(dns1035_label_errors("v1beta1").is_empty());
+        assert!(dns1035_label_errors("certificates").is_empty());
+        for bad in ["1v", "v1/x", "V1", "v1-", "", &"a".repeat(64)] {
+            assert!(!dns1035_label_errors(bad).is_empty(), "{bad:?}");
+        }
+        assert_eq!(dns1035_label_errors("v1?x"), [DNS1035_LABEL_MSG]);
+    }
+
     use super::*;
 
     #[test]

@@ -213,6 +213,20 @@ spec:
     additionalPrinterColumns:
 {columns}"
         );
+        // Names that would change a request path are refused, as kube-apiserver refuses them.
+        let bad_version = crd.replace("  - name: v1\n", "  - name: v1/namespaces/prod/x\n");
+        k.apply_refused(
+            &bad_version,
+            &[],
+            "spec.versions[0].name: Invalid value: \"v1/namespaces/prod/x\": a DNS-1035 label",
+        );
+        let bad_group =
+            crd.replace("hostile.example.io", "hostile").replace("bombs.hostile", "bombs.hostile");
+        k.apply_refused(
+            &bad_group,
+            &[],
+            "spec.group: Invalid value: \"hostile\": should be a domain with at least one dot",
+        );
         k.applied(&crd);
         let mut ready = false;
         for _ in 0..50 {
