@@ -220,8 +220,7 @@ spec:
             &[],
             "spec.versions[0].name: Invalid value: \"v1/namespaces/prod/x\": a DNS-1035 label",
         );
-        let bad_group =
-            crd.replace("hostile.example.io", "hostile").replace("bombs.hostile", "bombs.hostile");
+        let bad_group = crd.replace("hostile.example.io", "hostile");
         k.apply_refused(
             &bad_group,
             &[],
