@@ -23,6 +23,11 @@ pub const CRD_TTL: Duration = Duration::from_secs(15);
 pub const DISCOVERY_TTL: Duration = Duration::from_secs(5);
 /// At most this many answers are kept; past it the expired go first, then the oldest.
 pub const CAPACITY: usize = 4096;
+/// At most this many bytes of answers (as JSON; parsed they take a few times that), however
+/// many users fill it: past it the expired go first, then the oldest.
+pub const MAX_BYTES: usize = 64 << 20;
+/// An answer larger than this is not kept (a few such would push out everyone else's).
+pub const MAX_ENTRY_BYTES: usize = 4 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
@@ -36,6 +41,8 @@ struct Entry {
     stored: Instant,
     ttl: Duration,
     value: Arc<Value>,
+    /// Its size as JSON.
+    bytes: usize,
 }
 
 impl Entry {
@@ -44,7 +51,7 @@ impl Entry {
     }
 }
 
-/// The answers, bounded by [`CAPACITY`].
+/// The answers, bounded by [`CAPACITY`] and [`MAX_BYTES`].
 #[derive(Debug, Default)]
 pub struct KubeCache {
     entries: Mutex<HashMap<Key, Entry>>,
@@ -93,18 +100,31 @@ impl KubeCache {
 
     /// Keeps `value` as `user`'s answer for `path` on `cluster` for `ttl`.
     pub fn put(&self, user: &str, cluster: &str, path: &str, value: Arc<Value>, ttl: Duration) {
+        // Measured once, when kept (a cache miss, after a call to the cluster).
+        let bytes = serde_json::to_vec(&*value).map_or(usize::MAX, |json| json.len());
+        if bytes > MAX_ENTRY_BYTES {
+            return;
+        }
         let key = Key { user: user.to_owned(), cluster: cluster.to_owned(), path: path.to_owned() };
         let mut entries = self.lock();
-        if entries.len() >= CAPACITY && !entries.contains_key(&key) {
+        entries.remove(&key);
+        let mut total: usize = entries.values().map(|e| e.bytes).sum();
+        let full = |count: usize, total: usize| count >= CAPACITY || total + bytes > MAX_BYTES;
+        if full(entries.len(), total) {
             let now = Instant::now();
             entries.retain(|_, e| e.fresh(now));
-            if entries.len() >= CAPACITY
-                && let Some(oldest) = entries.iter().min_by_key(|(_, e)| e.stored).map(|(k, _)| k.clone())
-            {
-                entries.remove(&oldest);
+            total = entries.values().map(|e| e.bytes).sum();
+            let mut by_age: Vec<(Instant, Key)> =
+                entries.iter().map(|(k, e)| (e.stored, k.clone())).collect();
+            by_age.sort_by_key(|(stored, _)| *stored);
+            for (_, oldest) in by_age {
+                if !full(entries.len(), total) {
+                    break;
+                }
+                total -= entries.remove(&oldest).map_or(0, |e| e.bytes);
             }
         }
-        entries.insert(key, Entry { stored: Instant::now(), ttl, value });
+        entries.insert(key, Entry { stored: Instant::now(), ttl, value, bytes });
     }
 
     /// How many answers are kept (expired ones included until they are met or pushed out).
@@ -159,6 +179,23 @@ mod tests {
         cache.put("alice", "c1", "/apis/x", crd("5"), Duration::ZERO);
         assert!(cache.get("alice", "c1", "/apis/x", None).is_none());
         assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn it_stays_within_its_bytes_and_never_keeps_a_huge_answer() {
+        let cache = KubeCache::default();
+        let big = |rv: &str| {
+            Arc::new(json!({"metadata": {"resourceVersion": rv}, "pad": "x".repeat(MAX_ENTRY_BYTES - 100)}))
+        };
+        let fits = MAX_BYTES / MAX_ENTRY_BYTES;
+        for i in 0..fits + 3 {
+            cache.put("mallory", "c1", &format!("/apis/x{i}"), big("1"), CRD_TTL);
+        }
+        assert!(cache.len() <= fits, "{} answers of {} bytes", cache.len(), MAX_ENTRY_BYTES);
+        assert!(cache.get("mallory", "c1", "/apis/x0", None).is_none(), "the oldest went first");
+        let huge = Arc::new(json!({"pad": "x".repeat(MAX_ENTRY_BYTES + 1)}));
+        cache.put("mallory", "c1", "/apis/huge", huge, CRD_TTL);
+        assert!(cache.get("mallory", "c1", "/apis/huge", None).is_none(), "not kept");
     }
 
     #[test]

@@ -21,12 +21,14 @@ pub fn is_crd_name(name: &str) -> bool {
     name.contains('.') && is_dns1123_subdomain(name)
 }
 
-/// A cluster id: a hyphenated UUID.
+/// A cluster id: a hyphenated UUID in lower case, the one spelling of it. kube-api-proxy
+/// takes any case; the console takes one, so that an id is one key of its caches (the same
+/// answer kept once per spelling would be 2³² copies).
 pub fn is_cluster_id(id: &str) -> bool {
     id.len() == 36
         && id.bytes().enumerate().all(|(i, b)| match i {
             8 | 13 | 18 | 23 => b == b'-',
-            _ => b.is_ascii_hexdigit(),
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
         })
 }
 
@@ -46,6 +48,7 @@ mod tests {
         assert!(!is_crd_name("certificates"));
         assert!(is_cluster_id("019b4000-2000-7000-8000-000000000001"));
         assert!(!is_cluster_id("019b4000-2000-7000-8000-00000000000g"));
+        assert!(!is_cluster_id("019B4000-2000-7000-8000-000000000001"), "one spelling: lower case");
         assert!(!is_cluster_id("../../etc/passwd-000000000000000000000"));
     }
 
