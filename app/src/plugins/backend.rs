@@ -22,6 +22,8 @@ const SERVICES: [&str; 3] = ["kube-api-proxy", "organization-api", "authn"];
 pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// No call may hold a page render longer than this.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an answer's body may take once its head came.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A definition of a name and version changes only when republished: kept this long.
 const DEFINITION_TTL: Duration = Duration::from_secs(30);
 
@@ -47,6 +49,10 @@ pub enum BackendError {
     /// and asking again gets the same answer, so this is no passing failure.
     #[error("{service} answered more than {} MiB", MAX_ANSWER_BYTES >> 20)]
     TooLarge { service: &'static str },
+    /// The user's calls (or everyone's) at once are at their bound ([`super::call_limits`]),
+    /// and this one waited its turn too long: nothing was sent.
+    #[error("too many calls to {service} at once; this one was not sent")]
+    Busy { service: &'static str },
 }
 
 /// The longest message of a service passed on to users; the rest is in the log.
@@ -81,12 +87,14 @@ impl BackendError {
             BackendError::TimedOut { service } => {
                 format!("{service} did not answer within {} s.", CALL_TIMEOUT.as_secs())
             }
+            BackendError::Busy { .. } => "Too many of your requests are under way at once.".to_owned(),
             BackendError::Status { .. } | BackendError::Decode { .. } | BackendError::TooLarge { .. } => {
                 return None;
             }
         };
         let retry_after = match self {
             BackendError::Status { retry_after, .. } => *retry_after,
+            BackendError::Busy { .. } => Some(1),
             _ => None,
         };
         Some(Passing { message, retry_after })
@@ -102,6 +110,8 @@ pub struct Backend {
     definitions: Mutex<HashMap<(String, String), (Instant, DefinitionAnswer)>>,
     /// CRDs and installation lists per user and cluster (see [`super::cache`]).
     cache: super::cache::KubeCache,
+    /// Calls to kube-api-proxy at once, per user and in all (see [`super::call_limits`]).
+    calls: super::call_limits::CallLimits,
     /// What the console's own calls found of each service, for its `/readyz?verbose`.
     health: [(&'static str, fundament_health::DependencyHealth); 3],
 }
@@ -126,6 +136,7 @@ impl Backend {
             client: Client::builder(TokioExecutor::new()).build_http(),
             definitions: Mutex::new(HashMap::new()),
             cache: super::cache::KubeCache::default(),
+            calls: super::call_limits::CallLimits::default(),
             health: SERVICES.map(|name| (name, fundament_health::DependencyHealth::new())),
         }
     }
@@ -151,6 +162,8 @@ impl Backend {
             }
             Err(BackendError::Decode { .. }) => health.record_failure("answered something that is not JSON"),
             Err(BackendError::Status { .. } | BackendError::TooLarge { .. }) => health.record_ok(),
+            // Nothing was sent: it says nothing of the service.
+            Err(BackendError::Busy { .. }) => {}
         }
     }
 
@@ -211,17 +224,22 @@ impl Backend {
             .map_err(|_| BackendError::TimedOut { service })?
             .map_err(|e| unreachable(e.to_string()))?;
         let status = response.status().as_u16();
-        let bytes = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    BackendError::TooLarge { service }
-                } else {
-                    unreachable(e.to_string())
-                }
-            })?
-            .to_bytes();
+        // The whole answer within its own time, too: a trickling one would hold its call's
+        // turn and its buffer without end.
+        let bytes = tokio::time::timeout(
+            BODY_TIMEOUT,
+            Limited::new(response.into_body(), MAX_ANSWER_BYTES).collect(),
+        )
+        .await
+        .map_err(|_| BackendError::TimedOut { service })?
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                BackendError::TooLarge { service }
+            } else {
+                unreachable(e.to_string())
+            }
+        })?
+        .to_bytes();
         let value = if bytes.is_empty() {
             Value::Null
         } else {
@@ -287,6 +305,11 @@ impl Backend {
         body: Option<Value>,
     ) -> Result<(u16, Value), BackendError> {
         let url = format!("{}/clusters/{cluster_id}{path}", self.kube_api_proxy);
+        let _turn = self
+            .calls
+            .turn(user_token)
+            .await
+            .map_err(|_| BackendError::Busy { service: "kube-api-proxy" })?;
         self.call_with("kube-api-proxy", method, url, Some(user_token), body).await
     }
 
@@ -608,5 +631,48 @@ mod tests {
         assert_eq!(error.passing(), None, "not retried as a passing failure");
         let (_, health) = backend.dependencies().find(|(name, _)| *name == "kube-api-proxy").unwrap();
         assert_eq!(health.observed(), fundament_health::Observed::Ok, "kube-api-proxy answered: not failing");
+    }
+
+    /// One user firing many calls at once gets PER_USER of them to kube-api-proxy at a time;
+    /// the rest wait their turn (and another user is not held up by them).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_users_calls_at_once_are_bounded() {
+        use std::sync::atomic::AtomicUsize;
+        let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let app = axum::Router::new().fallback({
+            let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
+            move || {
+                let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
+                async move {
+                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                    axum::Json(json!({"kind": "List", "items": []}))
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let backend = Arc::new(Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9"));
+        let calls: Vec<_> = (0..40)
+            .map(|_| {
+                let backend = Arc::clone(&backend);
+                tokio::spawn(async move { backend.kube_get("token-of-mallory", CLUSTER, PATH).await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = std::time::Instant::now();
+        backend.kube_get("token-of-alice", CLUSTER, PATH).await.expect("alice is not held up");
+        assert!(started.elapsed() < Duration::from_millis(400), "{:?}", started.elapsed());
+        for call in calls {
+            call.await.unwrap().expect("every call gets its turn");
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!(
+            most <= super::super::call_limits::PER_USER + 1,
+            "at most one user's bound, plus alice: {most}"
+        );
     }
 }

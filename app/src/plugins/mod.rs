@@ -6,6 +6,8 @@ pub mod api;
 pub mod backend;
 #[cfg(feature = "ssr")]
 pub mod cache;
+#[cfg(feature = "ssr")]
+pub mod call_limits;
 pub mod frame;
 #[cfg(feature = "hydrate")]
 mod host;
