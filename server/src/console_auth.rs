@@ -69,7 +69,13 @@ pub struct AuthnSessions {
     authn_url: String,
     credentials: Credentials,
     client: AuthnClient,
+    /// The sessions (by id) whose sign-out is retried in the background: one task each.
+    retrying: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
+
+/// Sign-outs retried in the background at once, at most (each is a session this console
+/// verified, so a flood needs as many real sessions).
+const RETRYING_MAX: usize = 10_000;
 
 impl std::fmt::Debug for AuthnSessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,6 +90,7 @@ impl AuthnSessions {
             authn_url: authn_url.trim_end_matches('/').to_string(),
             credentials,
             client: Client::builder(TokioExecutor::new()).build_http(),
+            retrying: Arc::default(),
         })
     }
 
@@ -286,20 +293,56 @@ impl SessionAuthority for AuthnSessions {
     fn sign_out<'a>(&'a self, token: &'a str) -> Pin<Box<dyn Future<Output = SignOutOutcome> + Send + 'a>> {
         Box::pin(async move {
             let now = time::OffsetDateTime::now_utc().unix_timestamp();
-            // This console refuses the session at once, before authn's stream could tell it.
-            let claims = self.credentials.keys.verify_user_now(token, now).ok();
-            if let Some(claims) = &claims {
-                self.credentials.revoked.record(&claims.jti, claims.exp);
+            let claims = match self.credentials.keys.verify_user_now(token, now) {
+                Ok(claims) => {
+                    // This console refuses the session at once, before authn's stream could tell it.
+                    self.credentials.revoked.record(&claims.jti, claims.exp);
+                    Some(claims)
+                }
+                // Signed with a key not at hand (another replica's, after a rotation): authn
+                // decides whether it is a session, asked once.
+                Err(fundament_tokens::TokenError::UnknownKey) => None,
+                // Not a live session (forged, malformed, expired, revoked): nothing to end, and
+                // authn is not sent a token anyone could have made up.
+                Err(reason) => {
+                    tracing::debug!(%reason, "sign-out of a token that is no live session");
+                    return SignOutOutcome::Ended;
+                }
+            };
+            // A sign-out already being retried is not sent again.
+            if let Some(claims) = &claims
+                && self
+                    .retrying
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .contains(&claims.jti)
+            {
+                return SignOutOutcome::Pending;
             }
             let Err(error) = revoke_at_authn(&self.client, &self.authn_url, token).await else {
                 return SignOutOutcome::Ended;
             };
-            tracing::error!(%error, "console: authn did not end the session; telling it again in the background");
+            let Some(claims) = claims else {
+                tracing::error!(%error, "console: authn did not end a session this console cannot verify");
+                return SignOutOutcome::Pending;
+            };
             // Until authn has it, a copy of the token works everywhere but here: tell authn again
-            // for as long as the token would be accepted (a token this console cannot read is
-            // tried once more only).
-            let until = claims.map_or(now, |c| c.exp);
+            // for as long as the token would be accepted, one task per session.
+            {
+                let mut retrying = self.retrying.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if retrying.contains(&claims.jti) {
+                    return SignOutOutcome::Pending;
+                }
+                if retrying.len() >= RETRYING_MAX {
+                    tracing::error!(%error, "console: authn did not end the session, and too many sign-outs wait already");
+                    return SignOutOutcome::Pending;
+                }
+                retrying.insert(claims.jti.clone());
+            }
+            tracing::error!(%error, "console: authn did not end the session; telling it again in the background");
+            let until = claims.exp;
             let (client, authn_url, token) = (self.client.clone(), self.authn_url.clone(), token.to_owned());
+            let (retrying, jti) = (Arc::clone(&self.retrying), claims.jti);
             tokio::spawn(
                 async move {
                     let mut wait = SIGN_OUT_RETRY_FIRST;
@@ -308,19 +351,20 @@ impl SessionAuthority for AuthnSessions {
                         match revoke_at_authn(&client, &authn_url, &token).await {
                             Ok(()) => {
                                 tracing::info!("console: authn ended the session on a later try");
-                                return;
+                                break;
                             }
                             Err(error) => {
                                 let now = time::OffsetDateTime::now_utc().unix_timestamp();
                                 if !fundament_tokens::accepted_at(until, now) {
                                     tracing::warn!(%error, "console: authn never ended the session; it has expired");
-                                    return;
+                                    break;
                                 }
                                 tracing::debug!(%error, "console: authn still does not end the session");
                             }
                         }
                         wait = (wait * 2).min(SIGN_OUT_RETRY_MAX);
                     }
+                    retrying.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&jti);
                 }
                 .instrument(tracing::info_span!("sign-out retry")),
             );
@@ -332,6 +376,64 @@ impl SessionAuthority for AuthnSessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token that is no session of authn's never reaches authn; a real one whose sign-out
+    /// authn does not take is retried by one task, however often it is signed out.
+    #[tokio::test]
+    async fn only_sessions_go_to_authn_and_each_is_retried_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let calls = Arc::new(AtomicUsize::new(0));
+        let app = axum::Router::new().fallback({
+            let calls = Arc::clone(&calls);
+            move || {
+                calls.fetch_add(1, Ordering::SeqCst);
+                async { (http::StatusCode::SERVICE_UNAVAILABLE, "{}") }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let signer = fundament_tokens::Signer::generate();
+        let verifier = fundament_tokens::Verifier::from_jwks(&signer.jwks()).unwrap();
+        let credentials = Credentials {
+            keys: fundament_authn_client::Keys::fixed(verifier),
+            revoked: fundament_authn_client::RevokedSessions::none(),
+        };
+        let sessions = AuthnSessions::new(&url, credentials);
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let real = signer.sign_user("alice", "alice@acme-corp.com", "alice", now, 3600);
+        // The same key id, a signature that does not match (a character inside it changed).
+        let mut tampered = real.clone();
+        let at = tampered.len() - 10;
+        let changed = if &tampered[at..=at] == "A" { "B" } else { "A" };
+        tampered.replace_range(at..=at, changed);
+        let expired = signer.sign_user("alice", "alice@acme-corp.com", "alice", now - 7200, 3600);
+        for token in ["not-a-token", tampered.as_str(), expired.as_str()] {
+            assert_eq!(sessions.sign_out(token).await, SignOutOutcome::Ended);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "authn was sent none of them");
+
+        // A key this console does not have (another replica's, after a rotation): authn is
+        // asked once, and nothing is retried.
+        let other_key = fundament_tokens::Signer::generate().sign_user(
+            "alice",
+            "alice@acme-corp.com",
+            "alice",
+            now,
+            3600,
+        );
+        assert_eq!(sessions.sign_out(&other_key).await, SignOutOutcome::Pending);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        for _ in 0..20 {
+            assert_eq!(sessions.sign_out(&real).await, SignOutOutcome::Pending);
+        }
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        // The first sign-out of the session asked authn, then its task once after 1 s. The 19
+        // others found it being retried: nothing sent, no task of their own.
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(sessions.retrying.lock().unwrap().len(), 1);
+    }
 
     /// authn's OIDC failures are codes the console must know: an unknown one would show
     /// only "Sign-in failed" instead of the reason.
