@@ -98,6 +98,13 @@ pub(crate) mod ssr {
                 AppError::Invalid(format!("You may not read {what}: {message}"))
             }
             BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
+            BackendError::TooDeep { .. } => {
+                tracing::warn!(%error, "reading {what}: nested too deep");
+                AppError::Invalid(format!(
+                    "{} nests deeper than the console reads (128 levels): use kubectl.",
+                    capitalized(what)
+                ))
+            }
             // Not passing: asking again gets the same answer (and took 16 MiB each time).
             BackendError::TooLarge { .. } => {
                 tracing::warn!(%error, "reading {what}: the answer is too large");

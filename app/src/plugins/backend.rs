@@ -22,6 +22,8 @@ const SERVICES: [&str; 3] = ["kube-api-proxy", "organization-api", "authn"];
 pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// No call may hold a page render longer than this.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How deep a too-deep answer is shown ([`BackendError::TooDeep`]).
+pub const SHOWN_DEPTH: usize = 64;
 /// How long an answer's body may take once its head came.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A definition of a name and version changes only when republished: kept this long.
@@ -49,6 +51,11 @@ pub enum BackendError {
     /// and asking again gets the same answer, so this is no passing failure.
     #[error("{service} answered more than {} MiB", MAX_ANSWER_BYTES >> 20)]
     TooLarge { service: &'static str },
+    /// An answer nested deeper than serde_json reads (kube-apiserver stores deeper objects):
+    /// `shown` is it with what lies deeper than [`SHOWN_DEPTH`] marked, for views that only
+    /// show it; anything that would write it back must not use that.
+    #[error("{service} answered JSON nested deeper than 128 levels")]
+    TooDeep { service: &'static str, shown: Option<Box<Value>> },
     /// The user's calls (or everyone's) at once are at their bound ([`super::call_limits`]),
     /// and this one waited its turn too long: nothing was sent.
     #[error("too many calls to {service} at once; this one was not sent")]
@@ -88,7 +95,10 @@ impl BackendError {
                 format!("{service} did not answer within {} s.", CALL_TIMEOUT.as_secs())
             }
             BackendError::Busy { .. } => "Too many of your requests are under way at once.".to_owned(),
-            BackendError::Status { .. } | BackendError::Decode { .. } | BackendError::TooLarge { .. } => {
+            BackendError::Status { .. }
+            | BackendError::Decode { .. }
+            | BackendError::TooLarge { .. }
+            | BackendError::TooDeep { .. } => {
                 return None;
             }
         };
@@ -161,7 +171,9 @@ impl Backend {
                 health.record_failure(format!("did not answer within {} s", CALL_TIMEOUT.as_secs()))
             }
             Err(BackendError::Decode { .. }) => health.record_failure("answered something that is not JSON"),
-            Err(BackendError::Status { .. } | BackendError::TooLarge { .. }) => health.record_ok(),
+            Err(
+                BackendError::Status { .. } | BackendError::TooLarge { .. } | BackendError::TooDeep { .. },
+            ) => health.record_ok(),
             // Nothing was sent: it says nothing of the service.
             Err(BackendError::Busy { .. }) => {}
         }
@@ -243,8 +255,18 @@ impl Backend {
         let value = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|e| BackendError::Decode { service, detail: format!("HTTP {status}: {e}") })?
+            match serde_json::from_slice(&bytes) {
+                Ok(value) => value,
+                Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                    let shown = fundament_kube_core::json_depth::prune_deeper_than(&bytes, SHOWN_DEPTH)
+                        .and_then(|pruned| serde_json::from_slice(&pruned).ok())
+                        .map(Box::new);
+                    return Err(BackendError::TooDeep { service, shown });
+                }
+                Err(e) => {
+                    return Err(BackendError::Decode { service, detail: format!("HTTP {status}: {e}") });
+                }
+            }
         };
         Ok((status, value))
     }
@@ -673,6 +695,39 @@ mod tests {
         assert!(
             most <= super::super::call_limits::PER_USER + 1,
             "at most one user's bound, plus alice: {most}"
+        );
+    }
+
+    /// A list with one object nested deeper than serde_json reads is "too deep", with the
+    /// list as it can be shown: every object's metadata, the deep part marked.
+    #[tokio::test]
+    async fn a_list_with_an_object_too_deep_is_shown_with_that_part_marked() {
+        let deep = format!("{}1{}", r#"{"a":["#.repeat(150), "]}".repeat(150));
+        let body = format!(
+            r#"{{"kind":"List","items":[{{"metadata":{{"name":"deep"}},"spec":{deep}}},{{"metadata":{{"name":"fine"}}}}]}}"#
+        );
+        let app = axum::Router::new().fallback(move || {
+            let body = body.clone();
+            async move { ([(http::header::CONTENT_TYPE, "application/json")], body) }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9");
+        let error = backend.kube_get("t", CLUSTER, PATH).await.unwrap_err();
+        let BackendError::TooDeep { shown: Some(shown), .. } = error else { panic!("{error}") };
+        let names: Vec<&str> = shown["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["deep", "fine"]);
+        assert!(shown.to_string().contains(fundament_kube_core::json_depth::PRUNED));
+        assert_eq!(
+            BackendError::TooDeep { service: "kube-api-proxy", shown: None }.passing(),
+            None,
+            "not retried"
         );
     }
 }

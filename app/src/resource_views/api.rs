@@ -149,8 +149,13 @@ pub(crate) mod ssr {
             path.push_str(&encode_segment(labels));
         }
         let what = format!("the {} of this cluster", def.info.plural);
-        let list =
-            state.backend.kube_get(&token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
+        // An object nested deeper than the console reads does not hide the others: the list is
+        // shown with its deepest parts marked (a list is only shown, never written back).
+        let (list, too_deep) = match state.backend.kube_get(&token, cluster_id, &path).await {
+            Ok(list) => (list, false),
+            Err(crate::plugins::backend::BackendError::TooDeep { shown: Some(shown), .. }) => (*shown, true),
+            Err(e) => return Err(user_error(e, &what)),
+        };
         let (columns, compiled, warning) = columns(&def);
         let now = time::OffsetDateTime::now_utc();
         let in_scope = |ns: &Option<String>| {
@@ -163,11 +168,12 @@ pub(crate) mod ssr {
             .filter(|object| in_scope(&text(object, "/metadata/namespace")))
             .map(|object| row(object, &compiled, def.info.namespaced, now, &mut budget))
             .collect();
-        let warning = match (warning, budget.is_spent()) {
-            (warning, false) => warning,
-            (None, true) => Some(SPENT_WARNING.to_owned()),
-            (Some(warning), true) => Some(format!("{warning}. {SPENT_WARNING}")),
-        };
+        let warnings: Vec<String> = warning
+            .into_iter()
+            .chain(budget.is_spent().then(|| SPENT_WARNING.to_owned()))
+            .chain(too_deep.then(|| TOO_DEEP_WARNING.to_owned()))
+            .collect();
+        let warning = (!warnings.is_empty()).then(|| warnings.join(". "));
         let resource_version = text(&list, "/metadata/resourceVersion").unwrap_or_default();
         Ok(page_of(columns, rows, query, namespaces, resource_version, warning))
     }
@@ -177,6 +183,7 @@ pub(crate) mod ssr {
     const TABLE_CELL_BUDGET: usize = 2_000_000;
     const SPENT_WARNING: &str =
         "Some cells are empty: this kind's printer columns take too much work on this many objects";
+    const TOO_DEEP_WARNING: &str = "Some objects nest deeper than the console reads: their deepest parts are left out here (kubectl shows them)";
 
     /// Name, Namespace, then the printer columns (or Age), as kubectl shows them.
     fn columns(def: &Definition) -> (Vec<Column>, Vec<fundament_jsonpath::CompiledColumn>, Option<String>) {

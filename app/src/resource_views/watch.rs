@@ -480,7 +480,12 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
             if line.is_empty() {
                 continue;
             }
-            let Ok(event) = serde_json::from_str::<Event>(line) else { return End::Dropped };
+            // An object nested deeper than serde_json reads: its metadata is all this needs.
+            let event = serde_json::from_str::<Event>(line).ok().or_else(|| {
+                let pruned = fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), 32)?;
+                serde_json::from_slice::<Event>(&pruned).ok()
+            });
+            let Some(event) = event else { return End::Dropped };
             if event.kind == "ERROR" {
                 return match event.object.code {
                     Some(410) | None => End::Gone,

@@ -18,12 +18,14 @@
 //! - [`object`]: `TypeMeta`, `ObjectMeta` and [`object::DynamicObject`], an
 //!   object of any kind with its metadata typed;
 //! - [`bounded_value`]: a JSON value read from YAML (or any format) with a bound
-//!   on how many values it holds, so that aliases cannot expand it without end.
+//!   on how many values it holds, so that aliases cannot expand it without end;
+//! - [`json_depth`]: JSON nested deeper than a reader takes, its deep parts marked.
 #![forbid(unsafe_code)]
 
 pub mod bounded_value;
 pub mod cluster_info;
 pub mod headers;
+pub mod json_depth;
 pub mod object;
 pub mod query;
 pub mod request;
