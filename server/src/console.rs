@@ -152,7 +152,7 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
         router(leptos_options(&settings), state, &settings.urls.console, &settings.cluster.plugin_sdk_dir)
             .layer(axum::middleware::from_fn(crate::middleware::server_timing));
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
-    let bound = crate::stack::Bound { name: "console", listener, router, drain: None };
+    let bound = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
     bound.serve(crate::dev::shutdown_signal()).await;
     Ok(())
 }

@@ -115,7 +115,7 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         &settings.cluster.plugin_sdk_dir,
     );
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
-    let console = crate::stack::Bound { name: "console", listener, router, drain: None };
+    let console = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
     serving.spawn(console.serve(stopped(services_stopped)));
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");

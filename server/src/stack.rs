@@ -36,7 +36,16 @@ pub struct Bound {
     /// Called at shutdown, once new connections are no longer accepted: ends the service's
     /// long-lived streams (watches, the revocation stream) so clients reconnect elsewhere.
     pub drain: Option<Box<dyn FnOnce() + Send>>,
+    /// Awaited once the service stopped serving, for at most [`FINISH_PERIOD`]: writes out what
+    /// it still holds (kube-api-proxy's audit calls on their way to the shared store).
+    pub finish: Option<Finish>,
 }
+
+/// A service's last work at shutdown ([`Bound::finish`]).
+pub type Finish = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// How long a service's [`Bound::finish`] may take.
+pub const FINISH_PERIOD: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Bound {
     /// Serves until `shutdown`, then drains: stops accepting, ends open streams, lets in-flight
@@ -45,7 +54,7 @@ impl Bound {
         let router = self.router.layer(fundament_telemetry::http_layer());
         let draining = Arc::new(tokio::sync::Notify::new());
         let started = Arc::clone(&draining);
-        let drain = self.drain;
+        let (drain, finish) = (self.drain, self.finish);
         let name = self.name;
         let graceful = async move {
             shutdown.await;
@@ -74,6 +83,15 @@ impl Bound {
                 draining.notified().await;
                 tokio::time::sleep(DRAIN_PERIOD).await;
             } => tracing::warn!(service = name, seconds = DRAIN_PERIOD.as_secs(), "drain period over; closing what is still open"),
+        }
+        if let Some(finish) = finish
+            && tokio::time::timeout(FINISH_PERIOD, finish).await.is_err()
+        {
+            tracing::warn!(
+                service = name,
+                seconds = FINISH_PERIOD.as_secs(),
+                "its last writes did not finish in time"
+            );
         }
     }
 }
@@ -108,7 +126,7 @@ pub async fn authn(
         None => fundament_authn::router(Arc::clone(&state)),
     };
     let drain: Box<dyn FnOnce() + Send> = Box::new(move || state.revocations.close_streams());
-    Ok(Bound { name: "authn", listener, router, drain: Some(drain) })
+    Ok(Bound { name: "authn", listener, router, drain: Some(drain), finish: None })
 }
 
 pub async fn organization_api(
@@ -123,7 +141,7 @@ pub async fn organization_api(
     if let Some(switch) = faults {
         router = fundament_dev_faults::layer(router, switch, connect_refusal);
     }
-    Ok(Bound { name: "organization-api", listener, router, drain: None })
+    Ok(Bound { name: "organization-api", listener, router, drain: None, finish: None })
 }
 
 /// A faulted Connect service's answer (development fault switches).
@@ -154,11 +172,19 @@ pub async fn kube_api_proxy(
     )?;
     let watches = Arc::clone(&gateway.watches);
     let drain: Box<dyn FnOnce() + Send> = Box::new(move || watches.drain());
+    // The audit view's calls still on their way to the shared store are written before exit.
+    let audit = Arc::clone(&gateway.audit);
+    let finish: Finish = Box::pin(async move {
+        if let Some(store) = audit.store() {
+            store.flush().await;
+        }
+    });
     Ok(Bound {
         name: "kube-api-proxy",
         listener,
         router: fundament_kube_api_proxy::router(gateway),
         drain: Some(drain),
+        finish: Some(finish),
     })
 }
 
@@ -201,6 +227,7 @@ pub async fn plugin_proxy(
         listener,
         router: fundament_plugin_proxy::router(proxy),
         drain: Some(Box::new(move || draining.streams.drain())),
+        finish: None,
     })
 }
 
@@ -267,4 +294,36 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
     tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");
     bound.serve(crate::dev::shutdown_signal()).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A service's last writes run after it stopped serving, before `serve` returns (and the
+    /// process with it).
+    #[tokio::test]
+    async fn the_last_writes_run_once_the_service_stopped() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (drained, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let bound = Bound {
+            name: "test",
+            listener,
+            router: Router::new(),
+            drain: Some(Box::new({
+                let drained = Arc::clone(&drained);
+                move || drained.store(true, Ordering::SeqCst)
+            })),
+            finish: Some(Box::pin({
+                let (drained, finished) = (Arc::clone(&drained), Arc::clone(&finished));
+                async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    finished.store(drained.load(Ordering::SeqCst), Ordering::SeqCst);
+                }
+            })),
+        };
+        bound.serve(async {}).await;
+        assert!(finished.load(Ordering::SeqCst), "finished after the drain, before serve returned");
+    }
 }
