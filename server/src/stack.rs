@@ -176,7 +176,7 @@ pub async fn kube_api_proxy(
     let audit = Arc::clone(&gateway.audit);
     let finish: Finish = Box::pin(async move {
         if let Some(store) = audit.store() {
-            store.flush().await;
+            store.flush(FINISH_PERIOD.saturating_sub(std::time::Duration::from_secs(1))).await;
         }
     });
     Ok(Bound {

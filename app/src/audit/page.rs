@@ -89,7 +89,13 @@ fn follow(
             while running.load(Relaxed) {
                 match audit_calls(q.clone(), Some(after), true).await {
                     Ok(newer) if running.load(Relaxed) => {
-                        after = after.max(newer.page.last_id);
+                        // Below what it had: the record's numbering started again (kube-api-proxy
+                        // restarted without its record), and the tail follows it from there.
+                        after = if newer.page.last_id < after {
+                            newer.page.last_id
+                        } else {
+                            newer.page.last_id.max(after)
+                        };
                         if !newer.page.items.is_empty() {
                             let _ = tail.try_update(|t| {
                                 let mut items = newer.page.items;

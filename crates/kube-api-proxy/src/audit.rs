@@ -33,6 +33,12 @@ pub struct AuditLine {
     pub decision: String,
     pub status: u16,
     pub latency_ms: f64,
+    /// Whether the call's token verified and was minted for the cluster the call names. Only
+    /// such calls go to the audit view's record ([`crate::audit_store`]): a made-up token or
+    /// cluster id could otherwise fill it (in a shared store, a key per cluster id) with
+    /// whatever an unauthenticated caller sends. Every call is in the audit lines.
+    #[serde(skip)]
+    pub on_its_cluster: bool,
 }
 
 /// Where audit lines go.
@@ -233,6 +239,7 @@ mod tests {
             decision: "allowed".into(),
             status: 200,
             latency_ms: 3.25,
+            on_its_cluster: true,
         }
     }
 

@@ -398,7 +398,10 @@ impl PluginCall {
 
     fn claims(&mut self, c: &PluginClaims) {
         let c = c.clone();
+        let token_cluster = uuid::Uuid::parse_str(&c.cluster_id).map(|u| u.hyphenated().to_string());
+        let on_its_cluster = token_cluster.is_ok_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
         self.line = AuditLine {
+            on_its_cluster,
             user: c.sub,
             installation_id: c.installation_id,
             installation_name: c.installation_name,

@@ -131,9 +131,9 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
 
     /// Appends `records`, in order, to the log `log`, each listed in its sub-logs: numbered
     /// one past the newest number the log ever had, in one atomic step, so numbers never repeat
-    /// and follow the order of appending across replicas. Keeps [`LogBounds`] (a sub-log lists
-    /// only what the log still keeps). Returns the number of the last record (the log's head;
-    /// unchanged for no records).
+    /// and follow the order of appending across replicas. Keeps [`LogBounds`] (a number a
+    /// sub-log still lists after the log dropped its record is never read). Returns the number
+    /// of the last record (the log's head; unchanged for no records).
     fn append<'a>(
         &'a self,
         log: &'a str,

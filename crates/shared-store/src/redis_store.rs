@@ -82,7 +82,9 @@ return head
 /// Reads records numbered below ARGV[1], at most ARGV[2], newest first: of the log (KEYS[1],
 /// head KEYS[2]) or, with KEYS[3], those that sub-log lists. The log's numbers have no gaps, so
 /// the record numbered n is at `head - n`; a number the log dropped ends the read, as every
-/// older one is dropped too. The sub-log is read 256 numbers at a time: a script blocks Redis.
+/// older one is dropped too. A sub-log's numbers fall from its start, so where `below` begins
+/// is found by halving (each page costs its own length, not the pages before it), and each
+/// record read is checked to carry its number. A script blocks Redis: it reads at most `count`.
 const READ_SCRIPT: &str = r"
 local head = tonumber(redis.call('GET', KEYS[2]) or '0')
 local below = tonumber(ARGV[1])
@@ -92,23 +94,21 @@ if #KEYS < 3 then
   if below <= head then start = head + 1 - below end
   return redis.call('LRANGE', KEYS[1], start, start + count - 1)
 end
-local out = {}
-local from = 0
-while true do
-  local numbers = redis.call('LRANGE', KEYS[3], from, from + 255)
-  if #numbers == 0 then return out end
-  for _, n in ipairs(numbers) do
-    local number = tonumber(n)
-    if number < below then
-      local line = redis.call('LINDEX', KEYS[1], head - number)
-      -- Gone from the log: so is every older number the sub-log lists.
-      if not line then return out end
-      out[#out + 1] = line
-      if #out >= count then return out end
-    end
-  end
-  from = from + 256
+local low, high = 0, redis.call('LLEN', KEYS[3])
+while low < high do
+  local middle = math.floor((low + high) / 2)
+  if tonumber(redis.call('LINDEX', KEYS[3], middle)) >= below then low = middle + 1 else high = middle end
 end
+local out = {}
+for _, n in ipairs(redis.call('LRANGE', KEYS[3], low, low + count - 1)) do
+  local index = head - tonumber(n)
+  if index < 0 then return out end
+  local line = redis.call('LINDEX', KEYS[1], index)
+  -- Gone from the log: so is every older number the sub-log lists.
+  if not line or string.sub(line, 1, #n + 1) ~= n .. ' ' then return out end
+  out[#out + 1] = line
+end
+return out
 ";
 
 /// A Redis server at `redis://host:port[/db]`.

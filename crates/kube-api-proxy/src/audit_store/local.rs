@@ -241,6 +241,11 @@ impl LocalRecord {
         (items, last_id)
     }
 
+    /// The id of the newest call (0: none yet).
+    pub(super) fn newest(&self) -> u64 {
+        self.lock().next_id - 1
+    }
+
     /// How many calls are kept.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {

@@ -75,6 +75,8 @@ pub struct AuditStore {
 
 /// How often a tail of the shared record looks for other replicas' calls.
 const SHARED_TAIL_POLL: Duration = Duration::from_millis(500);
+/// A tail of the shared record reads at most this often.
+const SHARED_TAIL_GAP: Duration = Duration::from_millis(100);
 
 fn unix_ms(at: time::OffsetDateTime) -> i64 {
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
@@ -136,17 +138,21 @@ impl AuditStore {
     }
 
     /// Returns once every call pushed before is in the file (at once without one) or in the
-    /// shared store (waiting a second at most).
-    pub async fn flush(&self) {
+    /// shared store (waiting `wait` at most).
+    pub async fn flush(&self, wait: Duration) {
         match &self.record {
             Record::Local(local) => local.flush(),
-            Record::Shared(shared) => shared.flush().await,
+            Record::Shared(shared) => shared.flush_within(wait).await,
         }
     }
 
-    /// Keeps one call. Never waits: the file and the shared store are written by a writer of
-    /// their own.
+    /// Keeps one call: one whose token verified for the cluster it names
+    /// ([`AuditLine::on_its_cluster`]; the others are in the audit lines only). Never waits: the
+    /// file and the shared store are written by a writer of their own.
     pub fn push(&self, line: &AuditLine) {
+        if !line.on_its_cluster {
+            return;
+        }
         let entry = entry_of(line);
         match &self.record {
             Record::Local(local) => local.push(entry),
@@ -184,36 +190,56 @@ impl AuditStore {
         let deadline = tokio::time::Instant::now() + filter.effective_wait();
         // Subscribed before the first look, so a call recorded in between still wakes it.
         let mut pushed = self.pushed.subscribe();
-        // The shared record is read again only when its head moved (a look at one number).
-        let mut seen_head = None;
+        let mut filter = filter.clone();
+        // Past the newest call there is: the numbering started again (a record in memory
+        // restarted). The tail starts over rather than wait for numbers it will not see soon.
+        if filter.after.is_some_and(|after| after > 0) && filter.after > Some(self.newest().await?) {
+            filter.after = Some(0);
+        }
+        let mut seen = None;
         loop {
-            let head = match &self.record {
-                Record::Local(_) => None,
-                Record::Shared(shared) => Some(shared.head().await?),
-            };
+            // Read again only once there are calls past what was read (a look at one number).
+            let newest = self.newest().await?;
             let past_deadline = tokio::time::Instant::now() >= deadline;
-            if head.is_none() || head != seen_head || past_deadline {
-                let (items, last_id) = self.query(cluster_id, only_user, filter).await?;
+            if seen != Some(newest) || past_deadline {
+                let (items, last_id) = self.query(cluster_id, only_user, &filter).await?;
                 if !items.is_empty() || past_deadline {
                     return Ok((items, last_id));
                 }
-                seen_head = head;
+                // Nothing up to `newest` passes: the next read starts after it.
+                if filter.after.is_some() {
+                    filter.after = filter.after.max(Some(newest));
+                }
+                seen = Some(newest);
             }
+            let now = tokio::time::Instant::now();
             let woken = match &self.record {
                 Record::Local(_) => tokio::time::timeout_at(deadline, pushed.changed()).await,
                 Record::Shared(_) => {
-                    let poll = deadline.min(tokio::time::Instant::now() + SHARED_TAIL_POLL);
-                    match tokio::time::timeout_at(poll, pushed.changed()).await {
+                    // Other replicas' calls are seen by polling; this one's wake it, but at
+                    // most every SHARED_TAIL_GAP, so a busy replica's tails do not spin.
+                    let poll = deadline.min(now + SHARED_TAIL_POLL);
+                    let woken = match tokio::time::timeout_at(poll, pushed.changed()).await {
                         Err(_) => Ok(Ok(())),
                         woken => woken,
-                    }
+                    };
+                    tokio::time::sleep_until(deadline.min(now + SHARED_TAIL_GAP)).await;
+                    woken
                 }
             };
             if !matches!(woken, Ok(Ok(()))) {
                 // The deadline, or a store being dropped: answer what there is.
-                return self.query(cluster_id, only_user, filter).await;
+                return self.query(cluster_id, only_user, &filter).await;
             }
         }
+    }
+
+    /// The number of the newest call kept (any cluster's, any user's).
+    async fn newest(&self) -> Result<u64, AuditReadError> {
+        Ok(match &self.record {
+            Record::Local(local) => local.newest(),
+            Record::Shared(shared) => shared.head().await?,
+        })
     }
 
     /// How many calls this process's record keeps (`None` for the shared store's).

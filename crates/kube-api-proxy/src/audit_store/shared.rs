@@ -28,6 +28,8 @@ const BATCH: usize = 256;
 /// How long a read waits for this replica's calls to be written first, so a user sees the call
 /// they just made.
 const FLUSH_WAIT: Duration = Duration::from_secs(1);
+/// How far a call's time may be behind a later call's (replicas' clocks, queueing).
+const CLOCK_MARGIN_MS: i64 = 60_000;
 /// Records read in the first step of a scan (a tail's news is a few), growing to [`MAX_PAGE`].
 const FIRST_PAGE: usize = 50;
 const MAX_PAGE: usize = 1_000;
@@ -92,13 +94,7 @@ impl SharedRecord {
 
     /// Waits, up to [`FLUSH_WAIT`], until the calls this replica sent before are in the store.
     pub(super) async fn flush(&self) {
-        let (done, written) = oneshot::channel();
-        let _ = tokio::time::timeout(FLUSH_WAIT, async {
-            if self.to_writer.send(ToWriter::Flush(done)).await.is_ok() {
-                let _ = written.await;
-            }
-        })
-        .await;
+        self.flush_within(FLUSH_WAIT).await;
     }
 
     /// The number of the newest call (any cluster's, any user's): a tail reads again only when
@@ -146,13 +142,14 @@ impl SharedRecord {
             for record in &records {
                 below = record.number;
                 let Some(e) = entry(record) else { continue };
-                let past = e.at_ms < oldest_ms
-                    || filter.after.is_some_and(|after| e.id <= after)
-                    || filter.since_ms.is_some_and(|since| e.at_ms < since);
+                // Numbers order the calls; times only nearly (replicas' clocks differ), so
+                // the scan ends at the retention with a margin, and `since` is a filter.
+                let past = e.at_ms < oldest_ms.saturating_sub(CLOCK_MARGIN_MS)
+                    || filter.after.is_some_and(|after| e.id <= after);
                 if past {
                     break 'scan;
                 }
-                if visible(&e) && filter.matches(&e) {
+                if visible(&e) && e.at_ms >= oldest_ms && filter.matches(&e) {
                     items.push(e);
                     if items.len() >= limit {
                         break 'scan;
@@ -164,7 +161,21 @@ impl SharedRecord {
             }
             page = (page * 4).min(MAX_PAGE);
         }
+        // A call appended between reading `last_id` and the scan is newer than `last_id`:
+        // a tail that went on from `last_id` would get it twice.
+        let last_id = items.first().map_or(last_id, |e: &AuditEntry| e.id.max(last_id));
         Ok((items, last_id))
+    }
+
+    /// [`Self::flush`] waiting up to `wait` (at shutdown: longer than a read would).
+    pub(super) async fn flush_within(&self, wait: Duration) {
+        let (done, written) = oneshot::channel();
+        let _ = tokio::time::timeout(wait, async {
+            if self.to_writer.send(ToWriter::Flush(done)).await.is_ok() {
+                let _ = written.await;
+            }
+        })
+        .await;
     }
 }
 

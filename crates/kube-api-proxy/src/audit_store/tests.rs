@@ -16,6 +16,7 @@ fn line(user: &str, decision: &str) -> AuditLine {
         verb: "list".into(),
         decision: decision.into(),
         status: 200,
+        on_its_cluster: true,
         ..AuditLine::default()
     }
 }
@@ -119,7 +120,7 @@ async fn the_writer_thread_has_every_call_in_order_once_flushed() {
     for i in 0..50 {
         store.push(&line(&format!("u{i}"), "allowed"));
     }
-    store.flush().await;
+    store.flush(Duration::from_secs(1)).await;
     let ids: Vec<u64> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -127,7 +128,7 @@ async fn the_writer_thread_has_every_call_in_order_once_flushed() {
         .collect();
     assert_eq!(ids, (1..=50).collect::<Vec<_>>());
     // Without a file there is nothing to wait for.
-    AuditStore::in_memory(Retention::default()).flush().await;
+    AuditStore::in_memory(Retention::default()).flush(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
@@ -192,11 +193,11 @@ async fn replicas_sharing_a_store_show_every_replicas_calls() {
     let b = Arc::new(AuditStore::shared(store, Retention::default()));
     // Numbered in the order they reach the store: each replica's own in the order it made them.
     a.push(&line("alice", "allowed"));
-    a.flush().await;
+    a.flush(Duration::from_secs(1)).await;
     b.push(&line("bob", "allowed"));
-    b.flush().await;
+    b.flush(Duration::from_secs(1)).await;
     a.push(&line("alice", "denied:allowed-resources"));
-    a.flush().await;
+    a.flush(Duration::from_secs(1)).await;
     let (items, last) = query(&b, None, AuditFilter::default()).await;
     assert_eq!(users(&items), ["alice", "bob", "alice"]);
     assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3, 2, 1], "one numbering");
@@ -247,5 +248,50 @@ async fn the_bound_counts_every_clusters_calls() {
         assert_eq!((users(&items), last), (vec!["c"], 3), "{kind}: a's call is past the bound");
         let (other, last) = store.query(&OTHER.to_lowercase(), None, &AuditFilter::default()).await.unwrap();
         assert_eq!((users(&other), last), (vec!["d", "b"], 4), "{kind}: a cluster id in either case");
+    }
+}
+
+#[tokio::test]
+async fn only_calls_whose_token_verified_for_their_cluster_are_kept() {
+    for (kind, store) in both(Retention::default()) {
+        store.push(&line("alice", "allowed"));
+        // A made-up token (no user) or a token of another cluster: the audit lines have it.
+        store.push(&AuditLine { on_its_cluster: false, ..line("", "denied:invalid-token") });
+        store.push(&AuditLine { on_its_cluster: false, ..line("mallory", "denied:cluster-mismatch") });
+        let (items, last) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!((users(&items), last), (vec!["alice"], 1), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_tail_past_the_newest_call_starts_over_and_never_repeats_a_call() {
+    for (kind, store) in both(Retention::default()) {
+        store.push(&line("a", "allowed"));
+        // An `after` the record never reached (it restarted in memory): the tail starts over.
+        let stale = AuditFilter { after: Some(500), wait_ms: Some(1_000), ..Default::default() };
+        let started = std::time::Instant::now();
+        let (items, last) = store.tail(PROD, None, &stale).await.unwrap();
+        assert_eq!((users(&items), last), (vec!["a"], 1), "{kind}");
+        assert!(started.elapsed() < Duration::from_millis(500), "{kind}: at once");
+        // A tail that waited through calls that do not pass reads each once, and answers the
+        // one that does.
+        let store = Arc::new(store);
+        let only_b = AuditFilter {
+            after: Some(1),
+            wait_ms: Some(3_000),
+            user: Some("b".into()),
+            ..Default::default()
+        };
+        let waiting = tokio::spawn({
+            let store = Arc::clone(&store);
+            async move { store.tail(PROD, None, &only_b).await.unwrap() }
+        });
+        for _ in 0..5 {
+            store.push(&line("a", "allowed"));
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        store.push(&line("b", "allowed"));
+        let (items, last) = waiting.await.unwrap();
+        assert_eq!((users(&items), items[0].id, last), (vec!["b"], 7, 7), "{kind}");
     }
 }
