@@ -263,6 +263,12 @@ impl Cluster {
             }
             let meta = metadata_mut(rt, &mut obj)?;
             meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+            // The server's own, as kube-apiserver clears them: an object created "being
+            // deleted" kept its finalizers' hold, and a later delete did nothing.
+            if opts.origin == Origin::Api {
+                meta.remove("deletionTimestamp");
+                meta.remove("deletionGracePeriodSeconds");
+            }
             if strategy::for_type(rt).tracks_generation() {
                 meta.insert("generation".into(), json!(1));
             }
@@ -673,7 +679,27 @@ fn prepare_body(rt: &ResourceType, ns: &str, body: Value, creating: bool) -> Res
     if creating && object::name(&obj).is_empty() && object::generate_name(&obj).is_empty() {
         return Err(status::invalid(rt, "", object::name_required()));
     }
+    check_stored_size(&obj)?;
     Ok(obj)
+}
+
+/// etcd's bound on one stored object, which kube-apiserver answers with "request is too large":
+/// without it, patches grew an object to any size, and each write kept another copy in the
+/// change log. And a depth the state file can read back (serde_json's 128 levels, with the
+/// journal's own wrapping): deeper, the file would not load at the next start.
+const MAX_STORED_BYTES: usize = 1536 * 1024;
+const MAX_STORED_DEPTH: usize = 120;
+
+fn check_stored_size(obj: &Value) -> Result<(), ApiError> {
+    // The depth first, counted without recursion: serializing is recursive.
+    if crate::patch::depth(obj) > MAX_STORED_DEPTH {
+        return Err(ApiError::bad_request(format!("the object nests deeper than {MAX_STORED_DEPTH} levels")));
+    }
+    let bytes = serde_json::to_vec(obj).map_or(usize::MAX, |json| json.len());
+    if bytes > MAX_STORED_BYTES {
+        return Err(ApiError::failure(413, "RequestEntityTooLarge", "etcdserver: request is too large"));
+    }
+    Ok(())
 }
 
 fn generate_name(prefix: &str, taken: impl Fn(&str) -> bool) -> String {

@@ -10,6 +10,26 @@ pub const MERGE: &str = "application/merge-patch+json";
 pub const JSON: &str = "application/json-patch+json";
 pub const STRATEGIC: &str = "application/strategic-merge-patch+json";
 pub const APPLY: &str = "application/apply-patch+yaml";
+/// kube-apiserver's bound on the operations of one JSON patch.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+/// How deep a JSON patch may make an object nest, by its upper bound (the stored object then
+/// must nest at most 120 levels: `cluster::check_stored_size`).
+const MAX_PATCHED_DEPTH: usize = 240;
+
+/// How deeply `value` nests, counted without recursion.
+pub(crate) fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
 
 #[derive(Debug, Clone)]
 pub enum Patch {
@@ -49,8 +69,66 @@ impl Patch {
                 json_patch::merge(&mut doc, p);
             }
             Self::Json(ops) => {
-                json_patch::patch(&mut doc, ops)
-                    .map_err(|e| ApiError::invalid_patch(&format!("the patch cannot be applied: {e}")))?;
+                // kube-apiserver's bounds (CVE-2019-1002100): a `copy` doubles what it copies,
+                // so thirty of them in a 1 KB body made 2³⁰ copies of the object.
+                if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+                    return Err(ApiError::failure(
+                        413,
+                        "RequestEntityTooLarge",
+                        format!(
+                            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                            ops.len()
+                        ),
+                    ));
+                }
+                let mut copied = 0usize;
+                // An upper bound of how deep the document nests, kept per operation without
+                // walking it: a `move` or `copy` into a deeper path nests what it moves deeper
+                // (ten thousand of them, a million levels, whose copy and drop recurse).
+                let mut deepest = depth(&doc);
+                for op in ops.iter() {
+                    let segments = |pointer: &str| pointer.matches('/').count();
+                    deepest = match op {
+                        json_patch::PatchOperation::Add(op) => {
+                            deepest.max(segments(op.path.as_str()) + depth(&op.value))
+                        }
+                        json_patch::PatchOperation::Replace(op) => {
+                            deepest.max(segments(op.path.as_str()) + depth(&op.value))
+                        }
+                        json_patch::PatchOperation::Move(op) => {
+                            deepest.max(segments(op.path.as_str()) + deepest)
+                        }
+                        json_patch::PatchOperation::Copy(op) => {
+                            deepest.max(segments(op.path.as_str()) + deepest)
+                        }
+                        json_patch::PatchOperation::Remove(_) | json_patch::PatchOperation::Test(_) => {
+                            deepest
+                        }
+                    };
+                    if deepest > MAX_PATCHED_DEPTH {
+                        return Err(ApiError::invalid_patch(&format!(
+                            "the patch could nest the object deeper than {MAX_PATCHED_DEPTH} levels"
+                        )));
+                    }
+                    if let json_patch::PatchOperation::Copy(copy) = op {
+                        let size = doc
+                            .pointer(copy.from.as_str())
+                            .map_or(0, |v| serde_json::to_vec(v).map_or(usize::MAX, |json| json.len()));
+                        copied = copied.saturating_add(size);
+                        if copied > crate::api::MAX_BODY {
+                            return Err(ApiError::failure(
+                                413,
+                                "RequestEntityTooLarge",
+                                format!(
+                                    "The JSON patch copies more than {} bytes in all",
+                                    crate::api::MAX_BODY
+                                ),
+                            ));
+                        }
+                    }
+                    json_patch::patch(&mut doc, std::slice::from_ref(op))
+                        .map_err(|e| ApiError::invalid_patch(&format!("the patch cannot be applied: {e}")))?;
+                }
             }
             Self::Strategic(p) => {
                 if !p.is_object() {
@@ -135,6 +213,55 @@ fn strip_directives(v: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+
+    fn configmap() -> ResourceType {
+        crate::resource::builtins().into_iter().find(|t| t.kind == "ConfigMap").unwrap()
+    }
+
+    #[test]
+    fn copies_that_double_the_object_stop_at_the_body_limit() {
+        let doc = serde_json::json!({"metadata": {"name": "c"}, "data": {"k": "v".repeat(1000)}});
+        let ops: Vec<serde_json::Value> = (0..30)
+            .map(|i| serde_json::json!({"op": "copy", "from": "", "path": format!("/x{i}")}))
+            .collect();
+        let patch =
+            Patch::parse(JSON, serde_json::to_string(&ops).unwrap().as_bytes(), &configmap()).unwrap();
+        let started = std::time::Instant::now();
+        let error = patch.apply(&doc, &configmap()).unwrap_err();
+        assert_eq!(error.code, 413, "{error:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        // A few copies are fine.
+        let few = &ops[..2];
+        let patch = Patch::parse(JSON, serde_json::to_string(few).unwrap().as_bytes(), &configmap()).unwrap();
+        assert!(patch.apply(&doc, &configmap()).is_ok());
+        // So are 10,000 operations, and not one more.
+        let many: Vec<serde_json::Value> = (0..10_001)
+            .map(|_| serde_json::json!({"op": "test", "path": "/metadata/name", "value": "c"}))
+            .collect();
+        let patch =
+            Patch::parse(JSON, serde_json::to_string(&many).unwrap().as_bytes(), &configmap()).unwrap();
+        assert_eq!(patch.apply(&doc, &configmap()).unwrap_err().code, 413);
+    }
+
+    #[test]
+    fn moves_into_deeper_paths_stop_before_the_object_nests_too_deep() {
+        let doc = serde_json::json!({"metadata": {"name": "c"}, "data": {}});
+        let mut ops = vec![serde_json::json!({"op": "add", "path": "/a", "value": {}})];
+        let mut at = String::from("/a");
+        for _ in 0..48 {
+            at.push_str("/a");
+            ops.push(serde_json::json!({"op": "add", "path": at, "value": {}}));
+        }
+        // Each copy nests the whole chain under its own deepest point: 50 levels more each time.
+        for i in 0..10 {
+            ops.push(serde_json::json!({"op": "copy", "from": "/a", "path": format!("{at}/c{i}")}));
+        }
+        let patch =
+            Patch::parse(JSON, serde_json::to_string(&ops).unwrap().as_bytes(), &configmap()).unwrap();
+        let error = patch.apply(&doc, &configmap()).unwrap_err();
+        assert!(error.message.contains("deeper than"), "{error:?}");
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -118,6 +118,12 @@ pub fn route(method: &Method, raw_path: &str, query: &Query) -> Result<Route, Ro
     // A Namespace is cluster-scoped: RequestInfo's namespace of a request on
     // it is the Namespace itself, for RBAC; the object has none.
     if info.group.is_empty() && info.resource == "namespaces" {
+        // `/api/v1/namespaces/<a>/namespaces[/<b>]`: RBAC read it in namespace <a>, so a Role
+        // there would have granted its verbs on every Namespace. kube-apiserver serves no such
+        // path (404).
+        if info.segments.get(4).is_some_and(|s| s == "namespaces") {
+            return Err(RouteError::NotFound);
+        }
         target.namespace.clear();
     }
     // The object the path names: a field selector's name narrows a list, it serves no object.
@@ -207,6 +213,18 @@ mod tests {
             );
             assert_eq!(r.path.namespace, "");
         }
+    }
+
+    #[test]
+    fn namespaces_under_a_namespace_are_no_path() {
+        // RBAC would read them in namespace `team`: a Role there would reach every Namespace.
+        for path in ["/api/v1/namespaces/team/namespaces", "/api/v1/namespaces/team/namespaces/kube-system"] {
+            assert!(
+                matches!(route(&Method::GET, path, &Query::parse("")), Err(RouteError::NotFound)),
+                "{path}"
+            );
+        }
+        assert_eq!(get("/api/v1/namespaces/team").name, "team");
     }
 
     #[test]

@@ -130,3 +130,53 @@ async fn bad_requests_get_a_clear_4xx_status() {
     let (code, v) = call(&bad, Method::GET, cms, json, vec![]).await;
     assert_status(code, &v, 401, "Unauthorized");
 }
+
+/// What a writer could grow without bound: an object past etcd's 1.5 MiB (in one body, or
+/// by merge patches), a JSON patch whose copies double it, and a Namespace path under another
+/// namespace, which RBAC would have read in that namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_and_patches_stay_within_etcds_bounds() {
+    let (_tc, c) = common::admin_client().await;
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let big = serde_json::json!({"metadata": {"name": "big"}, "data": {"k": "x".repeat(1600 * 1024)}});
+    let (code, v) = call(&c, Method::POST, cms, "application/json", serde_json::to_vec(&big).unwrap()).await;
+    assert_status(code, &v, 413, "request is too large");
+    let small = serde_json::json!({"metadata": {"name": "grows"}, "data": {"k": "x".repeat(900 * 1024)}});
+    let (code, v) =
+        call(&c, Method::POST, cms, "application/json", serde_json::to_vec(&small).unwrap()).await;
+    assert_eq!(code, 201, "{v}");
+    let grow = serde_json::json!({"data": {"k2": "y".repeat(900 * 1024)}});
+    let (code, v) = call(
+        &c,
+        Method::PATCH,
+        &format!("{cms}/grows"),
+        "application/merge-patch+json",
+        serde_json::to_vec(&grow).unwrap(),
+    )
+    .await;
+    assert_status(code, &v, 413, "request is too large");
+    let copies: Vec<Value> = (0..30)
+        .map(|i| serde_json::json!({"op": "copy", "from": "/data", "path": format!("/x{i}")}))
+        .collect();
+    let started = std::time::Instant::now();
+    let (code, v) = call(
+        &c,
+        Method::PATCH,
+        &format!("{cms}/grows?dryRun=All"),
+        "application/json-patch+json",
+        serde_json::to_vec(&copies).unwrap(),
+    )
+    .await;
+    assert_eq!(code, 413, "{v}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    let (code, v) =
+        call(&c, Method::GET, "/api/v1/namespaces/default/namespaces", "application/json", Vec::new()).await;
+    assert_eq!(code, 404, "{v}");
+    // Created "being deleted": the server clears it, as it does uid and creationTimestamp.
+    let doomed = serde_json::json!({"metadata": {"name": "doomed", "finalizers": ["x.io/hold"],
+        "deletionTimestamp": "2020-01-01T00:00:00Z", "deletionGracePeriodSeconds": 0}});
+    let (code, v) =
+        call(&c, Method::POST, cms, "application/json", serde_json::to_vec(&doomed).unwrap()).await;
+    assert_eq!(code, 201, "{v}");
+    assert!(v["metadata"].get("deletionTimestamp").is_none(), "{v}");
+}
