@@ -55,6 +55,9 @@ pub struct LogBounds {
     pub idle: Duration,
 }
 
+/// How long a log remembers a batch id it appended ([`SharedStore::append`]).
+pub const BATCH_MEMORY: Duration = Duration::from_secs(600);
+
 /// A record to append to a log: its bytes, and the sub-logs that list it (by number only: a
 /// sub-log is a way to read some of the log's records without the others', e.g. one user's).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,10 +136,13 @@ pub trait SharedStore: Send + Sync + std::fmt::Debug {
     /// one past the newest number the log ever had, in one atomic step, so numbers never repeat
     /// and follow the order of appending across replicas. Keeps [`LogBounds`] (a number a
     /// sub-log still lists after the log dropped its record is never read). Returns the number
-    /// of the last record (the log's head; unchanged for no records).
+    /// of the last record (the log's head; unchanged for no records). A `batch` id appended in
+    /// the last [`BATCH_MEMORY`] is not appended again: a writer that retries after an answer
+    /// lost on its way repeats its batch id, and no record is listed twice.
     fn append<'a>(
         &'a self,
         log: &'a str,
+        batch: &'a str,
         records: &'a [LogRecord],
         bounds: LogBounds,
     ) -> StoreFuture<'a, u64>;

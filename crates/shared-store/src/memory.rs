@@ -36,6 +36,8 @@ struct Log {
     records: VecDeque<Numbered>,
     subs: HashMap<String, VecDeque<u64>>,
     idle_until: Option<Instant>,
+    /// Batch ids appended, until when they are remembered.
+    batches: HashMap<String, Instant>,
 }
 
 impl Log {
@@ -48,8 +50,12 @@ impl Log {
         }
     }
 
-    fn append(&mut self, records: &[LogRecord], bounds: LogBounds, now: Instant) -> u64 {
+    fn append(&mut self, batch: &str, records: &[LogRecord], bounds: LogBounds, now: Instant) -> u64 {
         self.expire(now);
+        self.batches.retain(|_, until| *until > now);
+        if records.is_empty() || self.batches.insert(batch.to_owned(), now + crate::BATCH_MEMORY).is_some() {
+            return self.head;
+        }
         for record in records {
             self.head += 1;
             for sub in &record.subs {
@@ -250,11 +256,17 @@ impl SharedStore for InProcess {
     fn append<'a>(
         &'a self,
         log: &'a str,
+        batch: &'a str,
         records: &'a [LogRecord],
         bounds: LogBounds,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            Ok(lock(&self.logs).entry(log.to_string()).or_default().append(records, bounds, Instant::now()))
+            Ok(lock(&self.logs).entry(log.to_string()).or_default().append(
+                batch,
+                records,
+                bounds,
+                Instant::now(),
+            ))
         })
     }
 

@@ -9,7 +9,8 @@
 //! - `fundament:log:<log>`: a bounded log, a list of `<number> <record>`, newest first, whose
 //!   numbers have no gaps; `fundament:log-sub:<log>:<sub>` its sub-logs, lists of numbers;
 //!   `fundament:log-head:<log>` its numbering, which never expires, so numbers do not repeat
-//!   after the records went for being idle.
+//!   after the records went for being idle; `fundament:log-batch:<log>:<id>` a batch id
+//!   appended, so a retried batch is not appended twice (it expires by itself).
 //!
 //! The connection is made on first use and remade after a failure (redis-rs's
 //! `ConnectionManager`), so a service starts while Redis is still down and recovers when it
@@ -52,14 +53,16 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 ";
 
 /// Appends records to a log, numbering them with the log's head, and lists each in its
-/// sub-logs. KEYS: the log, its head. ARGV: keep, idle (ms), the sub-logs' key prefix, then for
-/// each record: how many sub-logs, their names, the record. (The sub-logs' keys are built here:
+/// sub-logs, once per batch id. KEYS: the log, its head, the batch's key. ARGV: keep, idle
+/// (ms), the sub-logs' key prefix, how long the batch is remembered (ms), then for each
+/// record: how many sub-logs, their names, the record. (The sub-logs' keys are built here:
 /// one Redis, not a cluster, which needs every key in KEYS.)
 const APPEND_SCRIPT: &str = r"
 local keep = tonumber(ARGV[1])
 local idle = tonumber(ARGV[2])
 local head = tonumber(redis.call('GET', KEYS[2]) or '0')
-local i = 4
+if #ARGV < 5 or not redis.call('SET', KEYS[3], 1, 'NX', 'PX', ARGV[4]) then return head end
+local i = 5
 while i <= #ARGV do
   head = redis.call('INCR', KEYS[2])
   local subs = tonumber(ARGV[i])
@@ -72,7 +75,7 @@ while i <= #ARGV do
   end
   i = i + subs + 2
 end
-if #ARGV >= 4 then
+if #ARGV >= 5 then
   redis.call('LTRIM', KEYS[1], 0, keep - 1)
   redis.call('PEXPIRE', KEYS[1], idle)
 end
@@ -339,6 +342,7 @@ impl SharedStore for RedisStore {
     fn append<'a>(
         &'a self,
         log: &'a str,
+        batch: &'a str,
         records: &'a [LogRecord],
         bounds: LogBounds,
     ) -> StoreFuture<'a, u64> {
@@ -347,9 +351,11 @@ impl SharedStore for RedisStore {
             invocation
                 .key(log_key(log))
                 .key(log_head_key(log))
+                .key(format!("fundament:log-batch:{log}:{batch}"))
                 .arg(bounds.keep.max(1))
                 .arg(ms(bounds.idle))
-                .arg(log_sub_prefix(log));
+                .arg(log_sub_prefix(log))
+                .arg(ms(crate::BATCH_MEMORY));
             for record in records {
                 invocation.arg(record.subs.len());
                 for sub in &record.subs {

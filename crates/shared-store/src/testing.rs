@@ -186,6 +186,7 @@ impl crate::SharedStore for Unreachable {
     fn append<'a>(
         &'a self,
         _: &'a str,
+        _: &'a str,
         _: &'a [crate::LogRecord],
         _: crate::LogBounds,
     ) -> crate::StoreFuture<'a, u64> {

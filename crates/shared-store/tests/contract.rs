@@ -99,9 +99,13 @@ async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert!(b.read_log(&log, None, u64::MAX, 10).await.unwrap().is_empty());
     // Two replicas append in turn: one numbering, in the order of appending.
     let first = [record(&["alice", "prod"], "one"), record(&["bob", "prod"], "two")];
-    assert_eq!(a.append(&log, &first, bounds).await.unwrap(), 2);
-    assert_eq!(b.append(&log, &[record(&["alice"], "three with spaces")], bounds).await.unwrap(), 3);
-    assert_eq!(b.append(&log, &[], bounds).await.unwrap(), 3, "nothing appended: the head is unchanged");
+    assert_eq!(a.append(&log, &sid(), &first, bounds).await.unwrap(), 2);
+    assert_eq!(b.append(&log, &sid(), &[record(&["alice"], "three with spaces")], bounds).await.unwrap(), 3);
+    assert_eq!(
+        b.append(&log, &sid(), &[], bounds).await.unwrap(),
+        3,
+        "nothing appended: the head is unchanged"
+    );
     assert_eq!(
         texts(a, &log, None, u64::MAX, 10).await,
         [(3, "three with spaces".to_string()), (2, "two".into()), (1, "one".into())],
@@ -120,11 +124,13 @@ async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert_eq!(texts(b, &log, Some("alice"), 3, 5).await, [(1, "one".to_string())]);
     // Binary records come back as they went in.
     let bytes = vec![0u8, 255, b' ', b'\n', 7];
-    a.append(&log, &[LogRecord { subs: vec!["bob".into()], bytes: bytes.clone() }], bounds).await.unwrap();
+    a.append(&log, &sid(), &[LogRecord { subs: vec!["bob".into()], bytes: bytes.clone() }], bounds)
+        .await
+        .unwrap();
     assert_eq!(b.read_log(&log, Some("bob"), u64::MAX, 1).await.unwrap()[0].bytes, bytes);
     // The newest `keep` are kept; a sub-log shows only what the log still keeps.
     for i in 0..3 {
-        a.append(&log, &[record(&["alice"], &format!("more {i}"))], bounds).await.unwrap();
+        a.append(&log, &sid(), &[record(&["alice"], &format!("more {i}"))], bounds).await.unwrap();
     }
     assert_eq!(b.log_head(&log).await.unwrap(), 7);
     assert_eq!(numbers(b, &log, None).await, [7, 6, 5]);
@@ -134,16 +140,29 @@ async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
     // Idle past its bound, a log's records go; its numbering goes on.
     let quiet = sid();
     let short = LogBounds { keep: 10, idle: Duration::from_millis(150) };
-    a.append(&quiet, &[record(&["alice"], "soon gone")], short).await.unwrap();
+    a.append(&quiet, &sid(), &[record(&["alice"], "soon gone")], short).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(numbers(b, &quiet, None).await.is_empty(), "gone when idle");
     assert!(numbers(b, &quiet, Some("alice")).await.is_empty(), "its sub-logs too");
     assert_eq!(
-        b.append(&quiet, &[record(&["alice"], "next")], short).await.unwrap(),
+        b.append(&quiet, &sid(), &[record(&["alice"], "next")], short).await.unwrap(),
         2,
         "numbers never repeat"
     );
     assert_eq!(numbers(a, &quiet, Some("alice")).await, [2]);
+
+    // A batch appended again (a retry after a lost answer) is not listed twice.
+    let retried = sid();
+    let batch = sid();
+    let again = [record(&["carol"], "retried")];
+    assert_eq!(a.append(&retried, &batch, &again, bounds).await.unwrap(), 1);
+    assert_eq!(
+        b.append(&retried, &batch, &again, bounds).await.unwrap(),
+        1,
+        "the same batch: nothing appended"
+    );
+    assert_eq!(numbers(b, &retried, Some("carol")).await, [1]);
+    assert_eq!(b.append(&retried, &sid(), &again, bounds).await.unwrap(), 2, "another batch is appended");
 }
 
 #[tokio::test]

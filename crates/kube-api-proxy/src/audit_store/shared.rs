@@ -193,8 +193,8 @@ fn entry(record: &fundament_shared_store::Numbered) -> Option<AuditEntry> {
     }
 }
 
-/// The writer task: appends the calls as they come, a batch at a time, retrying
-/// while the store is down (a retry after an answer lost on the way may list a call twice).
+/// The writer task: appends the calls as they come, a batch at a time, retrying while the
+/// store is down (a retried batch is appended once: [`SharedStore::append`]).
 async fn write(store: Arc<dyn SharedStore>, bounds: LogBounds, mut calls: mpsc::Receiver<ToWriter>) {
     let mut failing = false;
     while let Some(first) = calls.recv().await {
@@ -214,9 +214,12 @@ async fn write(store: Arc<dyn SharedStore>, bounds: LogBounds, mut calls: mpsc::
             }
         }
         if !records.is_empty() {
+            // One id for the batch and its retries: a retry after an answer lost on its way
+            // (the store did append) appends nothing.
+            let batch = uuid::Uuid::new_v4().to_string();
             let mut delay = Duration::from_millis(250);
             loop {
-                match store.append(LOG, &records, bounds).await {
+                match store.append(LOG, &batch, &records, bounds).await {
                     Ok(_) => {
                         if failing {
                             tracing::info!(store = %store.describe(), "audit view: the shared store takes calls again");
