@@ -383,6 +383,11 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
     Ok(hold(response, permit))
 }
 
+/// The cluster a PluginToken was minted for, as request paths spell it (`None`: not a UUID).
+fn token_cluster(claims: &PluginClaims) -> Option<String> {
+    uuid::Uuid::parse_str(&claims.cluster_id).ok().map(|u| u.hyphenated().to_string())
+}
+
 struct PluginCall {
     line: AuditLine,
     started: Instant,
@@ -398,8 +403,7 @@ impl PluginCall {
 
     fn claims(&mut self, c: &PluginClaims) {
         let c = c.clone();
-        let token_cluster = uuid::Uuid::parse_str(&c.cluster_id).map(|u| u.hyphenated().to_string());
-        let on_its_cluster = token_cluster.is_ok_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
+        let on_its_cluster = token_cluster(&c).is_some_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
         self.line = AuditLine {
             on_its_cluster,
             user: c.sub,
@@ -528,9 +532,7 @@ async fn admit_plugin(
         ));
     }
     // 2. The cluster the token was minted for.
-    let token_cluster =
-        uuid::Uuid::parse_str(&claims.cluster_id).map(|u| u.hyphenated().to_string()).unwrap_or_default();
-    if token_cluster != *cluster_id {
+    if token_cluster(&claims).as_ref() != Some(cluster_id) {
         return Err(denied(
             "denied:cluster-mismatch",
             format!(

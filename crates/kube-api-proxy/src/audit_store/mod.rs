@@ -191,15 +191,15 @@ impl AuditStore {
         // Subscribed before the first look, so a call recorded in between still wakes it.
         let mut pushed = self.pushed.subscribe();
         let mut filter = filter.clone();
+        let mut newest = self.newest().await?;
         // Past the newest call there is: the numbering started again (a record in memory
         // restarted). The tail starts over rather than wait for numbers it will not see soon.
-        if filter.after.is_some_and(|after| after > 0) && filter.after > Some(self.newest().await?) {
+        if filter.after.is_some_and(|after| after > 0) && filter.after > Some(newest) {
             filter.after = Some(0);
         }
         let mut seen = None;
         loop {
             // Read again only once there are calls past what was read (a look at one number).
-            let newest = self.newest().await?;
             let past_deadline = tokio::time::Instant::now() >= deadline;
             if seen != Some(newest) || past_deadline {
                 let (items, last_id) = self.query(cluster_id, only_user, &filter).await?;
@@ -231,6 +231,7 @@ impl AuditStore {
                 // The deadline, or a store being dropped: answer what there is.
                 return self.query(cluster_id, only_user, &filter).await;
             }
+            newest = self.newest().await?;
         }
     }
 
