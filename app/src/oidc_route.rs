@@ -149,16 +149,30 @@ pub async fn callback(
         Ok(signed_in) => {
             let next = safe_next(&signed_in.return_path, &state.console_origin);
             let max_age = signed_in.session.max_age;
+            let session = fundament_session::cookie_header(Some(&signed_in.session.token), max_age);
+            if !fundament_session::fits_a_browser(&session) {
+                // A browser drops it without a word and the sign-in would loop; authn bounds
+                // what goes into the token, so this is a fault to name, not a user's.
+                tracing::error!(
+                    bytes = session.len(),
+                    "oidc sign-in: the session cookie is too large to keep"
+                );
+                return failed(SignInFailure::Failed, "/", &[clear]);
+            }
+            let mut cookies = vec![clear, session];
+            let id = fundament_session::oidc_id_token_cookie(Some(&signed_in.id_token), max_age);
+            if fundament_session::fits_a_browser(&id) {
+                cookies.push(id);
+            } else {
+                // Kept only as the hint that ends the provider's session at sign-out: without it
+                // sign-out ends ours and leaves the provider's for the provider to time out.
+                tracing::warn!(
+                    bytes = signed_in.id_token.len(),
+                    "oidc sign-in: the provider's ID token is too large for a cookie; sign-out will not end the provider's session"
+                );
+            }
             tracing::info!("signed in through the identity provider");
-            onward(
-                &next,
-                "Signed in",
-                &[
-                    clear,
-                    fundament_session::cookie_header(Some(&signed_in.session.token), max_age),
-                    fundament_session::oidc_id_token_cookie(Some(&signed_in.id_token), max_age),
-                ],
-            )
+            onward(&next, "Signed in", &cookies)
         }
         Err(failure) => failed(failure, "/", &[clear]),
     }

@@ -114,7 +114,12 @@ pub(crate) async fn finish(
         clock::now(),
         USER_TOKEN_TTL_SECS,
     );
-    tracing::info!(user = %signed_in.user_id, groups = p.groups.len(), "oidc sign-in");
+    tracing::info!(
+        user = %signed_in.user_id,
+        groups = p.groups.len(),
+        groups_left_out = p.groups_left_out,
+        "oidc sign-in"
+    );
     Ok(private_json(FinishResponse {
         access_token: token,
         token_type: "Bearer",

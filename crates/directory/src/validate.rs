@@ -34,6 +34,18 @@ pub fn problems(data: &DirectoryData) -> Vec<String> {
         label(format!("users[{i}].id"), &u.id);
     }
 
+    // An installation is named `<organization>--<plugin>`, and that name is its pages' origin.
+    // With `--` in an id, `acme` installing `labs--grafana` and `acme--labs` installing
+    // `grafana` would share one origin (and its storage); without it, the first `--` of an
+    // installation name always ends the organization.
+    for (i, o) in data.organizations.iter().enumerate() {
+        if o.id.contains("--") {
+            out.push(format!(
+                "organizations[{i}].id: {:?}: must not contain \"--\", which separates an organization from a plugin in installation names",
+                o.id
+            ));
+        }
+    }
     duplicates(&mut out, "organizations", data.organizations.iter().map(|o| o.id.clone()), "id");
     duplicates(&mut out, "clusters", data.clusters.iter().map(|c| c.id.clone()), "id");
     duplicates(&mut out, "projects", data.projects.iter().map(|p| p.id.clone()), "id");

@@ -90,13 +90,15 @@ fn every_problem_is_named_with_where_it_is() {
             "cluster: 019b4000-2000-7000-8000-000000000009",
         )
         .replace("id: dave\n  email: dave@example.com", "id: Dave_1\n  email: CAROL@example.com")
-        .replace("projects: [analytics]", "projects: [billing]");
+        .replace("projects: [analytics]", "projects: [billing]")
+        .replace("organizations:\n", "organizations:\n- id: acme--labs\n  displayName: Acme Labs\n");
     let err = FileDirectory::load(&write(&dir, &bad)).unwrap_err();
     let DirectoryError::Invalid { problems, .. } = &err else { panic!("{err}") };
     let text = problems.join("\n");
     for expected in [
         "projects[1] (analytics).cluster: \"019b4000-2000-7000-8000-000000000009\": no such cluster in the directory",
         "users[1].id: \"Dave_1\": a lowercase RFC 1123 label",
+        "organizations[0].id: \"acme--labs\": must not contain \"--\"",
         "users: email \"carol@example.com\" appears more than once",
         "memberships[1].user: \"dave\": no such user in the directory",
         "memberships[1].projects: \"billing\": no such project in the directory",

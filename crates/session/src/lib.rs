@@ -56,6 +56,12 @@ pub fn oidc_id_token_cookie(value: Option<&str>, max_age: i64) -> String {
     }
 }
 
+/// Whether a browser keeps this `Set-Cookie` value: RFC 6265bis lets browsers drop a cookie
+/// whose name and value together exceed 4,096 bytes, and they do, silently.
+pub fn fits_a_browser(set_cookie: &str) -> bool {
+    set_cookie.split(';').next().is_some_and(|name_and_value| name_and_value.len() <= 4_096)
+}
+
 /// Finds a cookie's value in `Cookie` header values (the first of that name).
 pub fn cookie_value<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
     headers
@@ -119,6 +125,9 @@ mod tests {
             "__Host-fundament_oidc_id=eyJ; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=100"
         );
         assert!(oidc_id_token_cookie(None, 0).starts_with("__Host-fundament_oidc_id=;"));
+        let name = OIDC_ID_TOKEN_COOKIE.len() + 1;
+        assert!(fits_a_browser(&oidc_id_token_cookie(Some(&"a".repeat(4_096 - name)), 100)));
+        assert!(!fits_a_browser(&oidc_id_token_cookie(Some(&"a".repeat(4_097 - name)), 100)));
     }
 
     #[test]

@@ -118,6 +118,12 @@ impl Key {
         self.spec().file_key
     }
 
+    /// Whether its value is a credential (a bearer token, a URL with a password), which no
+    /// error message, log line or `Debug` output may show.
+    pub fn is_secret(self) -> bool {
+        matches!(self, Key::ClusterAdminToken | Key::SharedStore)
+    }
+
     /// How error messages name the setting.
     pub fn describe(self) -> String {
         match self {
@@ -161,10 +167,21 @@ impl Source {
 }
 
 /// Raw values from one source; unset keys are absent.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Layer {
     source: Source,
     values: Vec<(Key, String)>,
+}
+
+impl fmt::Debug for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let values: Vec<_> = self
+            .values
+            .iter()
+            .map(|(key, value)| (key, if key.is_secret() { "<redacted>" } else { value.as_str() }))
+            .collect();
+        f.debug_struct("Layer").field("source", &self.source).field("values", &values).finish()
+    }
 }
 
 impl Layer {

@@ -196,8 +196,8 @@ pub struct FgaSettings {
     pub tuples: PathBuf,
 }
 
-/// Settings of the embedded cluster (mock mode).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Settings of the embedded cluster (mock mode). Its `Debug` hides the admin token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ClusterSettings {
     /// Where it listens.
     pub listen: SocketAddr,
@@ -213,6 +213,20 @@ pub struct ClusterSettings {
     pub plugin_sdk_dir: PathBuf,
     /// Development plugin folders (`fundament dev --plugin DIR`), installed besides `plugins_dir`.
     pub development_plugins: Vec<PathBuf>,
+}
+
+impl fmt::Debug for ClusterSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterSettings")
+            .field("listen", &self.listen)
+            .field("state_file", &self.state_file)
+            .field("admin_token", &self.admin_token.as_ref().map(|_| "<redacted>"))
+            .field("fixtures_dir", &self.fixtures_dir)
+            .field("plugins_dir", &self.plugins_dir)
+            .field("plugin_sdk_dir", &self.plugin_sdk_dir)
+            .field("development_plugins", &self.development_plugins)
+            .finish()
+    }
 }
 
 /// The built-in default of a key; `None` where it derives from other settings.
@@ -282,7 +296,8 @@ impl Resolver<'_> {
         parse(&value).map(Some).map_err(|reason| SettingsError::Invalid {
             key,
             origin: source,
-            value,
+            // A credential is never echoed: the message ends up in logs more people read.
+            value: if key.is_secret() { "<redacted>".to_owned() } else { value },
             reason,
         })
     }
@@ -648,6 +663,19 @@ mod tests {
         let bad = layer(Source::Flag, &[(Key::SharedStore, "memcached://x")]);
         let err = resolve(&[&bad]).unwrap_err().to_string();
         assert!(err.contains("shared-store") && err.contains("redis://host:port"), "{err}");
+    }
+
+    #[test]
+    fn a_credential_never_shows_in_an_error_or_debug_output() {
+        // A password with a '/' makes the URL unparseable; the message names the setting only.
+        let bad = layer(Source::Env, &[(Key::SharedStore, "redis://:pa/ss#w0rd@redis:6379")]);
+        let err = resolve(&[&bad]).unwrap_err().to_string();
+        assert!(err.contains("FUNDAMENT_") && err.contains("<redacted>") && !err.contains("w0rd"), "{err}");
+        assert!(!format!("{bad:?}").contains("w0rd"), "{bad:?}");
+        let token = layer(Source::Flag, &[(Key::ClusterAdminToken, "t0ken-value-of-32-characters-xyz")]);
+        let cluster = resolve(&[&token]).unwrap().cluster;
+        assert_eq!(cluster.admin_token.as_deref(), Some("t0ken-value-of-32-characters-xyz"));
+        assert!(!format!("{cluster:?}").contains("t0ken") && !format!("{token:?}").contains("t0ken"));
     }
 
     #[test]

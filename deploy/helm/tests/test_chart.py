@@ -216,6 +216,14 @@ class ApiVersions(unittest.TestCase):
         given = render("sandbox-values.yaml", sets=["redis.password=given-secret"])
         secret = next(d for d in of_kind(given, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
         self.assertEqual(base64.b64decode(secret["data"]["password"]).decode(), "given-secret")
+        # In the URL it is percent-encoded, so '/', '#', '@' or a space cannot cut it short.
+        odd = "a/b#c d@e+f?g"
+        given = render("sandbox-values.yaml", sets=[f"redis.password={odd}"])
+        secret = next(d for d in of_kind(given, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
+        url = base64.b64decode(secret["data"]["url"]).decode()
+        self.assertEqual(url, "redis://:a%2Fb%23c%20d%40e%2Bf%3Fg@t-fundament-redis:6379")
+        from urllib.parse import urlsplit, unquote
+        self.assertEqual(unquote(urlsplit(url).password), odd)
         external = render("sandbox-values.yaml", sets=["sharedStore.url=redis://store:6379"])
         secret = next(d for d in of_kind(external, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
         self.assertNotIn("password", secret["data"])

@@ -38,12 +38,18 @@ pub struct Profile {
     /// The name claim, else the email, else the subject: the console always has something to show.
     pub name: String,
     pub groups: Vec<String>,
+    /// How many of the provider's groups are not in `groups` (past a bound, or empty).
+    pub groups_left_out: usize,
 }
 
-/// At most this many groups are carried into the UserToken, each at most this long: a token
-/// rides in a cookie, which browsers cap at 4 KiB.
+/// At most this many groups are carried into the UserToken, each at most this long, and all
+/// of them together at most `MAX_GROUPS_BYTES` (names plus their JSON quotes and commas): the
+/// token rides in a cookie, which browsers cap at 4 KiB for name and value together, and
+/// silently drop past that (a sign-in that loops). Groups past the bound are left out in the
+/// provider's order, and the sign-in's log line says how many.
 pub const MAX_GROUPS: usize = 64;
 pub const MAX_CLAIM_LEN: usize = 256;
+pub const MAX_GROUPS_BYTES: usize = 1_024;
 
 /// Reads the profile from verified claims. `sub` must be a non-empty string (checked by the
 /// verifier already; here again because the profile is useless without it).
@@ -67,9 +73,20 @@ pub fn profile(claims: &Map<String, Value>, names: &ClaimNames) -> Option<Profil
         Some(Value::String(one)) => vec![one.clone()],
         _ => Vec::new(),
     };
-    let groups =
-        groups.into_iter().filter(|g| !g.is_empty() && g.len() <= MAX_CLAIM_LEN).take(MAX_GROUPS).collect();
-    Some(Profile { subject, email, name, groups })
+    let given = groups.len();
+    let mut left = MAX_GROUPS_BYTES;
+    let groups: Vec<String> = groups
+        .into_iter()
+        .filter(|g| !g.is_empty() && g.len() <= MAX_CLAIM_LEN)
+        .take(MAX_GROUPS)
+        .take_while(|g| {
+            // As the token's JSON has it: a quote or control character takes more than its byte.
+            let cost = serde_json::to_string(g).map_or(usize::MAX, |j| j.len()).saturating_add(1);
+            left.checked_sub(cost).map(|rest| left = rest).is_some()
+        })
+        .collect();
+    let groups_left_out = given - groups.len();
+    Some(Profile { subject, email, name, groups, groups_left_out })
 }
 
 #[cfg(test)]
@@ -123,7 +140,8 @@ mod tests {
                 subject: "s1".into(),
                 email: "a@example.com".into(),
                 name: "Ada".into(),
-                groups: vec!["ops".into(), "dev".into()]
+                groups: vec!["ops".into(), "dev".into()],
+                groups_left_out: 0,
             }
         );
         let custom = ClaimNames { email: "mail".into(), name: "display".into(), groups: "roles".into() };
@@ -153,5 +171,24 @@ mod tests {
         let p =
             profile(&claims(json!({"sub": "s", "groups": many, "name": "x".repeat(300)})), &names).unwrap();
         assert_eq!((p.groups.len(), p.name.as_str()), (MAX_GROUPS, "s"));
+    }
+
+    #[test]
+    fn the_largest_profile_still_fits_the_session_cookie() {
+        // 64 Active Directory style groups of 60 characters each, a name and email at their
+        // bound, quotes that JSON escapes: the cookie stays under the browsers' 4,096 bytes.
+        let groups: Vec<String> =
+            (0..64).map(|i| format!("CN=\"grp-{i:02}\",OU=Engineering,DC=corp,DC=example,DC=com")).collect();
+        let claims = claims(json!({
+            "sub": "s", "email": format!("{}@example.com", "e".repeat(240)), "name": "\"".repeat(256), "groups": groups.clone(),
+        }));
+        let p = profile(&claims, &ClaimNames::default()).unwrap();
+        assert!(p.groups.len() < 64 && !p.groups.is_empty(), "{}", p.groups.len());
+        assert_eq!(p.groups.len() + p.groups_left_out, 64);
+        assert_eq!(p.groups[..], groups[..p.groups.len()], "the provider's first groups, in order");
+        let signer = fundament_tokens::Signer::generate();
+        let token = signer.sign_user_in_groups(&"u".repeat(63), &p.email, &p.name, &p.groups, 0, 3600);
+        let cookie = fundament_session::cookie_header(Some(&token), 3600);
+        assert!(fundament_session::fits_a_browser(&cookie), "{} bytes", cookie.len());
     }
 }
