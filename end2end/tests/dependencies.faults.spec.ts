@@ -70,7 +70,11 @@ test.describe('dependencies that fail and come back', () => {
     test.setTimeout(60_000);
     await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
     await hydrated(page);
-    await setFault('authn', { fault: 'slow', delay_ms: 3_000 });
+    // 4 s: the page loads at least that long (its frame ticket and its token both wait on
+    // authn), time for the two checks below on a loaded machine. Not longer: the frame gives a
+    // page 5 s (READY_TIMEOUT_MS, counted from the same start) before it says the page did not
+    // load, and past that this would be a test of a late page, not of a slow authn.
+    await setFault('authn', { fault: 'slow', delay_ms: 4_000 });
     await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
     await expect(frame(page)).toHaveAttribute('data-state', 'loading');
     await expect(page.getByText('Loading the Cert Manager page…')).toBeVisible();

@@ -70,8 +70,11 @@ test.describe('plugin tokens', () => {
     // The click sends a mint at once rather than waiting for the console's next try (every
     // 10 s once it gave up). Clicked while minting still fails: with the switch off first,
     // that next try or the page's own next call could recover the frame before the click,
-    // and the button would be gone (it was, once, on a busy machine).
-    const minted = page.waitForRequest((r) => r.url().endsWith('/api/plugin-token'), { timeout: 2_000 });
+    // and the button would be gone (it was, once, on a busy machine). The wait holds the click
+    // itself, which a loaded machine can make slow: 5 s. The console's own next try comes 10 s
+    // after it gave up, which the check above saw within a second or so, so that try falls
+    // past this wait and a button that did not mint still fails it.
+    const minted = page.waitForRequest((r) => r.url().endsWith('/api/plugin-token'), { timeout: 5_000 });
     await page.getByRole('button', { name: 'Try again' }).click();
     await minted;
     await expect(frame).toHaveAttribute('data-state', 'auth-failed');

@@ -425,12 +425,19 @@ mod tests {
         assert_eq!(sessions.sign_out(&other_key).await, SignOutOutcome::Pending);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
 
+        let first = std::time::Instant::now();
         for _ in 0..20 {
             assert_eq!(sessions.sign_out(&real).await, SignOutOutcome::Pending);
         }
-        tokio::time::sleep(Duration::from_millis(1_500)).await;
         // The first sign-out of the session asked authn, then its task once after 1 s. The 19
-        // others found it being retried: nothing sent, no task of their own.
+        // others found it being retried: nothing sent, no task of their own. The task's call
+        // may land late on a loaded machine: wait for it (up to 5 s; the task's next call comes
+        // 2 s after this one, so the count is read before that), and at least the 1.5 s in which
+        // tasks of the 19 others, had they any, would have called too.
+        while calls.load(Ordering::SeqCst) < 3 && first.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1_500).saturating_sub(first.elapsed())).await;
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(sessions.retrying.lock().unwrap().len(), 1);
     }

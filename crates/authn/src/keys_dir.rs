@@ -66,17 +66,26 @@ mod tests {
         let first = signer.read().unwrap().current_kid().to_string();
         let task = follow(dir.path().to_path_buf(), Arc::clone(&signer), Duration::from_millis(20));
         let kids = |s: &Arc<RwLock<Signer>>| s.read().unwrap().jwks()["keys"].as_array().unwrap().len();
+        // Until `done` holds, for at most 5 s: the follower reads the directory every 20 ms, but
+        // a loaded machine may run it late.
+        let until = async |done: &dyn Fn() -> bool| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while !done() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
 
         std::fs::write(dir.path().join("two.pem"), keys_dir::generate_pem()).unwrap();
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        until(&|| kids(&signer) == 2).await;
         assert_eq!(kids(&signer), 2, "the next key is published");
         assert_eq!(signer.read().unwrap().current_kid(), first, "and does not sign yet");
 
         std::fs::write(dir.path().join("current"), "two").unwrap();
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        until(&|| signer.read().unwrap().current_kid() != first).await;
         let second = signer.read().unwrap().current_kid().to_string();
         assert_ne!(second, first, "now it signs");
 
+        // Nothing to wait for when the keys rightly stay: a pause of several reads, then a look.
         std::fs::write(dir.path().join("current"), "three").unwrap();
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert_eq!(signer.read().unwrap().current_kid(), second, "a broken directory keeps the keys");

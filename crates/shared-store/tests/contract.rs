@@ -64,11 +64,13 @@ async fn leases(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert_eq!(b.leases(&group).await.unwrap(), 2);
     b.release(&group, "w1").await.unwrap();
     assert!(b.lease(&group, "w3", 2, ttl).await.unwrap(), "a released slot is free");
-    // A lease that is not renewed lapses: a crashed replica gives its slots back.
+    // A lease that is not renewed lapses: a crashed replica gives its slots back. Held for 1 s,
+    // so that the next call, which must still find it held, comes well within its lifetime
+    // however loaded the machine; past it by half a second when asked again.
     let lapsing = sid();
-    assert!(a.lease(&lapsing, "crashed", 1, Duration::from_millis(150)).await.unwrap());
+    assert!(a.lease(&lapsing, "crashed", 1, Duration::from_secs(1)).await.unwrap());
     assert!(!b.lease(&lapsing, "other", 1, ttl).await.unwrap());
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert!(b.lease(&lapsing, "other", 1, ttl).await.unwrap(), "lapsed");
     assert_eq!(a.leases(&lapsing).await.unwrap(), 1);
 }
@@ -137,11 +139,13 @@ async fn bounded_logs(a: &dyn SharedStore, b: &dyn SharedStore) {
     assert_eq!(numbers(b, &log, Some("alice")).await, [7, 6, 5]);
     assert!(numbers(b, &log, Some("bob")).await.is_empty(), "bob's are gone from the log");
     assert!(numbers(b, &log, Some("prod")).await.is_empty());
-    // Idle past its bound, a log's records go; its numbering goes on.
+    // Idle past its bound, a log's records go; its numbering goes on. Idle for 1 s: the reads
+    // after the second append, which must still find it, come well within that however loaded
+    // the machine; the pause is half a second past it.
     let quiet = sid();
-    let short = LogBounds { keep: 10, idle: Duration::from_millis(150) };
+    let short = LogBounds { keep: 10, idle: Duration::from_secs(1) };
     a.append(&quiet, &sid(), &[record(&["alice"], "soon gone")], short).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert!(numbers(b, &quiet, None).await.is_empty(), "gone when idle");
     assert!(numbers(b, &quiet, Some("alice")).await.is_empty(), "its sub-logs too");
     assert_eq!(

@@ -33,7 +33,9 @@ async fn a_token_of_a_brand_new_key_verifies_after_at_most_one_refetch_interval(
     let new = signer.read().unwrap().sign_user("alice", "a@x", "Alice", now(), 600);
     let started = Instant::now();
     keys.verify_user(&new, now()).await.expect("the new key is fetched, not refused");
-    assert!(started.elapsed() <= MIN_REFETCH + Duration::from_millis(500), "{:?}", started.elapsed());
+    // One interval and the fetch, with room for a loaded machine (as the flood below has):
+    // still far from the next periodic refresh, or from a second interval.
+    assert!(started.elapsed() <= MIN_REFETCH + Duration::from_millis(1500), "{:?}", started.elapsed());
     keys.verify_user(&old, now()).await.expect("the previous key still verifies");
 
     // A made-up kid costs at most one fetch per interval and is refused.
@@ -88,10 +90,21 @@ async fn a_flood_of_made_up_key_ids_costs_one_fetch_per_interval() {
     // Verifiers that answer with the keys at hand (the console's pages): one fetch in the
     // background, however many unknown key ids arrive while it runs.
     let before = hits.load(Ordering::SeqCst);
+    let learning = Instant::now();
     for i in 0..1000 {
         keys.learn_in_background(&format!("made-up-{i}"));
     }
-    tokio::time::sleep(MIN_REFETCH + Duration::from_millis(800)).await;
+    // The fetch comes within an interval; on a loaded machine it may land late, so wait for it
+    // (at most 5 s past the interval), and at least as long as an idle machine needs, so that
+    // more than one would have shown too; then count: exactly one.
+    let deadline = learning + MIN_REFETCH + Duration::from_secs(5);
+    while hits.load(Ordering::SeqCst) == before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(
+        (learning + MIN_REFETCH + Duration::from_millis(800)).saturating_duration_since(Instant::now()),
+    )
+    .await;
     assert_eq!(hits.load(Ordering::SeqCst), before + 1);
     // What was verified before still verifies, without a fetch.
     keys.verify_user(&real, now()).await.expect("the real token still verifies");

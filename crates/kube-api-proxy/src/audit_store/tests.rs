@@ -177,9 +177,12 @@ async fn a_tail_waits_for_the_next_matching_call_and_no_longer() {
 
 #[tokio::test]
 async fn old_calls_expire() {
-    for (kind, store) in both(Retention { entries: 10, age: Duration::from_millis(50) }) {
+    // A call is stamped when it is pushed: a is 1.2 s old at the query, past the retention,
+    // whatever the machine's load; b must still be within it, and has a whole second for the
+    // query to come.
+    for (kind, store) in both(Retention { entries: 10, age: Duration::from_secs(1) }) {
         store.push(&line("a", "allowed"));
-        tokio::time::sleep(Duration::from_millis(80)).await;
+        tokio::time::sleep(Duration::from_millis(1_200)).await;
         store.push(&line("b", "denied:allowed-resources"));
         let (items, _) = query(&store, None, AuditFilter::default()).await;
         assert_eq!(users(&items), ["b"], "{kind}");

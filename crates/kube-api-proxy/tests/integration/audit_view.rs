@@ -213,12 +213,11 @@ async fn two_replicas_sharing_redis_show_each_others_calls_and_a_lost_store_is_a
     );
     for (replica, at) in [(&a, "a"), (&b, "b")] {
         // Each replica flushes its own calls before it reads; the other's are written within
-        // the writer's first step, so give them a moment.
+        // the writer's first step, so give them a moment (up to 10 s: a loaded machine may run
+        // that writer late).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut everyone = replica.audit("alice", "").await;
-        for _ in 0..20 {
-            if everyone.items.len() == 2 {
-                break;
-            }
+        while everyone.items.len() < 2 && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             everyone = replica.audit("alice", "").await;
         }
