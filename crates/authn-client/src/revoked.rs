@@ -37,10 +37,22 @@ struct Entry {
 const SILENCE: Duration = Duration::from_secs(15);
 
 /// The revoked sessions this process knows of.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RevokedSessions {
     set: RwLock<HashMap<String, i64>>,
     synced: AtomicBool,
+    /// Counts changes of `set`, so an open stream learns of its session's sign-out at once.
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for RevokedSessions {
+    fn default() -> Self {
+        Self {
+            set: RwLock::default(),
+            synced: AtomicBool::default(),
+            changes: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 impl RevokedSessions {
@@ -63,6 +75,34 @@ impl RevokedSessions {
         self.set.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(sid)
     }
 
+    /// Resolves when `sid` is revoked here, or when a token of it expiring at `exp` is no
+    /// longer accepted: what ends an answer that streams on after its request was checked (a
+    /// watch, a followed log, a proxied call), so a sign-out ends those too.
+    pub fn ended(
+        self: &Arc<Self>,
+        sid: &str,
+        exp: i64,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (sessions, sid) = (Arc::clone(self), sid.to_owned());
+        let mut changes = self.changes.subscribe();
+        async move {
+            loop {
+                changes.mark_unchanged();
+                let now = now_unix();
+                if sessions.is_revoked(&sid) || !fundament_tokens::accepted_at(exp, now) {
+                    return;
+                }
+                // Past `exp` by the verifiers' leeway, the token is refused: wake up then.
+                let left = (exp + fundament_tokens::EXP_LEEWAY_SECS - now).max(1) as u64;
+                let mut expiry = std::pin::pin!(tokio::time::sleep(Duration::from_secs(left)));
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { expiry.await },
+                    () = &mut expiry => {}
+                }
+            }
+        }
+    }
+
     /// Whether the first snapshot has arrived.
     pub fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)
@@ -74,6 +114,8 @@ impl RevokedSessions {
         let mut set = self.set.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         set.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
         set.insert(sid.to_string(), exp);
+        drop(set);
+        self.changes.send_modify(|n| *n += 1);
     }
 
     async fn run(&self, url: &str) {
@@ -137,7 +179,9 @@ impl RevokedSessions {
                 let now = now_unix();
                 set.retain(|_, exp| fundament_tokens::accepted_at(*exp, now));
                 set.extend(revoked.into_iter().map(|e| (e.sid, e.exp)));
+                drop(set);
                 self.synced.store(true, Ordering::SeqCst);
+                self.changes.send_modify(|n| *n += 1);
             }
             Event::Revoked(Entry { sid, exp }) => self.record(&sid, exp),
             Event::Heartbeat => {}
@@ -167,6 +211,22 @@ mod tests {
         r.record("old", 1);
         r.record("c", 99999999999);
         assert!(!r.is_revoked("old"), "expired entries go");
+    }
+
+    #[tokio::test]
+    async fn a_stream_ends_at_its_sessions_sign_out_or_its_tokens_expiry() {
+        let r = RevokedSessions::none();
+        let now = now_unix();
+        let mut signed_out = Box::pin(r.ended("s1", now + 900));
+        let other = r.ended("s2", now + 900);
+        assert!(futures::poll!(signed_out.as_mut()).is_pending());
+        r.record("s1", now + 900);
+        tokio::time::timeout(Duration::from_millis(10), signed_out).await.expect("ended at the sign-out");
+        let mut other = Box::pin(other);
+        assert!(futures::poll!(other.as_mut()).is_pending(), "another session's stream goes on");
+        // A token past its leeway is refused, so its stream ends at once.
+        let expired = r.ended("s3", now - fundament_tokens::EXP_LEEWAY_SECS - 1);
+        tokio::time::timeout(Duration::from_millis(10), expired).await.expect("ended: expired");
     }
 
     #[test]

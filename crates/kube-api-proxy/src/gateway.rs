@@ -119,14 +119,40 @@ struct Judged {
     streams: bool,
 }
 
-/// Whether `req` is a server-side apply (`application/apply-patch+yaml`, `+json`, `+cbor`).
-fn is_apply(req: &Request) -> bool {
-    req.method() == Method::PATCH
-        && req
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with("application/apply-patch"))
+/// Whether a PATCH is a server-side apply (`application/apply-patch+yaml`, `+json`, `+cbor`).
+/// kube-apiserver takes the `Content-Type` up to its first `;` as the patch type, whatever bytes
+/// follow, so the gateway must read every such header exactly as it does, or a type it cannot
+/// read (a byte past ASCII in a parameter) would pass as "not an apply" and create with only
+/// `patch` checked. So a PATCH carries one `Content-Type` of visible ASCII naming a patch type
+/// the API server knows, or it is refused as the API server refuses an unknown one: 415.
+fn patch_applies(headers: &HeaderMap) -> Result<bool, Status> {
+    let unsupported = |why: &str| {
+        Status::failure(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "{why}: a PATCH body is application/json-patch+json, application/merge-patch+json, \
+                 application/strategic-merge-patch+json or application/apply-patch+yaml"
+            ),
+        )
+    };
+    let mut values = headers.get_all(http::header::CONTENT_TYPE).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(unsupported("a PATCH needs exactly one Content-Type header"));
+    };
+    let Some(text) =
+        value.to_str().ok().filter(|t| t.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)))
+    else {
+        return Err(unsupported("the Content-Type header is not plain ASCII"));
+    };
+    let media = text.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    match media.as_str() {
+        "application/json-patch+json"
+        | "application/merge-patch+json"
+        | "application/strategic-merge-patch+json" => Ok(false),
+        m if m.starts_with("application/apply-patch") => Ok(true),
+        _ => Err(unsupported("not a patch type")),
+    }
 }
 
 /// `/clusters/<uuid>/<rest>` → (canonical id, raw `/<rest>`).
@@ -173,14 +199,16 @@ fn judge(req: &Request) -> Result<Judged, Status> {
     let streams = info.verb == "watch" || (info.subresource == "log" && query.flag("follow")) || proxied;
     if info.verb == "watch" {
         let asked = query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok());
-        if asked.is_none_or(|t| t > MAX_WATCH_SECONDS) {
+        // 0 is no bound to kube-apiserver (it picks 30 to 60 minutes), so it is capped too.
+        if asked.is_none_or(|t| t == 0 || t > MAX_WATCH_SECONDS) {
             query.set("timeoutSeconds", &MAX_WATCH_SECONDS.to_string());
         }
     }
     let query = query.canonical(proxied);
     let path = info.canonical_path();
     let target = if query.is_empty() { path } else { format!("{path}?{query}") };
-    Ok(Judged { cluster_id, info, target, applies: is_apply(req), streams })
+    let applies = req.method() == Method::PATCH && patch_applies(req.headers())?;
+    Ok(Judged { cluster_id, info, target, applies, streams })
 }
 
 /// `GET /clusters/<id>` (nothing after the id): the cluster's id, if that is the request.
@@ -243,7 +271,8 @@ async fn route(gw: &Gateway, req: Request, caller: &Caller) -> Result<Response, 
         Ok(judged) => judged,
         Err(status) => {
             let cluster_id = split_path(req.uri().path()).map(|(id, _)| id).unwrap_or_default();
-            return refused_early(gw, plugin_token.as_deref(), cluster_id, "denied:path", status).await;
+            let check = if status.code == 415 { "denied:content-type" } else { "denied:path" };
+            return refused_early(gw, plugin_token.as_deref(), cluster_id, check, status).await;
         }
     };
     if *caller == Caller::Other {
@@ -294,11 +323,16 @@ async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Statu
     gw.clusters.get(cluster_id).await.map_err(|e| e.status())
 }
 
-/// A watch holds a slot of its user (and PluginToken) until its stream ends.
-fn hold(response: Response, permit: Option<WatchPermit>) -> Response {
-    let Some(permit) = permit else { return response };
+/// A stream that answers on after its request was checked, and ends when the credentials it
+/// was checked with stop being accepted (a sign-out, the token's expiry).
+type SessionEnds = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// A watch holds a slot of its user (and PluginToken) until its stream ends, which is at the
+/// latest when its session does.
+fn hold(response: Response, permit: Option<(WatchPermit, SessionEnds)>) -> Response {
+    let Some((permit, ends)) = permit else { return response };
     let (parts, body) = response.into_parts();
-    Response::from_parts(parts, permit.hold(body))
+    Response::from_parts(parts, permit.hold(body, ends))
 }
 
 async fn forward(
@@ -372,7 +406,12 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
         )));
     }
     let up = upstream(gw, cluster_id).await?;
-    let permit = if judged.streams { Some(gw.watches.acquire(&claims.sub, None).await?) } else { None };
+    let permit = if judged.streams {
+        let ends: SessionEnds = Box::pin(gw.credentials.revoked.ended(&claims.jti, claims.exp));
+        Some((gw.watches.acquire(&claims.sub, None).await?, ends))
+    } else {
+        None
+    };
     let sa = format!("fundament-{}", claims.sub);
     let sa_token = up
         .service_account_token(USER_SA_NAMESPACE, &sa)
@@ -459,7 +498,7 @@ struct Admitted {
     namespace: String,
     /// A token of that ServiceAccount.
     sa_token: String,
-    permit: Option<WatchPermit>,
+    permit: Option<(WatchPermit, SessionEnds)>,
 }
 
 async fn plugin_path(
@@ -560,6 +599,9 @@ async fn admit_plugin(
         )
     })?;
     call.request(&kube);
+    if let Some(why) = judged_by_the_callers_own_rights(&kube) {
+        return Err(denied("denied:escalation", why));
+    }
     let up = upstream(gw, cluster_id).await.map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
     let installation = up
@@ -611,7 +653,9 @@ async fn admit_plugin(
     // allow it as well. An apply always may; a PUT does for the kinds that create on update
     // (RBAC roles and bindings, leases, among others), so a PUT of an object the plugin's
     // ServiceAccount does not find is checked as a create. The cluster is asked only once
-    // allowedResources admits the update.
+    // allowedResources and the user's review admit the update. (An object deleted between that
+    // look and the PUT is created with `update` checked: a race only someone who may delete it
+    // can run, and kube-apiserver itself checks the plugin's ServiceAccount for `create` then.)
     // The refusal when allowedResources does not admit `k` (an Option: the closure's `Err` would
     // be as large as a Refusal).
     let not_admitted = |k: &KubeRequest, why: &str| {
@@ -631,10 +675,15 @@ async fn admit_plugin(
         return Err(refused);
     }
     let namespace = format!("plugin-{installation_name}");
+    // 7. The user may do it (their ServiceAccount's review), asked before the cluster is asked
+    // anything on the plugin's behalf about this object.
+    user_may(&up, &claims.sub, &kube, "").await?;
     let mut sa_token = None;
     let creates_because = if judged.applies {
         Some(" (a server-side apply creates the object when there is none)")
-    } else if kube.verb == "update" {
+    } else if kube.verb == "update" && kube.target.subresource.is_empty() {
+        // Only a PUT of the object itself may create it (never one of a subresource, so a
+        // proxied backend is never called for this look).
         let token = plugin_sa_token(&up, &namespace).await?;
         let path = judged.info.canonical_path();
         let found = up
@@ -648,34 +697,18 @@ async fn admit_plugin(
     } else {
         None
     };
-    let creates =
-        creates_because.map(|why| (KubeRequest { target: kube.target.clone(), verb: "create".into() }, why));
-    if let Some(refused) = creates.as_ref().and_then(|(create, why)| not_admitted(create, why)) {
-        return Err(refused);
-    }
-    // 7. The user may do it (their ServiceAccount's review).
-    let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{}", claims.sub);
-    let groups = [
-        "system:serviceaccounts".to_string(),
-        format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
-        "system:authenticated".to_string(),
-    ];
-    let asked = std::iter::once((&kube, "")).chain(creates.as_ref().map(|(k, why)| (k, *why)));
-    for (k, why) in asked {
-        if !up.review(&user_sa, &groups, k).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
-            return Err(denied(
-                "denied:user-sar",
-                format!(
-                    "forbidden: user {} may not {} {} (SubjectAccessReview of {user_sa}){why}",
-                    claims.sub, k.verb, k.target.resource
-                ),
-            ));
+    if let Some(why) = creates_because {
+        let create = KubeRequest { target: kube.target.clone(), verb: "create".into() };
+        if let Some(refused) = not_admitted(&create, why) {
+            return Err(refused);
         }
+        user_may(&up, &claims.sub, &create, why).await?;
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
     let permit = if judged.streams {
         let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti)).await;
-        Some(permit.map_err(|status| refusal("denied:watch-limit", status))?)
+        let ends: SessionEnds = Box::pin(gw.credentials.revoked.ended(&claims.sid, claims.exp));
+        Some((permit.map_err(|status| refusal("denied:watch-limit", status))?, ends))
     } else {
         None
     };
@@ -684,6 +717,57 @@ async fn admit_plugin(
         None => plugin_sa_token(&up, &namespace).await?,
     };
     Ok(Admitted { up, namespace, sa_token, permit })
+}
+
+/// Writes the cluster allows by what the caller itself holds, beyond the verb on the resource:
+/// a Role or binding passes RBAC's escalation check when the caller holds every rule it grants
+/// (or `bind`/`escalate`), and a certificate request's approval or status needs `approve` or
+/// `sign` on its signer. On the plugin path that caller is the plugin's ServiceAccount, so the
+/// user's SubjectAccessReview of the verb would let a user grant what only the plugin holds
+/// (bind the plugin's own ClusterRole to themselves, approve a certificate for any user). They
+/// are refused here; a user makes them on the user path, where the cluster judges the user.
+fn judged_by_the_callers_own_rights(k: &KubeRequest) -> Option<String> {
+    let t = &k.target;
+    let writes = matches!(k.verb.as_str(), "create" | "update" | "patch");
+    let rbac = t.group == "rbac.authorization.k8s.io"
+        && matches!(t.resource.as_str(), "roles" | "clusterroles" | "rolebindings" | "clusterrolebindings");
+    let certificates = t.group == "certificates.k8s.io"
+        && t.resource == "certificatesigningrequests"
+        && matches!(t.subresource.as_str(), "approval" | "status");
+    let what = if rbac {
+        "RBAC roles and bindings: the cluster checks them for escalation against the caller's own permissions"
+    } else if certificates {
+        "a certificate request's approval or status: the cluster checks the caller's own right to its signer"
+    } else {
+        return None;
+    };
+    writes.then(|| {
+        let sub = if t.subresource.is_empty() { String::new() } else { format!("/{}", t.subresource) };
+        format!(
+            "forbidden: the plugin path does not {} {}{sub}; it writes {what}, which on this path are the plugin's, not the user's",
+            k.verb, t.resource
+        )
+    })
+}
+
+/// Whether `user` may do `k`: the SubjectAccessReview of their ServiceAccount.
+async fn user_may(up: &Upstream, user: &str, k: &KubeRequest, why: &str) -> Result<(), Refusal> {
+    let user_sa = format!("system:serviceaccount:{USER_SA_NAMESPACE}:fundament-{user}");
+    let groups = [
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{USER_SA_NAMESPACE}"),
+        "system:authenticated".to_string(),
+    ];
+    if up.review(&user_sa, &groups, k).await.map_err(|e| unreachable_cluster("error:user-sar", &e))? {
+        return Ok(());
+    }
+    Err(denied(
+        "denied:user-sar",
+        format!(
+            "forbidden: user {user} may not {} {} (SubjectAccessReview of {user_sa}){why}",
+            k.verb, k.target.resource
+        ),
+    ))
 }
 
 /// A token of the plugin's ServiceAccount (`plugin` in `namespace`).
@@ -751,6 +835,8 @@ mod tests {
         assert_eq!(j.target, "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1800");
         let j = judged(Method::GET, &format!("{C}/api/v1/pods?watch=1&timeoutSeconds=30")).unwrap();
         assert_eq!(j.target, "/api/v1/pods?watch=1&timeoutSeconds=30");
+        let j = judged(Method::GET, &format!("{C}/api/v1/pods?watch=1&timeoutSeconds=0")).unwrap();
+        assert_eq!(j.target, "/api/v1/pods?watch=1&timeoutSeconds=1800");
         // A proxied backend gets every value of its own parameters.
         let j = judged(Method::GET, &format!("{C}/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2")).unwrap();
         assert_eq!(j.target, "/api/v1/namespaces/n/services/s/proxy/x?a=1&a=2");
@@ -783,6 +869,58 @@ mod tests {
         assert!(!applies(Method::PATCH, "application/merge-patch+json"));
         assert!(!applies(Method::PATCH, "application/strategic-merge-patch+json"));
         assert!(!applies(Method::PUT, "application/apply-patch+yaml"), "only a PATCH applies");
+    }
+
+    #[test]
+    fn writes_the_cluster_judges_by_the_callers_own_rights_stay_off_the_plugin_path() {
+        let refused = |method: Method, path: &str| {
+            let req = http::Request::builder()
+                .method(method)
+                .uri(format!("{C}{path}"))
+                .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
+                .body(Body::empty())
+                .unwrap();
+            let j = judge(&req).unwrap();
+            judged_by_the_callers_own_rights(&KubeRequest::from_info(&j.info).unwrap()).is_some()
+        };
+        let rbac = "/apis/rbac.authorization.k8s.io/v1";
+        assert!(refused(Method::POST, &format!("{rbac}/namespaces/team/rolebindings")));
+        assert!(refused(Method::PUT, &format!("{rbac}/clusterrolebindings/b")));
+        assert!(refused(Method::PATCH, &format!("{rbac}/namespaces/team/roles/r")));
+        assert!(refused(Method::POST, &format!("{rbac}/clusterroles")));
+        let csr = "/apis/certificates.k8s.io/v1/certificatesigningrequests/c";
+        assert!(refused(Method::PUT, &format!("{csr}/approval")));
+        assert!(refused(Method::PATCH, &format!("{csr}/status")));
+        // Reads and deletes grant nothing; the user's own review covers them.
+        assert!(!refused(Method::GET, &format!("{rbac}/namespaces/team/rolebindings")));
+        assert!(!refused(Method::DELETE, &format!("{rbac}/namespaces/team/rolebindings/b")));
+        assert!(!refused(Method::PUT, csr), "the request itself names no signer right");
+        assert!(!refused(Method::POST, "/api/v1/namespaces/team/configmaps"));
+    }
+
+    #[test]
+    fn a_patch_type_the_gateway_cannot_read_as_the_api_server_does_is_415() {
+        let judge_patch = |content_types: &[&[u8]]| {
+            let mut req = http::Request::builder()
+                .method(Method::PATCH)
+                .uri(format!("{C}/api/v1/namespaces/n/configmaps/a"))
+                .body(Body::empty())
+                .unwrap();
+            for ct in content_types {
+                req.headers_mut()
+                    .append(http::header::CONTENT_TYPE, http::HeaderValue::from_bytes(ct).unwrap());
+            }
+            judge(&req).map(|j| j.applies).map_err(|s| (s.code, s.reason))
+        };
+        let refused = Err((415, "UnsupportedMediaType".to_owned()));
+        // kube-apiserver reads this one as an apply: the byte after the `;` is never looked at.
+        assert_eq!(judge_patch(&[b"application/apply-patch+yaml; x=\xff"]), refused);
+        assert_eq!(judge_patch(&[b"application/apply-patch+yaml; charset=utf-8"]), Ok(true));
+        assert_eq!(judge_patch(&[b"application/merge-patch+json", b"application/apply-patch+yaml"]), refused);
+        assert_eq!(judge_patch(&[]), refused);
+        assert_eq!(judge_patch(&[b"text/plain"]), refused);
+        assert_eq!(judge_patch(&[b"application/json"]), refused);
+        assert_eq!(judge_patch(&[b"application/json-patch+json"]), Ok(false));
     }
 
     #[test]

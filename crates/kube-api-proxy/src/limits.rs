@@ -70,14 +70,20 @@ impl WatchPermit {
         }
     }
 
-    /// `body`, holding this permit until it ends. At shutdown ([`WatchLimits::drain`]) it ends
+    /// `body`, holding this permit until it ends. At shutdown ([`WatchLimits::drain`]), and
+    /// when `ends` resolves (the caller's session signed out, its token expired), it ends
     /// cleanly, as a watch whose timeout passed: the client watches (or calls) again, through
-    /// a load balancer at another replica.
-    pub fn hold(self, body: axum::body::Body) -> axum::body::Body {
+    /// a load balancer at another replica, and is checked again.
+    pub fn hold(
+        self,
+        body: axum::body::Body,
+        ends: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> axum::body::Body {
         use futures::StreamExt;
         let drained = self.drained();
-        let until_drained = axum::body::Body::from_stream(body.into_data_stream().take_until(drained));
-        fundament_body_limits::holding(until_drained, self)
+        let until = futures::future::select(Box::pin(drained), Box::pin(ends));
+        let until_ended = axum::body::Body::from_stream(body.into_data_stream().take_until(until));
+        fundament_body_limits::holding(until_ended, self)
     }
 }
 
@@ -228,9 +234,11 @@ mod tests {
 
     #[tokio::test]
     async fn two_replicas_share_one_bound_and_a_crashed_ones_slots_lapse() {
+        // Leases of 1.5 s, renewed every 0.5 s (a third of it): a renewal may run a second late
+        // on a loaded machine before an open watch's slot lapses.
         let store: Arc<dyn SharedStore> = Arc::new(InProcess::new());
-        let a = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(300));
-        let b = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(300));
+        let a = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(1_500));
+        let b = WatchLimits::with_lease_ttl(Arc::clone(&store), Duration::from_millis(1_500));
         let mut held = Vec::new();
         for i in 0..WATCHES_PER_PLUGIN_TOKEN {
             let replica = if i % 2 == 0 { &a } else { &b };
@@ -239,14 +247,15 @@ mod tests {
         assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
         assert_eq!(a.acquire("alice", Some("t")).await.unwrap_err().code, 429);
         // Renewed while open: still full well past one lease lifetime.
-        tokio::time::sleep(Duration::from_millis(700)).await;
+        tokio::time::sleep(Duration::from_millis(3_500)).await;
         assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
         // A crash: the renewals stop, nothing is given back, and the leases lapse.
         for permit in held.drain(..) {
             permit.renewal.abort();
             std::mem::forget(permit);
         }
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // At most a lifetime after the last renewal, and half a second more.
+        tokio::time::sleep(Duration::from_millis(2_000)).await;
         assert!(b.acquire("alice", Some("t")).await.is_ok(), "lapsed");
     }
 

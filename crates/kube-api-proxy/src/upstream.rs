@@ -248,6 +248,27 @@ fn crosses(name: &http::HeaderName) -> bool {
     headers::is_forwarded(name.as_str()) && !PAGE_HEADERS.contains(&name.as_str())
 }
 
+/// The request headers an API call (not a proxied one) takes to the cluster: what the API
+/// server reads to answer, nothing that could name an identity or a route to a server that
+/// trusts more than kube-apiserver does (an authenticating proxy as the cluster's URL reads
+/// `X-Remote-User`; kube-apiserver reads it only from a front proxy's certificate).
+const API_REQUEST_HEADERS: &[&str] = &["accept", "accept-encoding", "content-type", "user-agent"];
+
+/// Request headers no proxied call takes either: identities and routes as front proxies tell
+/// them to whatever stands behind them.
+const IDENTITY_PREFIXES: &[&str] = &["x-remote-", "x-forwarded-"];
+
+/// Whether a request header of `path` goes to the cluster.
+fn goes_to_the_cluster(name: &http::HeaderName, path: &str) -> bool {
+    let name_str = name.as_str();
+    if !crosses(name) || IDENTITY_PREFIXES.iter().any(|p| name_str.starts_with(p)) || name_str == "forwarded"
+    {
+        return false;
+    }
+    // A backend behind the API server's proxy reads its own headers; an API call needs these.
+    proxied(path) || API_REQUEST_HEADERS.contains(&name_str)
+}
+
 impl UpstreamError {
     /// What the client is told (the cause is logged here, once): 503 when the cluster cannot
     /// be reached and 504 when it does not answer in time, both naming the cluster, both
@@ -624,7 +645,7 @@ async fn outgoing(
 ) -> Result<http::Request<kube::client::Body>, UpstreamError> {
     let mut req = http::Request::builder().method(method).uri(path_and_query);
     for (k, v) in headers {
-        if crosses(k) {
+        if goes_to_the_cluster(k, path_and_query) {
             req = req.header(k, v);
         }
     }
@@ -697,5 +718,32 @@ mod tests {
         assert_eq!(answer.status(), 200);
         let huge = format!("x-padding: {}\r\n", "p".repeat(FORWARD_READ_BUFFER + 1));
         assert!(get(answering(huge).await).await.is_err(), "a head larger than the buffer is an error");
+    }
+
+    #[test]
+    fn an_api_call_takes_only_what_the_api_server_reads_and_no_call_takes_an_identity() {
+        let goes =
+            |name: &'static str, path: &str| goes_to_the_cluster(&http::HeaderName::from_static(name), path);
+        let api = "/api/v1/namespaces/n/configmaps";
+        for name in ["accept", "accept-encoding", "content-type", "user-agent"] {
+            assert!(goes(name, api), "{name}");
+        }
+        for name in [
+            "x-remote-user",
+            "x-remote-group",
+            "x-forwarded-for",
+            "forwarded",
+            "x-http-method-override",
+            "impersonate-user",
+            "authorization",
+            "origin",
+        ] {
+            assert!(!goes(name, api), "{name}");
+        }
+        let proxied = "/api/v1/namespaces/n/services/s:80/proxy/x";
+        assert!(goes("x-custom", proxied), "a backend's own headers");
+        for name in ["x-remote-user", "x-forwarded-host", "forwarded", "impersonate-group", "cookie"] {
+            assert!(!goes(name, proxied), "{name}");
+        }
     }
 }

@@ -144,7 +144,8 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
             parts.headers = answer_headers(&parts.headers);
             let body =
                 fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
-            Response::from_parts(parts, permit.hold(body))
+            let ends = proxy.credentials.revoked.ended(&claims.sid, claims.exp);
+            Response::from_parts(parts, permit.hold(body, ends))
         }
         Err(e) => {
             tracing::warn!(installation = %name, error = %e, "plugin-proxy: runtime unreachable");

@@ -18,6 +18,8 @@ pub(crate) enum PathError {
     EncodedSeparator,
     #[error("backslash in path")]
     Backslash,
+    #[error("hidden name (a segment starting with a dot)")]
+    HiddenName,
     #[error("NUL or control character in path")]
     ControlCharacter,
     #[error("malformed percent-encoding")]
@@ -69,6 +71,11 @@ fn segment(raw: &str) -> Result<String, PathError> {
     if decoded.chars().any(char::is_control) {
         return Err(PathError::ControlCharacter);
     }
+    // `.env`, `.git/`, `.npmrc` left in a plugin's `console/` folder are never pages; only
+    // `.well-known` (RFC 8615) is served.
+    if decoded.starts_with('.') && decoded != ".well-known" {
+        return Err(PathError::HiddenName);
+    }
     Ok(decoded)
 }
 
@@ -85,8 +92,17 @@ mod tests {
         assert_eq!(parse("index.html"), Ok(file("index.html")));
         assert_eq!(parse("sub/page.html"), Ok(file("sub/page.html")));
         assert_eq!(parse(".well-known"), Ok(file(".well-known")));
+        assert_eq!(parse(".well-known/security.txt"), Ok(file(".well-known/security.txt")));
+        assert_eq!(parse("a.b.js"), Ok(file("a.b.js")));
         assert_eq!(parse("a%20b.js"), Ok(file("a b.js")));
         assert_eq!(parse("caf%C3%A9.css"), Ok(file("café.css")));
+    }
+
+    #[test]
+    fn hidden_files_are_never_served() {
+        for path in [".env", ".git/config", "sub/.npmrc", "%2Eenv", ".well-knownx"] {
+            assert_eq!(parse(path), Err(PathError::HiddenName), "{path}");
+        }
     }
 
     #[test]

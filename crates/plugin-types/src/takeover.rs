@@ -23,6 +23,9 @@ pub enum Takeover {
     NodeProxy,
     /// Writes to `plugininstallations`: change or remove other plugins' installations.
     Installations,
+    /// `approve` or `sign` on the built-in signers (`kubernetes.io/…`, or all of them): approve
+    /// a client certificate for any user, `system:masters` included.
+    Signing,
 }
 
 impl Takeover {
@@ -38,6 +41,9 @@ impl Takeover {
             }
             Takeover::NodeProxy => "reaches the kubelet of every node, which runs commands in any pod",
             Takeover::Installations => "lets the plugin change or remove the installations of every plugin",
+            Takeover::Signing => {
+                "lets the plugin approve or sign certificates of the cluster's own signers, for any user (system:masters included)"
+            }
         }
     }
 }
@@ -79,6 +85,13 @@ pub fn takeover(rule: &RbacRule) -> Option<Takeover> {
     }
     if in_group(PLUGINS_GROUP) && on("plugininstallations") && may_any(&WRITE_VERBS) {
         return Some(Takeover::Installations);
+    }
+    // A signer of its own (`example.com/issuer`) is the plugin's business; the cluster's own
+    // (`kubernetes.io/kube-apiserver-client` issues client certificates) are not.
+    let builtin_signers = rule.resource_names.is_empty()
+        || rule.resource_names.iter().any(|n| n.contains('*') || n.starts_with("kubernetes.io/"));
+    if in_group("certificates.k8s.io") && on("signers") && may_any(&["approve", "sign"]) && builtin_signers {
+        return Some(Takeover::Signing);
     }
     None
 }
@@ -133,6 +146,14 @@ mod tests {
             (rule(&["*"], &["*"], &["get", "list", "watch"]), Takeover::Exec),
             (rule(&[""], &["nodes/proxy"], &["get"]), Takeover::NodeProxy),
             (rule(&["plugins.fundament.io"], &["plugininstallations"], &["patch"]), Takeover::Installations),
+            (rule(&["certificates.k8s.io"], &["signers"], &["approve"]), Takeover::Signing),
+            (
+                RbacRule {
+                    resource_names: vec!["kubernetes.io/kube-apiserver-client".into()],
+                    ..rule(&["certificates.k8s.io"], &["signers"], &["sign"])
+                },
+                Takeover::Signing,
+            ),
         ] {
             assert_eq!(takeover(&r), Some(want), "{r:?}");
         }
@@ -147,6 +168,10 @@ mod tests {
             rule(&["plugins.fundament.io"], &["plugininstallations"], &["get", "list", "watch"]),
             rule(&["rbac.authorization.k8s.io"], &["roles"], &["get", "list"]),
             rule(&["apps"], &["*"], &["*"]),
+            RbacRule {
+                resource_names: vec!["example.com/issuer".into()],
+                ..rule(&["certificates.k8s.io"], &["signers"], &["approve", "sign"])
+            },
         ] {
             assert_eq!(takeover(&r), None, "{r:?}");
         }

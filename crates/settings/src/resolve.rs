@@ -452,7 +452,10 @@ fn parse_issuer(value: &str) -> Result<String, String> {
     }
     let url = parse_service_url(value)?;
     let loopback = match url.host() {
-        Some(url::Host::Domain(host)) => host == "localhost" || host.ends_with(".localhost"),
+        // `localhost` itself, which resolvers keep on this machine. Not `*.localhost`: many
+        // (in containers among them) hand those to real DNS, and the code exchange and the
+        // client secret would then travel in plain text to wherever the name points.
+        Some(url::Host::Domain(host)) => host == "localhost",
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
@@ -734,6 +737,8 @@ mod tests {
         assert!(issuer("http://127.0.0.1:8095").is_ok());
         assert!(issuer("http://localhost:8095/oidc").is_ok());
         assert!(issuer("http://[::1]:8095").is_ok());
+        assert!(issuer("http://id.localhost:8095").is_err(), "resolved by DNS in many places");
+        assert!(issuer("https://id.localhost:8095").is_ok());
         let err = issuer("http://id.example.com").unwrap_err();
         assert_eq!(
             err,

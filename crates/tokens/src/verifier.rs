@@ -73,7 +73,12 @@ impl Verifier {
         if audiences(&claims).iter().any(|a| *a == PLUGIN_AUDIENCE || *a == FRAME_AUDIENCE) {
             return Err(TokenError::WrongAudience);
         }
-        typed(claims)
+        let claims: UserClaims = typed(claims)?;
+        // Its `jti` is the session a sign-out revokes.
+        if claims.jti.is_empty() {
+            return Err(TokenError::Malformed);
+        }
+        Ok(claims)
     }
 
     /// Verifies a frame ticket, including the shape of its binding claims. Whether it was
@@ -97,11 +102,20 @@ impl Verifier {
 
     /// Verifies a PluginToken, including the shape of its binding claims. It does not check
     /// that the cluster or installation are the ones of the request: callers do.
+    /// Like the others it refuses a token that also names another kind's audience, and one
+    /// without a session (`sid`) or an id (`jti`): a sign-out could not revoke it, nor a
+    /// stream slot be counted against it.
     pub fn verify_plugin(&self, token: &str, now: i64) -> Result<PluginClaims, TokenError> {
-        let claims: PluginClaims = typed(self.verify(token, PLUGIN_AUDIENCE, now)?)?;
+        let claims = self.verify(token, PLUGIN_AUDIENCE, now)?;
+        if audiences(&claims).iter().any(|a| *a == USER_AUDIENCE || *a == FRAME_AUDIENCE) {
+            return Err(TokenError::WrongAudience);
+        }
+        let claims: PluginClaims = typed(claims)?;
         let well_formed = is_hyphenated_uuid(&claims.cluster_id)
             && is_hyphenated_uuid(&claims.installation_id)
-            && is_dns1123_subdomain(&claims.installation_name);
+            && is_dns1123_subdomain(&claims.installation_name)
+            && !claims.sid.is_empty()
+            && !claims.jti.is_empty();
         if !well_formed {
             return Err(TokenError::Malformed);
         }

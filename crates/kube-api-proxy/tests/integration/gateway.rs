@@ -565,6 +565,22 @@ async fn open_watches(
     (client, open)
 }
 
+/// `call` again every 100 ms while it is answered 429, for at most 5 s; its last answer. A slot
+/// comes back once the gateway has seen the stream that held it close, which on a loaded
+/// machine can take longer than any fixed pause; a slot that never comes back still fails.
+async fn until_not_429<T, F: std::future::Future<Output = (u16, T)>>(
+    mut call: impl FnMut() -> F,
+) -> (u16, T) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let (code, answer) = call().await;
+        if code != 429 || std::time::Instant::now() >= deadline {
+            return (code, answer);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_are_capped_per_plugin_token_with_a_429() {
     let s = start().await;
@@ -578,9 +594,13 @@ async fn watches_are_capped_per_plugin_token_with_a_429() {
     assert_eq!(s.last_decision(), "denied:watch-limit");
     // Closing one gives its slot back.
     drop(open.pop());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
-    assert_eq!(client.request(req).await.unwrap().status(), 200);
+    let (code, _watch) = until_not_429(|| async {
+        let req = Request::get(&url).header("authorization", &token).body(Body::empty()).unwrap();
+        let res = client.request(req).await.unwrap();
+        (res.status().as_u16(), res)
+    })
+    .await;
+    assert_eq!(code, 200);
 }
 
 /// A followed log streams as long as the pod writes, and a proxied call as long as its backend
@@ -604,15 +624,22 @@ async fn followed_logs_and_proxied_calls_count_against_the_users_watches() {
     let (code, _, v) = s.call_as(&token, Method::GET, &log.replace("?follow=true", ""), None).await;
     assert_ne!(code, 429, "{v}");
     drop(open.pop());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
+    let (code, v) = until_not_429(|| async {
+        let (code, _, v) = s.call_as(&token, Method::GET, &log, None).await;
+        (code, v)
+    })
+    .await;
     assert_ne!(code, 429, "the cluster answers it: {v}");
     // A proxied call that has been answered gives its slot back: one after another, each is
-    // forwarded (the embedded cluster answers a Service it has no backend for itself).
+    // forwarded (the embedded cluster answers a Service it has no backend for itself). Each is
+    // allowed until_not_429's time for a slot to come back; one that never does still fails.
     drop(open.pop());
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     for _ in 0..3 {
-        let (code, _, v) = s.call_as(&token, Method::GET, &proxied, None).await;
+        let (code, v) = until_not_429(|| async {
+            let (code, _, v) = s.call_as(&token, Method::GET, &proxied, None).await;
+            (code, v)
+        })
+        .await;
         assert_ne!(code, 429, "the cluster answers it: {v}");
     }
 }
@@ -815,6 +842,16 @@ async fn a_cluster_that_stopped_answers_503_naming_it_without_a_hang() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
 }
 
+/// Waits until `switch`'s restart has ended by itself, for at most `within`. Polled rather than
+/// one look after a fixed pause: on a loaded machine the switch's own timer may run late.
+async fn until_restarted(switch: &fundament_dev_faults::Switch, within: std::time::Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while switch.fault() != fundament_dev_faults::Fault::None && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(switch.fault(), fundament_dev_faults::Fault::None, "the restart ended by itself");
+}
+
 /// Each of the cluster's development faults (down, restarting, slow, 500, 429) on the user and
 /// the plugin path: a Status that names the cluster and what to do, within a bound, never a
 /// hang; and serving again, through the same gateway, once the fault ends.
@@ -871,14 +908,14 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
         );
     }
 
-    // A restart: refused while it lasts, then served again by the same gateway.
-    switch.set(Fault::Restarting { seconds: 2 });
+    // A restart: refused while it lasts, then served again by the same gateway. It lasts 4 s,
+    // so that both calls fall inside it however slowly a loaded machine makes them.
+    switch.set(Fault::Restarting { seconds: 4 });
     for (path, auth) in both {
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!(code, 503, "{path}: {v}");
     }
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-    assert_eq!(switch.fault(), Fault::None);
+    until_restarted(&switch, std::time::Duration::from_secs(9)).await;
     for (path, auth) in both {
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!(code, 200, "{path} after the restart: {v}");
@@ -947,10 +984,106 @@ async fn each_openfga_fault_answers_a_status_naming_it_and_ends_without_a_restar
     switch.set(Fault::Slow { delay_ms: 200 });
     serves().await;
 
-    // A restart: refused while it lasts, then served again by itself, by the same gateway.
-    switch.set(Fault::Restarting { seconds: 1 });
+    // A restart: refused while it lasts, then served again by itself, by the same gateway. It
+    // lasts 4 s, so that all three calls fall inside it however slowly a loaded machine makes
+    // them.
+    switch.set(Fault::Restarting { seconds: 4 });
     answers(503, "ServiceUnavailable", fundament_fga::UNAVAILABLE).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(switch.fault(), Fault::None);
+    until_restarted(&switch, Duration::from_secs(9)).await;
     serves().await;
+}
+
+/// Writes the cluster allows by the caller's own rights (RBAC's escalation check, a
+/// certificate's signer) never go out as the plugin, and a PATCH whose type the gateway cannot
+/// read as kube-apiserver does is refused before anything is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_judged_by_the_callers_own_rights_and_unreadable_patch_types_are_refused() {
+    let s = start().await;
+    let plugin = bearer(&s.plugin_token("bob", PROD, "acme-corp--cert-manager", 900));
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "mine", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "plugin-acme-corp--cert-manager-scope"},
+        "subjects": [{"kind": "ServiceAccount", "name": "fundament-bob", "namespace": "fundament-system"}],
+    });
+    let bindings =
+        format!("/clusters/{PROD}/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings");
+    let (code, _, v) = s.call_as(&plugin, Method::POST, &bindings, Some(binding)).await;
+    assert_eq!(code, 403, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("escalation"), "{v}");
+    assert_eq!(s.last_decision(), "denied:escalation");
+    let approval =
+        format!("/clusters/{PROD}/apis/certificates.k8s.io/v1/certificatesigningrequests/c/approval");
+    let (code, _, v) = s.call_as(&plugin, Method::PUT, &approval, Some(json!({}))).await;
+    assert_eq!((code, s.last_decision().as_str()), (403, "denied:escalation"), "{v}");
+
+    // An apply with a byte past ASCII in a parameter: kube-apiserver would read it as an apply.
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let certificate =
+        format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates/new", s.url);
+    let alice = bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    for (authorization, plugin_path) in [(alice, true), (bearer(&s.user_token("alice")), false)] {
+        let lines = s.audit.lines().len();
+        let req = Request::patch(&certificate)
+            .header("authorization", &authorization)
+            .header(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_bytes(b"application/apply-patch+yaml; x=\xff").unwrap(),
+            )
+            .body(Body::from("apiVersion: cert-manager.io/v1\nkind: Certificate\n"))
+            .unwrap();
+        let res = client.request(req).await.unwrap();
+        assert_eq!(res.status(), 415);
+        let body: Value =
+            serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["reason"], "UnsupportedMediaType", "{body}");
+        if plugin_path {
+            // Refused by the gateway, not by the cluster behind it.
+            assert_eq!(s.audit.lines().len(), lines + 1);
+            assert_eq!(s.last_decision(), "denied:content-type");
+        }
+    }
+}
+
+/// A watch, once admitted, ends when its session is signed out: at once, not at its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_watch_ends_when_its_session_is_signed_out() {
+    /// Whether the stream ends (cleanly, as a watch whose timeout passed) within `wait`.
+    async fn ends_within<B: BodyExt + Unpin>(body: &mut B, wait: std::time::Duration) -> bool {
+        let drained = async {
+            while let Some(frame) = body.frame().await {
+                if frame.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::time::timeout(wait, drained).await.is_ok()
+    }
+    let s = start().await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let user = s.user_token("alice");
+    let session = Verifier::from_jwks(&s.signer.jwks()).unwrap().verify_user(&user, now).unwrap().jti;
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let watch = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
+    let open = |authorization: String| {
+        let (client, watch) = (client.clone(), watch.clone());
+        async move {
+            let req =
+                Request::get(&watch).header("authorization", authorization).body(Body::empty()).unwrap();
+            let res = client.request(req).await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.into_body()
+        }
+    };
+    let mut plugin_watch = open(bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900))).await;
+    let mut user_watch = open(bearer(&user)).await;
+    let second = std::time::Duration::from_secs(1);
+    // Another session's sign-out ends nothing.
+    s.revoked.record("someone-else", now + 3600);
+    assert!(!ends_within(&mut plugin_watch, second).await, "another session's sign-out ends nothing");
+    s.revoked.record("session-1", now + 3600);
+    assert!(ends_within(&mut plugin_watch, 5 * second).await, "the plugin page's watch ended");
+    assert!(!ends_within(&mut user_watch, second).await, "the user's own session is still on");
+    s.revoked.record(&session, now + 3600);
+    assert!(ends_within(&mut user_watch, 5 * second).await, "the user's watch ended");
 }

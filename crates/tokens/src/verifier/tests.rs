@@ -147,14 +147,20 @@ fn frame_tickets_verify_only_as_frame_tickets() {
 }
 
 #[test]
-fn extra_audiences_are_allowed_but_mixed_tokens_never_pass_as_user_tokens() {
+fn extra_audiences_are_allowed_but_mixed_tokens_never_pass() {
     let signer = Signer::generate();
     let v = verifier(&signer);
     let mut claims = plugin_claims();
     claims.aud = vec!["fundament-user".into(), "fundament-plugin".into()];
     let mixed = signer.sign_plugin(&claims);
-    assert!(v.verify_plugin(&mixed, NOW).is_ok());
+    assert_eq!(v.verify_plugin(&mixed, NOW), Err(TokenError::WrongAudience));
     assert_eq!(v.verify_user(&mixed, NOW), Err(TokenError::WrongAudience));
+    claims.aud = vec!["fundament-plugin".into(), crate::FRAME_AUDIENCE.into()];
+    assert_eq!(v.verify_plugin(&signer.sign_plugin(&claims), NOW), Err(TokenError::WrongAudience));
+    claims.aud = vec!["fundament-plugin".into(), "elsewhere".into()];
+    assert!(v.verify_plugin(&signer.sign_plugin(&claims), NOW).is_ok());
+    let sessionless = craft_user(&signer, json!({"jti": ""}));
+    assert_eq!(v.verify_user(&sessionless, NOW), Err(TokenError::Malformed));
     let extra = craft_user(&signer, json!({"aud": ["console", "fundament-user"]}));
     assert!(v.verify_user(&extra, NOW).is_ok());
     let single = craft_user(&signer, json!({"aud": "fundament-user"}));
@@ -276,7 +282,9 @@ fn refuses_plugin_tokens_with_bad_binding_claims() {
     let signer = Signer::generate();
     let v = verifier(&signer);
     type Break = fn(&mut PluginClaims);
-    let cases: [(&str, Break); 6] = [
+    let cases: [(&str, Break); 8] = [
+        ("no session", |c| c.sid = String::new()),
+        ("no token id", |c| c.jti = String::new()),
         ("cluster not a uuid", |c| c.cluster_id = "prod-eu".into()),
         ("cluster simple uuid", |c| c.cluster_id = "019b4000200070008000000000000001".into()),
         ("installation not a uuid", |c| c.installation_id = "x".into()),
