@@ -20,8 +20,10 @@ pub async fn start_runtimes(
     let mut started = Vec::new();
     for def in definitions {
         let installation = installation_name(organization, &def.name);
-        let console = def.dir.join("console");
-        let assets = if console.is_dir() { Assets::Directory(console) } else { Assets::None };
+        let assets = match console_dir(&def.dir) {
+            Some(console) => Assets::Directory(console),
+            None => Assets::None,
+        };
         let runtime = Runtime::new(
             PluginInfo {
                 name: def.name.clone(),
@@ -62,5 +64,34 @@ pub fn register_in(cluster: &fundament_cluster::Running, runtimes: &[(String, So
     for (installation, addr) in runtimes {
         let service = format!("plugin-{installation}");
         cluster.backends.register(&service, &service, 8080, *addr);
+    }
+}
+
+/// A plugin folder's `console/` directory, when it is a directory of the folder itself. A
+/// `console` that is a symlink (`console -> /`) would make the runtime serve whatever it points
+/// at to the plugin's own pages, so it is not served at all (and said so).
+fn console_dir(plugin_dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let console = plugin_dir.join("console");
+    let meta = std::fs::symlink_metadata(&console).ok()?;
+    if meta.file_type().is_symlink() {
+        tracing::warn!(path = %console.display(), "a plugin's console/ is a symlink: its pages are not served");
+        return None;
+    }
+    meta.is_dir().then_some(console)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::console_dir;
+
+    #[test]
+    fn a_console_that_is_a_symlink_is_not_served() {
+        let plugin = tempfile::tempdir().unwrap();
+        assert_eq!(console_dir(plugin.path()), None, "no console/: no pages");
+        std::os::unix::fs::symlink("/", plugin.path().join("console")).unwrap();
+        assert_eq!(console_dir(plugin.path()), None, "console -> / would serve the machine's files");
+        let own = tempfile::tempdir().unwrap();
+        std::fs::create_dir(own.path().join("console")).unwrap();
+        assert_eq!(console_dir(own.path()), Some(own.path().join("console")));
     }
 }

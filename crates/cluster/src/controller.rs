@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::authn::User;
 use crate::cluster::{Cluster, WriteOptions, now_rfc3339};
 use crate::object;
+use crate::resource::ResourceType;
 use crate::status::ApiError;
 use crate::store::EventType;
 
@@ -34,6 +35,8 @@ pub struct PluginDefinition {
     pub hash: String,
     /// `spec.permissions.rbac`: the rules of the installation's ClusterRole.
     pub rules: Vec<RbacRule>,
+    /// `spec.crds`: the CRDs its folder's `crds/` may define (when it lists any).
+    pub crds: Vec<String>,
     pub dir: PathBuf,
     /// Loaded with `fundament dev --plugin`: its pages change while it runs.
     pub development: bool,
@@ -52,9 +55,9 @@ pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> 
     let bytes = std::fs::read(&path).map_err(|source| DefinitionError::Io { path: path.clone(), source })?;
     let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
     let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
-    let PinnedDefinition { name, version, hash, rules } =
+    let PinnedDefinition { name, version, hash, rules, crds } =
         PinnedDefinition::from_manifest(&bytes, &doc).map_err(|e| invalid(e.to_string()))?;
-    Ok(PluginDefinition { name, version, hash, rules, dir: dir.to_path_buf(), development: false })
+    Ok(PluginDefinition { name, version, hash, rules, crds, dir: dir.to_path_buf(), development: false })
 }
 
 /// The installation name of a plugin in an organization: `<organization>--<plugin>`.
@@ -81,10 +84,16 @@ impl Definitions {
     }
 }
 
-/// Creates `obj` (complete with `apiVersion` and `kind`) unless it exists.
-fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
+/// The type of `obj` (complete with `apiVersion` and `kind`).
+fn resource_of(cluster: &Cluster, obj: &Value) -> Result<Arc<ResourceType>, ApiError> {
     let (api_version, kind) = (obj["apiVersion"].as_str().unwrap_or(""), obj["kind"].as_str().unwrap_or(""));
-    let rt = cluster.registry().by_kind(api_version, kind).cloned().ok_or_else(ApiError::no_route)?;
+    cluster.registry().by_kind(api_version, kind).cloned().ok_or_else(ApiError::no_route)
+}
+
+/// Creates `obj` unless it exists: the installation object, which a user or
+/// the seed may have made first and whose spec is theirs.
+fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
+    let rt = resource_of(cluster, &obj)?;
     let ns = object::namespace(&obj).to_string();
     match cluster.create(&User::system(), &rt, &ns, obj, WriteOptions::SYSTEM) {
         Ok(_) => Ok(()),
@@ -93,16 +102,47 @@ fn create_or_keep(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
     }
 }
 
-/// Creates what an installation needs (idempotent). A definition whose `permissions.rbac` would
-/// hand the plugin the cluster ([`fundament_plugin_types::takeover`]) is refused, before anything
-/// is created.
+/// Makes `obj` (one of an installation's children) exactly as the controller
+/// builds it: created, or replaced whole where it exists. Kept as found, an
+/// object made before the controller ran (a ClusterRole named like the
+/// plugin's scope role, with `*` rules or an `aggregationRule`; a binding of
+/// another role) would outlive the check of the definition's rules
+/// ([`refused_rbac`]) and grant what no definition may. Only the status and
+/// what the server owns (uid, creation time) survive a replace; a binding
+/// whose `roleRef` differs is deleted and created again, since a binding's
+/// `roleRef` cannot change.
+fn create_or_replace(cluster: &Cluster, obj: Value) -> Result<(), ApiError> {
+    let rt = resource_of(cluster, &obj)?;
+    let (ns, name) = (object::namespace(&obj).to_string(), object::name(&obj).to_string());
+    let system = User::system();
+    let current = match cluster.get(&rt, &ns, &name) {
+        Ok(current) => current,
+        Err(e) if e.code == 404 => {
+            return cluster.create(&system, &rt, &ns, obj, WriteOptions::SYSTEM).map(|_| ());
+        }
+        Err(e) => return Err(e),
+    };
+    if obj.get("roleRef").is_some() && current["roleRef"] != obj["roleRef"] {
+        cluster.delete(&system, &rt, &ns, &name, &Value::Null, WriteOptions::SYSTEM)?;
+        return cluster.create(&system, &rt, &ns, obj, WriteOptions::SYSTEM).map(|_| ());
+    }
+    let mut desired = obj;
+    if let (Some(fields), Some(status)) = (desired.as_object_mut(), current.get("status")) {
+        fields.insert("status".into(), status.clone());
+    }
+    cluster.update(&system, &rt, &ns, &name, desired, false, WriteOptions::SYSTEM).map(|_| ())
+}
+
+/// Makes what an installation needs, exactly as the definition says (idempotent: an object that
+/// is as it should be is left alone). A definition whose `permissions.rbac` would hand the plugin
+/// the cluster ([`fundament_plugin_types::takeover`]) is refused, before anything is created.
 pub fn materialize(cluster: &Cluster, installation: &str, def: &PluginDefinition) -> Result<(), ApiError> {
     if let Some(refusal) = refused_rbac(def) {
         return Err(ApiError::forbidden_because_of(refusal));
     }
     install::installation_objects(installation, &def.name, &def.rules)
         .into_iter()
-        .try_for_each(|obj| create_or_keep(cluster, obj))
+        .try_for_each(|obj| create_or_replace(cluster, obj))
 }
 
 /// Why `def` is not installed, if its `permissions.rbac` would hand the plugin the cluster.
@@ -228,4 +268,92 @@ fn teardown(cluster: &Cluster, installation: &str) -> Result<(), ApiError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn definition(rules: Vec<RbacRule>) -> PluginDefinition {
+        PluginDefinition {
+            name: "grabby".into(),
+            version: "v1".into(),
+            hash: "sha256:ab".into(),
+            rules,
+            crds: Vec::new(),
+            dir: PathBuf::from("grabby"),
+            development: false,
+        }
+    }
+
+    fn put(cluster: &Cluster, obj: Value) {
+        let rt = resource_of(cluster, &obj).unwrap();
+        let ns = object::namespace(&obj).to_string();
+        cluster.create(&User::system(), &rt, &ns, obj, WriteOptions::SYSTEM).unwrap();
+    }
+
+    fn get(cluster: &Cluster, api_version: &str, kind: &str, ns: &str, name: &str) -> Value {
+        let rt = cluster.registry().by_kind(api_version, kind).cloned().unwrap();
+        cluster.get(&rt, ns, name).unwrap()
+    }
+
+    /// Objects named like an installation's, made before the controller ran (by a fixture, say),
+    /// are replaced by what the definition says, not kept: otherwise a scope role of `*` would
+    /// outlive the check of the definition's rules.
+    #[test]
+    fn what_was_made_before_the_controller_is_replaced_by_what_the_definition_says() {
+        let cluster = Cluster::new();
+        let (ns, role) = ("plugin-acme--grabby", "plugin-acme--grabby-scope");
+        let everything = json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]);
+        put(
+            &cluster,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns,
+            "labels": {"fundament.io/project": "webshop", "pod-security.kubernetes.io/enforce": "privileged"}}}),
+        );
+        put(
+            &cluster,
+            json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "plugin", "namespace": ns, "annotations": {"note": "theirs"}}}),
+        );
+        put(
+            &cluster,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": role}, "rules": everything,
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}),
+        );
+        put(
+            &cluster,
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "User", "name": "mallory"}]}),
+        );
+        let rules = vec![RbacRule {
+            api_groups: vec!["example.io".into()],
+            resources: vec!["widgets".into()],
+            verbs: vec!["get".into()],
+            resource_names: Vec::new(),
+        }];
+        let def = definition(rules);
+        materialize(&cluster, "acme--grabby", &def).unwrap();
+
+        let want = install::installation_objects("acme--grabby", "grabby", &def.rules);
+        for want in &want {
+            let (api_version, kind) = (want["apiVersion"].as_str().unwrap(), want["kind"].as_str().unwrap());
+            let have = get(&cluster, api_version, kind, object::namespace(want), object::name(want));
+            for field in ["rules", "roleRef", "subjects", "spec"] {
+                assert_eq!(have.get(field), want.get(field), "{kind}: {field}: {have}");
+            }
+            assert_eq!(have["metadata"]["labels"], want["metadata"]["labels"], "{kind}: {have}");
+            assert!(have["metadata"]["annotations"].is_null(), "{kind}: {have}");
+        }
+        let have = get(&cluster, "rbac.authorization.k8s.io/v1", "ClusterRole", "", role);
+        assert!(have.get("aggregationRule").is_none(), "{have}");
+
+        // Idempotent: a second pass writes nothing.
+        let before = get(&cluster, "rbac.authorization.k8s.io/v1", "ClusterRole", "", role);
+        materialize(&cluster, "acme--grabby", &def).unwrap();
+        let after = get(&cluster, "rbac.authorization.k8s.io/v1", "ClusterRole", "", role);
+        assert_eq!(object::resource_version(&before), object::resource_version(&after));
+    }
 }

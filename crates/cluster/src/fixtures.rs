@@ -3,13 +3,22 @@
 //! bindings) and `fixtures/`. Every object goes
 //! through the same validation as an API write, so a broken fixture stops
 //! start-up with the file and the reason instead of serving half a cluster.
+//!
+//! `fixtures/cluster` is the platform's own and may hold anything (it holds
+//! the users' RBAC). A plugin folder is its author's, and its objects are
+//! created as the cluster itself, before the controller installs the plugin:
+//! it is held to [`fundament_plugin_types::folder_objects`]' allow-list (its
+//! own CRDs, policies of them, objects of them, Events), checked for the
+//! whole folder before any of it is created.
 
 use std::path::{Path, PathBuf};
 
+use fundament_plugin_types::folder_objects::{self, Part, Refusal};
 use serde_json::Value;
 
 use crate::authn::User;
 use crate::cluster::{Cluster, WriteOptions};
+use crate::controller::{self, DefinitionError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
@@ -19,6 +28,11 @@ pub enum FixtureError {
     Yaml { path: PathBuf, index: usize, detail: String },
     #[error("{path}: document {index} ({kind} {name}): {detail}")]
     Object { path: PathBuf, index: usize, kind: String, name: String, detail: String },
+    /// A document a plugin folder may not hold: nothing of the folder is created.
+    #[error("{path}: document {index} ({kind} {name}): {refusal}: the plugin is not installed")]
+    NotAllowed { path: PathBuf, index: usize, kind: String, name: String, refusal: Box<Refusal> },
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
 }
 
 /// The YAML files of `dir`, in name order; a missing directory has none.
@@ -50,6 +64,12 @@ pub fn documents(path: &Path) -> Result<Vec<Value>, FixtureError> {
 
 /// The documents of YAML `text` that was read from (or is built in as) `path`.
 pub fn documents_in(path: &Path, text: &str) -> Result<Vec<Value>, FixtureError> {
+    Ok(indexed_documents(path, text)?.into_iter().map(|(_, value)| value).collect())
+}
+
+/// The documents of YAML `text`, each with its index in the text (empty
+/// documents are skipped but counted, so the index is the one an editor shows).
+fn indexed_documents(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, FixtureError> {
     let mut docs = Vec::new();
     for (index, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let value = <Value as serde::Deserialize>::deserialize(doc).map_err(|e| FixtureError::Yaml {
@@ -58,43 +78,56 @@ pub fn documents_in(path: &Path, text: &str) -> Result<Vec<Value>, FixtureError>
             detail: e.to_string(),
         })?;
         if !value.is_null() {
-            docs.push(value);
+            docs.push((index, value));
         }
     }
     Ok(docs)
 }
 
+/// The documents of the file `path`, each with its index in the file.
+fn file_documents(path: &Path) -> Result<Vec<(usize, Value)>, FixtureError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| FixtureError::Io { path: path.to_path_buf(), source })?;
+    indexed_documents(path, &text)
+}
+
 /// Creates every object of `path` as the cluster itself.
 pub fn load_file(cluster: &Cluster, path: &Path) -> Result<usize, FixtureError> {
-    let docs = documents(path)?;
+    let docs = file_documents(path)?;
     let count = docs.len();
-    for (index, doc) in docs.into_iter().enumerate() {
-        let api_version = doc["apiVersion"].as_str().unwrap_or_default().to_string();
-        let kind = doc["kind"].as_str().unwrap_or_default().to_string();
-        let name = crate::object::name(&doc).to_string();
-        let fail = |detail: String| FixtureError::Object {
-            path: path.to_path_buf(),
-            index,
-            kind: kind.clone(),
-            name: name.clone(),
-            detail,
-        };
-        let rt = cluster.registry().by_kind(&api_version, &kind).cloned().ok_or_else(|| {
-            fail(format!("no kind {kind} in {api_version} is served (is its CRD loaded first?)"))
-        })?;
-        let ns = if rt.namespaced {
-            // As kubectl does: a namespaced object without one goes to `default`.
-            match crate::object::namespace(&doc) {
-                "" => "default",
-                ns => ns,
-            }
-            .to_string()
-        } else {
-            String::new()
-        };
-        cluster.create(&User::system(), &rt, &ns, doc, WriteOptions::SYSTEM).map_err(|e| fail(e.message))?;
+    for (index, doc) in docs {
+        create(cluster, path, index, doc)?;
     }
     Ok(count)
+}
+
+/// Creates the document `index` of `path` as the cluster itself.
+fn create(cluster: &Cluster, path: &Path, index: usize, doc: Value) -> Result<(), FixtureError> {
+    let api_version = doc["apiVersion"].as_str().unwrap_or_default().to_string();
+    let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+    let name = crate::object::name(&doc).to_string();
+    let fail = |detail: String| FixtureError::Object {
+        path: path.to_path_buf(),
+        index,
+        kind: kind.clone(),
+        name: name.clone(),
+        detail,
+    };
+    let rt = cluster.registry().by_kind(&api_version, &kind).cloned().ok_or_else(|| {
+        fail(format!("no kind {kind} in {api_version} is served (is its CRD loaded first?)"))
+    })?;
+    let ns = if rt.namespaced {
+        // As kubectl does: a namespaced object without one goes to `default`.
+        match crate::object::namespace(&doc) {
+            "" => "default",
+            ns => ns,
+        }
+        .to_string()
+    } else {
+        String::new()
+    };
+    cluster.create(&User::system(), &rt, &ns, doc, WriteOptions::SYSTEM).map_err(|e| fail(e.message))?;
+    Ok(())
 }
 
 /// Loads the cluster fixtures and every plugin folder's CRDs and objects.
@@ -115,13 +148,31 @@ pub fn load_all(
     Ok(count)
 }
 
-/// A plugin folder's `crds/`, `admission/`, then `fixtures/`.
+/// A plugin folder's `crds/`, `admission/`, then `fixtures/`, once the folder
+/// as a whole passes [`folder_objects::first_refused`] (with its definition's
+/// `spec.crds`): a document it may not hold refuses all of it.
 pub fn load_plugin_objects(cluster: &Cluster, dir: &Path) -> Result<usize, FixtureError> {
-    let mut count = 0;
-    for sub in ["crds", "admission", "fixtures"] {
-        for f in yaml_files(&dir.join(sub))? {
-            count += load_file(cluster, &f)?;
+    let definition = controller::read_definition(dir)?;
+    let mut docs: Vec<(Part, PathBuf, usize, Value)> = Vec::new();
+    for part in Part::ALL {
+        for f in yaml_files(&dir.join(part.dir()))? {
+            docs.extend(file_documents(&f)?.into_iter().map(|(index, doc)| (part, f.clone(), index, doc)));
         }
+    }
+    let judged: Vec<(Part, &Value)> = docs.iter().map(|(part, _, _, doc)| (*part, doc)).collect();
+    if let Some(refused) = folder_objects::first_refused(&definition.crds, &judged) {
+        let (_, path, index, _) = &docs[refused.position];
+        return Err(FixtureError::NotAllowed {
+            path: path.clone(),
+            index: *index,
+            kind: refused.kind,
+            name: refused.name,
+            refusal: Box::new(refused.refusal),
+        });
+    }
+    let count = docs.len();
+    for (_, path, index, doc) in docs {
+        create(cluster, &path, index, doc)?;
     }
     Ok(count)
 }

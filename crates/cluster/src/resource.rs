@@ -298,6 +298,19 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
     if kind.is_empty() {
         errors.push(crd_error("spec.names.kind", "Required value"));
     }
+    // kube-apiserver serves its built-in kinds before any CRD, so a CRD of the same group and
+    // resource never reaches its objects there. Here a CRD would share their storage (and take
+    // them along when it is deleted) and its version would be looked up in their place: refused.
+    if !group.is_empty() && !plural.is_empty() && builtin_resource(&group, &plural) {
+        errors.push(crd_error(
+            "spec.names.plural",
+            format!(
+                "Invalid value: \"{plural}\": {} is a built-in resource of the API server; a \
+                 CustomResourceDefinition cannot define it",
+                crate::status::group_resource(&group, &plural)
+            ),
+        ));
+    }
     let expected = format!("{plural}.{group}");
     let name = crate::object::name(crd);
     if !plural.is_empty() && !group.is_empty() && name != expected {
@@ -436,6 +449,11 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<CrdError>> {
     if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
+/// Whether `group`/`plural` is a built-in resource, in any version.
+fn builtin_resource(group: &str, plural: &str) -> bool {
+    builtins().iter().any(|t| t.group == group && t.plural == plural)
+}
+
 fn prefixed(field: &str) -> String {
     if field.is_empty() {
         String::new()
@@ -454,8 +472,19 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// The registry of `types`. A built-in resource is never shadowed: a type
+    /// of a CRD with the group and resource of a built-in one (which
+    /// [`from_crd`] refuses, but a state file from before could hold) is
+    /// dropped, as kube-apiserver serves its own kinds first.
     pub fn new(types: Vec<ResourceType>) -> Self {
-        let types: Vec<Arc<ResourceType>> = types.into_iter().map(Arc::new).collect();
+        let builtin: std::collections::HashSet<(String, String)> = types
+            .iter()
+            .filter(|t| t.builtin.is_some())
+            .map(|t| (t.group.clone(), t.plural.clone()))
+            .collect();
+        let shadows =
+            |t: &ResourceType| t.builtin.is_none() && builtin.contains(&(t.group.clone(), t.plural.clone()));
+        let types: Vec<Arc<ResourceType>> = types.into_iter().filter(|t| !shadows(t)).map(Arc::new).collect();
         let by_gvr = types
             .iter()
             .map(|t| ((t.group.clone(), t.version.clone(), t.plural.clone()), Arc::clone(t)))
@@ -560,6 +589,55 @@ mod tests {
         assert!(types[0].status_subresource && !types[1].status_subresource);
         assert_eq!(types[0].list_kind, "ThingList");
         assert_eq!(types[0].crd.as_ref().unwrap().columns.len(), 1, "Age by default");
+    }
+
+    #[test]
+    fn a_crd_cannot_define_a_built_in_resource() {
+        for (group, plural, kind) in [
+            ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole"),
+            ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding"),
+            ("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition"),
+            ("admissionregistration.k8s.io", "validatingadmissionpolicies", "ValidatingAdmissionPolicy"),
+        ] {
+            // A version the built-in resource does not have would still share its storage.
+            let crd = json!({"metadata": {"name": format!("{plural}.{group}")},
+                "spec": {"group": group, "scope": "Cluster", "names": {"plural": plural, "kind": kind},
+                         "versions": [{"name": "v2", "served": true, "storage": true}]}});
+            let errors = from_crd(&crd).unwrap_err();
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(errors[0].field, "spec.names.plural");
+            assert!(errors[0].message.contains("is a built-in resource"), "{}", errors[0].message);
+        }
+        // The same group with a resource of its own is not a built-in.
+        let crd = json!({"metadata": {"name": "extras.rbac.authorization.k8s.io"},
+            "spec": {"group": "rbac.authorization.k8s.io", "scope": "Cluster",
+                     "names": {"plural": "extras", "kind": "Extra"},
+                     "versions": [{"name": "v1", "served": true, "storage": true}]}});
+        assert!(from_crd(&crd).is_ok());
+    }
+
+    #[test]
+    fn a_built_in_resource_is_never_shadowed_at_lookup() {
+        let mut impostor = builtins().into_iter().find(|t| t.kind == "ClusterRole").unwrap();
+        impostor.builtin = None;
+        impostor.crd = Some(CrdVersion {
+            crd_name: "clusterroles.rbac.authorization.k8s.io".into(),
+            validator: None,
+            columns: Vec::new(),
+            schema: None,
+            storage: true,
+        });
+        let mut other_version = impostor.clone();
+        other_version.version = "v2".into();
+        let mut types = builtins();
+        types.extend([impostor, other_version]);
+        let registry = Registry::new(types);
+        let found = registry.get("rbac.authorization.k8s.io", "v1", "clusterroles").unwrap();
+        assert_eq!(found.builtin, Some(Builtin::ClusterRole));
+        assert!(registry.get("rbac.authorization.k8s.io", "v2", "clusterroles").is_none());
+        let key = StorageKey { group: "rbac.authorization.k8s.io".into(), resource: "clusterroles".into() };
+        assert_eq!(registry.storage_type(&key).unwrap().builtin, Some(Builtin::ClusterRole));
+        assert_eq!(registry.all().len(), builtins().len());
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl Writer {
     /// Installs one document: the object, then (for a custom resource with a
     /// status subresource) the document's status.
     pub async fn put(&self, doc: Document) -> Result<Placed, InstallError> {
-        let Document { path, mut object } = doc;
+        let Document { path, mut object, .. } = doc;
         let types = object.types.clone().unwrap_or_default();
         let mut name = ObjectName {
             kind: types.kind.clone(),
@@ -115,9 +115,13 @@ impl Writer {
             Api::all_with(self.client.clone(), &resource)
         };
         clear_server_fields(&mut object.metadata);
+        clear_installer_marks(&mut object.metadata);
         let status = split_status(&mut object, &resource, &caps);
         let current = api.get_opt(&name.name).await.map_err(|e| refused(&path, &name, &e))?;
-        if let Some(current) = current.as_ref().filter(|c| !installed_here(&c.metadata)) {
+        // A namespace adopted before stays adopted, even if it carries the installer's label too
+        // (an install before adopting dropped it could have left it there).
+        let theirs = |c: &&DynamicObject| !installed_here(&c.metadata) || adopted(&c.metadata);
+        if let Some(current) = current.as_ref().filter(theirs) {
             if !(resource.group.is_empty() && resource.kind == "Namespace") {
                 return Err(InstallError::NotOurs { path, object: name });
             }
@@ -248,8 +252,37 @@ pub(crate) fn installed_here(metadata: &ObjectMeta) -> bool {
     metadata.labels.as_ref().and_then(|l| l.get(INSTALLED_BY_LABEL)).is_some_and(|v| v == FIELD_MANAGER)
 }
 
+/// Whether `metadata` marks a namespace the installer adopted (it existed before).
+pub(crate) fn adopted(metadata: &ObjectMeta) -> bool {
+    metadata.labels.as_ref().and_then(|l| l.get(ADOPTED_BY_LABEL)).is_some_and(|v| v == FIELD_MANAGER)
+}
+
 fn mark(metadata: &mut ObjectMeta) {
     metadata.labels.get_or_insert_with(BTreeMap::new).insert(INSTALLED_BY_LABEL.into(), FIELD_MANAGER.into());
+}
+
+/// The installer's own marks, whatever a document says: they decide what
+/// uninstall deletes ([`INSTALLED_BY_LABEL`]), what it leaves and which labels
+/// it takes away ([`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`]), so only
+/// the installer sets them, and only on what it created or adopted.
+fn clear_installer_marks(metadata: &mut ObjectMeta) {
+    if let Some(labels) = metadata.labels.as_mut() {
+        labels.remove(INSTALLED_BY_LABEL);
+        labels.remove(ADOPTED_BY_LABEL);
+    }
+    if let Some(annotations) = metadata.annotations.as_mut() {
+        annotations.remove(ADDED_LABELS_ANNOTATION);
+    }
+}
+
+/// Whether adopting a namespace may add label `key` of a document to it. Not
+/// the installer's marks ([`clear_installer_marks`] took them off the document
+/// already; a namespace the installer did not make must never carry
+/// [`INSTALLED_BY_LABEL`], or uninstall would delete it), and not Pod Security
+/// Admission's `pod-security.kubernetes.io/…`: a namespace that existed before
+/// keeps the pod security its owner gave it.
+fn adoptable_label(key: &str) -> bool {
+    key != INSTALLED_BY_LABEL && key != ADOPTED_BY_LABEL && !key.starts_with("pod-security.kubernetes.io/")
 }
 
 /// The fields a server sets: a fixture's (its creation time) would be refused or ignored.
@@ -292,9 +325,10 @@ fn outcome_of(before: Option<&str>, after: &DynamicObject) -> Outcome {
     }
 }
 
-/// Adds the labels of `desired` that `current` lacks, and records which, so
-/// that uninstall can take exactly those away again. Labels someone else set
-/// stay as they are, whatever the document says.
+/// Adds the labels of `desired` that `current` lacks (but never the
+/// installer's marks or pod security, see [`adoptable_label`]), and records
+/// which, so that uninstall can take exactly those away again. Labels someone
+/// else set stay as they are, whatever the document says.
 async fn adopt(
     api: &Api<DynamicObject>,
     current: &DynamicObject,
@@ -306,10 +340,10 @@ async fn adopt(
         .labels
         .iter()
         .flatten()
-        .filter(|(key, _)| !have.contains_key(*key))
+        .filter(|(key, _)| !have.contains_key(*key) && adoptable_label(key))
         .map(|(key, value)| (key.clone(), Value::String(value.clone())))
         .collect();
-    if missing.is_empty() && have.get(ADOPTED_BY_LABEL).is_some_and(|v| v == FIELD_MANAGER) {
+    if missing.is_empty() && adopted(&current.metadata) {
         return Ok((current.clone(), Outcome::Unchanged));
     }
     let mut added: BTreeSet<String> = added_labels(&current.metadata);
@@ -422,6 +456,32 @@ mod tests {
         )));
         assert!(!unknown_to_the_schema(&refusal(422, "spec.note: Invalid value")));
         assert!(is_status(&refusal(415, "unsupported"), 415));
+    }
+
+    #[test]
+    fn a_documents_installer_marks_are_taken_off() {
+        let mut metadata: ObjectMeta = serde_json::from_value(json!({"name": "kube-system",
+            "labels": {INSTALLED_BY_LABEL: FIELD_MANAGER, ADOPTED_BY_LABEL: FIELD_MANAGER, "team": "a"},
+            "annotations": {ADDED_LABELS_ANNOTATION: "team", "note": "n"}}))
+        .unwrap();
+        clear_installer_marks(&mut metadata);
+        assert_eq!(metadata.labels, Some(BTreeMap::from([("team".into(), "a".into())])));
+        assert_eq!(metadata.annotations, Some(BTreeMap::from([("note".into(), "n".into())])));
+    }
+
+    #[test]
+    fn adopting_adds_neither_the_installers_marks_nor_pod_security() {
+        for key in [
+            INSTALLED_BY_LABEL,
+            ADOPTED_BY_LABEL,
+            "pod-security.kubernetes.io/enforce",
+            "pod-security.kubernetes.io/warn-version",
+        ] {
+            assert!(!adoptable_label(key), "{key}");
+        }
+        for key in ["fundament.io/project", "kubernetes.io/metadata.name", "team"] {
+            assert!(adoptable_label(key), "{key}");
+        }
     }
 
     #[test]

@@ -8,16 +8,19 @@
 
 use std::path::{Path, PathBuf};
 
+use fundament_plugin_types::folder_objects::{self, Part};
 use fundament_plugin_types::install::PinnedDefinition;
 use kube::api::DynamicObject;
 use serde_json::Value;
 
-use crate::error::InstallError;
+use crate::error::{InstallError, ObjectName};
 
 /// One object of a file, and where it came from.
 #[derive(Debug, Clone)]
 pub(crate) struct Document {
     pub path: PathBuf,
+    /// Its index among the file's documents (empty ones counted), as messages name it.
+    pub index: usize,
     pub object: DynamicObject,
 }
 
@@ -64,7 +67,7 @@ pub(crate) fn documents(path: &Path) -> Result<Vec<Document>, InstallError> {
         if object.metadata.name.as_deref().unwrap_or_default().is_empty() {
             return Err(fail("metadata.name is required".into()));
         }
-        docs.push(Document { path: path.to_path_buf(), object });
+        docs.push(Document { path: path.to_path_buf(), index, object });
     }
     Ok(docs)
 }
@@ -82,6 +85,43 @@ pub(crate) fn files(files: &[PathBuf]) -> Result<Vec<Document>, InstallError> {
     }
     // Stable: otherwise in file and document order, as the embedded cluster loads them.
     docs.sort_by_key(|d| d.kind() != "Namespace");
+    Ok(docs)
+}
+
+/// The documents of a plugin folder's `crds/`, `admission/` and `fixtures/`,
+/// each with its part, once the folder as a whole may be put on a cluster
+/// ([`folder_objects::first_refused`]): one document it may not put there
+/// refuses the whole folder, before anything of it is written. `listed_crds`
+/// is the definition's `spec.crds`.
+pub(crate) fn plugin_folder(
+    dir: &Path,
+    listed_crds: &[String],
+) -> Result<Vec<(Part, Document)>, InstallError> {
+    let mut docs = Vec::new();
+    for part in Part::ALL {
+        docs.extend(directory(&dir.join(part.dir()))?.into_iter().map(|doc| (part, doc)));
+    }
+    let values = docs
+        .iter()
+        .map(|(part, doc)| {
+            let value = serde_json::to_value(&doc.object).map_err(|e| InstallError::Document {
+                path: doc.path.clone(),
+                index: doc.index,
+                detail: format!("not a Kubernetes object: {e}"),
+            })?;
+            Ok((*part, value))
+        })
+        .collect::<Result<Vec<_>, InstallError>>()?;
+    let judged: Vec<(Part, &Value)> = values.iter().map(|(part, value)| (*part, value)).collect();
+    if let Some(refused) = folder_objects::first_refused(listed_crds, &judged) {
+        let (_, doc) = &docs[refused.position];
+        return Err(InstallError::NotAllowed {
+            path: doc.path.clone(),
+            index: doc.index,
+            object: ObjectName::of(doc.kind(), &doc.object),
+            refusal: refused.refusal,
+        });
+    }
     Ok(docs)
 }
 
@@ -144,6 +184,60 @@ mod tests {
             let err = documents(&path).unwrap_err().to_string();
             assert!(err.starts_with(&format!("{}: document 1: {detail}", path.display())), "{err}");
         }
+    }
+
+    /// Every plugin folder of the repository, the end-to-end suites' included.
+    fn shipped_plugin_folders() -> Vec<PathBuf> {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(repo.join("plugins"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("definition.yaml").is_file())
+            .collect();
+        folders.extend(["hostile-plugin", "broken-plugin"].map(|p| repo.join("end2end").join(p)));
+        folders.sort();
+        folders
+    }
+
+    #[test]
+    fn every_shipped_plugin_folder_may_be_installed() {
+        let folders = shipped_plugin_folders();
+        assert!(folders.len() >= 7, "{folders:?}");
+        for dir in folders {
+            let (_, pinned) = read_definition(&dir).unwrap();
+            let docs = plugin_folder(&dir, &pinned.crds).unwrap_or_else(|e| panic!("{e}"));
+            assert!(docs.iter().any(|(part, _)| *part == Part::Crds), "{}", dir.display());
+        }
+    }
+
+    #[test]
+    fn a_folder_with_an_object_it_may_not_hold_is_refused_naming_file_document_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("fixtures")).unwrap();
+        let path = write(
+            &dir.path().join("fixtures"),
+            "grab.yaml",
+            "apiVersion: v1\nkind: Event\nmetadata: {name: e, namespace: default}\n---\n---\n\
+             apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: grab}\n\
+             roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n",
+        );
+        let err = plugin_folder(dir.path(), &[]).unwrap_err();
+        assert!(matches!(&err, InstallError::NotAllowed { index: 2, .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "{}: document 2 (ClusterRoleBinding grab): fixtures/ may hold only objects of the kinds",
+                path.display()
+            )),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(
+                "rbac.authorization.k8s.io/v1 ClusterRoleBinding is neither, and would be \
+             written with the installer's (admin) rights: the plugin is not installed"
+            ),
+            "{message}"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use fundament_plugin_types::folder_objects::Refusal;
+
 /// An object by kind, namespace and name, as messages name it
 /// (`Certificate default/web-tls-cert`, `ClusterRole fundament-read-only`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +43,10 @@ pub enum InstallError {
     Document { path: PathBuf, index: usize, detail: String },
     #[error("{path}: {detail}")]
     Definition { path: PathBuf, detail: String },
+    /// A document a plugin folder may not put on a cluster
+    /// ([`fundament_plugin_types::folder_objects`]): nothing of the plugin is written.
+    #[error("{path}: document {index} ({object}): {refusal}: the plugin is not installed")]
+    NotAllowed { path: PathBuf, index: usize, object: ObjectName, refusal: Refusal },
     #[error("{path}: {object}: the cluster serves no kind {} in {api_version}", object.kind)]
     UnknownKind { path: PathBuf, api_version: String, object: ObjectName },
     /// Installing would take over an object someone else made.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fundament_plugin_types::PluginInstallation;
+use fundament_plugin_types::folder_objects::Part;
 use fundament_plugin_types::install::{self, PinnedDefinition};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
@@ -123,7 +124,11 @@ impl Installer {
     /// The plugin folder `dir` as `<organization>--<plugin>`: its CRDs,
     /// admission policies (where the cluster serves them), fixtures, the
     /// installation's objects and the PluginInstallation, Running and ready.
-    /// `development` marks the installation as a development folder's.
+    /// `development` marks the installation as a development folder's. A
+    /// definition whose RBAC would hand the plugin the cluster, or a folder
+    /// with an object it may not hold
+    /// ([`fundament_plugin_types::folder_objects`]), is refused before
+    /// anything is written.
     pub async fn install_plugin(
         &self,
         organization: &str,
@@ -138,11 +143,22 @@ impl Installer {
                 detail: format!("{refused}: the plugin is not installed"),
             });
         }
+        // Also before anything is written: the folder's objects are applied with this client's
+        // (admin) rights, so one the folder may not hold (RBAC, a workload, a webhook, a CRD of a
+        // built-in group) refuses the plugin.
+        let (mut crds, mut admission, mut fixtures) = (Vec::new(), Vec::new(), Vec::new());
+        for (part, doc) in documents::plugin_folder(dir, &pinned.crds)? {
+            match part {
+                Part::Crds => crds.push(doc),
+                Part::Admission => admission.push(doc),
+                Part::Fixtures => fixtures.push(doc),
+            }
+        }
         let installation = install::installation_name(organization, &pinned.name);
         let mut summary = Summary::default();
-        self.put_all(documents::directory(&dir.join("crds"))?, &mut summary).await?;
-        self.put_admission(&pinned, &dir.join("admission"), &mut summary).await?;
-        self.put_all(documents::directory(&dir.join("fixtures"))?, &mut summary).await?;
+        self.put_all(crds, &mut summary).await?;
+        self.put_admission(&pinned, &dir.join(Part::Admission.dir()), admission, &mut summary).await?;
+        self.put_all(fixtures, &mut summary).await?;
         let children = install::installation_objects(&installation, &pinned.name, &pinned.rules)
             .into_iter()
             .map(|object| built(&definition_path, object))
@@ -177,9 +193,9 @@ impl Installer {
         &self,
         plugin: &PinnedDefinition,
         dir: &Path,
+        docs: Vec<Document>,
         summary: &mut Summary,
     ) -> Result<(), InstallError> {
-        let docs = documents::directory(dir)?;
         if docs.is_empty() {
             return Ok(());
         }
@@ -283,7 +299,7 @@ fn built(path: &Path, object: Value) -> Result<Document, InstallError> {
         index: 0,
         detail: format!("not a Kubernetes object: {e}"),
     })?;
-    Ok(Document { path: path.to_path_buf(), object })
+    Ok(Document { path: path.to_path_buf(), index: 0, object })
 }
 
 /// The conditions' time of a status that is Running for `generation` already.

@@ -11,17 +11,27 @@
 //! - [`Installer::install_plugin`]: a plugin folder's `crds/`, `admission/`
 //!   (where the cluster serves ValidatingAdmissionPolicy), `fixtures/`, the
 //!   installation's objects of [`fundament_plugin_types::install`] and its
-//!   PluginInstallation with a Running, ready status, read back to check;
+//!   PluginInstallation with a Running, ready status, read back to check. The
+//!   folder is written by a hostile author as far as the installer knows, and
+//!   with this client's admin rights: a definition whose RBAC would hand the
+//!   plugin the cluster, or a folder with an object outside
+//!   [`fundament_plugin_types::folder_objects`]' allow-list (its own CRDs,
+//!   policies of them, objects of them, Events), is refused before anything
+//!   is written;
 //! - [`Installer::uninstall`]: everything that carries [`INSTALLED_BY_LABEL`],
-//!   installations first and CRDs last.
+//!   installations first and CRDs last, except namespaces it adopted.
 //!
 //! Objects are written by server-side apply as [`FIELD_MANAGER`] (forced),
 //! statuses by update of the status subresource, each only where it differs,
 //! so a second install changes nothing. Kinds are found through the cluster's
 //! discovery; a document of a kind the cluster does not serve is an error
 //! that names its file. Namespaces that exist already (`default`) are not
-//! taken over: they get the files' missing labels, which uninstall takes away
-//! again; any other object that exists and is not the installer's is an error.
+//! taken over: they get the files' missing labels (never the installer's own
+//! marks, never `pod-security.kubernetes.io/…`), which uninstall takes away
+//! again, and are never deleted; any other object that exists and is not the
+//! installer's is an error. The marks ([`INSTALLED_BY_LABEL`],
+//! [`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`]) are the installer's
+//! alone: a document's are dropped.
 #![forbid(unsafe_code)]
 #![allow(
     clippy::result_large_err,

@@ -1,6 +1,8 @@
 //! Taking away what the installer installed: every object of every served
 //! kind that carries [`INSTALLED_BY_LABEL`], and the labels it added to
-//! namespaces it found. Nothing else is touched.
+//! namespaces it found. Nothing else is touched: a namespace marked
+//! [`ADOPTED_BY_LABEL`] existed before and is never deleted, even if it
+//! carries [`INSTALLED_BY_LABEL`] too.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use kube::core::GroupVersion;
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope, verbs};
 use serde_json::{Map, Value, json};
 
-use crate::apply::{added_labels, installed_here};
+use crate::apply::{added_labels, adopted, installed_here};
 use crate::error::{InstallError, ObjectName, is_status, server_message};
 use crate::installer::{Installer, Summary};
 use crate::{ADDED_LABELS_ANNOTATION, ADOPTED_BY_LABEL, FIELD_MANAGER, INSTALLED_BY_LABEL};
@@ -130,7 +132,13 @@ impl Installer {
         let controlled = |o: &DynamicObject| {
             o.metadata.owner_references.iter().flatten().any(|r| r.controller == Some(true))
         };
-        Ok(list.items.into_iter().filter(|o| installed_here(&o.metadata) && !controlled(o)).collect())
+        // A namespace the installer adopted existed before it: it is only given back its labels
+        // (release_namespaces), never deleted, whatever else it carries.
+        Ok(list
+            .items
+            .into_iter()
+            .filter(|o| installed_here(&o.metadata) && !controlled(o) && !adopted(&o.metadata))
+            .collect())
     }
 
     fn api(&self, resource: &ApiResource, caps: &ApiCapabilities, namespace: &str) -> Api<DynamicObject> {
@@ -164,6 +172,10 @@ impl Installer {
             let mut labels: Map<String, Value> =
                 added_labels(&ns.metadata).into_iter().map(|k| (k, Value::Null)).collect();
             labels.insert(ADOPTED_BY_LABEL.into(), Value::Null);
+            // The installer no longer gives a namespace it adopts its label, but an older one could
+            // have (from a document that carried it): left there, the next uninstall would delete
+            // the namespace.
+            labels.insert(INSTALLED_BY_LABEL.into(), Value::Null);
             let patch =
                 json!({"metadata": {"labels": labels, "annotations": {ADDED_LABELS_ANNOTATION: null}}});
             let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..PatchParams::default() };

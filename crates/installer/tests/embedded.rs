@@ -316,6 +316,63 @@ async fn uninstall_removes_what_was_installed_and_nothing_else() -> Result<()> {
     Ok(())
 }
 
+/// A namespace that existed before the install is adopted, never taken over: it is not given the
+/// installer's label or a document's pod security, and uninstall gives it back as it was, what
+/// is in it included, even when it carries the installer's label (as an install before this fix
+/// could leave one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopted_namespace_survives_uninstall() -> Result<()> {
+    let bare = bare().await?;
+    let client = &bare.client;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for (name, labels) in [
+        ("precious", json!({"team": "a"})),
+        (
+            "legacy",
+            json!({"team": "b", INSTALLED_BY_LABEL: "fundament-dev", ADOPTED_BY_LABEL: "fundament-dev"}),
+        ),
+    ] {
+        let ns = serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}}))?;
+        namespaces.create(&PostParams::default(), &ns).await?;
+    }
+    let configs: Api<ConfigMap> = Api::namespaced(client.clone(), "precious");
+    let mine = serde_json::from_value(json!({"metadata": {"name": "mine"}, "data": {"k": "v"}}))?;
+    configs.create(&PostParams::default(), &mine).await?;
+    // Platform files that ask for more than labels: the installer's own mark and pod security.
+    let platform = tempfile::tempdir()?;
+    std::fs::write(
+        platform.path().join("namespaces.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: precious\n  labels:\n\
+         \x20   fundament.io/installed-by: fundament-dev\n    fundament.io/project: webshop\n\
+         \x20   pod-security.kubernetes.io/enforce: privileged\n---\n\
+         apiVersion: v1\nkind: Namespace\nmetadata: {name: legacy, labels: {fundament.io/project: webshop}}\n---\n\
+         apiVersion: v1\nkind: Namespace\nmetadata: {name: fresh}\n",
+    )?;
+    let installer = Installer::new(client.clone());
+    let installed = installer.install_platform(platform.path()).await?;
+    ensure!(installed.adopted == 2 && installed.created == 1, "{installed}");
+    let labels = namespaces.get("precious").await?.metadata.labels.unwrap_or_default();
+    ensure!(labels.get("fundament.io/project").map(String::as_str) == Some("webshop"), "{labels:?}");
+    ensure!(labels.contains_key(ADOPTED_BY_LABEL), "{labels:?}");
+    ensure!(!labels.contains_key(INSTALLED_BY_LABEL), "adopted, not installed: {labels:?}");
+    ensure!(!labels.contains_key("pod-security.kubernetes.io/enforce"), "pod security stays: {labels:?}");
+
+    let removed = installer.uninstall().await?;
+    ensure!(removed.adopted == 2 && removed.deleted == 1, "{removed}");
+    ensure!(namespaces.get_opt("fresh").await?.is_none(), "the namespace the installer made is gone");
+    for (name, team) in [("precious", "a"), ("legacy", "b")] {
+        let ns = namespaces.get_opt(name).await?.with_context(|| format!("{name} was deleted"))?;
+        let want = BTreeMap::from([("team".to_string(), team.to_string())]);
+        ensure!(ns.metadata.labels == Some(want), "{name}: {:?}", ns.metadata.labels);
+    }
+    ensure!(configs.get_opt("mine").await?.is_some(), "precious/mine");
+    // Given back whole: a second uninstall finds nothing to delete.
+    let again = installer.uninstall().await?;
+    ensure!(again.deleted == 0 && again.adopted == 0, "{again}");
+    ensure!(namespaces.get_opt("legacy").await?.is_some());
+    Ok(())
+}
+
 /// A plugin folder with `definition.yaml` and one fixture file.
 fn plugin_with_fixture(dir: &Path, fixture: &str) -> Result<PathBuf> {
     let plugin = dir.join("odd");
@@ -328,21 +385,148 @@ fn plugin_with_fixture(dir: &Path, fixture: &str) -> Result<PathBuf> {
     Ok(plugin)
 }
 
+/// The CRD of the kind Widget (`widgets.example.io/v1`), namespaced.
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+    metadata: {name: widgets.example.io}\n\
+    spec:\n  group: example.io\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget}\n\
+    \x20 versions:\n  - name: v1\n    served: true\n    storage: true\n\
+    \x20   schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n";
+
+/// `plugin_with_fixture` with `crds/widgets.yaml` too.
+fn plugin_with_widgets(dir: &Path, fixture: &str) -> Result<PathBuf> {
+    let plugin = plugin_with_fixture(dir, fixture)?;
+    std::fs::create_dir_all(plugin.join("crds"))?;
+    std::fs::write(plugin.join("crds/widgets.yaml"), WIDGET_CRD)?;
+    Ok(plugin)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kind_the_cluster_does_not_serve_is_an_error_naming_the_file() -> Result<()> {
     let bare = bare().await?;
     let installer = Installer::new(bare.client.clone());
     let dir = tempfile::tempdir()?;
-    for (api_version, kind) in [("widgets.example.io/v1", "Widget"), ("v1", "Widget")] {
-        let fixture =
-            format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: w, namespace: default}}\n");
-        let plugin = plugin_with_fixture(dir.path(), &fixture)?;
-        let err = installer.install_plugin(ORGANIZATION, &plugin, true).await.expect_err("an unknown kind");
-        let file = plugin.join("fixtures/things.yaml");
-        ensure!(matches!(&err, InstallError::UnknownKind { path, .. } if *path == file), "{err:?}");
+    // The folder's own kind, in a version its CRD does not serve.
+    let (api_version, kind) = ("example.io/v2", "Widget");
+    let fixture =
+        format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: w, namespace: default}}\n");
+    let plugin = plugin_with_widgets(dir.path(), &fixture)?;
+    let err = installer.install_plugin(ORGANIZATION, &plugin, true).await.expect_err("an unknown kind");
+    let file = plugin.join("fixtures/things.yaml");
+    ensure!(matches!(&err, InstallError::UnknownKind { path, .. } if *path == file), "{err:?}");
+    let message = err.to_string();
+    ensure!(message.contains(&file.display().to_string()) && message.contains(kind), "{message}");
+    ensure!(message.contains(api_version), "{message}");
+    Ok(())
+}
+
+/// A plugin folder with an object it may not hold (written with the installer's admin rights, it
+/// would hand its author the cluster) is refused whole, before anything of it is written: not its
+/// CRDs, not its other fixtures, not the installation's namespace, ClusterRole or installation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_that_would_take_the_cluster_over_is_refused_before_anything_is_written() -> Result<()> {
+    let bare = bare().await?;
+    let client = &bare.client;
+    let installer = Installer::new(client.clone());
+    installer.install_platform(&repo().join("fixtures/cluster")).await?;
+    let widget = "apiVersion: example.io/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n---\n";
+    let webhook = "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n\
+        metadata: {name: see-every-write}\nwebhooks: []\n";
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+        metadata: {name: deny-pods}\nspec:\n  matchConstraints:\n    resourceRules:\n\
+        \x20   - {apiGroups: [\"\"], apiVersions: [\"*\"], operations: [\"*\"], resources: [\"*\"]}\n\
+        \x20 validations: [{expression: \"false\"}]\n";
+    let shadow = WIDGET_CRD
+        .replace("widgets.example.io", "clusterroles.rbac.authorization.k8s.io")
+        .replace("group: example.io", "group: rbac.authorization.k8s.io")
+        .replace(
+            "plural: widgets, singular: widget, kind: Widget",
+            "plural: clusterroles, kind: ClusterRole",
+        );
+    for (sub, file, text, index, object, why) in [
+        (
+            "fixtures",
+            "things.yaml",
+            format!(
+                "{widget}apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n\
+                 metadata: {{name: grab}}\n\
+                 roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}}\n\
+                 subjects: [{{kind: ServiceAccount, name: default, namespace: default}}]\n"
+            ),
+            1,
+            "ClusterRoleBinding grab",
+            "fixtures/ may hold only objects of the kinds this plugin's crds/ define, and Events",
+        ),
+        (
+            "fixtures",
+            "things.yaml",
+            format!(
+                "{widget}apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: miner, namespace: kube-system}}\n"
+            ),
+            1,
+            "DaemonSet kube-system/miner",
+            "apps/v1 DaemonSet is neither",
+        ),
+        (
+            "fixtures",
+            "things.yaml",
+            format!(
+                "{widget}apiVersion: v1\nkind: Namespace\n\
+                 metadata: {{name: kube-system, labels: {{fundament.io/installed-by: fundament-dev}}}}\n"
+            ),
+            1,
+            "Namespace kube-system",
+            "metadata.labels[\"fundament.io/installed-by\"]: labels and annotations under fundament.io/",
+        ),
+        (
+            "admission",
+            "hooks.yaml",
+            webhook.to_string(),
+            0,
+            "MutatingWebhookConfiguration see-every-write",
+            "admission/ may hold only",
+        ),
+        (
+            "admission",
+            "hooks.yaml",
+            policy.to_string(),
+            0,
+            "ValidatingAdmissionPolicy deny-pods",
+            "spec.matchConstraints.resourceRules[0].apiGroups[0] \"\" is not a group of this plugin's CRDs",
+        ),
+        (
+            "crds",
+            "shadow.yaml",
+            shadow,
+            0,
+            "CustomResourceDefinition clusterroles.rbac.authorization.k8s.io",
+            "spec.group \"rbac.authorization.k8s.io\" is reserved",
+        ),
+    ] {
+        let dir = tempfile::tempdir()?;
+        let plugin = plugin_with_widgets(dir.path(), widget)?;
+        std::fs::create_dir_all(plugin.join(sub))?;
+        let path = plugin.join(sub).join(file);
+        std::fs::write(&path, text)?;
+        let err = installer.install_plugin(ORGANIZATION, &plugin, true).await.expect_err(object);
         let message = err.to_string();
-        ensure!(message.contains(&file.display().to_string()) && message.contains(kind), "{message}");
-        ensure!(message.contains(api_version), "{message}");
+        ensure!(matches!(err, InstallError::NotAllowed { .. }), "{message}");
+        let head = format!("{}: document {index} ({object}): ", path.display());
+        ensure!(message.starts_with(&head), "{message}\nwanted it to start with {head}");
+        ensure!(message.contains(why) && message.ends_with(": the plugin is not installed"), "{message}");
+        // Nothing of the folder, nothing of the installation.
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        ensure!(
+            crds.get_opt("widgets.example.io").await?.is_none(),
+            "{object}: the folder's CRD was written"
+        );
+        for (api_version, kind, name) in [
+            ("v1", "Namespace", "plugin-acme-corp--odd"),
+            ("rbac.authorization.k8s.io/v1", "ClusterRole", "plugin-acme-corp--odd-scope"),
+            ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "grab"),
+            ("plugins.fundament.io/v1", "PluginInstallation", "acme-corp--odd"),
+        ] {
+            ensure!(get(client, api_version, kind, "", name).await?.is_none(), "{object}: {kind} {name}");
+        }
     }
     Ok(())
 }
@@ -356,7 +540,7 @@ async fn a_definition_that_would_take_the_cluster_over_is_refused_before_anythin
     let dir = tempfile::tempdir()?;
     let plugin = plugin_with_fixture(
         dir.path(),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd-fixture, namespace: default}\ndata: {k: v}\n",
+        "apiVersion: v1\nkind: Event\nmetadata: {name: odd-fixture, namespace: default}\nreason: Odd\n",
     )?;
     std::fs::write(
         plugin.join("definition.yaml"),
@@ -371,7 +555,7 @@ async fn a_definition_that_would_take_the_cluster_over_is_refused_before_anythin
         message.contains("spec.permissions.rbac[1] lets the plugin mint a token of any ServiceAccount"),
         "{message}"
     );
-    ensure!(get(&bare.client, "v1", "ConfigMap", "default", "odd-fixture").await?.is_none(), "no fixture");
+    ensure!(get(&bare.client, "v1", "Event", "default", "odd-fixture").await?.is_none(), "no fixture");
     ensure!(
         get(&bare.client, "v1", "Namespace", "", "plugin-acme-corp--odd").await?.is_none(),
         "no namespace"
@@ -390,15 +574,12 @@ async fn a_refused_object_names_the_file_and_the_servers_message() -> Result<()>
     // No namespace `nowhere`: the server refuses, and says so.
     let plugin = plugin_with_fixture(
         dir.path(),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nowhere}\ndata: {k: v}\n",
+        "apiVersion: v1\nkind: Event\nmetadata: {name: c, namespace: nowhere}\nreason: Odd\n",
     )?;
     let err = installer.install_plugin(ORGANIZATION, &plugin, true).await.expect_err("a refused object");
     let message = err.to_string();
     ensure!(matches!(err, InstallError::Refused { code: 404, .. }), "{message}");
-    ensure!(
-        message.contains("things.yaml: ConfigMap nowhere/c: ") && message.contains("nowhere"),
-        "{message}"
-    );
+    ensure!(message.contains("things.yaml: Event nowhere/c: ") && message.contains("nowhere"), "{message}");
     Ok(())
 }
 

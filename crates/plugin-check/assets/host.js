@@ -15,6 +15,8 @@
     // config: { src, pluginOrigin, refreshReplies: [message…], refreshDelayMs }
     start(config) {
       state.config = config;
+      // Not a style attribute in host.html: the host page's CSP admits no inline style.
+      document.body.style.margin = '0';
       const frame = document.createElement('iframe');
       frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-forms');
       frame.title = 'plugin page';

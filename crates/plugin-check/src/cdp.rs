@@ -137,17 +137,24 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Starts `chromium` headless with a fresh profile, `*.localhost` mapped to 127.0.0.1, and
-    /// connects to its DevTools endpoint.
-    pub async fn launch(chromium: &Path) -> Result<Browser, CheckError> {
+    /// Starts `chromium` headless with a fresh profile, and connects to its DevTools endpoint.
+    ///
+    /// The pages it runs may be someone else's, so it reaches nothing but the check's own
+    /// server, on 127.0.0.1:`port` (see [`network_args`], [`PREFERENCES`]). It runs in
+    /// Chromium's sandbox, unless as root (see [`sandbox_args`]).
+    pub async fn launch(chromium: &Path, port: u16) -> Result<Browser, CheckError> {
         let start_failed = |source| CheckError::ChromiumStart { path: chromium.to_path_buf(), source };
         let profile =
             tempfile::Builder::new().prefix("fundament-plugin-check-").tempdir().map_err(start_failed)?;
+        let default = profile.path().join("Default");
+        std::fs::create_dir(&default).map_err(start_failed)?;
+        std::fs::write(default.join("Preferences"), PREFERENCES).map_err(start_failed)?;
         let mut child = Command::new(chromium)
+            .args(sandbox_args())
+            .args(network_args(port))
             .args([
                 "--headless=new",
                 "--remote-debugging-port=0",
-                "--no-sandbox",
                 "--disable-gpu",
                 "--disable-dev-shm-usage",
                 "--disable-background-networking",
@@ -156,9 +163,7 @@ impl Browser {
                 "--disable-extensions",
                 "--no-first-run",
                 "--no-default-browser-check",
-                "--no-proxy-server",
                 "--mute-audio",
-                "--host-resolver-rules=MAP *.localhost 127.0.0.1",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
@@ -168,21 +173,34 @@ impl Browser {
             .kill_on_drop(true)
             .spawn()
             .map_err(start_failed)?;
-        let stderr =
-            child.stderr.take().ok_or_else(|| CheckError::ChromiumEndpoint(chromium.to_path_buf()))?;
+        let stderr = child.stderr.take().ok_or_else(|| CheckError::ChromiumEndpoint {
+            path: chromium.to_path_buf(),
+            stderr: String::new(),
+        })?;
         let mut lines = BufReader::new(stderr).lines();
+        // Chromium's last words, should it stop before it listens (a sandbox it cannot set up).
+        let mut said = Vec::new();
         let endpoint = tokio::time::timeout(Duration::from_secs(20), async {
             while let Ok(Some(line)) = lines.next_line().await {
                 if let Some(url) = line.strip_prefix("DevTools listening on ") {
                     return Some(url.trim().to_string());
                 }
+                if said.len() == STDERR_KEPT {
+                    said.remove(0);
+                }
+                said.push(line);
             }
             None
         })
         .await
         .ok()
-        .flatten()
-        .ok_or_else(|| CheckError::ChromiumEndpoint(chromium.to_path_buf()))?;
+        .flatten();
+        let Some(endpoint) = endpoint else {
+            return Err(CheckError::ChromiumEndpoint {
+                path: chromium.to_path_buf(),
+                stderr: said.join("\n"),
+            });
+        };
         // Chromium keeps writing to stderr: read it so it never blocks.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let (socket, _) = tokio_tungstenite::connect_async(endpoint.as_str())
@@ -227,8 +245,83 @@ impl Browser {
     }
 }
 
+/// How many of Chromium's stderr lines a start failure shows.
+const STDERR_KEPT: usize = 8;
+
+/// The flags that keep the browser on the check's server, 127.0.0.1:`port`. CSP keeps the
+/// pages there already (crate::server); these hold for what CSP does not govern, and should
+/// a page find a way around it.
+fn network_args(port: u16) -> Vec<String> {
+    vec![
+        // The check's origins are `console.`, `kube.` and `run-<n>.localhost`; no other name
+        // resolves, so a page (or a prefetch of a link of it) cannot even reach a DNS server.
+        "--host-resolver-rules=MAP *.localhost 127.0.0.1, MAP localhost 127.0.0.1, MAP * ~NOTFOUND".into(),
+        // Names do not cover IP literals (nor WebRTC's TURN over TCP): everything but the
+        // check's origins goes to the check's server as to a proxy, which refuses it (404 to
+        // an unknown host, 405 to CONNECT). The bypass list replaces Chromium's implicit one
+        // (`<-loopback>`), which would let every loopback port, [::1] and link-local
+        // addresses (169.254.169.254, a cloud's metadata service) go direct.
+        format!("--proxy-server=http://127.0.0.1:{port}"),
+        format!("--proxy-bypass-list=<-loopback>;*.localhost:{port}"),
+    ]
+}
+
+/// The profile's preferences (the browser contexts of the runs inherit them). WebRTC goes
+/// around CSP and the resolver: ICE sends STUN and TURN to literal addresses, and a TURN
+/// username is the page's to choose. `disable_non_proxied_udp` leaves it no UDP and its TCP
+/// through the proxy of [`network_args`]. As a preference, not the switch
+/// `--force-webrtc-ip-handling-policy`: Chromium does not hand that switch to its renderers,
+/// which kept sending STUN with it.
+const PREFERENCES: &str = r#"{"webrtc": {"ip_handling_policy": "disable_non_proxied_udp", "multiple_routes_enabled": false, "nonproxied_udp_enabled": false}}"#;
+
+/// `--no-sandbox` when running as root, and nothing otherwise. Chromium refuses to start as
+/// root in its sandbox (containers and CI runners often run as root), so there it has to run
+/// without; anyone else keeps the sandbox, which is what stands between a hostile page that
+/// breaks the renderer and the files of the user running the check.
+fn sandbox_args() -> Vec<&'static str> {
+    if running_as_root() { vec!["--no-sandbox"] } else { vec![] }
+}
+
+/// Whether the effective user id is 0, from `/proc/self/status` (`Uid: real effective saved
+/// fs`), which needs neither `libc` nor `unsafe`. Where it cannot be read, not root: Chromium
+/// then says itself that it will not run as root without `--no-sandbox`.
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| effective_uid_is_root(&status))
+}
+
+fn effective_uid_is_root(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .is_some_and(|uid| uid == "0")
+}
+
 /// The Chromium to use: `--chromium`, else `$CHROMIUM_PATH`, else Debian's.
 pub fn chromium_path(flag: Option<PathBuf>) -> PathBuf {
     flag.or_else(|| std::env::var_os("CHROMIUM_PATH").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_CHROMIUM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_is_the_effective_uid() {
+        assert!(effective_uid_is_root("Name:\tx\nUid:\t1000\t0\t0\t0\nGid:\t0\t0\t0\t0\n"));
+        assert!(!effective_uid_is_root("Uid:\t0\t1000\t1000\t1000\n"));
+        assert!(!effective_uid_is_root("Uid:\t1000\t1000\t1000\t1000\n"));
+        assert!(!effective_uid_is_root("no such line"));
+    }
+
+    #[test]
+    fn the_network_is_loopback_only() {
+        let args = network_args(4242).join(" ");
+        assert!(args.contains("MAP * ~NOTFOUND"), "{args}");
+        assert!(args.contains("--proxy-server=http://127.0.0.1:4242"), "{args}");
+        assert!(args.contains("--proxy-bypass-list=<-loopback>;*.localhost:4242"), "{args}");
+        let prefs: Value = serde_json::from_str(PREFERENCES).unwrap();
+        assert_eq!(prefs["webrtc"]["ip_handling_policy"], "disable_non_proxied_udp");
+    }
 }

@@ -147,18 +147,43 @@ impl Finding {
 }
 
 /// `error[no-ready] console/list.html: no plugin:ready within 5 s …`
+///
+/// The file, message and page carry text of the plugin (console messages, exception texts, file
+/// names), which may be someone else's: their control characters are shown escaped
+/// ([`escape_controls`]), so that they cannot clear the screen to fake a pass or set the
+/// clipboard (OSC 52) of whoever reads the report in a terminal.
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}] {}", self.severity, self.name, self.file)?;
+        write!(f, "{}[{}] {}", self.severity, self.name, escape_controls(&self.file))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
-        write!(f, ": {}", self.message)?;
+        write!(f, ": {}", escape_controls(&self.message))?;
         match &self.page {
-            Some(page) if *page != self.file => write!(f, " (page {page})"),
+            Some(page) if *page != self.file => write!(f, " (page {})", escape_controls(page)),
             _ => Ok(()),
         }
     }
+}
+
+/// `text` with every control character (C0, DEL, C1) but `\n` and `\t` replaced by a visible
+/// escape: `\x1b` for ESC, `\u{9b}` for the C1 CSI. Terminals act on those (ESC and
+/// CSI start sequences that move the cursor, clear the screen, retitle the window, write the
+/// clipboard); line breaks and tabs are kept, as a multi-line console message has them.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if !escaped(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A page the check ran, and how.
@@ -242,6 +267,28 @@ mod tests {
             .at_line(Some(3))
             .on_page("console/a.html");
         assert_eq!(f.to_string(), "error[no-ready] console/a.html:3: no plugin:ready within 5 s");
+    }
+
+    #[test]
+    fn control_characters_of_the_page_are_shown_escaped() {
+        // What a hostile page could log: clear the screen and print a pass, set the clipboard
+        // (OSC 52), a C1 CSI, a carriage return that would overwrite the line.
+        let message =
+            "console error: \x1b[2J\x1b[Hpassed: 2 pages run\x1b]52;c;ZWNobyBoaQ==\x07 \u{9b}31m \r\0\x7f";
+        let f = Finding::error(FindingName::ConsoleError, "console/a\x1b[1m.js", message)
+            .on_page("console/\x1b]0;t\x07.html");
+        let shown = f.to_string();
+        assert_eq!(
+            shown,
+            "error[console-error] console/a\\x1b[1m.js: console error: \\x1b[2J\\x1b[Hpassed: 2 pages run\\x1b]52;c;ZWNobyBoaQ==\\x07 \\u{9b}31m \\x0d\\x00\\x7f (page console/\\x1b]0;t\\x07.html)"
+        );
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        // Line breaks and tabs stay; plain text is not copied.
+        assert_eq!(escape_controls("a\n\tb"), "a\n\tb");
+        assert!(matches!(escape_controls("plain"), std::borrow::Cow::Borrowed(_)));
+        // The whole report, too.
+        let r = Report::new(None, vec![], vec![f]);
+        assert!(!r.to_string().trim_end().contains(['\x1b', '\u{9b}', '\r']), "{r}");
     }
 
     #[test]

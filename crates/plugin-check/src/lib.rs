@@ -13,6 +13,7 @@
 
 pub mod cdp;
 mod error;
+pub mod files;
 pub mod finding;
 pub mod kube;
 pub mod plugin;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use futures::StreamExt;
 
 pub use error::CheckError;
+use files::Refused;
 pub use finding::{CheckedPage, Finding, FindingName, Report, Severity};
 use plugin::PluginFolder;
 use run::Scenario;
@@ -45,11 +47,11 @@ impl Default for Options {
 }
 
 /// Checks the plugin folder `dir`. An `Err` means the check could not run (no definition.yaml,
-/// no Chromium); what it found is in the report.
+/// a YAML file that is not a regular file inside the folder, no Chromium); what it found is in
+/// the report.
 pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> {
-    if !dir.join("definition.yaml").is_file() {
-        return Err(CheckError::NoDefinition(dir.to_path_buf()));
-    }
+    // Before lint reads them as they are (it quotes what it reads).
+    plugin::check_files(dir)?;
     let mut findings: Vec<Finding> =
         fundament_organization_api::lint::lint_dir(dir).into_iter().map(lint_finding).collect();
     let plugin = match PluginFolder::read(dir) {
@@ -59,16 +61,25 @@ pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> 
         Err(e) => return Err(e),
     };
     let name = Some(plugin.definition.metadata.name.clone());
-    let (pages, missing): (Vec<CheckedPage>, Vec<CheckedPage>) =
-        plugin.pages().into_iter().partition(|p| dir.join(&p.file).is_file());
-    for page in &missing {
+    let (pages, missing): (Vec<(CheckedPage, Option<Refused>)>, _) = plugin
+        .pages()
+        .into_iter()
+        .map(|p| {
+            let file = p.file.strip_prefix("console/").unwrap_or(&p.file);
+            let refused = files::resolve_console(dir, file).err();
+            (p, refused)
+        })
+        .partition(|(_, refused)| refused.is_none());
+    let pages: Vec<CheckedPage> = pages.into_iter().map(|(p, _)| p).collect();
+    for (page, refused) in &missing {
+        let why = match refused {
+            Some(Refused::NotFound) | None => "which does not exist".to_string(),
+            Some(refused) => format!("which the check refuses to serve: {refused}"),
+        };
         findings.push(Finding::error(
             FindingName::FileNotFound,
             &page.file,
-            format!(
-                "spec.customComponents.{}.{} names {}, which does not exist",
-                page.kind, page.view, page.file
-            ),
+            format!("spec.customComponents.{}.{} names {}, {why}", page.kind, page.view, page.file),
         ));
     }
     if pages.is_empty() {
@@ -84,7 +95,7 @@ pub async fn check(dir: &Path, options: &Options) -> Result<Report, CheckError> 
         return Ok(Report::new(name, vec![], findings));
     }
     let (mock, server) = server::start(plugin).await?;
-    let browser = cdp::Browser::launch(&options.chromium).await;
+    let browser = cdp::Browser::launch(&options.chromium, mock.port()).await;
     let browser = match browser {
         Ok(browser) => browser,
         Err(e) => {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::CheckError;
+use crate::files::{self, MAX_YAML, Refused};
 use crate::finding::CheckedPage;
 
 /// Where a kind lives in the API.
@@ -34,17 +35,15 @@ pub struct PluginFolder {
 impl PluginFolder {
     /// Reads `dir`: `definition.yaml` (strictly, as the catalog does), `crds/`, `fixtures/`.
     pub fn read(dir: &Path) -> Result<PluginFolder, CheckError> {
-        if !dir.join("definition.yaml").is_file() {
-            return Err(CheckError::NoDefinition(dir.to_path_buf()));
-        }
+        check_files(dir)?;
         let definition = fundament_organization_api::read_definition(dir)?.document;
         let mut kinds = BTreeMap::new();
-        for crd in yaml_documents(&dir.join("crds"))? {
+        for crd in yaml_documents(dir, "crds")? {
             if let Some((kind, info)) = kind_of_crd(&crd) {
                 kinds.insert(kind, info);
             }
         }
-        let fixtures = yaml_documents(&dir.join("fixtures"))?;
+        let fixtures = yaml_documents(dir, "fixtures")?;
         Ok(PluginFolder { dir: dir.to_path_buf(), definition, kinds, fixtures })
     }
 
@@ -124,22 +123,60 @@ fn kind_of_crd(crd: &Value) -> Option<(String, KindInfo)> {
     Some((kind, info))
 }
 
-/// Every YAML document of every `*.yaml`/`*.yml` file in `dir` (none when it does not exist),
-/// in file name order. A file that is not YAML is skipped: lint reports it.
-fn yaml_documents(dir: &Path) -> Result<Vec<Value>, CheckError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(CheckError::io(dir, e)),
-    };
+/// Refuses a folder whose YAML files (`definition.yaml`, `crds/*.yaml`, `fixtures/*.yaml`) are
+/// not regular files inside it of at most [`MAX_YAML`] bytes, before anything reads them: lint
+/// and the catalog's reader read them as they are, and their messages quote what they read
+/// (a `definition.yaml -> ~/.kube/config` would land in the report).
+pub fn check_files(dir: &Path) -> Result<(), CheckError> {
+    let definition = dir.join("definition.yaml");
+    match files::resolve_inside(dir, &definition, MAX_YAML) {
+        Ok(_) => {}
+        Err(Refused::NotFound) => return Err(CheckError::NoDefinition(dir.to_path_buf())),
+        Err(reason) => return Err(refused(&definition, reason)),
+    }
+    for sub in ["crds", "fixtures"] {
+        for file in yaml_files(dir, sub)? {
+            files::resolve_inside(dir, &file, MAX_YAML).map_err(|reason| refused(&file, reason))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `path` is not read: an I/O error as such, else a refusal.
+fn refused(path: &Path, reason: Refused) -> CheckError {
+    match reason {
+        Refused::Io(e) => CheckError::io(path, e),
+        reason => CheckError::Refused { path: path.to_path_buf(), reason },
+    }
+}
+
+/// The `*.yaml`/`*.yml` entries of the plugin folder's `sub` (none when it does not exist), in
+/// file name order. `sub` itself must lie inside the folder.
+fn yaml_files(dir: &Path, sub: &str) -> Result<Vec<PathBuf>, CheckError> {
+    let folder = dir.join(sub);
+    if files::subfolder_inside(dir, sub).map_err(|reason| refused(&folder, reason))?.is_none() {
+        return Ok(Vec::new());
+    }
+    // Listed under the path as given, so that errors name the files as the author knows them.
+    let entries = std::fs::read_dir(&folder).map_err(|e| CheckError::io(&folder, e))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
+    Ok(files)
+}
+
+/// Every YAML document of every `*.yaml`/`*.yml` file in the plugin folder's `sub`, in file
+/// name order, each file read as [`check_files`] admits it. A file that is not YAML is
+/// skipped: lint reports it.
+fn yaml_documents(dir: &Path, sub: &str) -> Result<Vec<Value>, CheckError> {
     let mut out = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| CheckError::io(&file, e))?;
+    for file in yaml_files(dir, sub)? {
+        let bytes = files::read_inside(dir, &file, MAX_YAML).map_err(|reason| refused(&file, reason))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            CheckError::io(&file, std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))
+        })?;
         for doc in serde_yaml::Deserializer::from_str(&text) {
             if let Ok(value) = Value::deserialize(doc)
                 && value.is_object()
@@ -173,6 +210,71 @@ mod tests {
         assert!(p.first_fixture("Certificate").is_some());
         assert!(p.fixtures_of("cert-manager.io", "certificates", None).count() > 0);
         assert!(p.fixtures_of("", "events", None).count() > 0, "core kinds get a plural too");
+    }
+
+    /// A scaffolded plugin folder (regular files only) to plant things in.
+    fn scaffolded() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("my-plugin");
+        crate::scaffold::new_plugin(&dir).unwrap();
+        (tmp, dir)
+    }
+
+    /// Reads `dir` on a thread of its own, so that a read that hangs fails the test instead.
+    fn read_quickly(dir: &Path) -> Result<PluginFolder, CheckError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send((check_files(&dir), PluginFolder::read(&dir)));
+        });
+        let (checked, read) =
+            rx.recv_timeout(std::time::Duration::from_secs(5)).expect("hung reading the folder");
+        match (checked, read) {
+            (Ok(()), read) => read,
+            (Err(e), Err(_)) => Err(e),
+            (Err(e), Ok(_)) => panic!("check_files refused what read accepted: {e}"),
+        }
+    }
+
+    #[test]
+    fn a_fixture_fifo_is_refused_quickly() {
+        let (_tmp, dir) = scaffolded();
+        let fifo = dir.join("fixtures/pipe.yaml");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let err = read_quickly(&dir).unwrap_err();
+        assert!(matches!(err, CheckError::Refused { reason: Refused::NotRegular, .. }), "{err}");
+        assert!(err.to_string().contains("pipe.yaml is refused: it is not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_fixture_symlink_to_a_device_or_out_of_the_folder_is_refused() {
+        let (tmp, dir) = scaffolded();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("fixtures/zero.yaml")).unwrap();
+        let err = read_quickly(&dir).unwrap_err();
+        assert!(matches!(err, CheckError::Refused { reason: Refused::Outside(_), .. }), "{err}");
+        std::fs::remove_file(dir.join("fixtures/zero.yaml")).unwrap();
+        // definition.yaml, and a whole fixtures/ elsewhere.
+        std::fs::write(tmp.path().join("config"), "apiVersion: v1\nkind: Config\n").unwrap();
+        std::fs::rename(dir.join("definition.yaml"), dir.join("real.yaml")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("config"), dir.join("definition.yaml")).unwrap();
+        let err = read_quickly(&dir).unwrap_err();
+        assert!(matches!(err, CheckError::Refused { reason: Refused::Outside(_), .. }), "{err}");
+        std::fs::remove_file(dir.join("definition.yaml")).unwrap();
+        std::os::unix::fs::symlink("real.yaml", dir.join("definition.yaml")).unwrap();
+        assert!(read_quickly(&dir).is_ok(), "a symlink inside the folder is fine");
+        std::fs::rename(dir.join("fixtures"), tmp.path().join("fixtures")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("fixtures"), dir.join("fixtures")).unwrap();
+        let err = read_quickly(&dir).unwrap_err();
+        assert!(matches!(err, CheckError::Refused { reason: Refused::Outside(_), .. }), "{err}");
+    }
+
+    #[test]
+    fn a_big_fixture_is_refused() {
+        let (_tmp, dir) = scaffolded();
+        let big = std::fs::File::create(dir.join("fixtures/big.yaml")).unwrap();
+        big.set_len(MAX_YAML + 1).unwrap();
+        let err = read_quickly(&dir).unwrap_err();
+        assert!(matches!(err, CheckError::Refused { reason: Refused::TooLarge { .. }, .. }), "{err}");
     }
 
     #[test]

@@ -139,7 +139,8 @@ impl Run<'_> {
                 json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
             )
             .await?;
-        let host = format!("{}/host.html", self.mock.host_origin());
+        // The run in the query: the host page's CSP lets its frame show that run's origin only.
+        let host = format!("{}/host.html?run={}", self.mock.host_origin(), self.label);
         self.cdp.call(s, "Page.navigate", json!({"url": host})).await?;
         let started = Instant::now();
         while self.eval_host("typeof check === 'object'").await? != json!(true) {
@@ -443,7 +444,7 @@ impl Run<'_> {
         self.mock.file_of_url(url).unwrap_or_else(|| self.page.file.clone())
     }
 
-    /// Calls outside allowedResources, CSP violations, missing files.
+    /// Calls outside allowedResources, CSP violations, missing and refused files.
     fn server_findings(&self, record: &RunRecord) -> Vec<Finding> {
         let page = &self.page.file;
         let mut out = Vec::new();
@@ -470,6 +471,20 @@ impl Run<'_> {
                 FindingName::FileNotFound,
                 file,
                 format!("the page asked its origin for {path}, which the plugin folder does not have (404)"),
+            ));
+        }
+        for (path, reason) in &record.refused {
+            let file = path
+                .strip_prefix(&self.mock.page_prefix())
+                .map(|f| format!("console/{f}"))
+                .unwrap_or_else(|| path.clone());
+            out.push(Finding::error(
+                FindingName::FileNotFound,
+                file,
+                format!(
+                    "the page asked its origin for {path}, which the check refuses to serve (404): {reason}; \
+                     serve regular files inside console/ only"
+                ),
             ));
         }
         out

@@ -9,6 +9,12 @@
 //! - `kube.localhost`: the mock Kubernetes API ([`crate::kube`]).
 //!
 //! Everything a run's page does on the server is recorded under its origin's label.
+//!
+//! The folder may be someone else's (the check runs in CI on pull requests), so its pages must
+//! not read the machine and must not send anything off it: files are served only from inside
+//! `console/` ([`crate::files`]); the host page's CSP lets its frame show the run's origin only
+//! and the pages have plugin-proxy's, which keeps them on their own origin and the mock API;
+//! Chromium resolves no other name ([`crate::cdp`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,6 +29,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::CheckError;
+use crate::files::{self, Refused};
 use crate::kube::{self, Call};
 use crate::plugin::PluginFolder;
 
@@ -46,6 +53,9 @@ pub struct RunRecord {
     pub csp_reports: Vec<Value>,
     /// Paths of the run's origin that the folder does not have.
     pub missing: Vec<String>,
+    /// Paths of the run's origin that name a file the check refuses to serve, and why (a
+    /// symlink out of `console/`, a hidden name, not a regular file, too large).
+    pub refused: Vec<(String, String)>,
     /// The last request of the run's page (to its origin or the mock API).
     pub last_request: Instant,
 }
@@ -56,6 +66,7 @@ impl Default for RunRecord {
             calls: Vec::new(),
             csp_reports: Vec::new(),
             missing: Vec::new(),
+            refused: Vec::new(),
             last_request: Instant::now(),
         }
     }
@@ -69,6 +80,11 @@ pub struct Mock {
 }
 
 impl Mock {
+    /// The loopback port every origin of the stack shares.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn host_origin(&self) -> String {
         format!("http://console.localhost:{}", self.port)
     }
@@ -139,11 +155,17 @@ async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    // Chromium's proxy is this server (crate::cdp): it tunnels nothing anywhere.
+    if method == Method::CONNECT {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::CONTENT_SECURITY_POLICY, DATA_CSP)], "no tunnels")
+            .into_response();
+    }
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
     let host = host.rsplit_once(':').map_or(host, |(h, _)| h).to_ascii_lowercase();
     let label = host.strip_suffix(".localhost").unwrap_or_default();
-    match label {
-        "console" => host_page(uri.path()),
+    let mut response = match label {
+        "console" => return host_page(&mock, uri.path(), uri.query().unwrap_or_default()),
+        run if run.starts_with("run-") => return run_origin(&mock, run, &method, &uri, &body).await,
         "kube" => {
             let run = headers
                 .get(header::ORIGIN)
@@ -157,19 +179,60 @@ async fn dispatch(
             mock.touch(&run, |r| r.calls.extend(call));
             response
         }
-        run if run.starts_with("run-") => run_origin(&mock, run, &method, &uri, &body).await,
+        // Also what Chromium sends to its proxy (this server): every request off loopback.
         _ => (StatusCode::NOT_FOUND, "unknown host").into_response(),
-    }
+    };
+    // Never a document anyone should render: should a page get one shown, it runs nothing.
+    response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(DATA_CSP));
+    response
 }
 
-fn host_page(path: &str) -> Response {
-    match path {
+/// The CSP of what is data, not a page (the mock API's answers, unknown hosts).
+const DATA_CSP: &str = "default-src 'none'; frame-ancestors 'none'; sandbox";
+
+/// The host page's CSP: its own script, and a frame that may show run `run`'s origin only
+/// (`frame-src` is checked on every navigation of the frame, the page's own included, so the
+/// plugin page cannot take its frame to another origin); nothing else.
+fn host_csp(mock: &Mock, run: Option<&str>) -> String {
+    let frame = run.map_or_else(|| "'none'".to_string(), |label| mock.run_origin(label));
+    format!(
+        "default-src 'none'; script-src 'self'; frame-src {frame}; base-uri 'none'; form-action 'none'; \
+         frame-ancestors 'none'; object-src 'none'"
+    )
+}
+
+/// The run a host page is for: `run=run-<n>` of its query.
+fn run_of_query(query: &str) -> Option<&str> {
+    query.split('&').find_map(|pair| pair.strip_prefix("run=")).filter(|label| {
+        label.strip_prefix("run-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+fn host_page(mock: &Mock, path: &str, query: &str) -> Response {
+    let mut response = match path {
         "/" | "/host.html" => {
             ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], HOST_HTML).into_response()
         }
         "/host.js" => ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], HOST_JS).into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
+    };
+    let h = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&host_csp(mock, run_of_query(query))) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// The file `console/<raw>` names (`raw` still percent-encoded), if the check may serve it.
+async fn console_file(mock: &Mock, raw: &str) -> Result<Vec<u8>, Refused> {
+    let path = files::url_path(raw)?;
+    let dir = mock.plugin.dir.clone();
+    // Blocking file system calls (canonicalize, stat, read) off the runtime's threads.
+    tokio::task::spawn_blocking(move || files::read_console(&dir, &path))
+        .await
+        .unwrap_or_else(|e| Err(Refused::Io(std::io::Error::other(e))))
 }
 
 async fn run_origin(mock: &Mock, run: &str, method: &Method, uri: &Uri, body: &Bytes) -> Response {
@@ -186,30 +249,30 @@ async fn run_origin(mock: &Mock, run: &str, method: &Method, uri: &Uri, body: &B
         "/plugins/sdk/v1/plugin-sdk.d.ts" => Some(("text/plain; charset=utf-8", SDK_DTS)),
         _ => None,
     };
-    let file = path
-        .strip_prefix(&mock.page_prefix())
-        .filter(|f| !f.is_empty() && f.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != ".."));
+    let file = path.strip_prefix(&mock.page_prefix()).filter(|f| !f.is_empty());
     let found = match (sdk, file) {
-        (Some((content_type, text)), _) => Some((content_type.to_string(), text.as_bytes().to_vec())),
-        (None, Some(file)) => tokio::fs::read(mock.plugin.dir.join("console").join(file))
-            .await
-            .ok()
-            .map(|bytes| (content_type(file), bytes)),
-        (None, None) => None,
+        (Some((content_type, text)), _) => Ok((content_type.to_string(), text.as_bytes().to_vec())),
+        (None, Some(file)) => console_file(mock, file).await.map(|bytes| (content_type(file), bytes)),
+        (None, None) => Err(Refused::NotFound),
     };
     let csp = format!(
         "{}; report-uri {CSP_REPORT_PATH}",
         fundament_plugin_origin::page_csp(&mock.kube_origin(), &mock.host_origin())
     );
     let mut response = match found {
-        Some((content_type, bytes)) => {
+        Ok((content_type, bytes)) => {
             mock.touch(run, |_| {});
             ([(header::CONTENT_TYPE, content_type)], bytes).into_response()
         }
-        None => {
+        Err(Refused::NotFound) => {
             if path != "/favicon.ico" {
                 mock.touch(run, |r| r.missing.push(path.to_string()));
             }
+            (StatusCode::NOT_FOUND, "not found").into_response()
+        }
+        // As plugin-runtime: a 404 that says nothing of what is there.
+        Err(refused) => {
+            mock.touch(run, |r| r.refused.push((path.to_string(), refused.to_string())));
             (StatusCode::NOT_FOUND, "not found").into_response()
         }
     };
@@ -232,5 +295,109 @@ fn content_type(file: &str) -> String {
         "json" => "application/json".into(),
         "ts" => "text/plain; charset=utf-8".into(),
         _ => mime_guess::from_path(&lower).first_or_octet_stream().essence_str().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    /// The mock stack of a scaffolded plugin, unstarted (the handlers are called directly).
+    fn mock() -> (tempfile::TempDir, Arc<Mock>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("my-plugin");
+        crate::scaffold::new_plugin(&dir).unwrap();
+        let plugin = PluginFolder::read(&dir).unwrap();
+        (tmp, Arc::new(Mock { plugin, port: 4242, runs: Mutex::new(HashMap::new()) }))
+    }
+
+    async fn get(mock: &Arc<Mock>, host: &str, path_and_query: &str) -> Response {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_str(&format!("{host}:4242")).unwrap());
+        let uri: Uri = path_and_query.parse().unwrap();
+        dispatch(State(Arc::clone(mock)), Method::GET, uri, headers, Bytes::new()).await
+    }
+
+    fn csp(response: &Response) -> &str {
+        response.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap()
+    }
+
+    #[tokio::test]
+    async fn pages_are_served_with_plugin_proxys_csp() {
+        let (_tmp, mock) = mock();
+        let page = format!("{}widgets-list.html", mock.page_prefix());
+        let response = get(&mock, "run-0.localhost", &page).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let csp = csp(&response);
+        assert!(csp.starts_with("default-src 'self'; script-src 'self';"), "{csp}");
+        assert!(csp.contains("connect-src 'self' http://kube.localhost:4242;"), "{csp}");
+        assert!(csp.contains("frame-ancestors http://console.localhost:4242;"), "{csp}");
+        assert!(csp.ends_with(&format!("report-uri {CSP_REPORT_PATH}")), "{csp}");
+        // The 404s too, and the SDK.
+        let missing = get(&mock, "run-0.localhost", &format!("{}nope.js", mock.page_prefix())).await;
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        assert!(self::csp(&missing).starts_with("default-src 'self'"));
+        let sdk = get(&mock, "run-0.localhost", "/plugins/sdk/v1/plugin-sdk.js").await;
+        assert!(self::csp(&sdk).starts_with("default-src 'self'"));
+    }
+
+    #[tokio::test]
+    async fn the_host_page_may_frame_its_run_only() {
+        let (_tmp, mock) = mock();
+        let response = get(&mock, "console.localhost", "/host.html?run=run-3").await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let csp = csp(&response);
+        assert!(
+            csp.starts_with("default-src 'none'; script-src 'self'; frame-src http://run-3.localhost:4242;"),
+            "{csp}"
+        );
+        assert!(csp.contains("form-action 'none'") && csp.contains("base-uri 'none'"), "{csp}");
+        for query in ["", "?run=evil.example", "?run=run-", "?run=run-1%20http://evil.example"] {
+            let response = get(&mock, "console.localhost", &format!("/host.html{query}")).await;
+            assert!(self::csp(&response).contains("frame-src 'none';"), "{query}");
+        }
+        let js = get(&mock, "console.localhost", "/host.js").await;
+        assert!(self::csp(&js).starts_with("default-src 'none'"));
+        // The mock API and unknown hosts (what reaches the server as Chromium's proxy).
+        for host in ["kube.localhost", "evil.example"] {
+            assert_eq!(self::csp(&get(&mock, host, "/").await), DATA_CSP, "{host}");
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("192.0.2.1:3478"));
+        let uri: Uri = "192.0.2.1:3478".parse().unwrap();
+        let tunnel = dispatch(State(Arc::clone(&mock)), Method::CONNECT, uri, headers, Bytes::new()).await;
+        assert_eq!(tunnel.status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[tokio::test]
+    async fn a_symlink_out_of_console_is_refused_and_recorded() {
+        let (tmp, mock) = mock();
+        let dir = &mock.plugin.dir;
+        symlink("/", dir.join("console/r")).unwrap();
+        std::fs::write(tmp.path().join("secret"), "kubeconfig").unwrap();
+        symlink(tmp.path().join("secret"), dir.join("console/config.js")).unwrap();
+        std::fs::write(dir.join("console/.env"), "TOKEN=1").unwrap();
+        let prefix = mock.page_prefix();
+        for file in ["r/etc/passwd", "r/etc/hostname", "config.js", ".env", "%2eenv", "r%2f..%2fsecret"] {
+            let path = format!("{prefix}{file}");
+            let response = get(&mock, "run-0.localhost", &path).await;
+            assert_eq!(response.status(), StatusCode::NOT_FOUND, "{file}");
+            let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
+            assert_eq!(&body[..], b"not found", "{file}");
+        }
+        let record = mock.record("run-0");
+        let refused: Vec<&str> = record.refused.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(refused.len(), 6, "{:?}", record.refused);
+        assert!(record.missing.is_empty(), "{:?}", record.missing);
+        assert!(record.refused[0].1.contains("outside console/"), "{:?}", record.refused);
+        assert!(record.refused[3].1.contains("hidden name"), "{:?}", record.refused);
+        // The whole console/ elsewhere.
+        std::fs::rename(dir.join("console"), tmp.path().join("console")).unwrap();
+        symlink(tmp.path().join("console"), dir.join("console")).unwrap();
+        let response = get(&mock, "run-1.localhost", &format!("{prefix}widgets-list.html")).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(mock.record("run-1").refused[0].1.contains("outside the plugin folder"));
     }
 }

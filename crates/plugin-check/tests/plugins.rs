@@ -101,3 +101,49 @@ async fn every_planted_mistake_is_reported_by_name_and_file() {
             .any(|f| f["name"] == "no-ready" && f["file"] == "console/gizmos-list.html")
     );
 }
+
+/// A hostile folder: a page that reads through a symlink out of `console/` (to `/`) and logs
+/// terminal escapes; a folder whose `console` itself is a symlink out of it. Nothing is served
+/// from outside, each refusal is reported, and the report shows the escapes escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_folder_reads_nothing_off_the_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("my-hostile-plugin");
+    scaffold::new_plugin(&dir).unwrap();
+    std::os::unix::fs::symlink("/", dir.join("console/r")).unwrap();
+    let script = dir.join("console/widgets-list.js");
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str(
+        "\n// Planted: read files of the machine through console/r -> /, and say so if that worked.\n\
+         for (const path of ['r/etc/hostname', 'r/etc/passwd']) {\n\
+         \x20 fetch(path).then((r) => { if (r.ok) console.error(`read ${path} off the machine`); }, () => {});\n\
+         }\n\
+         console.error('\\u001b[2J\\u001b[Hpassed: 2 pages run, 0 errors\\u001b]52;c;ZWNobyBoaQ==\\u0007');\n",
+    );
+    std::fs::write(&script, text).unwrap();
+    let report = run(&dir).await;
+    for file in ["console/r/etc/hostname", "console/r/etc/passwd"] {
+        let refused = report.findings.iter().find(|f| f.name == FindingName::FileNotFound && f.file == file);
+        let refused = refused.unwrap_or_else(|| panic!("{file} not reported:\n{report}"));
+        assert!(refused.message.contains("refuses to serve"), "{refused}");
+        assert!(refused.message.contains("outside console/"), "{refused}");
+    }
+    let shown = report.to_string();
+    assert!(!shown.contains("off the machine"), "a file was served:\n{shown}");
+    assert!(shown.contains("console error: \\x1b[2J\\x1b[Hpassed"), "{shown}");
+    assert!(!shown.contains(['\x1b', '\x07']), "{shown:?}");
+
+    // console/ itself elsewhere: no page is served at all.
+    let dir = tmp.path().join("my-other-plugin");
+    scaffold::new_plugin(&dir).unwrap();
+    std::fs::rename(dir.join("console"), tmp.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), dir.join("console")).unwrap();
+    let report = run(&dir).await;
+    assert!(report.pages.is_empty() && report.failed(), "{report}");
+    let page = report
+        .findings
+        .iter()
+        .find(|f| f.name == FindingName::FileNotFound && f.file == "console/widgets-list.html")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(page.message.contains("refuses to serve: it resolves outside the plugin folder"), "{page}");
+}

@@ -407,6 +407,26 @@ async fn directory_symlinks_out_of_the_root_are_not_followed() {
     .await;
 }
 
+/// A symlink inside the root to a hidden file, a FIFO (which would never end) and a device are
+/// not served; the URL alone (`/console/.env`) is refused before the disk is looked at.
+#[cfg(unix)]
+#[tokio::test]
+async fn directory_hidden_files_fifos_and_devices_are_not_served() {
+    let temp = TempDir::new();
+    let console = write_fixture(&temp.0);
+    std::fs::write(console.join(".env"), "TOKEN=x").unwrap();
+    std::os::unix::fs::symlink(console.join(".env"), console.join("env.txt")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", console.join("zero.js")).unwrap();
+    let fifo = console.join("pipe.js");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let runtime = Runtime::new(info(), Assets::Directory(console));
+    assert_eq!(get(&runtime, "/console/.env").await.status, StatusCode::BAD_REQUEST);
+    for uri in ["/console/env.txt", "/console/zero.js", "/console/pipe.js"] {
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(5), get(&runtime, uri)).await;
+        assert_eq!(answered.expect(uri).status, StatusCode::NOT_FOUND, "{uri}");
+    }
+}
+
 #[tokio::test]
 async fn a_missing_directory_serves_nothing() {
     let temp = TempDir::new();

@@ -37,6 +37,9 @@ pub struct PinnedDefinition {
     pub hash: String,
     /// `spec.permissions.rbac`: the rules of the installation's ClusterRole.
     pub rules: Vec<RbacRule>,
+    /// `spec.crds`: the CRDs the plugin manages, `<plural>.<group>`; its folder's
+    /// `crds/` may define only these (when it lists any, see [`crate::folder_objects`]).
+    pub crds: Vec<String>,
 }
 
 /// Why a definition cannot be installed.
@@ -68,6 +71,7 @@ impl PinnedDefinition {
             // The bytes organization-api hashes, so the pin is the catalog's.
             hash: hash_manifest(bytes),
             rules: definition.spec.permissions.rbac,
+            crds: definition.spec.crds,
         })
     }
 
@@ -188,10 +192,12 @@ mod tests {
     #[test]
     fn a_definition_is_pinned_by_the_hash_of_its_bytes() {
         let doc = json!({"metadata": {"name": "demo", "version": "v1"},
-                         "spec": {"permissions": {"rbac": [{"apiGroups": ["demo.io"], "resources": ["items"], "verbs": ["get"]}]}}});
+                         "spec": {"permissions": {"rbac": [{"apiGroups": ["demo.io"], "resources": ["items"], "verbs": ["get"]}]},
+                                  "crds": ["items.demo.io"]}});
         let pinned = PinnedDefinition::from_manifest(MANIFEST.as_bytes(), &doc).unwrap();
         assert_eq!(pinned.hash, hash_manifest(MANIFEST.as_bytes()));
         assert_eq!(pinned.rules, [rule()]);
+        assert_eq!(pinned.crds, ["items.demo.io"]);
         let r = pinned.definition_ref();
         assert_eq!((r.plugin_name.as_str(), r.plugin_version.as_str()), ("demo", "v1"));
         assert_eq!(r.definition_hash, pinned.hash);
@@ -249,6 +255,7 @@ mod tests {
             version: "v1".into(),
             hash: "sha256:ab".into(),
             rules: vec![],
+            crds: vec![],
         };
         for development in [false, true] {
             let mut object = installation("acme--demo", pinned.definition_ref(), development);

@@ -9,14 +9,16 @@
 //! messages of the console's postMessage protocol ([`protocol`]). A linter
 //! reads a definition part by part with [`outline::DefinitionOutline`]. What
 //! installing a plugin creates is built by [`install`], for the embedded
-//! cluster and the installer alike. No IO and no heavy dependencies, so the
-//! browser build of the console uses it too.
+//! cluster and the installer alike, and [`folder_objects`] says what a plugin
+//! folder may put on a cluster beside it. No IO and no heavy dependencies, so
+//! the browser build of the console uses it too.
 
 #![forbid(unsafe_code)]
 
 mod allowed;
 pub mod audit;
 mod definition;
+pub mod folder_objects;
 mod guide;
 pub mod install;
 mod installation;

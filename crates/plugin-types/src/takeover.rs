@@ -26,6 +26,12 @@ pub enum Takeover {
     /// `approve` or `sign` on the built-in signers (`kubernetes.io/…`, or all of them): approve
     /// a client certificate for any user, `system:masters` included.
     Signing,
+    /// Writes of pods or of what makes pods, cluster-wide: run a pod in any namespace,
+    /// `kube-system` included, as any of its ServiceAccounts, or on any node's filesystem.
+    Workloads,
+    /// Writes of admission webhooks and policies, CRDs or aggregated APIs: see, change or answer
+    /// every request of the cluster.
+    ApiServer,
 }
 
 impl Takeover {
@@ -44,6 +50,12 @@ impl Takeover {
             Takeover::Signing => {
                 "lets the plugin approve or sign certificates of the cluster's own signers, for any user (system:masters included)"
             }
+            Takeover::Workloads => {
+                "lets the plugin run pods in any namespace (kube-system included) with that namespace's ServiceAccounts, or on a node's own disk"
+            }
+            Takeover::ApiServer => {
+                "lets the plugin intercept, change or answer the cluster's API requests (admission webhooks and policies, CRDs, aggregated APIs)"
+            }
         }
     }
 }
@@ -57,6 +69,8 @@ impl std::fmt::Display for Takeover {
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const PLUGINS_GROUP: &str = "plugins.fundament.io";
 const WRITE_VERBS: [&str; 6] = ["create", "update", "patch", "delete", "deletecollection", "*"];
+/// The writes that make or change an object (`*` included, through `may`).
+const MAKE_VERBS: [&str; 3] = ["create", "update", "patch"];
 
 /// The first way `rule` hands the plugin the cluster, if it does.
 pub fn takeover(rule: &RbacRule) -> Option<Takeover> {
@@ -85,6 +99,32 @@ pub fn takeover(rule: &RbacRule) -> Option<Takeover> {
     }
     if in_group(PLUGINS_GROUP) && on("plugininstallations") && may_any(&WRITE_VERBS) {
         return Some(Takeover::Installations);
+    }
+    // Its ClusterRole is bound cluster-wide, so a write of pods (or of what makes them) is one in
+    // kube-system too, where a pod may mount the most powerful ServiceAccounts and host paths.
+    let workloads = (in_group("")
+        && ["pods", "replicationcontrollers", "persistentvolumes"].iter().any(|r| on(r)))
+        || (in_group("apps")
+            && ["deployments", "daemonsets", "statefulsets", "replicasets"].iter().any(|r| on(r)))
+        || (in_group("batch") && ["jobs", "cronjobs"].iter().any(|r| on(r)));
+    if workloads && may_any(&MAKE_VERBS) {
+        return Some(Takeover::Workloads);
+    }
+    let api_server = (in_group("admissionregistration.k8s.io")
+        && [
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations",
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicybindings",
+            "mutatingadmissionpolicies",
+            "mutatingadmissionpolicybindings",
+        ]
+        .iter()
+        .any(|r| on(r)))
+        || (in_group("apiextensions.k8s.io") && on("customresourcedefinitions"))
+        || (in_group("apiregistration.k8s.io") && on("apiservices"));
+    if api_server && may_any(&MAKE_VERBS) {
+        return Some(Takeover::ApiServer);
     }
     // A signer of its own (`example.com/issuer`) is the plugin's business; the cluster's own
     // (`kubernetes.io/kube-apiserver-client` issues client certificates) are not.
@@ -147,6 +187,20 @@ mod tests {
             (rule(&[""], &["nodes/proxy"], &["get"]), Takeover::NodeProxy),
             (rule(&["plugins.fundament.io"], &["plugininstallations"], &["patch"]), Takeover::Installations),
             (rule(&["certificates.k8s.io"], &["signers"], &["approve"]), Takeover::Signing),
+            (rule(&["apps"], &["daemonsets"], &["create"]), Takeover::Workloads),
+            (rule(&[""], &["pods"], &["create"]), Takeover::Workloads),
+            (rule(&["batch"], &["cronjobs"], &["patch"]), Takeover::Workloads),
+            (rule(&["apps"], &["*"], &["update"]), Takeover::Workloads),
+            (rule(&[""], &["persistentvolumes"], &["create"]), Takeover::Workloads),
+            (
+                rule(&["admissionregistration.k8s.io"], &["mutatingwebhookconfigurations"], &["create"]),
+                Takeover::ApiServer,
+            ),
+            (
+                rule(&["apiextensions.k8s.io"], &["customresourcedefinitions"], &["update"]),
+                Takeover::ApiServer,
+            ),
+            (rule(&["apiregistration.k8s.io"], &["*"], &["create"]), Takeover::ApiServer),
             (
                 RbacRule {
                     resource_names: vec!["kubernetes.io/kube-apiserver-client".into()],
@@ -167,7 +221,9 @@ mod tests {
             rule(&[""], &["secrets", "configmaps"], &["get", "list"]),
             rule(&["plugins.fundament.io"], &["plugininstallations"], &["get", "list", "watch"]),
             rule(&["rbac.authorization.k8s.io"], &["roles"], &["get", "list"]),
-            rule(&["apps"], &["*"], &["*"]),
+            rule(&["apps"], &["*"], &["get", "list", "watch", "delete"]),
+            rule(&[""], &["pods", "pods/log"], &["get", "list", "watch"]),
+            rule(&["apiextensions.k8s.io"], &["customresourcedefinitions"], &["get", "list", "watch"]),
             RbacRule {
                 resource_names: vec!["example.com/issuer".into()],
                 ..rule(&["certificates.k8s.io"], &["signers"], &["approve", "sign"])

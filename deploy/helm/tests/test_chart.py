@@ -280,7 +280,6 @@ class NetworkPolicies(unittest.TestCase):
         ("console", "kube-api-proxy", 8081),
         ("kube-api-proxy", "authn", 8083),
         ("plugin-proxy", "authn", 8083),
-        ("console", "redis", 6379),
         ("authn", "redis", 6379),
         ("kube-api-proxy", "redis", 6379),
         ("plugin-proxy", "redis", 6379),
@@ -307,6 +306,19 @@ class NetworkPolicies(unittest.TestCase):
                 if out and into:
                     allowed.add((src, dst, port))
         self.assertEqual(allowed, self.EXPECTED)
+
+    def test_the_services_that_ask_openfga_may_reach_it(self):
+        # The console checks can_view itself (the cluster list), as authn, the gateway and
+        # plugin-proxy do; organization-api never asks.
+        docs = render("sandbox-values.yaml")
+        external = {
+            p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+            for p in of_kind(docs, "NetworkPolicy")
+            for rule in p["spec"].get("egress") or []
+            if any("ipBlock" in peer for peer in rule.get("to", [])) and 443 in [x["port"] for x in rule.get("ports", [])]
+        }
+        self.assertTrue({"console", "authn", "kube-api-proxy", "plugin-proxy"} <= external, external)
+        self.assertNotIn("organization-api", external)
 
     def test_every_pod_is_under_the_default_deny_and_only_public_services_face_the_ingress(self):
         docs = render("sandbox-values.yaml")

@@ -11,6 +11,7 @@ mod escalation;
 mod garden;
 mod kube_client;
 mod kubectl;
+mod plugin_folders;
 mod removal;
 mod routing;
 mod service_proxy;
