@@ -188,7 +188,9 @@ mod tests {
 
     /// Every plugin folder of the repository, the end-to-end suites' included.
     fn shipped_plugin_folders() -> Vec<PathBuf> {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // Read at run time: a test binary outlives the clone it was built in (a shared target).
+        let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR");
+        let repo = Path::new(&manifest).join("../..");
         let mut folders: Vec<PathBuf> = std::fs::read_dir(repo.join("plugins"))
             .unwrap()
             .map(|e| e.unwrap().path())

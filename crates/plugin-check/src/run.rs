@@ -462,22 +462,21 @@ impl Run<'_> {
         for report in &record.csp_reports {
             out.push(self.csp_finding(report));
         }
-        for path in &record.missing {
-            let file = path
-                .strip_prefix(&self.mock.page_prefix())
+        // The folder's file a page's path names (`console/<file>`), or the path as asked.
+        let file_of = |path: &String| {
+            path.strip_prefix(&self.mock.page_prefix())
                 .map(|f| format!("console/{f}"))
-                .unwrap_or_else(|| path.clone());
+                .unwrap_or_else(|| path.clone())
+        };
+        for path in &record.missing {
             out.push(Finding::error(
                 FindingName::FileNotFound,
-                file,
+                file_of(path),
                 format!("the page asked its origin for {path}, which the plugin folder does not have (404)"),
             ));
         }
         for (path, reason) in &record.refused {
-            let file = path
-                .strip_prefix(&self.mock.page_prefix())
-                .map(|f| format!("console/{f}"))
-                .unwrap_or_else(|| path.clone());
+            let file = file_of(path);
             out.push(Finding::error(
                 FindingName::FileNotFound,
                 file,
