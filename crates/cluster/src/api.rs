@@ -294,32 +294,6 @@ async fn read_body(body: Body, method: &Method) -> Result<bytes::Bytes, ApiError
     Ok(buf.freeze())
 }
 
-/// How deep YAML collections may nest: serde_yaml's own recursion limit.
-const MAX_YAML_NESTING: usize = 128;
-
-/// Refuses YAML whose flow collections (`[`, `{`) nest deeper than serde_yaml reads, before
-/// parsing it: libyaml's scanner takes time quadratic in that depth (a 200 KB body of
-/// 100,000 `[` once cost 48 s of CPU before being refused). Brackets inside strings count
-/// too: balanced ones rise and fall, so only text nested as deep is refused.
-fn check_yaml_nesting(body: &[u8]) -> Result<(), ApiError> {
-    let mut depth = 0usize;
-    for byte in body {
-        match byte {
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_YAML_NESTING {
-                    return Err(ApiError::bad_request(format!(
-                        "the body of the request could not be decoded as YAML: collections nest deeper than {MAX_YAML_NESTING} levels"
-                    )));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// Decodes a JSON or YAML request body into an object.
 pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     let content_type =
@@ -330,7 +304,12 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
             ApiError::bad_request(format!("the body of the request could not be decoded as JSON: {e}"))
         })?,
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
-            check_yaml_nesting(body)?;
+            if bounded_value::yaml_nests_too_deep(body) {
+                return Err(ApiError::bad_request(format!(
+                    "the body of the request could not be decoded as YAML: collections nest deeper than {} levels",
+                    bounded_value::MAX_YAML_NESTING
+                )));
+            }
             // Bounded: a YAML alias repeats what it names (see bounded_value).
             let document = serde_yaml::Deserializer::from_slice(body);
             let budget = bounded_value::budget_for(body.len());

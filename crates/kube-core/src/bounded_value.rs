@@ -29,6 +29,30 @@ pub fn budget_for(len: usize) -> usize {
     len.saturating_mul(2).saturating_add(16)
 }
 
+/// How deep YAML flow collections may nest: serde_yaml's own recursion limit.
+pub const MAX_YAML_NESTING: usize = 128;
+
+/// Whether `text`'s flow collections (`[`, `{`) nest deeper than serde_yaml reads. Checked
+/// before parsing: libyaml's scanner takes time quadratic in that depth (a 200 KB body of
+/// 100,000 `[` once cost 48 s of CPU before being refused). Brackets inside strings count
+/// too: balanced ones rise and fall, so only text nested as deep is refused.
+pub fn yaml_nests_too_deep(text: &[u8]) -> bool {
+    let mut depth = 0usize;
+    for byte in text {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_YAML_NESTING {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The value `deserializer` holds, if it holds at most `max_values` values (every scalar,
 /// sequence, mapping and key counts one).
 pub fn value_within<'de, D: Deserializer<'de>>(

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fundament_kube_core::bounded_value::{self, RepeatedKeys};
 use fundament_plugin_types::PluginDefinition;
 pub use fundament_plugin_types::{AllowedResource, hash_manifest};
 use serde_json::Value;
@@ -65,10 +66,38 @@ impl Definition {
     }
 }
 
+/// The largest plugin-folder YAML file read (a definition, a CRD): far above any real one.
+pub const MAX_FOLDER_YAML: u64 = 4 * 1024 * 1024;
+
+/// The bytes of a plugin folder's YAML file `path`: a regular file (a FIFO would block the
+/// reader, a device never end) of at most [`MAX_FOLDER_YAML`] bytes. Folders come from plugin
+/// authors, whose files the linter and the catalog read.
+pub(crate) fn read_folder_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let len = meta.len();
+    if len > MAX_FOLDER_YAML {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("{len} bytes, more than the {MAX_FOLDER_YAML} a plugin folder's YAML file may have"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FOLDER_YAML).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads and strictly parses `dir/definition.yaml`.
 pub fn read_definition(dir: &Path) -> Result<Definition, CatalogError> {
     let path = dir.join("definition.yaml");
-    let bytes = std::fs::read(&path).map_err(|source| CatalogError::Io { path: path.clone(), source })?;
+    let bytes = read_folder_file(&path).map_err(|source| CatalogError::Io { path: path.clone(), source })?;
     let manifest = String::from_utf8(bytes)
         .map_err(|_| CatalogError::Syntax { path, reason: "definition.yaml is not UTF-8".to_string() })?;
     Definition::from_manifest(manifest, dir)
@@ -80,8 +109,16 @@ pub(crate) fn parse_document(bytes: &[u8]) -> Result<(String, Value), String> {
     Ok((text.to_string(), parse_yaml(text)?))
 }
 
-fn parse_yaml(text: &str) -> Result<Value, String> {
-    serde_yaml::from_str(text).map_err(|e| format!("invalid YAML: {e}"))
+/// Bounded in nesting and in values: an alias repeats what it names, and 2 MB of them would
+/// expand to billions of values (`fundament_kube_core::bounded_value`).
+pub(crate) fn parse_yaml(text: &str) -> Result<Value, String> {
+    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
+        let max = bounded_value::MAX_YAML_NESTING;
+        return Err(format!("invalid YAML: collections nest deeper than {max} levels"));
+    }
+    let document = serde_yaml::Deserializer::from_str(text);
+    bounded_value::value_within(document, bounded_value::budget_for(text.len()), RepeatedKeys::Refuse)
+        .map_err(|e| format!("invalid YAML: {e}"))
 }
 
 #[cfg(test)]
@@ -137,6 +174,13 @@ mod tests {
         let unknown = format!("{MANIFEST}  extra: 1\n");
         let err = Definition::from_manifest(unknown, Path::new("/p/demo")).unwrap_err();
         assert!(matches!(&err, CatalogError::Invalid { field, .. } if field == "spec.extra"), "{err}");
+        let bomb = format!("a: &a [{}]\nb: [{}]\n", ["0"; 1000].join(","), ["*a"; 1000].join(","));
+        let err = Definition::from_manifest(bomb, Path::new("/p/demo")).unwrap_err().to_string();
+        assert!(err.contains("more than"), "{err}");
+        let deep = format!("a: {}", "[".repeat(100_000));
+        let started = std::time::Instant::now();
+        let err = Definition::from_manifest(deep, Path::new("/p/demo")).unwrap_err().to_string();
+        assert!(err.contains("nest deeper") && started.elapsed().as_secs() < 1, "{err}");
         let syntax = Definition::from_manifest("a: [".into(), Path::new("/p/demo")).unwrap_err();
         assert!(syntax.to_string().starts_with("/p/demo/definition.yaml: invalid YAML: "), "{syntax}");
     }

@@ -82,9 +82,10 @@ fn crd_kind(dir: &Path, name: &str, at: &str) -> Result<String, Finding> {
         ));
     }
     let invalid = |reason: String| Finding::error(at, format!("{relative}: {reason}"));
-    let doc: Value = std::fs::read(&file)
+    let doc: Value = crate::definition::read_folder_file(&file)
         .map_err(|e| e.to_string())
-        .and_then(|bytes| serde_yaml::from_slice(&bytes).map_err(|e| format!("invalid YAML: {e}")))
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8".to_owned()))
+        .and_then(|text| crate::definition::parse_yaml(&text))
         .map_err(invalid)?;
     let crd = DynamicObject::from_value(doc).map_err(|e| invalid(e.to_string()))?;
     let defined = crd.metadata.name.as_str();

@@ -81,7 +81,7 @@ pub fn has_errors(findings: &[Finding]) -> bool {
 /// the rules below, and the files it refers to (`console/`, `crds/`).
 pub fn lint_dir(dir: &Path) -> Vec<Finding> {
     let file = dir.join("definition.yaml");
-    let bytes = match std::fs::read(&file) {
+    let bytes = match crate::definition::read_folder_file(&file) {
         Ok(bytes) => bytes,
         Err(e) => {
             return vec![Finding::error("definition.yaml", format!("cannot read {}: {e}", file.display()))];
