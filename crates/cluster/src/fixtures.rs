@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fundament_kube_core::bounded_value::{self, RepeatedKeys};
 use fundament_plugin_types::folder_objects::{self, Part, Refusal};
 use serde_json::Value;
 
@@ -71,12 +72,17 @@ pub fn documents_in(path: &Path, text: &str) -> Result<Vec<Value>, FixtureError>
 /// documents are skipped but counted, so the index is the one an editor shows).
 fn indexed_documents(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, FixtureError> {
     let mut docs = Vec::new();
+    // Plugin folders' fixtures come from their authors: bounded in nesting and in values (an
+    // alias repeats what it names), all documents of the text sharing one budget.
+    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
+        let detail = format!("collections nest deeper than {} levels", bounded_value::MAX_YAML_NESTING);
+        return Err(FixtureError::Yaml { path: path.to_path_buf(), index: 0, detail });
+    }
+    let mut left = bounded_value::budget_for(text.len());
     for (index, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = <Value as serde::Deserialize>::deserialize(doc).map_err(|e| FixtureError::Yaml {
-            path: path.to_path_buf(),
-            index,
-            detail: e.to_string(),
-        })?;
+        let value = bounded_value::value_within(doc, left, RepeatedKeys::LastWins)
+            .map_err(|e| FixtureError::Yaml { path: path.to_path_buf(), index, detail: e.to_string() })?;
+        left = left.saturating_sub(bounded_value::values_in(&value));
         if !value.is_null() {
             docs.push((index, value));
         }

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fundament_kube_core::bounded_value::{self, RepeatedKeys};
 use fundament_plugin_types::folder_objects::{self, Part};
 use fundament_plugin_types::install::PinnedDefinition;
 use kube::api::DynamicObject;
@@ -51,10 +52,19 @@ pub(crate) fn documents(path: &Path) -> Result<Vec<Document>, InstallError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| InstallError::Io { path: path.to_path_buf(), source })?;
     let mut docs = Vec::new();
+    // A plugin folder's file comes from its author: bounded in nesting and in values (an alias
+    // repeats what it names), all documents of the file sharing one budget.
+    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
+        let detail =
+            format!("not YAML: collections nest deeper than {} levels", bounded_value::MAX_YAML_NESTING);
+        return Err(InstallError::Document { path: path.to_path_buf(), index: 0, detail });
+    }
+    let mut left = bounded_value::budget_for(text.len());
     for (index, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
         let fail = |detail: String| InstallError::Document { path: path.to_path_buf(), index, detail };
-        let value =
-            <Value as serde::Deserialize>::deserialize(doc).map_err(|e| fail(format!("not YAML: {e}")))?;
+        let value = bounded_value::value_within(doc, left, RepeatedKeys::LastWins)
+            .map_err(|e| fail(format!("not YAML: {e}")))?;
+        left = left.saturating_sub(bounded_value::values_in(&value));
         if value.is_null() {
             continue;
         }
@@ -184,6 +194,20 @@ mod tests {
             let err = documents(&path).unwrap_err().to_string();
             assert!(err.starts_with(&format!("{}: document 1: {detail}", path.display())), "{err}");
         }
+    }
+
+    #[test]
+    fn a_file_that_expands_or_nests_without_bound_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each document within its own bytes' budget, the file not: they share one budget.
+        let bomb = format!("a: &a [{}]\nb: [{}]\n", "0,".repeat(2_000), "*a,".repeat(1_000));
+        let text = format!("apiVersion: v1\nkind: Event\nmetadata: {{name: a}}\n---\n{bomb}");
+        let started = std::time::Instant::now();
+        let err = documents(&write(dir.path(), "bomb.yaml", &text)).unwrap_err().to_string();
+        assert!(err.contains("document 1: not YAML") && err.contains("more than"), "{err}");
+        let err = documents(&write(dir.path(), "deep.yaml", &"[".repeat(100_000))).unwrap_err().to_string();
+        assert!(err.contains("nest deeper"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
     /// Every plugin folder of the repository, the end-to-end suites' included.

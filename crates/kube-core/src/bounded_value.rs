@@ -53,6 +53,16 @@ pub fn yaml_nests_too_deep(text: &[u8]) -> bool {
     false
 }
 
+/// How many values `value` holds, counted as [`value_within`] counts them: every scalar,
+/// sequence, mapping and key one. Lets several documents of one text share one budget.
+pub fn values_in(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(values_in).sum::<usize>(),
+        Value::Object(map) => 1 + map.values().map(|v| 1 + values_in(v)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
 /// The value `deserializer` holds, if it holds at most `max_values` values (every scalar,
 /// sequence, mapping and key counts one).
 pub fn value_within<'de, D: Deserializer<'de>>(
@@ -208,6 +218,20 @@ mod tests {
         let error = yaml(text, RepeatedKeys::Refuse).unwrap_err().to_string();
         assert!(error.contains("\"spec\" appears twice"), "{error}");
         assert_eq!(yaml(text, RepeatedKeys::LastWins).unwrap(), serde_json::json!({"spec": {"b": 2}}));
+    }
+
+    #[test]
+    fn values_are_counted_as_the_reader_counts_them() {
+        let text = "a: [1, {b: null}]\nc: x\n";
+        let value = yaml(text, RepeatedKeys::Refuse).unwrap();
+        let counted = values_in(&value);
+        // The map, a, the list, 1, the inner map, b, null, c, x.
+        assert_eq!(counted, 9);
+        let document = serde_yaml::Deserializer::from_str(text);
+        assert!(value_within(document, counted, RepeatedKeys::Refuse).is_ok());
+        let document = serde_yaml::Deserializer::from_str(text);
+        assert!(value_within(document, counted - 1, RepeatedKeys::Refuse).is_err());
+        assert!(!yaml_nests_too_deep(b"a: [[[]]]") && yaml_nests_too_deep("[".repeat(129).as_bytes()));
     }
 
     #[test]
