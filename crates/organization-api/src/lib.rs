@@ -19,6 +19,6 @@ mod service;
 pub mod lint;
 
 pub use catalog::Catalog;
-pub use definition::{AllowedResource, Definition, hash_manifest, read_definition};
+pub use definition::{AllowedResource, Definition, MAX_FOLDER_YAML, hash_manifest, read_definition};
 pub use error::CatalogError;
 pub use service::router;

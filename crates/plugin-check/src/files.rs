@@ -17,8 +17,9 @@ use fundament_kube_core::request::percent_decode;
 
 /// The largest page asset served (pages, scripts, styles, images): as plugin-runtime's bound.
 pub const MAX_PAGE_ASSET: u64 = 16 * 1024 * 1024;
-/// The largest YAML file read (`definition.yaml`, `crds/`, `fixtures/`).
-pub const MAX_YAML: u64 = 4 * 1024 * 1024;
+/// The largest YAML file read (`definition.yaml`, `crds/`, `fixtures/`): the linter's and the
+/// catalog's own bound, which read the same files after the check.
+pub const MAX_YAML: u64 = fundament_organization_api::MAX_FOLDER_YAML;
 
 /// Why a file of the plugin folder is not read.
 #[derive(Debug, thiserror::Error)]
