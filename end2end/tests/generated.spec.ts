@@ -3,6 +3,7 @@
 // tab, and the API server's validation messages at the fields they name.
 import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
+import { kubectl } from './kubectl';
 
 const DATABASES = '/plugin-resources/acme-corp--cloudnative-pg/databases.postgresql.cnpg.io';
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
@@ -67,6 +68,28 @@ test.describe('generated views', () => {
     await form.getByRole('button', { name: `Delete ${name}` }).click();
     await expect(form).toHaveURL(DEMO);
     await expect(page.getByRole('link', { name })).toHaveCount(0, { timeout: 10_000 });
+  });
+
+  test('an object named create opens from its list, and the create page stays the form', async ({ page }) => {
+    // `create` is a valid name; `<list>/create` is the kind's create page, so its detail page
+    // is `<list>/create?object=1`.
+    const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name: 'create', namespace: 'staging' }, spec: { message: 'Named like the create page' } };
+    kubectl(['apply', '-f', '-'], JSON.stringify(item));
+    try {
+      await signIn(page, 'alice@acme-corp.com', DEMO);
+      await hydrated(page);
+      await page.getByRole('link', { name: 'create', exact: true }).click();
+      await expect(page).toHaveURL(`${DEMO}/create?object=1&ns=staging`);
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText('Named like the create page');
+      await expect(page.locator('[name="metadata.name"]')).toHaveCount(0);
+      // Loaded from the server too, and the plain create path is still the form.
+      await page.reload();
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText('Named like the create page');
+      await page.goto(`${DEMO}/create`);
+      await expect(page.locator('[name="metadata.name"]')).toBeVisible();
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', 'create', '-n', 'staging', '--ignore-not-found']);
+    }
   });
 
   test("editing a Grant's spec.cluster shows the API server's message at that field", async ({ page }) => {

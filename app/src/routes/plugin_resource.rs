@@ -10,6 +10,7 @@ use leptos_router::{
     components::A,
     hooks::{use_params_map, use_query_map},
     lazy_route,
+    params::ParamsMap,
 };
 
 use crate::{
@@ -142,25 +143,36 @@ struct Target {
     edit: bool,
 }
 
+impl Target {
+    /// What the route's parameters and query name. `<list>/create?object=1` is the detail
+    /// page of an object named `create` ([`paths::detail`]), not the create page.
+    fn of(view: ResourceView, params: &ParamsMap, query: &ParamsMap) -> Self {
+        let flag = |key: &str| query.get(key).as_deref() == Some("1");
+        let (view, name) = match view {
+            ResourceView::Create if flag(paths::OBJECT_FLAG) => {
+                (ResourceView::Detail, Some(paths::CREATE_SEGMENT.to_owned()))
+            }
+            ResourceView::Create => (view, None),
+            _ => (view, params.get("id")),
+        };
+        Target {
+            view,
+            project: params.get("project"),
+            installation: params.get("plugin").unwrap_or_default(),
+            crd: params.get("kind").unwrap_or_default(),
+            object: name
+                .map(|name| ResourceRef { name, namespace: query.get("ns").filter(|ns| !ns.is_empty()) }),
+            generated: flag("generated"),
+            edit: flag("edit"),
+        }
+    }
+}
+
 #[component]
 fn PluginResourcePage(view: ResourceView) -> impl IntoView {
     let params = use_params_map();
     let query = use_query_map();
-    let target = Memo::new(move |_| {
-        let p = params.read();
-        Target {
-            view,
-            project: p.get("project"),
-            installation: p.get("plugin").unwrap_or_default(),
-            crd: p.get("kind").unwrap_or_default(),
-            object: p.get("id").map(|name| ResourceRef {
-                name,
-                namespace: query.read().get("ns").filter(|ns| !ns.is_empty()),
-            }),
-            generated: query.read().get("generated").as_deref() == Some("1"),
-            edit: query.read().get("edit").as_deref() == Some("1"),
-        }
-    });
+    let target = Memo::new(move |_| Target::of(view, &params.read(), &query.read()));
     move || {
         let target = target.get();
         with_session(move |session| view! { <Resolved session target /> })
@@ -453,4 +465,58 @@ fn CustomPage(
         view! { <PluginFrame spec /> }.into_any()
     })
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &str)]) -> ParamsMap {
+        let mut map = ParamsMap::new();
+        for (key, value) in pairs {
+            map.insert(*key, (*value).to_owned());
+        }
+        map
+    }
+
+    #[test]
+    fn an_object_named_create_opens_by_its_flag_and_the_create_page_stays_the_create_page() {
+        let params = map(&[("plugin", "i"), ("kind", "k.g")]);
+        let create = Target::of(ResourceView::Create, &params, &map(&[]));
+        assert_eq!((create.view, create.object), (ResourceView::Create, None));
+
+        let named_create = Target::of(ResourceView::Create, &params, &map(&[("object", "1"), ("ns", "web")]));
+        assert_eq!(named_create.view, ResourceView::Detail);
+        assert_eq!(
+            named_create.object,
+            Some(ResourceRef { name: "create".into(), namespace: Some("web".into()) })
+        );
+
+        let params = map(&[("plugin", "i"), ("kind", "k.g"), ("id", "web-1")]);
+        let detail = Target::of(ResourceView::Detail, &params, &map(&[("edit", "1")]));
+        assert_eq!(detail.object.map(|o| o.name).as_deref(), Some("web-1"));
+        assert!(detail.edit);
+    }
+
+    #[test]
+    fn every_detail_path_names_the_object_it_was_built_for() {
+        for name in ["create", "created", "a.b-c"] {
+            let path = paths::detail(None, "i", "k.g", name, Some("web"));
+            let (path, query) = path.split_once('?').unwrap();
+            let last = path.rsplit('/').next().unwrap();
+            let view =
+                if last == paths::CREATE_SEGMENT { ResourceView::Create } else { ResourceView::Detail };
+            let mut params = map(&[("plugin", "i"), ("kind", "k.g")]);
+            if view == ResourceView::Detail {
+                params.insert("id", last.to_owned());
+            }
+            let mut query_map = ParamsMap::new();
+            for (key, value) in query.split('&').map(|kv| kv.split_once('=').unwrap()) {
+                query_map.insert(key.to_owned(), value.to_owned());
+            }
+            let target = Target::of(view, &params, &query_map);
+            assert_eq!(target.view, ResourceView::Detail, "{name}");
+            assert_eq!(target.object.map(|o| o.name).as_deref(), Some(name));
+        }
+    }
 }

@@ -10,10 +10,18 @@ pub fn list(project: Option<&str>, installation: &str, crd: &str) -> String {
 
 /// The create page of a kind.
 pub fn create(project: Option<&str>, installation: &str, crd: &str) -> String {
-    format!("{}/create", list(project, installation, crd))
+    format!("{}/{CREATE_SEGMENT}", list(project, installation, crd))
 }
 
-/// The detail page of an object; its namespace in `?ns=`.
+/// The name the create page takes in place of an object's name.
+pub const CREATE_SEGMENT: &str = "create";
+
+/// The query flag that makes `<list>/create` the detail page of an object named `create`
+/// (a valid Kubernetes name, which the create page's segment would otherwise hide).
+pub const OBJECT_FLAG: &str = "object";
+
+/// The detail page of an object; its namespace in `?ns=`. An object named `create` is
+/// `<list>/create?object=1`, since `<list>/create` is the kind's create page.
 pub fn detail(
     project: Option<&str>,
     installation: &str,
@@ -22,9 +30,16 @@ pub fn detail(
     namespace: Option<&str>,
 ) -> String {
     let mut path = format!("{}/{}", list(project, installation, crd), encode_segment(name));
+    let mut query = Vec::new();
+    if name == CREATE_SEGMENT {
+        query.push(format!("{OBJECT_FLAG}=1"));
+    }
     if let Some(ns) = namespace.filter(|ns| !ns.is_empty()) {
-        path.push_str("?ns=");
-        path.push_str(&encode_segment(ns));
+        query.push(format!("ns={}", encode_segment(ns)));
+    }
+    if !query.is_empty() {
+        path.push('?');
+        path.push_str(&query.join("&"));
     }
     path
 }
@@ -44,5 +59,15 @@ mod tests {
             "/projects/analytics/plugin-resources/i/databases.postgresql.cnpg.io/app-db?ns=analytics"
         );
         assert_eq!(create(None, "i", "k.g"), "/plugin-resources/i/k.g/create");
+    }
+
+    #[test]
+    fn an_object_named_create_is_not_the_create_page() {
+        assert_eq!(detail(None, "i", "k.g", "create", None), "/plugin-resources/i/k.g/create?object=1");
+        assert_eq!(
+            detail(None, "i", "k.g", "create", Some("web")),
+            "/plugin-resources/i/k.g/create?object=1&ns=web"
+        );
+        assert_eq!(detail(None, "i", "k.g", "created", None), "/plugin-resources/i/k.g/created");
     }
 }
