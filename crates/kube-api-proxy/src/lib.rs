@@ -25,6 +25,7 @@ pub mod gateway;
 pub mod installations;
 pub mod kubereq;
 pub mod limits;
+mod server_errors;
 pub mod upstream;
 
 use std::sync::Arc;

@@ -606,7 +606,8 @@ impl Upstream {
     }
 
     /// Forwards a request as `token`, on the transport without an identity of its own;
-    /// the answer streams back untouched (watches too).
+    /// the answer streams back untouched (watches too), except that a server error of the API
+    /// server itself loses its message ([`crate::server_errors`]).
     pub async fn forward(
         &self,
         method: Method,
@@ -625,7 +626,8 @@ impl Upstream {
             .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })
             .and_then(|sent| sent.map_err(transport));
         self.observe(path_and_query, &res);
-        incoming(res?)
+        let response = incoming(res?)?;
+        Ok(crate::server_errors::withheld(response, proxied(path_and_query)).await)
     }
 }
 

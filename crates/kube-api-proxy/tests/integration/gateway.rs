@@ -878,10 +878,14 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
         assert_eq!(headers.get("retry-after").map(|h| h.as_bytes()), Some(&b"1"[..]), "{path}");
         assert_eq!(v["details"]["retryAfterSeconds"], 1, "{path}: {v}");
     }
+    // A server error keeps its code and reason; the cluster's own words (here the switch's
+    // `curl` to undo it, in a real cluster a webhook's address or etcd's error) stay in the log.
     switch.set(Fault::Status { status: 500 });
     for (path, auth) in both {
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!((code, v["reason"].as_str()), (500, Some("InternalError")), "{path}: {v}");
+        assert!(common::message(&v).starts_with("the cluster failed to handle the request;"), "{path}: {v}");
+        assert!(!v.to_string().contains("curl"), "{path}: {v}");
     }
 
     switch.set(Fault::Down);
