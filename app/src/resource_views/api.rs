@@ -161,16 +161,17 @@ pub(crate) mod ssr {
         let in_scope = |ns: &Option<String>| {
             project.is_none() || !def.info.namespaced || ns.as_ref().is_some_and(|ns| namespaces.contains(ns))
         };
-        // Every cell of the table from one budget: a CRD's columns, cheap on one object, can be
-        // costly on thousands of them (the CRD comes with a plugin, which may be hostile).
-        let mut budget = fundament_jsonpath::Budget::new(TABLE_CELL_BUDGET);
-        let rows: Vec<Row> = items(&list)
-            .filter(|object| in_scope(&text(object, "/metadata/namespace")))
-            .map(|object| row(object, &compiled, def.info.namespaced, now, &mut budget))
-            .collect();
+        // Cells for every listed object, not only the page's: the search matches every cell, and
+        // the sort reads one column of all of them. The budget bounds that work.
+        let (rows, spent) = table_rows(
+            items(&list).filter(|object| in_scope(&text(object, "/metadata/namespace"))),
+            &compiled,
+            def.info.namespaced,
+            now,
+        );
         let warnings: Vec<String> = warning
             .into_iter()
-            .chain(budget.is_spent().then(|| SPENT_WARNING.to_owned()))
+            .chain(spent.then(|| SPENT_WARNING.to_owned()))
             .chain(too_deep.then(|| TOO_DEEP_WARNING.to_owned()))
             .collect();
         let warning = (!warnings.is_empty()).then(|| warnings.join(". "));
@@ -181,6 +182,13 @@ pub(crate) mod ssr {
     /// How many values the printer columns' paths may produce for a whole table: a few per
     /// cell, so about ten cells each for 50,000 objects, and tens of milliseconds at most.
     const TABLE_CELL_BUDGET: usize = 2_000_000;
+    /// How many bytes of text the cells of a whole table may hold: as many as the list they
+    /// come from may have (a value is counted once, but `@` or `.spec` prints a whole object in
+    /// every column, each `<` as the six bytes of `\u003c`).
+    const TABLE_TEXT_BUDGET: usize = crate::plugins::backend::MAX_ANSWER_BYTES;
+    /// How many characters one cell shows, the last an ellipsis when cut: more than a status,
+    /// a name or a condition's message takes, a few lines of the table at most.
+    pub(super) const CELL_CHARS: usize = 256;
     const SPENT_WARNING: &str =
         "Some cells are empty: this kind's printer columns take too much work on this many objects";
     const TOO_DEEP_WARNING: &str = "Some objects nest deeper than the console reads: their deepest parts are left out here (kubectl shows them)";
@@ -221,6 +229,21 @@ pub(crate) mod ssr {
             priority: c.column.priority,
         }));
         (columns, compiled, error.map(|e| e.to_string()))
+    }
+
+    /// The rows of `objects`, every cell from one budget of values and text: a CRD's columns,
+    /// cheap on one object, can be costly on thousands of them (the CRD comes with a plugin,
+    /// which may be hostile). Also whether the budget was spent (some cells left empty).
+    pub(super) fn table_rows<'a>(
+        objects: impl Iterator<Item = &'a Value>,
+        columns: &[fundament_jsonpath::CompiledColumn],
+        namespaced: bool,
+        now: time::OffsetDateTime,
+    ) -> (Vec<Row>, bool) {
+        let mut budget =
+            fundament_jsonpath::Budget::new(TABLE_CELL_BUDGET).with_text(TABLE_TEXT_BUDGET, CELL_CHARS);
+        let rows = objects.map(|object| row(object, columns, namespaced, now, &mut budget)).collect();
+        (rows, budget.is_spent())
     }
 
     fn row(
@@ -515,21 +538,25 @@ pub(crate) mod ssr {
             Vec::new()
         };
         let mut form_unavailable = None;
+        // A form past its input limit is not drawn: millions of inputs would exhaust the server
+        // and the browser. The page opens in the YAML tab and says why; the empty values are
+        // never offered as a form.
+        let mut drawable = |values: Result<FormValues, _>| {
+            values.unwrap_or_else(|too_many: crate::resource_views::schema_form::TooManyInputs| {
+                tracing::info!(kind = %def.info.kind, at = %too_many.path, "form past its input limit: YAML tab only");
+                form_unavailable = Some(too_many.to_string());
+                FormValues::default()
+            })
+        };
         let (values, labels, verb, name, ns, loaded) = match &existing {
             Some((name, namespace)) => {
                 let (_, object) =
                     read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
-                let mut values = FormValues::from_object(&spec, &object);
-                if values.too_many_items() {
-                    // Not rendered as inputs: hundreds of thousands of them would exhaust the
-                    // server and the browser. An empty form is never offered in its place.
-                    form_unavailable = Some(crate::resource_views::schema_form::TOO_MANY_ITEMS.to_owned());
-                    values = FormValues::default();
-                }
+                let values = drawable(FormValues::from_object(&spec, &object));
                 (values, labels_text(&object), "update", name.clone(), namespace.clone(), Some(object))
             }
             None => {
-                let mut values = FormValues::defaults(&spec);
+                let mut values = drawable(FormValues::defaults(&spec));
                 if let Some(first) = namespaces.first() {
                     values.set("metadata.namespace", first.clone());
                 }
@@ -759,11 +786,10 @@ pub(crate) mod ssr {
             Err(error) => return Ok(ToForm::Invalid(error.to_string())),
         };
         let spec = form_for(&schema_of(&def), def.info.namespaced);
-        let values = FormValues::from_object(&spec, &object);
-        if values.too_many_items() {
-            return Ok(ToForm::Invalid(crate::resource_views::schema_form::TOO_MANY_ITEMS.to_owned()));
+        match FormValues::from_object(&spec, &object) {
+            Ok(values) => Ok(ToForm::Form { values, labels: labels_text(&object) }),
+            Err(too_many) => Ok(ToForm::Invalid(too_many.to_string())),
         }
-        Ok(ToForm::Form { values, labels: labels_text(&object) })
     }
 
     /// Reviews (`dry_run`: the API server's dry run, and the diff against the live object)
@@ -938,8 +964,9 @@ pub struct FormSetup {
     /// The object's resourceVersion as loaded (empty for a create): a save sends it, so a
     /// change by someone else since is refused, never overwritten.
     pub resource_version: String,
-    /// Why the form cannot show this object (it has more items than a form takes): it opens
-    /// in the YAML tab, and the form's tab says so instead of offering an empty form.
+    /// Why the form cannot show this object, or a create form's defaults (it would draw more
+    /// inputs than a form takes, `schema_form::MAX_INPUTS`): it opens in the YAML tab, and the
+    /// form's tab says so instead of offering an empty form.
     pub form_unavailable: Option<String>,
 }
 
@@ -1083,3 +1110,7 @@ pub struct YamlEdit {
     pub loaded: String,
     pub resource_version: String,
 }
+
+#[cfg(all(test, feature = "ssr"))]
+#[path = "api_tests.rs"]
+mod tests;

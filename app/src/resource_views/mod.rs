@@ -13,5 +13,8 @@ pub mod scope;
 pub mod table;
 #[cfg(feature = "hydrate")]
 pub(crate) mod watch;
+// The watch's parsing, apart from the browser's streams: built for the browser and for tests.
+#[cfg(any(feature = "hydrate", test))]
+pub(crate) mod watch_event;
 pub mod yaml_edit;
 pub mod yaml_tab;

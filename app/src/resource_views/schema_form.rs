@@ -38,14 +38,26 @@ pub const MAX_DEPTH: usize = 12;
 /// beyond it becomes [`Kind::Raw`], so a huge schema still gives a usable form.
 pub const MAX_FIELDS: usize = 500;
 
-/// At most this many array items and map entries in one form, all arrays and maps together.
-/// Their counts come from the browser (or from the indices of a form posted without
-/// JavaScript), and the form is built by counting up to them: a count no form could hold
-/// is refused before anything is built. Longer lists are for the YAML tab.
-pub const MAX_ITEMS: usize = 10_000;
-/// What the form says of an object with more than [`MAX_ITEMS`] items.
-pub const TOO_MANY_ITEMS: &str =
-    "This object has more items than a form takes (10,000 in all): edit it in the YAML tab.";
+/// At most this many inputs in one form, counted as the form draws them: each scalar input,
+/// each group of an object, array or map, each array item and map entry (its box and remove
+/// button), and a map entry's key. Array items multiply what their item schema holds (500 items
+/// of 19 items of 450 strings are 4.3 million inputs), and their counts come from the edited
+/// object, the schema's `minItems` and defaults (a CRD may come from a hostile plugin), or the
+/// browser: a form past this is refused before it is filled or drawn, and the object is for the
+/// YAML tab. Ten times the fields one schema gives ([`MAX_FIELDS`]), so a real form with a few
+/// dozen items fits; each input is a few hundred bytes of HTML and its help text.
+pub const MAX_INPUTS: usize = 5_000;
+
+/// A form that would draw more than [`MAX_INPUTS`] inputs: the object is for the YAML tab.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "This object has more items than a form takes ({MAX_INPUTS} inputs in all): edit it in the YAML tab."
+)]
+pub struct TooManyInputs {
+    /// Where the count passed the limit: the innermost array or map around the input that
+    /// passed it, or a top-level field (`spec`) when no array or map is around it.
+    pub path: String,
+}
 /// How much of a schema's description a field shows (its help, with every item).
 pub const MAX_DESCRIPTION: usize = 1_000;
 /// An enum of at most this many values, each at most [`MAX_CHOICE_LEN`] bytes, is a choice.
@@ -669,25 +681,38 @@ pub struct FormValues {
 
 impl FormValues {
     /// A create form: the schema's defaults filled in, required arrays given
-    /// their `minItems` items, everything else empty.
-    pub fn defaults(spec: &FormSpec) -> Self {
+    /// their `minItems` items, everything else empty. Refused when the form would draw more
+    /// than [`MAX_INPUTS`] inputs (the filling stops there).
+    pub fn defaults(spec: &FormSpec) -> Result<Self, TooManyInputs> {
         let mut values = FormValues::default();
+        let mut budget = InputBudget::new();
         for field in &spec.fields {
-            values.fill_default(field, &field.path);
+            values.fill_default(field, &field.path, &field.path, &mut budget);
         }
-        values
+        budget.spent()?;
+        values.check_inputs(spec)?;
+        Ok(values)
     }
 
     /// An edit form: the values of an existing object. Defaults are not added:
-    /// [`assemble`] then gives back the object's `spec` unchanged.
-    pub fn from_object(spec: &FormSpec, object: &Value) -> Self {
+    /// [`assemble`] then gives back the object's `spec` unchanged. Refused when the form would
+    /// draw more than [`MAX_INPUTS`] inputs (the filling stops there).
+    pub fn from_object(spec: &FormSpec, object: &Value) -> Result<Self, TooManyInputs> {
         let mut values = FormValues::default();
+        let mut budget = InputBudget::new();
         for field in &spec.fields {
-            if let Some(value) = object.pointer(&pointer_of(&field.path)) {
-                values.fill(field, &field.path, value, None);
+            match object.pointer(&pointer_of(&field.path)) {
+                Some(value) => {
+                    values.fill(field, &field.path, &field.path, value, Absent::Empty, &mut budget)
+                }
+                None => {
+                    budget.pay(1, &field.path);
+                }
             }
         }
-        values
+        budget.spent()?;
+        values.check_inputs(spec)?;
+        Ok(values)
     }
 
     /// The values of a form posted without JavaScript: its `(name, value)`
@@ -728,24 +753,41 @@ impl FormValues {
         self.values.insert(path.into(), value.into());
     }
 
-    /// Whether the arrays and maps hold more than [`MAX_ITEMS`] items together.
-    pub fn too_many_items(&self) -> bool {
-        self.check_item_counts().is_err()
-    }
-
-    /// Refuses item counts past [`MAX_ITEMS`], all arrays and maps together (at the first
-    /// array or map that passes it).
-    fn check_item_counts(&self) -> Result<(), Vec<FieldError>> {
-        let mut total = 0usize;
-        for (path, count) in &self.lengths {
-            total = total.saturating_add(*count);
-            if total > MAX_ITEMS {
-                let message =
-                    format!("has more items than a form takes ({MAX_ITEMS} in all): edit it in the YAML tab");
-                return Err(vec![FieldError::new(path, message)]);
+    /// Refuses values for which the form would draw more than [`MAX_INPUTS`] inputs. The
+    /// item counts may come from the browser (up to 2⁶⁴, or the highest index of a form posted
+    /// without JavaScript): the count stops at the limit, so it costs at most that many steps.
+    pub fn check_inputs(&self, spec: &FormSpec) -> Result<(), TooManyInputs> {
+        let mut budget = InputBudget::new();
+        for field in &spec.fields {
+            if !self.count_inputs(field, &field.path, &field.path, &mut budget) {
+                break;
             }
         }
-        Ok(())
+        budget.spent()
+    }
+
+    /// Pays for the inputs the form draws for `field` at `path`, as `field_view` in `form.rs`
+    /// draws them: every property of an object, every item of an array and map. `list` is the
+    /// innermost array or map around it (where a refusal is shown). False once the budget is
+    /// spent.
+    fn count_inputs(&self, field: &Field, path: &str, list: &str, budget: &mut InputBudget) -> bool {
+        if !budget.pay(1, list) {
+            return false;
+        }
+        match &field.kind {
+            Kind::Object(children) => children
+                .iter()
+                .all(|child| self.count_inputs(child, &child_path(path, &child.name), list, budget)),
+            Kind::Array(item) => (0..self.len(path)).all(|index| {
+                budget.pay(ITEM_INPUTS, path)
+                    && self.count_inputs(item, &item_path(path, index), path, budget)
+            }),
+            Kind::Map(value) => (0..self.len(path)).all(|index| {
+                budget.pay(ENTRY_INPUTS, path)
+                    && self.count_inputs(value, &entry_value_path(path, index), path, budget)
+            }),
+            _ => true,
+        }
     }
 
     /// The number of items of the array (or entries of the map) at `path`.
@@ -758,9 +800,15 @@ impl FormValues {
     pub fn add_item(&mut self, spec: &FormSpec, path: &str) -> usize {
         let index = self.len(path);
         self.lengths.insert(path.to_string(), index + 1);
+        // The item's defaults alone are bounded; the form's total is checked when it is sent
+        // ([`assemble`] refuses a form past the limit), so an item that does not fit is filled
+        // in part rather than refused here.
+        let mut budget = InputBudget::new();
         match spec.field(path).map(|f| &f.kind) {
-            Some(Kind::Array(item)) => self.fill_default(item, &item_path(path, index)),
-            Some(Kind::Map(value)) => self.fill_default(value, &entry_value_path(path, index)),
+            Some(Kind::Array(item)) => self.fill_default(item, &item_path(path, index), path, &mut budget),
+            Some(Kind::Map(value)) => {
+                self.fill_default(value, &entry_value_path(path, index), path, &mut budget)
+            }
             _ => {}
         }
         index
@@ -805,30 +853,32 @@ impl FormValues {
         self.present.contains(path)
     }
 
-    /// Fills the defaults of `field` at `path`, creating at most [`MAX_ITEMS`] array items
-    /// and map entries in all: `minItems` of nested arrays multiply (500 items of 500 items
-    /// of …), and a CRD may come from a hostile plugin.
-    fn fill_default(&mut self, field: &Field, path: &str) {
-        self.fill_default_within(field, path, &mut MAX_ITEMS.clone());
-    }
-
-    fn fill_default_within(&mut self, field: &Field, path: &str, budget: &mut usize) {
+    /// Fills the defaults of `field` at `path`: its schema `default`, or for an object its
+    /// properties' defaults, for a required array its `minItems` items. Every input is paid for
+    /// from `budget` and the filling stops when it is spent: `minItems` of nested arrays
+    /// multiply (500 items of 500 items of …), and a CRD may come from a hostile plugin. `list`
+    /// is the innermost array or map around it.
+    fn fill_default(&mut self, field: &Field, path: &str, list: &str, budget: &mut InputBudget) {
         if let Some(default) = &field.default {
-            self.fill(field, path, default, Some(budget));
+            self.fill(field, path, list, default, Absent::Defaults, budget);
+            return;
+        }
+        if !budget.pay(1, list) {
             return;
         }
         match &field.kind {
             Kind::Object(children) => {
                 for child in children {
-                    self.fill_default_within(child, &child_path(path, &child.name), budget);
+                    self.fill_default(child, &child_path(path, &child.name), list, budget);
                 }
             }
             Kind::Array(item) if field.required => {
-                let wanted = field.constraints.min_items.unwrap_or(0).min(MAX_FIELDS as u64) as usize;
-                let count = wanted.min(*budget);
-                *budget -= count;
-                for index in 0..count {
-                    self.fill_default_within(item, &item_path(path, index), budget);
+                let wanted =
+                    field.constraints.min_items.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                let mut count = 0;
+                while count < wanted && budget.pay(ITEM_INPUTS, path) {
+                    self.fill_default(item, &item_path(path, count), path, budget);
+                    count += 1;
                 }
                 if count > 0 {
                     self.lengths.insert(path.to_string(), count);
@@ -838,49 +888,62 @@ impl FormValues {
         }
     }
 
-    /// Fills the inputs of `field` at `path` from JSON. With `defaults` (a budget of items, as
-    /// [`Self::fill_default`]'s) it also fills the defaults of what the JSON leaves out (a
-    /// schema default of `{}`), and a default's own items count against the budget; without,
-    /// the object's items are taken as they are, all of them.
-    fn fill(&mut self, field: &Field, path: &str, value: &Value, mut defaults: Option<&mut usize>) {
-        // A default's items past the budget are left out; an object's never are.
-        let take = |wanted: usize, defaults: &mut Option<&mut usize>| match defaults {
-            Some(budget) => {
-                let count = wanted.min(**budget);
-                **budget -= count;
-                count
-            }
-            None => wanted,
-        };
+    /// Fills the inputs of `field` at `path` from JSON; `absent` says what becomes of the
+    /// properties the JSON leaves out. Every input is paid for from `budget`, an object's
+    /// properties whether the JSON has them or not (the form draws them all), and the filling
+    /// stops when it is spent: 10,000 items of `{}` are 30 KB of JSON, and with a wide item
+    /// schema millions of inputs.
+    fn fill(
+        &mut self,
+        field: &Field,
+        path: &str,
+        list: &str,
+        value: &Value,
+        absent: Absent,
+        budget: &mut InputBudget,
+    ) {
+        if !budget.pay(1, list) {
+            return;
+        }
         match (&field.kind, value) {
             (_, Value::Null) => {}
             (Kind::Object(children), Value::Object(object)) => {
                 self.present.insert(path.to_string());
                 for child in children {
                     let at = child_path(path, &child.name);
-                    match (object.get(&child.name), defaults.as_deref_mut()) {
-                        (Some(value), budget) => self.fill(child, &at, value, budget),
-                        (None, Some(budget)) => self.fill_default_within(child, &at, budget),
-                        (None, None) => {}
+                    match (object.get(&child.name), absent) {
+                        (Some(value), _) => self.fill(child, &at, list, value, absent, budget),
+                        (None, Absent::Defaults) => self.fill_default(child, &at, list, budget),
+                        (None, Absent::Empty) => {
+                            budget.pay(1, list);
+                        }
                     }
                 }
             }
             (Kind::Array(item), Value::Array(items)) => {
                 self.present.insert(path.to_string());
-                let count = take(items.len(), &mut defaults);
-                self.lengths.insert(path.to_string(), count);
-                for (index, value) in items.iter().take(count).enumerate() {
-                    self.fill(item, &item_path(path, index), value, defaults.as_deref_mut());
+                let mut count = 0;
+                for value in items {
+                    if !budget.pay(ITEM_INPUTS, path) {
+                        break;
+                    }
+                    self.fill(item, &item_path(path, count), path, value, absent, budget);
+                    count += 1;
                 }
+                self.lengths.insert(path.to_string(), count);
             }
             (Kind::Map(item), Value::Object(entries)) => {
                 self.present.insert(path.to_string());
-                let count = take(entries.len(), &mut defaults);
-                self.lengths.insert(path.to_string(), count);
-                for (index, (key, value)) in entries.iter().take(count).enumerate() {
-                    self.set(entry_key_path(path, index), key.clone());
-                    self.fill(item, &entry_value_path(path, index), value, defaults.as_deref_mut());
+                let mut count = 0;
+                for (key, value) in entries {
+                    if !budget.pay(ENTRY_INPUTS, path) {
+                        break;
+                    }
+                    self.set(entry_key_path(path, count), key.clone());
+                    self.fill(item, &entry_value_path(path, count), path, value, absent, budget);
+                    count += 1;
                 }
+                self.lengths.insert(path.to_string(), count);
             }
             (Kind::Object(_) | Kind::Array(_) | Kind::Map(_), _) => {}
             (Kind::Raw, value) => {
@@ -888,6 +951,62 @@ impl FormValues {
             }
             (_, Value::String(text)) => self.set(path, text.clone()),
             (_, value) => self.set(path, value.to_string()),
+        }
+    }
+}
+
+/// What a fill does with an object's properties that its JSON leaves out.
+#[derive(Debug, Clone, Copy)]
+enum Absent {
+    /// Leaves them empty: an edited object is shown as it is.
+    Empty,
+    /// Fills their defaults: a schema default of `{}` still gets its properties' defaults.
+    Defaults,
+}
+
+/// What the form draws for an array item besides the item's own inputs: its box with the
+/// remove button.
+const ITEM_INPUTS: usize = 1;
+/// What the form draws for a map entry besides its value's inputs: its box with the remove
+/// button, and the key input.
+const ENTRY_INPUTS: usize = 2;
+
+/// The inputs a form may still draw, of [`MAX_INPUTS`], paid for as a fill or a count walks
+/// the form.
+struct InputBudget {
+    left: usize,
+    /// Where the budget ran out, once it has.
+    passed_at: Option<String>,
+}
+
+impl InputBudget {
+    fn new() -> Self {
+        InputBudget { left: MAX_INPUTS, passed_at: None }
+    }
+
+    /// Pays for `inputs` drawn in the array or map at `list`; false once the budget is spent,
+    /// and from then on.
+    fn pay(&mut self, inputs: usize, list: &str) -> bool {
+        if self.passed_at.is_some() {
+            return false;
+        }
+        match self.left.checked_sub(inputs) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => {
+                self.passed_at = Some(list.to_string());
+                false
+            }
+        }
+    }
+
+    /// Whether everything paid for fitted.
+    fn spent(self) -> Result<(), TooManyInputs> {
+        match self.passed_at {
+            Some(path) => Err(TooManyInputs { path }),
+            None => Ok(()),
         }
     }
 }
@@ -914,7 +1033,11 @@ pub fn assemble(
     api_version: &str,
     kind: &str,
 ) -> Result<Value, Vec<FieldError>> {
-    values.check_item_counts()?;
+    values.check_inputs(spec).map_err(|too_many| {
+        let message =
+            format!("has more items than a form takes ({MAX_INPUTS} inputs in all): edit it in the YAML tab");
+        vec![FieldError::new(&too_many.path, message)]
+    })?;
     let mut errors = Vec::new();
     let mut metadata = Map::new();
     let mut object = Map::new();
@@ -1068,7 +1191,9 @@ fn build(
 /// user did not mean to set it.
 fn default_only(field: &Field, path: &str, object: &Map<String, Value>) -> bool {
     let mut defaults = FormValues::default();
-    defaults.fill_default(field, path);
+    // Defaults cut at the input limit differ from any object, so the object counts as touched;
+    // [`assemble`] has refused a form past the limit before this is reached.
+    defaults.fill_default(field, path, path, &mut InputBudget::new());
     let mut ignored = Vec::new();
     match build(field, path, true, &defaults, &mut ignored) {
         Some(Value::Object(expected)) => expected == *object,

@@ -535,7 +535,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 /// A create form as the user fills it in: the schema's defaults, then each
 /// path's text typed in, in order.
 fn filled_in(spec: &FormSpec, typed: &[(&str, &str)]) -> FormValues {
-    let mut values = FormValues::defaults(spec);
+    let mut values = FormValues::defaults(spec).unwrap();
     for (path, text) in typed {
         values.set(*path, *text);
     }
@@ -683,22 +683,22 @@ fn scalar_kinds_enums_and_defaults() {
 #[test]
 fn defaults_fill_defaults_and_preselect_only_defaulted_enums() {
     let backup = form_for(&backup_schema(), true);
-    let values = FormValues::defaults(&backup);
+    let values = FormValues::defaults(&backup).unwrap();
     assert_eq!(values.get("spec.method"), "barmanObjectStore");
     assert_eq!(values.get("spec.online"), "", "a boolean without default stays unset");
     assert_eq!(values.get("metadata.name"), "");
 
     let grant = form_for(&grant_schema(), true);
-    let values = FormValues::defaults(&grant);
+    let values = FormValues::defaults(&grant).unwrap();
     assert_eq!(values.get("spec.format"), "", "an enum without default is not preselected");
 
     let database = form_for(&database_schema(), true);
-    let values = FormValues::defaults(&database);
+    let values = FormValues::defaults(&database).unwrap();
     assert_eq!(values.get("spec.ensure"), "present");
     assert_eq!(values.get("spec.databaseReclaimPolicy"), "retain");
 
     let fsc = form_for(&fsc_schema(), true);
-    let values = FormValues::defaults(&fsc);
+    let values = FormValues::defaults(&fsc).unwrap();
     assert_eq!(values.get("spec.postgres.instances"), "1");
     assert_eq!(values.get("spec.postgres.storageSize"), "1Gi");
     assert_eq!(values.get("spec.directory.external.trustAnchor.key"), "ca.crt");
@@ -729,7 +729,7 @@ fn the_seeds_smallest_grant_assembles_exactly() {
 #[test]
 fn an_empty_grant_form_says_what_is_required() {
     let spec = form_for(&grant_schema(), true);
-    let values = FormValues::defaults(&spec);
+    let values = FormValues::defaults(&spec).unwrap();
     assert_eq!(
         errors(assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant")),
         pairs(&[
@@ -746,7 +746,7 @@ fn an_empty_grant_form_says_what_is_required() {
 #[test]
 fn names_are_checked_like_the_api_server_does() {
     let spec = form_for(&grant_schema(), true);
-    let mut values = FormValues::from_object(&spec, &smallest_grant());
+    let mut values = FormValues::from_object(&spec, &smallest_grant()).unwrap();
     values.set("metadata.name", "Orders_Access");
     values.set("metadata.namespace", "-ns");
     let found = errors(assemble(&spec, &values, "v", "Grant"));
@@ -954,7 +954,7 @@ fn an_untouched_optional_section_is_left_out_with_its_defaults() {
     );
 
     // A changed default counts as a touch too.
-    let mut values = FormValues::defaults(&spec);
+    let mut values = FormValues::defaults(&spec).unwrap();
     values.set("spec.directory.external.trustAnchor.key", "tls.crt");
     let found = errors(assemble(&spec, &values, "v", "K"));
     assert!(found.contains(&("spec.directory.external.address".into(), REQUIRED.into())), "{found:?}");
@@ -1140,7 +1140,7 @@ fn raw_fields_take_json_and_name_their_path_in_errors() {
     let object = assemble(&spec, &values, "v", "K").unwrap();
     assert_eq!(object["spec"]["parameters"], json!({"retentionDays": 30, "versioning": true}));
 
-    let edit = FormValues::from_object(&spec, &object);
+    let edit = FormValues::from_object(&spec, &object).unwrap();
     assert_eq!(edit.get("spec.parameters"), "{\n  \"retentionDays\": 30,\n  \"versioning\": true\n}");
 }
 
@@ -1183,7 +1183,7 @@ fn unknown_missing_or_broken_types_become_raw_without_panicking() {
     for broken in [json!(null), json!("schema"), json!([]), json!({"properties": {"spec": 3}})] {
         let spec = form_for(&broken, false);
         assert_eq!(spec.fields[0].path, "metadata.name");
-        let values = FormValues::from_object(&spec, &json!({"spec": {"a": 1}}));
+        let values = FormValues::from_object(&spec, &json!({"spec": {"a": 1}})).unwrap();
         let _ = assemble(&spec, &values, "v", "K");
     }
 }
@@ -1307,7 +1307,7 @@ fn from_object_round_trips_the_spec() {
     ];
     for (schema, object) in cases {
         let spec = form_for(&schema, object["metadata"].get("namespace").is_some());
-        let values = FormValues::from_object(&spec, &object);
+        let values = FormValues::from_object(&spec, &object).unwrap();
         let assembled = assemble(&spec, &values, "v", "K").unwrap_or_else(|e| panic!("{object}: {e:?}"));
         assert_eq!(assembled["spec"], object["spec"]);
         assert_eq!(assembled["metadata"]["name"], object["metadata"]["name"]);
@@ -1325,7 +1325,7 @@ fn edit_forms_can_clear_optional_sections() {
         "spec": {"groupID": "g", "peerID": "p", "directory": {"mode": "Self"},
                  "certificate": {"existingSecret": "peer-a-tls"},
                  "postgres": {"storageClass": "standard"}, "inways": [{"name": "main"}]}});
-    let mut values = FormValues::from_object(&spec, &object);
+    let mut values = FormValues::from_object(&spec, &object).unwrap();
     values.set("spec.certificate.existingSecret", "");
     values.remove_item("spec.inways", 0);
     let assembled = assemble(&spec, &values, "v", "K").unwrap();
@@ -1343,7 +1343,7 @@ fn merge_update_keeps_what_the_form_does_not_show() {
     original["metadata"]["resourceVersion"] = json!("7");
     original["status"] = json!({"conditions": []});
     let spec = form_for(&grant_schema(), true);
-    let mut values = FormValues::from_object(&spec, &original);
+    let mut values = FormValues::from_object(&spec, &original).unwrap();
     values.set("spec.fragment", r#"{"Effect": "Deny"}"#);
     let assembled = assemble(&spec, &values, "plugins.camunda.io/v1alpha1", "Grant").unwrap();
     let updated = merge_update(&original, &assembled);
@@ -1482,7 +1482,7 @@ fn other_statuses_give_a_general_message() {
 #[test]
 fn server_paths_land_on_the_nearest_input() {
     let spec = form_for(&request_schema(), true);
-    let mut values = FormValues::defaults(&spec);
+    let mut values = FormValues::defaults(&spec).unwrap();
     for (key, value) in [("bucket", "b"), ("region", "r")] {
         let i = values.add_item(&spec, "spec.outputs");
         values.set(entry_key_path("spec.outputs", i), key);
@@ -1503,7 +1503,7 @@ fn server_paths_land_on_the_nearest_input() {
     assert_eq!(at("spec[unclosed"), None);
 
     let registration = form_for(&registration_schema(), false);
-    let mut values = FormValues::defaults(&registration);
+    let mut values = FormValues::defaults(&registration).unwrap();
     values.add_item(&registration, "spec.grantTemplates");
     values.add_item(&registration, "spec.grantTemplates");
     assert_eq!(
@@ -1516,7 +1516,7 @@ fn server_paths_land_on_the_nearest_input() {
     );
 
     let grant = form_for(&grant_schema(), true);
-    let values = FormValues::from_object(&grant, &smallest_grant());
+    let values = FormValues::from_object(&grant, &smallest_grant()).unwrap();
     let (mut fields, general) = errors_from_status(&invalid_grant_status());
     fields.push(FieldError::new("spec.fragment.Effect", "Unsupported value: \"Maybe\""));
     fields.push(FieldError::new(
@@ -1588,47 +1588,103 @@ fn everything_crosses_the_wire() {
 
 /// Item counts come from the browser: a count no form could hold is refused before anything is
 /// built from it (it made the server loop up to 2⁶⁴ times), by JSON and by a posted index alike.
+/// A count on a path the form does not have is never read.
 #[test]
 fn item_counts_past_the_limit_are_refused_before_anything_is_built() {
-    let spec = form_for(&grant_schema(), true);
-    let posted: FormValues =
-        serde_json::from_value(json!({"values": {}, "lengths": {"spec.users": u64::MAX}, "present": []}))
-            .unwrap();
+    let spec = form_for(&registration_schema(), false);
+    let posted: FormValues = serde_json::from_value(
+        json!({"values": {}, "lengths": {"spec.grantTemplates": u64::MAX}, "present": []}),
+    )
+    .unwrap();
     let started = std::time::Instant::now();
-    let found = errors(assemble(&spec, &posted, "v", "Grant"));
+    let found = errors(assemble(&spec, &posted, "v", "PluginRegistration"));
     assert!(started.elapsed() < std::time::Duration::from_secs(1));
     assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "spec.grantTemplates");
     assert!(found[0].1.contains("more items than a form takes"), "{found:?}");
-    let indexed = FormValues::from_pairs([("spec.users[99999999999]", "x")]);
-    assert!(errors(assemble(&spec, &indexed, "v", "Grant"))[0].1.contains("YAML tab"));
-    let fine = FormValues::from_pairs([("metadata.name", "g"), ("spec.users[1]", "x")]);
-    assert!(!errors(assemble(&spec, &fine, "v", "Grant")).iter().any(|(_, m)| m.contains("more items")));
+    let indexed = FormValues::from_pairs([("spec.grantTemplates[99999999999].name", "x")]);
+    assert!(errors(assemble(&spec, &indexed, "v", "PluginRegistration"))[0].1.contains("YAML tab"));
+    let fine = FormValues::from_pairs([
+        ("metadata.name", "g"),
+        ("spec.grantTemplates[1].name", "x"),
+        ("spec.unknown[99999999999]", "x"),
+    ]);
+    assert!(
+        !errors(assemble(&spec, &fine, "v", "PluginRegistration"))
+            .iter()
+            .any(|(_, m)| m.contains("more items"))
+    );
 }
 
-/// Nested required arrays whose `minItems` multiply (a CRD from a hostile plugin): the create
-/// form makes at most MAX_ITEMS items in all, at once, and so does a default's own array.
+/// The schema of a kind whose spec requires `a`: `outer` items, each requiring `b`, `inner`
+/// items of 450 required strings (a CRD from a hostile plugin makes `minItems` multiply).
+fn nested_min_items_schema(outer: u64, inner: u64) -> Value {
+    let strings: serde_json::Map<String, Value> =
+        (0..450).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+    let names: Vec<&str> = strings.keys().map(String::as_str).collect();
+    let b_item = object(&names, Value::Object(strings.clone()));
+    let a_item = object(&["b"], json!({"b": {"type": "array", "minItems": inner, "items": b_item}}));
+    kind_schema(
+        &["spec"],
+        object(&["a"], json!({"a": {"type": "array", "minItems": outer, "items": a_item}})),
+        None,
+    )
+}
+
+/// 500 items of 19 items of 450 strings would be 4.3 million inputs: the create form's defaults
+/// are refused at the input limit, at once, and so is a default's own long array. Defaults that
+/// fit are filled whole.
 #[test]
-fn nested_min_items_and_big_defaults_stay_within_the_item_budget() {
-    let mut inner = json!({"type": "string"});
-    for _ in 0..4 {
-        inner = json!({"type": "array", "minItems": 500, "items": inner});
-    }
-    let spec = form_for(&kind_schema(&["spec"], object(&["rows"], json!({"rows": inner})), None), true);
+fn defaults_past_the_input_limit_are_refused_at_once() {
+    let spec = form_for(&nested_min_items_schema(500, 19), true);
+    assert_eq!(field(&spec, "spec.a[0].b[0].p99").kind, Kind::Text, "the schema is drawn whole, not cut");
     let started = std::time::Instant::now();
-    let values = FormValues::defaults(&spec);
-    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
-    let outer = values.len("spec.rows");
-    assert_eq!(outer, 500);
-    let second: usize = (0..outer).map(|i| values.len(&format!("spec.rows[{i}]"))).sum();
-    assert!(outer + second <= super::MAX_ITEMS, "{outer} + {second}");
+    let refused = FormValues::defaults(&spec).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_millis(500), "{:?}", started.elapsed());
+    assert_eq!(refused.path, "spec.a[0].b", "the first item's items already pass it");
+    assert!(refused.to_string().contains("edit it in the YAML tab"), "{refused}");
+
+    // 2 items of 5 items: 4,530 inputs.
+    let spec = form_for(&nested_min_items_schema(2, 5), true);
+    let values = FormValues::defaults(&spec).unwrap();
+    assert_eq!(values.len("spec.a"), 2);
+    assert_eq!(values.len("spec.a[1].b"), 5);
+    assert_eq!(values.check_inputs(&spec), Ok(()));
 
     let big_default =
-        json!({"type": "array", "default": vec!["x"; super::MAX_ITEMS + 5], "items": {"type": "string"}});
+        json!({"type": "array", "default": vec!["x"; super::MAX_INPUTS], "items": {"type": "string"}});
     let spec = form_for(&kind_schema(&["spec"], object(&[], json!({"tags": big_default})), None), true);
-    assert_eq!(FormValues::defaults(&spec).len("spec.tags"), super::MAX_ITEMS);
+    assert_eq!(FormValues::defaults(&spec).unwrap_err().path, "spec.tags");
 }
 
-/// An object with more items than a form takes is not turned into inputs (the edit form opens
+/// An edited object is counted by the inputs its items draw, not by its items: 10,000 items of
+/// `{}` (30 KB) with a wide item schema are refused at once, and so is a form whose counts the
+/// browser sent, from one input past the limit.
+#[test]
+fn an_object_past_the_input_limit_is_refused_at_once() {
+    let spec = form_for(&nested_min_items_schema(1, 1), true);
+    let big = json!({"metadata": {"name": "big"}, "spec": {"a": vec![json!({}); 10_000]}});
+    let started = std::time::Instant::now();
+    let refused = FormValues::from_object(&spec, &big).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_millis(500), "{:?}", started.elapsed());
+    assert_eq!(refused.path, "spec.a");
+    let few = json!({"metadata": {"name": "few"}, "spec": {"a": vec![json!({}); 9]}});
+    assert_eq!(FormValues::from_object(&spec, &few).unwrap().len("spec.a"), 9);
+
+    // name, namespace, spec and its tags: 4 inputs; each tag 2 (its box and its input).
+    let spec = form_for(
+        &kind_schema(&[], object(&[], json!({"tags": {"type": "array", "items": {"type": "string"}}})), None),
+        true,
+    );
+    let posted = |tags: usize| -> FormValues {
+        serde_json::from_value(json!({"values": {}, "lengths": {"spec.tags": tags}, "present": []})).unwrap()
+    };
+    let fits = (super::MAX_INPUTS - 4) / 2;
+    assert_eq!(posted(fits).check_inputs(&spec), Ok(()));
+    assert_eq!(posted(fits + 1).check_inputs(&spec), Err(TooManyInputs { path: "spec.tags".into() }));
+}
+
+/// An object with more entries than a form takes is not turned into inputs (the edit form opens
 /// in the YAML tab); its schema's long description and enum are cut to a size worth repeating.
 #[test]
 fn a_huge_object_or_schema_text_is_bounded() {
@@ -1654,9 +1710,9 @@ fn a_huge_object_or_schema_text_is_bounded() {
     assert!(matches!(field(&spec, "spec.size").kind, Kind::Text), "a thousand choices are a text input");
 
     let tags: serde_json::Map<String, Value> =
-        (0..=super::MAX_ITEMS).map(|i| (format!("k{i}"), json!("v"))).collect();
+        (0..super::MAX_INPUTS).map(|i| (format!("k{i}"), json!("v"))).collect();
     let object = json!({"metadata": {"name": "big"}, "spec": {"tags": tags}});
-    assert!(FormValues::from_object(&spec, &object).too_many_items());
+    assert_eq!(FormValues::from_object(&spec, &object).unwrap_err().path, "spec.tags");
     let small = json!({"metadata": {"name": "small"}, "spec": {"tags": {"a": "b"}}});
-    assert!(!FormValues::from_object(&spec, &small).too_many_items());
+    assert_eq!(FormValues::from_object(&spec, &small).unwrap().get("spec.tags[0].key"), "a");
 }

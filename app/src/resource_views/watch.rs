@@ -29,6 +29,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Response};
 
+use super::watch_event::{Meta, WatchEvent, parse_event_line};
 use crate::plugins::model::encode_segment;
 
 /// A function that runs `action` once, `delay` after the first of a burst of calls: a view
@@ -170,31 +171,6 @@ impl Interest {
     }
 }
 
-/// One watch event line; only what the hub reads of it.
-#[derive(Deserialize)]
-struct Event {
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    object: EventObject,
-}
-
-#[derive(Deserialize, Default)]
-struct EventObject {
-    #[serde(default)]
-    metadata: Meta,
-    /// An ERROR event's Status code.
-    code: Option<u16>,
-}
-
-#[derive(Deserialize, Default)]
-struct Meta {
-    name: Option<String>,
-    namespace: Option<String>,
-    #[serde(rename = "resourceVersion")]
-    resource_version: Option<String>,
-}
-
 struct Subscriber {
     interest: Interest,
     /// The collection it is on (moves once, to its namespace, when the kind is refused).
@@ -257,6 +233,8 @@ struct Stream {
     unanswered: u32,
     /// Subscribers were told [`Note::Lost`] and not yet [`Note::Restored`].
     lost: bool,
+    /// A line it could not read was logged (once per stream: every line may be like it).
+    unreadable_logged: bool,
     linger: Option<TimeoutHandle>,
 }
 
@@ -360,6 +338,7 @@ fn join(collection: &Collection, subscriber: &Rc<Subscriber>) {
         refused: false,
         unanswered: 0,
         lost: false,
+        unreadable_logged: false,
         linger: None,
     }));
     STREAMS.with_borrow_mut(|s| s.insert(collection.clone(), Rc::clone(&stream)));
@@ -480,31 +459,43 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
             if line.is_empty() {
                 continue;
             }
-            // An object nested deeper than serde_json reads: its metadata is all this needs.
-            let event = serde_json::from_str::<Event>(line).ok().or_else(|| {
-                let pruned = fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), 32)?;
-                serde_json::from_slice::<Event>(&pruned).ok()
-            });
-            let Some(event) = event else { return End::Dropped };
-            if event.kind == "ERROR" {
-                return match event.object.code {
-                    Some(410) | None => End::Gone,
-                    Some(_) => End::Dropped,
-                };
-            }
+            let event = match parse_event_line(line) {
+                Ok(event) => event,
+                // Skipped, not the end of the stream: a reconnect would replay the same line and
+                // end there again, and live updates of the kind would stop for good.
+                Err(error) => {
+                    let mut s = stream.borrow_mut();
+                    if !std::mem::replace(&mut s.unreadable_logged, true) {
+                        leptos::logging::warn!("watch of {}: a line skipped: {error}", s.collection.plural);
+                    }
+                    continue;
+                }
+            };
+            let (object, changed) = match event {
+                WatchEvent::Error(status) => {
+                    return match status.code() {
+                        Some(410) | None => End::Gone,
+                        Some(_) => End::Dropped,
+                    };
+                }
+                WatchEvent::Bookmark(object) => (object, false),
+                WatchEvent::Added(object) | WatchEvent::Modified(object) | WatchEvent::Deleted(object) => {
+                    (object, true)
+                }
+            };
             {
                 let mut s = stream.borrow_mut();
                 // A watch that delivers is healthy: when it ends, it is resumed at once.
                 s.failures = 0;
-                if let Some(rv) = event.object.metadata.resource_version.clone() {
+                if let Some(rv) = object.metadata.resource_version.clone() {
                     s.resource_version = Some(rv);
                 }
-                if event.kind != "BOOKMARK" {
-                    s.remember(&event.object.metadata);
+                if changed {
+                    s.remember(&object.metadata);
                 }
             }
-            if event.kind != "BOOKMARK" {
-                dispatch(stream, &event.object.metadata);
+            if changed {
+                dispatch(stream, &object.metadata);
             }
         }
     }

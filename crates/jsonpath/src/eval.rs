@@ -121,21 +121,47 @@ pub(crate) fn evaluate_within<'a, 'p>(
 }
 
 /// Values that evaluations may produce together, e.g. every cell of a table: a path that is
-/// cheap on one object can be costly on ten thousand of them.
+/// cheap on one object can be costly on ten thousand of them. Optionally also the text that
+/// `string` cells print ([`Budget::with_text`]): one value can print as megabytes (`.` is the
+/// whole object).
 #[derive(Debug, Clone)]
 pub struct Budget {
     left: usize,
+    /// Bytes that `string` cells may still print, all together.
+    text_left: usize,
+    /// Characters that one `string` cell prints at most.
+    cell_chars: usize,
 }
 
 impl Budget {
-    /// A budget of `values` values.
+    /// A budget of `values` values. The text of `string` cells is not bounded: they are the
+    /// API server's, byte for byte, as kubectl compares them.
     pub fn new(values: usize) -> Budget {
-        Budget { left: values }
+        Budget { left: values, text_left: usize::MAX, cell_chars: usize::MAX }
     }
 
-    /// Whether it is spent: evaluations within it now fail with [`EvalError::TooManyResults`].
+    /// This budget, also bounding the text of `string` cells: each is cut to `cell_chars`
+    /// characters (the last an ellipsis, `…`), its printing stopped there, and the cells print
+    /// about `bytes` bytes in all (the cell that passes it is the last). For showing a table:
+    /// a cut cell is no longer the API server's.
+    pub fn with_text(self, bytes: usize, cell_chars: usize) -> Budget {
+        Budget { text_left: bytes, cell_chars, ..self }
+    }
+
+    /// Whether it is spent: evaluations within it now fail with [`EvalError::TooManyResults`],
+    /// or `string` cells print nothing more.
     pub fn is_spent(&self) -> bool {
-        self.left == 0
+        self.left == 0 || self.text_left == 0
+    }
+
+    /// How many characters the next `string` cell may print: `None` once the text is spent.
+    pub(crate) fn cell_chars(&self) -> Option<usize> {
+        (self.text_left > 0).then_some(self.cell_chars)
+    }
+
+    /// Takes the `bytes` a cell printed from the text that is left.
+    pub(crate) fn printed(&mut self, bytes: usize) {
+        self.text_left = self.text_left.saturating_sub(bytes);
     }
 }
 

@@ -11,24 +11,84 @@ use crate::eval::Item;
 /// from kubectl's printer, `<no value>` in the API server's table cells (it
 /// re-wraps the value, losing its type).
 pub(crate) fn item_text(item: Item<'_, '_>, null_text: &str) -> String {
+    item_text_within(item, null_text, usize::MAX)
+}
+
+/// [`item_text`], at most `limit` characters: a longer text is cut, its last character an
+/// ellipsis (`…`), and its printing stops there, so an object of megabytes costs what its first
+/// characters do.
+pub(crate) fn item_text_within(item: Item<'_, '_>, null_text: &str, limit: usize) -> String {
+    let mut out = Printed::new(limit);
     match item {
-        Item::Doc(Value::Null) => null_text.to_owned(),
-        Item::Doc(value @ (Value::Object(_) | Value::Array(_))) => {
-            let mut out = String::new();
-            go_json(value, &mut out);
-            out
-        }
-        Item::Doc(Value::String(s)) => s.clone(),
-        Item::Doc(Value::Bool(b)) => b.to_string(),
-        Item::Bool(b) => b.to_string(),
+        Item::Doc(Value::Null) => out.push_str(null_text),
+        Item::Doc(value @ (Value::Object(_) | Value::Array(_))) => go_json(value, &mut out),
+        Item::Doc(Value::String(s)) => out.push_str(s),
+        Item::Doc(Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Item::Bool(b) => out.push_str(if b { "true" } else { "false" }),
         Item::Doc(Value::Number(n)) => match n.as_i64() {
-            Some(i) => i.to_string(),
-            None => go_float(n.as_f64().unwrap_or(f64::NAN)),
+            Some(i) => out.push_str(&i.to_string()),
+            None => out.push_str(&go_float(n.as_f64().unwrap_or(f64::NAN))),
         },
-        Item::Byte(b) => b.to_string(),
-        Item::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        Item::Int(i) => i.to_string(),
-        Item::Float(f) => go_float(f),
+        Item::Byte(b) => out.push_str(&b.to_string()),
+        Item::Text(t) => out.push_str(&String::from_utf8_lossy(t)),
+        Item::Int(i) => out.push_str(&i.to_string()),
+        Item::Float(f) => out.push_str(&go_float(f)),
+    }
+    out.finish()
+}
+
+/// Text being printed, up to a number of characters. What goes past it is dropped, and the
+/// printers stop as soon as anything was ([`Printed::is_cut`]).
+pub(crate) struct Printed {
+    text: String,
+    /// Characters it still takes.
+    left: usize,
+    /// Whether anything was dropped.
+    cut: bool,
+}
+
+impl Printed {
+    pub(crate) fn new(limit: usize) -> Self {
+        Printed { text: String::new(), left: limit, cut: false }
+    }
+
+    fn push(&mut self, c: char) {
+        match self.left.checked_sub(1) {
+            Some(left) => {
+                self.left = left;
+                self.text.push(c);
+            }
+            None => self.cut = true,
+        }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        // A string has at most as many characters as bytes: one this short fits whole.
+        if s.len() <= self.left {
+            self.left -= s.chars().count();
+            self.text.push_str(s);
+            return;
+        }
+        for c in s.chars() {
+            if self.cut {
+                return;
+            }
+            self.push(c);
+        }
+    }
+
+    /// Whether the text is cut: the printers stop.
+    pub(crate) fn is_cut(&self) -> bool {
+        self.cut
+    }
+
+    /// The text; when cut, its last character replaced by `…`, so it stays within the limit.
+    pub(crate) fn finish(mut self) -> String {
+        if self.cut {
+            self.text.pop();
+            self.text.push('…');
+        }
+        self.text
     }
 }
 
@@ -51,8 +111,11 @@ pub(crate) fn go_float(f: f64) -> String {
 }
 
 /// Go's `encoding/json` output for a value: compact, keys sorted, `<>&` and
-/// U+2028/U+2029 escaped, floats in Go's JSON format.
-pub(crate) fn go_json(value: &Value, out: &mut String) {
+/// U+2028/U+2029 escaped, floats in Go's JSON format. Stops when `out` is cut.
+pub(crate) fn go_json(value: &Value, out: &mut Printed) {
+    if out.is_cut() {
+        return;
+    }
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -64,6 +127,9 @@ pub(crate) fn go_json(value: &Value, out: &mut String) {
         Value::Array(elements) => {
             out.push('[');
             for (i, element) in elements.iter().enumerate() {
+                if out.is_cut() {
+                    return;
+                }
                 if i > 0 {
                     out.push(',');
                 }
@@ -76,6 +142,9 @@ pub(crate) fn go_json(value: &Value, out: &mut String) {
             entries.sort_by(|a, b| a.0.cmp(b.0));
             out.push('{');
             for (i, (key, element)) in entries.into_iter().enumerate() {
+                if out.is_cut() {
+                    return;
+                }
                 if i > 0 {
                     out.push(',');
                 }
@@ -106,10 +175,13 @@ fn go_json_float(f: f64) -> String {
     }
 }
 
-fn go_json_string(s: &str, out: &mut String) {
+fn go_json_string(s: &str, out: &mut Printed) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
+        if out.is_cut() {
+            return;
+        }
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -201,9 +273,9 @@ mod tests {
     use super::*;
 
     fn json_text(v: Value) -> String {
-        let mut out = String::new();
+        let mut out = Printed::new(usize::MAX);
         go_json(&v, &mut out);
-        out
+        out.finish()
     }
 
     #[test]
@@ -264,6 +336,27 @@ mod tests {
         );
         assert_eq!(json_text(json!("\u{2028}é")), r#""\u2028é""#);
         assert_eq!(json_text(json!(18446744073709551615u64)), "18446744073709552000");
+    }
+
+    /// A value of hundreds of megabytes as JSON text is printed up to its limit and no further:
+    /// the text ends in an ellipsis, within the limit (printed whole, it takes seconds).
+    #[test]
+    fn printing_stops_at_the_limit() {
+        let huge = json!({"a": vec!["<".repeat(1 << 20); 64]});
+        let started = std::time::Instant::now();
+        let text = item_text_within(Item::Doc(&huge), "null", 256);
+        assert!(started.elapsed() < std::time::Duration::from_millis(100), "{:?}", started.elapsed());
+        assert_eq!(text.chars().count(), 256);
+        assert!(text.starts_with(r#"{"a":["\u003c\u003c"#) && text.ends_with('…'), "{text}");
+
+        let at_limit = json!("é".repeat(256));
+        assert_eq!(item_text_within(Item::Doc(&at_limit), "null", 256), "é".repeat(256), "whole");
+        let past_limit = json!("é".repeat(257));
+        assert_eq!(item_text_within(Item::Doc(&past_limit), "null", 256), format!("{}…", "é".repeat(255)));
+        assert_eq!(
+            item_text_within(Item::Doc(&json!({"b": [1, "<"]})), "null", 256),
+            r#"{"b":[1,"\u003c"]}"#
+        );
     }
 
     #[test]

@@ -223,8 +223,8 @@ pub fn row_cells(columns: &[CompiledColumn], obj: &Value, now: OffsetDateTime) -
     row_cells_within(columns, obj, now, &mut Budget::new(usize::MAX))
 }
 
-/// [`row_cells`], the evaluations taken from `budget` (a table's): once it is spent, the
-/// remaining cells are `null`, as for a failed evaluation.
+/// [`row_cells`], the evaluations (and, if it bounds it, the printed text) taken from `budget`
+/// (a table's): once it is spent, the remaining cells are `null`, as for a failed evaluation.
 pub fn row_cells_within(
     columns: &[CompiledColumn],
     obj: &Value,
@@ -255,7 +255,8 @@ pub fn cell(path: &JsonPath, column_type: ColumnType, obj: &Value, now: OffsetDa
     cell_within(path, column_type, obj, now, &mut Budget::new(usize::MAX))
 }
 
-/// [`cell`], its evaluation taken from `budget`.
+/// [`cell`], its evaluation taken from `budget`, and a `string` cell's text too where the
+/// budget bounds it ([`Budget::with_text`]): cut, and `null` once the text is spent.
 pub fn cell_within(
     path: &JsonPath,
     column_type: ColumnType,
@@ -263,6 +264,10 @@ pub fn cell_within(
     now: OffsetDateTime,
     budget: &mut Budget,
 ) -> Value {
+    let text_limit = budget.cell_chars();
+    if column_type == ColumnType::String && text_limit.is_none() {
+        return Value::Null;
+    }
     let first = match path.evaluate_within(obj, budget) {
         Ok(items) => match items.into_iter().next() {
             Some(first) => first,
@@ -270,8 +275,10 @@ pub fn cell_within(
         },
         Err(_) => return Value::Null,
     };
-    if column_type == ColumnType::String {
-        return Value::String(print::item_text(first, "<no value>"));
+    if let (ColumnType::String, Some(limit)) = (column_type, text_limit) {
+        let text = print::item_text_within(first, "<no value>", limit);
+        budget.printed(text.len());
+        return Value::String(text);
     }
     typed_cell(column_type, first, now)
 }
@@ -467,6 +474,39 @@ mod tests {
         let third = row_cells_within(&columns, &object, now(), &mut budget);
         assert_eq!(third, [json!("o"), Value::Null], "the budget is spent");
         assert!(budget.is_spent(), "a failed evaluation spends what it used");
+    }
+
+    /// A text budget cuts each string cell as it is printed and, once spent, leaves the string
+    /// cells empty (the others are still computed). Without one, cells are the API server's,
+    /// whole.
+    #[test]
+    fn string_cells_within_a_text_budget() {
+        let (columns, _) = compile_columns(
+            &serde_json::from_value::<Vec<PrinterColumn>>(json!([
+                {"jsonPath": ".spec", "name": "Spec", "type": "string"},
+                {"jsonPath": ".spec.n", "name": "N", "type": "integer"}
+            ]))
+            .unwrap(),
+        );
+        let object = json!({"metadata": {"name": "o"}, "spec": {"n": 1, "s": "<".repeat(100_000)}});
+        // Each cut cell is 255 ASCII characters and the ellipsis: 258 bytes.
+        let mut budget = Budget::new(usize::MAX).with_text(1_000, 256);
+        for row in 0..4 {
+            assert!(!budget.is_spent(), "row {row}");
+            let cells = row_cells_within(&columns, &object, now(), &mut budget);
+            let text = cells[1].as_str().unwrap();
+            assert_eq!(text.chars().count(), 256);
+            assert!(text.starts_with(r#"{"n":1,"s":"\u003c"#) && text.ends_with('…'), "{text}");
+            assert_eq!(cells[2], json!(1));
+        }
+        assert!(budget.is_spent());
+        assert_eq!(
+            row_cells_within(&columns, &object, now(), &mut budget),
+            [json!("o"), Value::Null, json!(1)]
+        );
+
+        let whole = row_cells(&columns, &object, now());
+        assert_eq!(whole[1].as_str().unwrap().len(), r#"{"n":1,"s":""}"#.len() + 6 * 100_000);
     }
 
     #[test]
