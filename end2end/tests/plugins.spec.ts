@@ -6,7 +6,7 @@ import { test, expect, type Page, type Frame } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn } from './fixtures';
+import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn, userMenu } from './fixtures';
 import { kubectl } from './kubectl';
 
 export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
@@ -146,6 +146,13 @@ test.describe('plugin pages in the console', () => {
     const error = form.getByRole('alert');
     await expect(error).toContainText('Failed to create');
     await expect(error).toContainText(/forbidden|not allowed|cannot create/i);
+
+    // At organization level the create page gets no namespaces: bob's list of the cluster's
+    // namespaces is not the plugin's to see.
+    await page.goto('/plugin-resources/acme-corp--openfsc/fscinstallations.openfsc.fundament.io/create');
+    await frameReady(page, 'fscinstallations-create.html');
+    const orgCreate = pluginFrame(page, 'fscinstallations-create.html');
+    expect(await orgCreate.evaluate(async () => (await (window as any).fundament.init).namespaces ?? null)).toBeNull();
   });
 
   test('a PluginInstallation applied with kubectl appears in the sidebar without a reload, and goes on delete', async ({ page }) => {
@@ -177,6 +184,43 @@ test.describe('plugin pages in the console', () => {
       kubectl(['delete', 'plugininstallation', name, '--ignore-not-found']);
     }
     await expect(group).toHaveCount(0, { timeout: 15_000 });
+  });
+
+  test("a tab left open across a sign-out and bob's sign-in gets no token for bob", async ({ page, context }) => {
+    test.setTimeout(60_000);
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+    const replies: string[] = [];
+    page.on('response', (r) => {
+      if (r.request().method() === 'POST' && new URL(r.url()).pathname === '/api/plugin-token') {
+        r.text().then((t) => replies.push(t), () => replies.push('(unread)'));
+      }
+    });
+    // In another tab, alice signs out and bob signs in: the browser now holds bob's session.
+    const other = await context.newPage();
+    await other.goto('/');
+    await hydrated(other);
+    await userMenu(other, 'Alice').click();
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await expect(other.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+    await signIn(other, 'bob@acme-corp.com');
+
+    // Alice's old tab: its plugin page asks for a new token until the console asks the server
+    // (the host ignores requests within 5 s of the last mint).
+    const frame = pluginFrame(page, 'certificates-list.html');
+    await expect
+      .poll(async () => {
+        await frame.evaluate(() => window.parent.postMessage({ type: 'plugin:request-token-refresh' }, '*'));
+        return replies.length;
+      }, { timeout: 20_000, intervals: [1_000] })
+      .toBeGreaterThan(0);
+    expect(replies.every((r) => r.includes('Unauthorized') && !r.includes('Minted')), replies.join('\n')).toBe(true);
+
+    // The same page loaded again is bob's, and gets bob's tokens.
+    await page.reload();
+    await frameReady(page);
+    await expect(userMenu(page, 'Bob')).toBeVisible();
+    await other.close();
   });
 
   test('a theme toggle reaches the open plugin page', async ({ page }) => {

@@ -25,7 +25,10 @@ pub async fn same_origin_writes(
         return next.run(request).await;
     }
     let headers = request.headers();
-    let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v == "cross-site");
+    // Only the console's own pages (`same-origin`) and what a user did themselves (`none`):
+    // `same-site` is refused too, since plugin origins share the console's site in the
+    // documented production layout (`console.example.io`, `*.plugins.example.io`).
+    let cross_site = headers.get("sec-fetch-site").is_some_and(|v| v != "same-origin" && v != "none");
     let foreign_origin = headers.get(header::ORIGIN).is_some_and(|o| o.as_bytes() != origin.0.as_bytes());
     if cross_site || foreign_origin {
         tracing::warn!(origin = ?headers.get(header::ORIGIN), "refused a cross-origin write");
@@ -84,5 +87,8 @@ mod tests {
         assert_eq!(status(Some("http://localhost:8082"), None).await, StatusCode::FORBIDDEN);
         assert_eq!(status(Some("null"), None).await, StatusCode::FORBIDDEN);
         assert_eq!(status(None, Some("cross-site")).await, StatusCode::FORBIDDEN);
+        // A plugin origin of the same site, without an Origin header.
+        assert_eq!(status(None, Some("same-site")).await, StatusCode::FORBIDDEN);
+        assert_eq!(status(None, Some("none")).await, StatusCode::OK);
     }
 }

@@ -9,6 +9,24 @@ use super::model::{KindInfo, Registry};
 use super::token::{AuthFailure, Minted};
 use crate::error::AppError;
 
+/// Whom a page asking for a credential was drawn for. The browser sends it with every mint
+/// and ticket request, and the server answers only while the session cookie is still that
+/// user's in that organization: a tab left open across a sign-out and someone else's sign-in
+/// (on a shared machine, or the same person with more rights) gets nothing for the new
+/// session, however often its plugin page asks. The same user signing in again is the same
+/// user: the page recovers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DrawnFor {
+    pub email: String,
+    pub organization: String,
+}
+
+impl DrawnFor {
+    pub fn of(session: &crate::api::session::Session) -> Self {
+        Self { email: session.viewer.email.clone(), organization: session.organization.clone() }
+    }
+}
+
 /// The answer to a mint request: a token, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MintReply {
@@ -39,15 +57,23 @@ pub async fn namespaces(cluster_id: String, project: Option<String>) -> Result<V
 /// A PluginToken for one installation. The token goes to the browser's memory
 /// and from there to that installation's frame only; it is never stored or logged.
 #[server(endpoint = "plugin-token", output = crate::api::codec::Json)]
-pub async fn mint_plugin_token(cluster_id: String, installation_id: String) -> Result<MintReply, AppError> {
-    ssr::mint(&cluster_id, &installation_id).await
+pub async fn mint_plugin_token(
+    cluster_id: String,
+    installation_id: String,
+    drawn_for: DrawnFor,
+) -> Result<MintReply, AppError> {
+    ssr::mint(&cluster_id, &installation_id, &drawn_for).await
 }
 
 /// A single-use ticket with which the frame opens the installation's pages on plugin-proxy
 /// (its first navigation only; the page then lives on a cookie of its own origin).
 #[server(endpoint = "frame-ticket", output = crate::api::codec::Json)]
-pub async fn frame_ticket(cluster_id: String, installation_id: String) -> Result<TicketReply, AppError> {
-    ssr::ticket(&cluster_id, &installation_id).await
+pub async fn frame_ticket(
+    cluster_id: String,
+    installation_id: String,
+    drawn_for: DrawnFor,
+) -> Result<TicketReply, AppError> {
+    ssr::ticket(&cluster_id, &installation_id, &drawn_for).await
 }
 
 /// The answer to a ticket request: a ticket, or why there is none.
@@ -192,8 +218,10 @@ pub(crate) mod ssr {
     /// A request for a credential of the signed-in user, answered uncached.
     /// Without a session the reply says so (`failed`) rather than erring: the
     /// frame tells the user, as it does for every other failure.
+    /// Only for the user and organization the asking page was drawn for ([`super::DrawnFor`]).
     async fn credential<T, Reply>(
         cluster_id: &str,
+        drawn_for: &super::DrawnFor,
         granted: fn(T) -> Reply,
         failed: fn(AuthFailure) -> Reply,
         request: impl AsyncFnOnce(&ConsoleState, &str) -> Result<T, AuthFailure>,
@@ -203,19 +231,32 @@ pub(crate) mod ssr {
         let Ok((state, token)) = user() else {
             return Ok(failed(AuthFailure::Unauthorized));
         };
+        let now = crate::api::session::ssr::session_of_request();
+        if now.as_ref().map(super::DrawnFor::of).as_ref() != Some(drawn_for) {
+            tracing::info!("a page drawn for another session asked for a credential; refused");
+            return Ok(failed(AuthFailure::Unauthorized));
+        }
         Ok(request(&state, &token).await.map_or_else(failed, granted))
     }
 
-    pub async fn ticket(cluster_id: &str, installation_id: &str) -> Result<super::TicketReply, AppError> {
+    pub async fn ticket(
+        cluster_id: &str,
+        installation_id: &str,
+        drawn_for: &super::DrawnFor,
+    ) -> Result<super::TicketReply, AppError> {
         use super::TicketReply;
-        credential(cluster_id, TicketReply::Ticket, TicketReply::Failed, async |state, token| {
+        credential(cluster_id, drawn_for, TicketReply::Ticket, TicketReply::Failed, async |state, token| {
             state.backend.frame_ticket(token, cluster_id, installation_id).await
         })
         .await
     }
 
-    pub async fn mint(cluster_id: &str, installation_id: &str) -> Result<MintReply, AppError> {
-        credential(cluster_id, MintReply::Minted, MintReply::Failed, async |state, token| {
+    pub async fn mint(
+        cluster_id: &str,
+        installation_id: &str,
+        drawn_for: &super::DrawnFor,
+    ) -> Result<MintReply, AppError> {
+        credential(cluster_id, drawn_for, MintReply::Minted, MintReply::Failed, async |state, token| {
             state.backend.mint(token, cluster_id, installation_id).await
         })
         .await

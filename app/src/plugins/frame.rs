@@ -46,6 +46,8 @@ pub struct FrameSpec {
     pub kube_api_proxy_url: String,
     /// Whether the kind has a create page to go to.
     pub can_create: bool,
+    /// Whose page this is: its tokens and tickets are asked for this session's user only.
+    pub drawn_for: super::api::DrawnFor,
 }
 
 impl FrameSpec {

@@ -233,13 +233,14 @@ impl Host {
     /// a token) and hands the reply to `then`, unless the frame is gone by then.
     fn ask<Reply: Future + 'static>(
         self: &Rc<Self>,
-        request: impl FnOnce(String, String) -> Reply + 'static,
+        request: impl FnOnce(String, String, super::api::DrawnFor) -> Reply + 'static,
         then: impl FnOnce(&Rc<Self>, Reply::Output) + 'static,
     ) {
         let host = Rc::clone(self);
         let (cluster, installation) = (self.spec.cluster_id.clone(), self.spec.installation_uid.clone());
+        let drawn_for = self.spec.drawn_for.clone();
         leptos::task::spawn_local(async move {
-            let reply = request(cluster, installation).await;
+            let reply = request(cluster, installation, drawn_for).await;
             if host.alive.get() {
                 then(&host, reply);
             }

@@ -18,7 +18,7 @@ use crate::{
     components::status::{ErrorView, Loading, when_loaded},
     error::AppError,
     plugins::{
-        api::namespaces,
+        api::{DrawnFor, namespaces},
         frame::{FrameSpec, PluginFrame},
         model::{
             KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page,
@@ -406,7 +406,7 @@ impl Breadcrumbs {
 }
 
 /// The plugin's page in its frame. Create pages in a project get the
-/// project's namespaces; elsewhere at organization level, all namespaces.
+/// project's namespaces; at organization level, none.
 #[component]
 fn CustomPage(
     session: Session,
@@ -454,12 +454,15 @@ fn CustomPage(
         namespaces: None,
         kube_api_proxy_url: endpoints.kube_api_proxy.trim_end_matches('/').to_owned(),
         can_create,
+        drawn_for: DrawnFor::of(&session),
     };
-    if target.view != ResourceView::Create {
+    // A create page in a project gets the project's namespaces (seed: "Create views in a
+    // project"). At organization level it gets none: the user's list of every namespace of the
+    // cluster is more than the plugin's own rights would show it.
+    let Some(project) = target.project.clone().filter(|_| target.view == ResourceView::Create) else {
         return view! { <PluginFrame spec /> }.into_any();
-    }
-    let project = target.project.clone();
-    let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, p));
+    };
+    let list = Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, Some(p)));
     when_loaded("Loading namespaces…", list, move |names| {
         let spec = FrameSpec { namespaces: Some(names), ..spec.clone() };
         view! { <PluginFrame spec /> }.into_any()
