@@ -223,6 +223,22 @@ test.describe('plugin pages in the console', () => {
     await other.close();
   });
 
+  test('a page flooding the console with messages is stopped, and opens again on Try again', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+    // 5,000 valid messages at once from the page (a page needs a handful; the bound is 500 in 10 s).
+    await pluginFrame(page, 'certificates-list.html').evaluate(() => {
+      for (let i = 0; i < 5_000; i++) window.parent.postMessage({ type: 'plugin:resize', height: 400 + (i % 50) }, '*');
+    });
+    await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'flooded');
+    await expect(page.getByRole('alert')).toContainText('sent more than 500 messages in 10 seconds');
+    // Its page is unloaded (its scripts end), and the console still answers.
+    await expect.poll(() => page.frames().some((f) => f.url().includes('/console/certificates-list.html'))).toBe(false);
+    await page.getByRole('alert').getByRole('link', { name: 'Try again' }).click();
+    await frameReady(page, 'certificates-list.html');
+    await expect(page.getByRole('alert')).toHaveCount(0);
+  });
+
   test('a theme toggle reaches the open plugin page', async ({ page }) => {
     await signIn(page, 'alice@acme-corp.com', CERTS);
     await frameReady(page);

@@ -10,7 +10,7 @@ use leptos_router::{
     lazy_route,
 };
 
-use super::api::{AuditView, audit_calls};
+use super::api::{AuditView, TAIL_ROWS, audit_calls};
 use super::export;
 use crate::{components::status::when_loaded, routes::PageHeader};
 
@@ -39,9 +39,18 @@ pub fn AuditPageView() -> impl IntoView {
     let calls = Resource::new(move || query.get(), |q| audit_calls(q, None, false));
     // Newer calls the live tail found, newest first, shown above the answer's.
     let tail = RwSignal::new(Vec::<AuditEntry>::new());
-    Effect::watch(move || query.get(), move |_, _, _| tail.set(Vec::new()), false);
+    let notes = TailNotes { skipped: RwSignal::new(false), failed: RwSignal::new(None) };
+    Effect::watch(
+        move || query.get(),
+        move |_, _, _| {
+            tail.set(Vec::new());
+            notes.skipped.set(false);
+            notes.failed.set(None);
+        },
+        false,
+    );
     #[cfg(feature = "hydrate")]
-    follow(calls, query, live, tail);
+    follow(calls, query, live, tail, notes);
     view! {
         <Title text="Audit" />
         <PageHeader
@@ -52,9 +61,23 @@ pub fn AuditPageView() -> impl IntoView {
         {when_loaded(
             "Loading the audit record…",
             calls,
-            move |view| view! { <Calls view tail /> }.into_any(),
+            move |view| view! { <Calls view tail notes /> }.into_any(),
         )}
     }
+}
+
+/// The most calls the page lists: the live tail's newest first, then the first answer's. A tail
+/// left open for hours would otherwise grow the page without end.
+pub const MAX_ROWS: usize = 1_000;
+
+/// What the page says of the live tail besides its rows.
+#[derive(Clone, Copy)]
+struct TailNotes {
+    /// More calls came at once than an answer of the tail lists ([`TAIL_ROWS`]): some are not
+    /// shown.
+    skipped: RwSignal<bool>,
+    /// Why the tail's last ask failed, while it waits to ask again.
+    failed: RwSignal<Option<String>>,
 }
 
 /// While `live` is on, keeps one long poll open for the calls after the newest shown: the
@@ -66,6 +89,7 @@ fn follow(
     query: Memo<String>,
     live: Memo<bool>,
     tail: RwSignal<Vec<AuditEntry>>,
+    notes: TailNotes,
 ) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -89,6 +113,7 @@ fn follow(
             while running.load(Relaxed) {
                 match audit_calls(q.clone(), Some(after), true).await {
                     Ok(newer) if running.load(Relaxed) => {
+                        let _ = notes.failed.try_set(None);
                         // Below what it had: the record's numbering started again (kube-api-proxy
                         // restarted without its record), and the tail follows it from there.
                         after = if newer.page.last_id < after {
@@ -96,18 +121,29 @@ fn follow(
                         } else {
                             newer.page.last_id.max(after)
                         };
+                        // The tail goes on from the newest: the calls older than the answer's
+                        // oldest that came with it are not listed, and the page says so.
+                        if newer.more {
+                            let _ = notes.skipped.try_set(true);
+                        }
                         if !newer.page.items.is_empty() {
                             let _ = tail.try_update(|t| {
                                 let mut items = newer.page.items;
                                 items.append(t);
+                                items.truncate(MAX_ROWS);
                                 *t = items;
                             });
                         }
                     }
                     Ok(_) => break,
-                    Err(_) => {
-                        // The page's first answer shows errors; the tail tries again shortly.
-                        set_timeout(move || restart.update(|n| *n += 1), RETRY_AFTER_ERROR);
+                    Err(error) => {
+                        // The page's first answer shows its own errors; the tail says why it
+                        // stopped and tries again shortly (later when the server says when).
+                        let wait = error
+                            .retry_after()
+                            .map_or(RETRY_AFTER_ERROR, |s| std::time::Duration::from_secs(s.into()));
+                        let _ = notes.failed.try_set(Some(error.to_string()));
+                        set_timeout(move || restart.update(|n| *n += 1), wait);
                         break;
                     }
                 }
@@ -200,20 +236,36 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
 
 /// Whose calls, then the table.
 #[component]
-fn Calls(view: AuditView, tail: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
-    let AuditView { page: AuditPage { items, everyone, .. }, cluster } = view;
+fn Calls(view: AuditView, tail: RwSignal<Vec<AuditEntry>>, notes: TailNotes) -> impl IntoView {
+    let AuditView { page: AuditPage { items, everyone, .. }, cluster, .. } = view;
     let scope = if everyone {
         format!("Everyone's calls on {cluster}: you may audit this cluster.")
     } else {
         format!("Your own calls on {cluster}. Cluster administrators see everyone's.")
     };
+    let first = items.len();
     let rows = move || {
         let mut all = tail.get();
         all.extend(items.iter().cloned());
+        all.truncate(MAX_ROWS);
         all
     };
+    let trimmed = move || tail.with(Vec::len) + first > MAX_ROWS;
     view! {
         <p class="mb-3 text-sm text-muted" data-audit-scope=if everyone { "everyone" } else { "own" }>{scope}</p>
+        {move || notes.failed.get().map(|why| view! {
+            <p class="mb-3 text-sm text-danger" role="status" data-audit-tail="failed">{format!("Live tail: {why}")}</p>
+        })}
+        {move || notes.skipped.get().then(|| view! {
+            <p class="mb-3 text-sm" role="status" data-audit-tail="skipped">
+                {format!("Some calls are not listed: more came at once than the live tail shows ({TAIL_ROWS} at a time). Export, or narrow the filters, to see them all.")}
+            </p>
+        })}
+        {move || trimmed().then(|| view! {
+            <p class="mb-3 text-sm text-muted" data-audit-tail="trimmed">
+                {format!("The page lists the newest {MAX_ROWS} calls. Export, or narrow the filters, to see older ones.")}
+            </p>
+        })}
         <div class="card overflow-x-auto p-0">
             <table class="table" aria-label="Plugin calls">
                 <thead>
@@ -259,20 +311,71 @@ fn CallRow(entry: AuditEntry) -> impl IntoView {
     view! {
         <tr data-audit-id=entry.id data-decision=entry.decision.clone()>
             <td class="whitespace-nowrap font-mono text-xs"><time datetime=entry.time.clone()>{time}</time></td>
-            <td>{entry.user.clone()}</td>
+            <td>{shown(&entry.user)}</td>
             <td>
-                <span class="font-medium">{entry.plugin_name.clone()}</span>
-                <span class="text-xs text-muted">{format!(" {}", entry.plugin_version)}</span>
-                <p class="font-mono text-xs text-muted">{entry.installation_name.clone()}</p>
+                <span class="font-medium">{shown(&entry.plugin_name)}</span>
+                <span class="text-xs text-muted">{format!(" {}", shown(&entry.plugin_version))}</span>
+                <p class="font-mono text-xs text-muted">{shown(&entry.installation_name)}</p>
             </td>
-            <td class="font-mono text-sm">{entry.verb.clone()}</td>
-            <td class="font-mono text-sm">{entry.resource_path()}</td>
-            <td class="font-mono text-sm">{object}</td>
+            <td class="font-mono text-sm">{shown(&entry.verb)}</td>
+            <td class="font-mono text-sm">{shown(&entry.resource_path())}</td>
+            <td class="font-mono text-sm">{shown(&object)}</td>
             <td>
-                <span class=if entry.refused_by().is_some() { "badge text-danger" } else { "badge" }>{decision}</span>
+                <span class=if entry.refused_by().is_some() { "badge text-danger" } else { "badge" }>{shown(&decision)}</span>
             </td>
             <td>{entry.status}</td>
             <td class="whitespace-nowrap text-sm">{format!("{:.1} ms", entry.latency_ms)}</td>
         </tr>
+    }
+}
+
+/// `text` with the characters that change how text around them reads, or that cannot be seen,
+/// written out as `\u{…}`: bidirectional controls (U+202E makes `exe.txt` of `txt.exe`),
+/// zero-width characters and control characters. A recorded name is whatever a plugin page
+/// asked for, and the page must show what it was, not what it looks like.
+pub fn shown(text: &str) -> String {
+    use std::fmt::Write as _;
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{061c}'
+                    | '\u{200b}'..='\u{200f}'
+                    | '\u{202a}'..='\u{202e}'
+                    | '\u{2060}'..='\u{2069}'
+                    | '\u{feff}'
+            )
+    };
+    if !text.chars().any(hidden) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if hidden(c) {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_names_show_bidirectional_and_invisible_characters_written_out() {
+        assert_eq!(shown("web-tls"), "web-tls");
+        assert_eq!(
+            shown("caf\u{e9}-\u{1f600}"),
+            "caf\u{e9}-\u{1f600}",
+            "other characters are shown as they are"
+        );
+        assert_eq!(shown("invoice\u{202e}fdp.exe"), "invoice\\u{202e}fdp.exe");
+        assert_eq!(shown("a\u{2066}b\u{2069}c"), "a\\u{2066}b\\u{2069}c");
+        assert_eq!(shown("ad\u{200b}min"), "ad\\u{200b}min");
+        assert_eq!(shown("x\u{1b}[2Jy"), "x\\u{001b}[2Jy");
     }
 }

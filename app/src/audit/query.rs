@@ -30,7 +30,9 @@ pub fn without(raw: &str, key: &str) -> String {
         .join("&")
 }
 
-/// `YYYY-MM-DDTHH:MM[:SS]` read as UTC, in unix milliseconds.
+/// `YYYY-MM-DDTHH:MM[:SS]` read as UTC, in unix milliseconds. `None` for anything else, a
+/// year whose milliseconds do not fit an `i64` included (the form then says the value must be
+/// a number, as for any other it cannot read).
 pub fn date_input_ms(value: &str) -> Option<i64> {
     let (date, clock) = value.trim().split_once('T')?;
     let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
@@ -38,21 +40,30 @@ pub fn date_input_ms(value: &str) -> Option<i64> {
     let mut c = clock.split(':').map(|p| p.parse::<i64>().ok());
     let (hour, minute) = (c.next()??, c.next()??);
     let second = c.next().flatten().unwrap_or(0);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 59 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || !(0..=23).contains(&hour)
+        || !(0..=59).contains(&minute)
+        || !(0..=59).contains(&second)
+    {
         return None;
     }
-    Some((days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1000)
+    let seconds = days_from_civil(year, month, day)?
+        .checked_mul(86_400)?
+        .checked_add(hour * 3600 + minute * 60 + second)?;
+    seconds.checked_mul(1000)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm); `None`
+/// past what an `i64` holds. Month and day are in range.
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    let y = if month <= 2 { year.checked_sub(1)? } else { year };
     let era = y.div_euclid(400);
-    let yoe = y - era * 400;
+    let yoe = y.rem_euclid(400);
     let mp = (month + 9) % 12;
     let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    era.checked_mul(146_097)?.checked_add(doe - 719_468)
 }
 
 #[cfg(test)]
@@ -64,9 +75,21 @@ mod tests {
         assert_eq!(date_input_ms("1970-01-01T00:00"), Some(0));
         assert_eq!(date_input_ms("2026-12-04T10:30"), Some(1_796_380_200_000));
         assert_eq!(date_input_ms("2024-02-29T23:59:59"), Some(1_709_251_199_000));
-        for bad in ["", "2026-13-01T00:00", "2026-12-04", "2026-12-04T25:00", "x-y-zTa:b"] {
+        for bad in ["", "2026-13-01T00:00", "2026-12-04", "2026-12-04T25:00", "x-y-zTa:b", "2026-12-04T-1:00"]
+        {
             assert_eq!(date_input_ms(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn years_past_what_milliseconds_hold_are_refused_like_any_bad_date() {
+        // The latest time whose milliseconds fit an i64 is in the year 292,278,994.
+        assert_eq!(date_input_ms("292278994-01-01T00:00"), Some(9_223_372_017_129_600_000));
+        for huge in ["292278995-01-01T00:00", "292278994-12-31T23:59", "9223372036854775807-12-31T23:59:59"] {
+            assert_eq!(date_input_ms(huge), None, "{huge}");
+        }
+        let error = filter_of("since=9223372036854775807-12-31T23:59").unwrap_err();
+        assert_eq!(error.parameter, "since", "the form's own message: {error}");
     }
 
     #[test]

@@ -364,7 +364,9 @@ impl Backend {
     }
 
     /// kube-api-proxy's record of plugin calls on a cluster (`GET /audit/v1/clusters/<id>/calls`),
-    /// as the user: everyone's or their own, as the gateway decides.
+    /// as the user: everyone's or their own, as the gateway decides. One of the user's turns,
+    /// as every call to kube-api-proxy: a page of it is up to 1,000 entries read whole, and a
+    /// live tail's long poll holds its turn while it waits.
     pub async fn audit(
         &self,
         user_token: &str,
@@ -374,6 +376,7 @@ impl Backend {
         const SERVICE: &str = "kube-api-proxy";
         let url =
             format!("{}/audit/v1/clusters/{cluster_id}/calls?{}", self.kube_api_proxy, filter.to_query());
+        let _turn = self.calls.turn(user_token).await.map_err(|_| BackendError::Busy { service: SERVICE })?;
         match self.call_with(SERVICE, http::Method::GET, url, Some(user_token), None).await? {
             (200, value) => serde_json::from_value(value)
                 .map_err(|e| BackendError::Decode { service: SERVICE, detail: e.to_string() }),
@@ -655,8 +658,8 @@ mod tests {
         assert_eq!(health.observed(), fundament_health::Observed::Ok, "kube-api-proxy answered: not failing");
     }
 
-    /// One user firing many calls at once gets PER_USER of them to kube-api-proxy at a time;
-    /// the rest wait their turn (and another user is not held up by them).
+    /// One user firing many calls at once, audit reads among them, gets PER_USER of them to
+    /// kube-api-proxy at a time; the rest wait their turn (and another user is not held up).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_users_calls_at_once_are_bounded() {
         use std::sync::atomic::AtomicUsize;
@@ -670,7 +673,8 @@ mod tests {
                     most.fetch_max(now, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     in_flight.fetch_sub(1, Ordering::SeqCst);
-                    axum::Json(json!({"kind": "List", "items": []}))
+                    // A list, and an audit page too.
+                    axum::Json(json!({"kind": "List", "items": [], "everyone": false, "last_id": 0}))
                 }
             }
         });
@@ -678,10 +682,17 @@ mod tests {
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         let backend = Arc::new(Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9"));
+        let filter = fundament_plugin_types::audit::AuditFilter::default();
         let calls: Vec<_> = (0..40)
-            .map(|_| {
-                let backend = Arc::clone(&backend);
-                tokio::spawn(async move { backend.kube_get("token-of-mallory", CLUSTER, PATH).await })
+            .map(|i| {
+                let (backend, filter) = (Arc::clone(&backend), filter.clone());
+                tokio::spawn(async move {
+                    if i % 2 == 0 {
+                        backend.kube_get("token-of-mallory", CLUSTER, PATH).await.map(drop)
+                    } else {
+                        backend.audit("token-of-mallory", CLUSTER, &filter).await.map(drop)
+                    }
+                })
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(50)).await;

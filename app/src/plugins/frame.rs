@@ -76,6 +76,9 @@ pub enum FrameStatus {
     TimedOut,
     /// No frame ticket: the page was never loaded ([`FrameSignals::opened`] says why).
     NotOpened,
+    /// The page sent more messages than a page needs and was unloaded
+    /// (`super::message_budget`).
+    Flooded,
 }
 
 /// The signals the host drives and the view shows.
@@ -127,6 +130,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
     let FrameSignals { status, auth, .. } = signals;
     let state = move || match (status.get(), auth.get()) {
         (FrameStatus::NotOpened, _) => "not-opened",
+        (FrameStatus::Flooded, _) => "flooded",
         (_, Some(_)) => "auth-failed",
         (FrameStatus::Loading, None) => "loading",
         (FrameStatus::Ready, None) => "ready",
@@ -167,6 +171,14 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
         spec.page,
         READY_TIMEOUT_MS / 1000
     );
+    let flooded = format!(
+        "The {} page {} sent more than {} messages in {} seconds, more than a page needs, so the console stopped it. \
+         Tell the plugin's authors.",
+        spec.plugin_label,
+        spec.page,
+        super::message_budget::MESSAGES_PER_WINDOW,
+        super::message_budget::WINDOW_MS / 1000.0
+    );
     view! {
         <Show when=move || status.get() == FrameStatus::Loading>
             <div class="absolute inset-x-0 top-0">
@@ -187,6 +199,15 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
                 </p>
             </div>
         })}
+        <Show when=move || status.get() == FrameStatus::Flooded>
+            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
+                <p class="font-semibold text-danger">"The plugin page was stopped"</p>
+                <p class="mt-1">{flooded.clone()}</p>
+                <p class="mt-2 flex flex-wrap items-center gap-3">
+                    <TryAgain retry=Some(open_again) />
+                </p>
+            </div>
+        </Show>
         <Show when=move || status.get() == FrameStatus::TimedOut>
             <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
                 <p class="font-semibold text-danger">"The plugin page did not load"</p>

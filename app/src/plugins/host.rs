@@ -6,7 +6,9 @@
 //! log or storage (the ticket rides the first URL once and is spent there).
 //!
 //! A page cannot make the console work for it: messages are read field by
-//! field (never serialized whole, so a huge payload costs nothing), token
+//! field (never serialized whole; the browser's clone of what was posted is paid
+//! for each message, so a frame sending more than a page needs is unloaded,
+//! `super::message_budget`), token
 //! requests within seconds of a fresh token are ignored, an unchanged height
 //! changes nothing, and moves it asks for without the user's click replace the
 //! history entry and are few (`super::navigation`).
@@ -23,6 +25,7 @@ use web_sys::{HtmlIFrameElement, MediaQueryList, MessageEvent, MutationObserver,
 
 use super::api::{MintReply, TicketReply, frame_ticket, mint_plugin_token};
 use super::frame::{FrameSignals, FrameSpec, FrameStatus, READY_TIMEOUT_MS};
+use super::message_budget::MessageBudget;
 use super::model::ResourceView;
 use super::navigation::{Follow, NavigationGate};
 use super::protocol::{self, HostMessage, Init, PluginMessage, Refusal};
@@ -62,6 +65,8 @@ struct Host {
     last_theme: Cell<&'static str>,
     mint_timer: RefCell<Option<TimeoutHandle>>,
     ready_timer: RefCell<Option<TimeoutHandle>>,
+    /// The messages the frame sent lately.
+    budget: RefCell<MessageBudget>,
     alive: Cell<bool>,
 }
 
@@ -114,6 +119,7 @@ pub fn mount(
         last_theme: Cell::new(effective_theme()),
         mint_timer: RefCell::new(None),
         ready_timer: RefCell::new(None),
+        budget: RefCell::new(MessageBudget::default()),
         alive: Cell::new(true),
     });
 
@@ -194,12 +200,25 @@ impl Host {
         }
     }
 
-    /// Opens a page that was not opened or did not load once more, with a fresh ticket (and a
-    /// fresh token if it had none): the dependency that failed may be back.
+    /// The frame sent more messages than a page needs: its page is unloaded (which ends its
+    /// scripts and its flood) and its messages are no longer read, until the user opens it
+    /// again.
+    fn flooded(&self) {
+        leptos::logging::warn!("{}: the page sent too many messages; it was stopped", self.spec.plugin_label);
+        if let Some(t) = self.ready_timer.borrow_mut().take() {
+            t.clear();
+        }
+        self.signals.status.set(FrameStatus::Flooded);
+        self.iframe.set_src("about:blank");
+    }
+
+    /// Opens a page that was not opened, did not load or was stopped once more, with a fresh
+    /// ticket (and a fresh token if it had none): the dependency that failed may be back.
     fn reopen(self: &Rc<Self>) {
         if self.signals.status.get_untracked() == FrameStatus::Ready {
             return;
         }
+        self.budget.borrow_mut().reset();
         self.signals.opened.set(None);
         self.signals.status.set(FrameStatus::Loading);
         let no_token = self.keeper.borrow().token(js_sys::Date::now()).is_none();
@@ -260,6 +279,13 @@ impl Host {
         let from_frame =
             event.source().is_some_and(|source| js_sys::Object::is(frame_window.as_ref(), source.as_ref()));
         if !from_frame || event.origin() != self.spec.origin {
+            return;
+        }
+        if self.signals.status.get_untracked() == FrameStatus::Flooded {
+            return;
+        }
+        if !self.budget.borrow_mut().take(js_sys::Date::now()) {
+            self.flooded();
             return;
         }
         let Some(data) = protocol_fields(&event.data()) else { return };

@@ -11,6 +11,7 @@ pub mod call_limits;
 pub mod frame;
 #[cfg(feature = "hydrate")]
 mod host;
+pub mod message_budget;
 pub mod model;
 pub mod navigation;
 pub mod protocol;

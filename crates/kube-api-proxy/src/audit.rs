@@ -41,6 +41,46 @@ pub struct AuditLine {
     pub on_its_cluster: bool,
 }
 
+/// The longest object name, API group or other name Kubernetes takes (a DNS subdomain): the
+/// bound of a recorded name, and of the text fields Kubernetes does not bound itself (user,
+/// installation, plugin, version), which come from the console's signed claims.
+pub const NAME_BYTES: usize = 253;
+/// The longest namespace, resource or subresource Kubernetes takes (a DNS label), and the bound
+/// of a recorded verb.
+pub const LABEL_BYTES: usize = 63;
+
+/// `text` as an audit line and the audit view keep it: a control character (which only a field
+/// selector or a claim can carry; paths refuse them) as U+FFFD, and text past `max` bytes cut
+/// to `max` bytes that end in `…(cut from N bytes)`. A request names whatever its path says,
+/// up to the gateway's header bound (~64 KiB a name): kept whole, a hostile page's refused calls
+/// would hold hundreds of MB and make every page of the view and its export too large to
+/// answer. Kubernetes refuses names past its bounds anyway, and no name it takes contains `…`,
+/// so a cut one is never mistaken for a real one; the length says how long the original was.
+/// Never longer than `max` (for any `max` that holds the marker), so bounding twice changes
+/// nothing.
+pub fn bounded(text: &str, max: usize) -> String {
+    let shown: std::borrow::Cow<'_, str> = if text.chars().any(char::is_control) {
+        text.chars()
+            .map(|c| if c.is_control() { char::REPLACEMENT_CHARACTER } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    };
+    if shown.len() <= max {
+        return shown.into_owned();
+    }
+    let marker = format!("…(cut from {} bytes)", text.len());
+    let mut keep = max.saturating_sub(marker.len());
+    while !shown.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let mut out = String::with_capacity(keep + marker.len());
+    out.push_str(&shown[..keep]);
+    out.push_str(&marker);
+    out
+}
+
 /// Where audit lines go.
 pub trait AuditSink: Send + Sync + 'static {
     fn record(&self, line: &AuditLine);
@@ -342,6 +382,33 @@ mod tests {
         assert_eq!(logged, [101, 201]);
         let fresh = FileAudit::open("/dev/full").unwrap();
         assert_eq!(fresh.note_failure(), (1, true), "the first failure is logged");
+    }
+
+    #[test]
+    fn long_text_is_cut_to_its_bound_with_a_marker_and_control_characters_are_replaced() {
+        assert_eq!(bounded("web-tls", NAME_BYTES), "web-tls", "a name within the bound is kept as it is");
+        let exact = "n".repeat(NAME_BYTES);
+        assert_eq!(bounded(&exact, NAME_BYTES), exact, "at the bound: kept");
+        let long = "x".repeat(65_000);
+        let cut = bounded(&long, NAME_BYTES);
+        assert!(cut.len() <= NAME_BYTES, "{}", cut.len());
+        assert!(cut.ends_with("…(cut from 65000 bytes)"), "{cut}");
+        assert!(cut.starts_with(&"x".repeat(200)), "the start is kept: {cut}");
+        assert_eq!(bounded(&cut, NAME_BYTES), cut, "bounding twice changes nothing");
+        // Cut on a character boundary, however the multi-byte characters fall.
+        for pad in 0..4 {
+            let text = format!("{}{}", "a".repeat(pad), "é€😀".repeat(40));
+            let cut = bounded(&text, LABEL_BYTES);
+            assert!(
+                cut.len() <= LABEL_BYTES && cut.ends_with(&format!("…(cut from {} bytes)", text.len())),
+                "{cut}"
+            );
+        }
+        assert_eq!(bounded("a\u{1b}[31mb\n", NAME_BYTES), "a\u{fffd}[31mb\u{fffd}");
+        // A control character made longer by its replacement still fits the bound.
+        let controls = "\u{1}".repeat(LABEL_BYTES);
+        let cut = bounded(&controls, LABEL_BYTES);
+        assert!(cut.len() <= LABEL_BYTES && cut.ends_with("…(cut from 63 bytes)"), "{cut}");
     }
 
     #[test]

@@ -440,31 +440,35 @@ impl PluginCall {
         gw.audit.record(&self.line);
     }
 
+    /// The claims' text is the console's, signed; bounded all the same (`audit::bounded`), so
+    /// every field of a line has a bound whoever minted the token.
     fn claims(&mut self, c: &PluginClaims) {
-        let c = c.clone();
-        let on_its_cluster = token_cluster(&c).is_some_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
+        use crate::audit::{NAME_BYTES, bounded};
+        let on_its_cluster = token_cluster(c).is_some_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
         self.line = AuditLine {
             on_its_cluster,
-            user: c.sub,
-            installation_id: c.installation_id,
-            installation_name: c.installation_name,
-            plugin_name: c.plugin_name,
-            plugin_version: c.plugin_version,
-            definition_hash: c.definition_hash,
+            user: bounded(&c.sub, NAME_BYTES),
+            installation_id: bounded(&c.installation_id, NAME_BYTES),
+            installation_name: bounded(&c.installation_name, NAME_BYTES),
+            plugin_name: bounded(&c.plugin_name, NAME_BYTES),
+            plugin_version: bounded(&c.plugin_version, NAME_BYTES),
+            definition_hash: bounded(&c.definition_hash, NAME_BYTES),
             ..std::mem::take(&mut self.line)
         };
     }
 
+    /// What the request names is the caller's own text (a path segment may be ~64 KiB): cut to
+    /// Kubernetes' bounds, marked as cut (`audit::bounded`).
     fn request(&mut self, r: &KubeRequest) {
-        let ResourceTarget { group, resource, subresource, name, namespace, .. } = r.target.clone();
-        let verb = r.verb.clone();
+        use crate::audit::{LABEL_BYTES, NAME_BYTES, bounded};
+        let ResourceTarget { group, resource, subresource, name, namespace, .. } = &r.target;
         self.line = AuditLine {
-            group,
-            resource,
-            subresource,
-            name,
-            namespace,
-            verb,
+            group: bounded(group, NAME_BYTES),
+            resource: bounded(resource, LABEL_BYTES),
+            subresource: bounded(subresource, LABEL_BYTES),
+            name: bounded(name, NAME_BYTES),
+            namespace: bounded(namespace, LABEL_BYTES),
+            verb: bounded(&r.verb, LABEL_BYTES),
             ..std::mem::take(&mut self.line)
         };
     }

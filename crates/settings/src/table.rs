@@ -277,7 +277,7 @@ pub const SPECS: [Spec; 43] = [
         "FUNDAMENT_AUDIT_VIEW_ENTRIES",
         "kube-api-proxy.audit-view-entries",
         "N",
-        "How many plugin-path calls kube-api-proxy keeps for the console's audit view (the newest): in the shared store when there is one (every replica's calls), else in <state-dir>/kube-api-proxy/plugin-calls.jsonl too, so they survive a restart",
+        "How many plugin-path calls kube-api-proxy keeps per cluster for the console's audit view (each cluster's newest): in the shared store when there is one (every replica's calls), else in <state-dir>/kube-api-proxy/plugin-calls.jsonl too, so they survive a restart",
         "`10000`",
     ),
     spec(

@@ -1,7 +1,7 @@
 //! The record of this process's calls: in memory and (with a state directory) in a JSON-lines
 //! file that is read back at start, so the record survives a restart of the gateway.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -10,11 +10,23 @@ use std::thread::JoinHandle;
 
 use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
 
-use super::{AuditStoreError, Retention, unix_ms};
+use super::{AuditStoreError, Retention, cluster_key, unix_ms};
 
-struct State {
+/// The calls of one cluster, numbered on their own.
+#[derive(Default)]
+struct Cluster {
     entries: VecDeque<AuditEntry>,
-    next_id: u64,
+    /// The id of the newest call it had (0: none yet); the next is one past it.
+    newest: u64,
+}
+
+/// Every cluster's calls, by [`cluster_key`]. A cluster stays once it had a call, its calls
+/// gone, so its numbering goes on: there is one per cluster a verified token named. A cluster's
+/// calls past the age go when it is next read or written (none is ever answered), and until
+/// then they are within its count.
+#[derive(Default)]
+struct State {
+    clusters: HashMap<String, Cluster>,
 }
 
 /// The latest plugin-path calls of this process (see the module documentation).
@@ -27,7 +39,7 @@ pub(super) struct LocalRecord {
 
 /// A line for the record's writer, or a request to say once every line before it is written.
 enum ToWriter {
-    Line { at_ms: i64, bytes: Vec<u8> },
+    Line { cluster: String, at_ms: i64, bytes: Vec<u8> },
     Flush(mpsc::SyncSender<()>),
 }
 
@@ -40,22 +52,22 @@ struct RecordFile {
 }
 
 /// What the writer thread owns: the file, how many lines it holds (kept and dropped), and the
-/// lines kept within the retention, from which it rewrites the file. That copy costs as much
-/// memory again as the calls kept (about 4 MB at the default 10,000), and keeps the writer
-/// from ever taking the store's lock.
+/// lines kept within the retention, per cluster, from which it rewrites the file. That copy
+/// costs as much memory again as the calls kept (about 4 MB a cluster at the default 10,000),
+/// and keeps the writer from ever taking the store's lock.
 struct Writer {
     path: PathBuf,
     retention: Retention,
     file: File,
     lines: usize,
-    kept: VecDeque<(i64, Vec<u8>)>,
+    kept: HashMap<String, VecDeque<(i64, Vec<u8>)>>,
 }
 
 impl Writer {
     fn run(mut self, from_store: mpsc::Receiver<ToWriter>) {
         for message in from_store {
             match message {
-                ToWriter::Line { at_ms, bytes } => self.append(at_ms, bytes),
+                ToWriter::Line { cluster, at_ms, bytes } => self.append(cluster, at_ms, bytes),
                 ToWriter::Flush(done) => {
                     let _ = done.send(());
                 }
@@ -63,27 +75,38 @@ impl Writer {
         }
     }
 
-    fn append(&mut self, at_ms: i64, bytes: Vec<u8>) {
+    fn append(&mut self, cluster: String, at_ms: i64, bytes: Vec<u8>) {
         match self.file.write_all(&bytes) {
             Ok(()) => self.lines += 1,
             // The call is still kept in memory; the file misses it.
             Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
         }
-        self.kept.push_back((at_ms, bytes));
-        expire(&mut self.kept, self.retention, at_ms, |(at, _)| *at);
-        self.compact_if_needed();
+        let kept = self.kept.entry(cluster).or_default();
+        kept.push_back((at_ms, bytes));
+        expire(kept, self.retention, at_ms, |(at, _)| *at);
+        self.compact_if_needed(at_ms);
     }
 
-    /// Rewrites the file with what is kept once it holds twice the retention (a new file
-    /// renamed over the old, so a crash leaves one or the other whole).
-    fn compact_if_needed(&mut self) {
-        if self.lines <= self.retention.entries.saturating_mul(2).max(64) {
+    /// Rewrites the file with what is kept once it holds twice that (a new file renamed over
+    /// the old, so a crash leaves one or the other whole). Every cluster's calls past the age
+    /// go first, so a cluster that has no calls any more does not keep its old ones on disk.
+    fn compact_if_needed(&mut self, now_ms: i64) {
+        let kept = |w: &Writer| w.kept.values().map(VecDeque::len).sum::<usize>();
+        if self.lines <= kept(self).saturating_mul(2).max(64) {
+            return;
+        }
+        for lines in self.kept.values_mut() {
+            expire(lines, self.retention, now_ms, |(at, _)| *at);
+        }
+        self.kept.retain(|_, lines| !lines.is_empty());
+        if self.lines <= kept(self).saturating_mul(2).max(64) {
             return;
         }
         let fresh = self.path.with_extension("jsonl.new");
         let written = (|| -> std::io::Result<File> {
             let mut out = std::io::BufWriter::new(File::create(&fresh)?);
-            for (_, line) in &self.kept {
+            // Cluster by cluster, each in the order of its ids, as reading it back needs.
+            for (_, line) in self.kept.values().flatten() {
                 out.write_all(line)?;
             }
             let out = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
@@ -94,7 +117,7 @@ impl Writer {
         match written {
             Ok(file) => {
                 self.file = file;
-                self.lines = self.kept.len();
+                self.lines = kept(self);
             }
             Err(error) => {
                 tracing::error!(path = %self.path.display(), %error, "audit view: its record could not be compacted; it goes on growing");
@@ -133,11 +156,7 @@ fn entry_line(entry: &AuditEntry) -> Vec<u8> {
 impl LocalRecord {
     /// A record kept in memory only (gone with the process).
     pub(super) fn in_memory(retention: Retention) -> LocalRecord {
-        LocalRecord {
-            retention,
-            state: Mutex::new(State { entries: VecDeque::new(), next_id: 1 }),
-            record: None,
-        }
+        LocalRecord { retention, state: Mutex::new(State::default()), record: None }
     }
 
     /// A store kept in `path` too: what the file holds within the retention is read back (a
@@ -148,7 +167,7 @@ impl LocalRecord {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io("create the directory of", e))?;
         }
-        let mut entries = VecDeque::new();
+        let mut state = State::default();
         let mut lines = 0;
         match File::open(&path) {
             Ok(file) => {
@@ -156,7 +175,13 @@ impl LocalRecord {
                     let line = line.map_err(|e| io("read", e))?;
                     lines += 1;
                     match serde_json::from_str::<AuditEntry>(&line) {
-                        Ok(entry) => entries.push_back(entry),
+                        Ok(entry) => {
+                            // A file of an older version numbered every cluster's calls at once:
+                            // each cluster's go on from its highest.
+                            let cluster = state.clusters.entry(cluster_key(&entry.cluster_id)).or_default();
+                            cluster.newest = cluster.newest.max(entry.id);
+                            cluster.entries.push_back(entry);
+                        }
                         Err(error) => {
                             tracing::warn!(path = %path.display(), line = lines, %error, "audit view: a line of its record is unreadable and skipped")
                         }
@@ -166,14 +191,15 @@ impl LocalRecord {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io("open", e)),
         }
-        let next_id = entries.iter().map(|e| e.id).max().unwrap_or(0) + 1;
         let now_ms = unix_ms(time::OffsetDateTime::now_utc());
-        let mut state = State { entries, next_id };
-        expire(&mut state.entries, retention, now_ms, |e| e.at_ms);
+        let mut kept = HashMap::new();
+        for (key, cluster) in &mut state.clusters {
+            expire(&mut cluster.entries, retention, now_ms, |e| e.at_ms);
+            kept.insert(key.clone(), cluster.entries.iter().map(|e| (e.at_ms, entry_line(e))).collect());
+        }
         let file = OpenOptions::new().append(true).create(true).open(&path).map_err(|e| io("open", e))?;
-        let kept = state.entries.iter().map(|e| (e.at_ms, entry_line(e))).collect();
         let mut writer = Writer { path: path.clone(), retention, file, lines, kept };
-        writer.compact_if_needed();
+        writer.compact_if_needed(now_ms);
         let (to_writer, from_store) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("audit-record".into())
@@ -199,24 +225,30 @@ impl LocalRecord {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Keeps one call, numbering it.
+    /// Keeps one call, numbering it after its cluster's newest.
     pub(super) fn push(&self, mut entry: AuditEntry) {
+        let key = cluster_key(&entry.cluster_id);
         let mut state = self.lock();
-        entry.id = state.next_id;
-        state.next_id += 1;
+        let cluster = state.clusters.entry(key.clone()).or_default();
+        cluster.newest += 1;
+        entry.id = cluster.newest;
         if let Some(to_writer) = self.record.as_ref().and_then(|r| r.to_writer.as_ref()) {
-            // Sent under the lock, so the file has the calls in the order of their ids.
-            let _ = to_writer.send(ToWriter::Line { at_ms: entry.at_ms, bytes: entry_line(&entry) });
+            // Sent under the lock, so the file has each cluster's calls in the order of their ids.
+            let _ = to_writer.send(ToWriter::Line {
+                cluster: key,
+                at_ms: entry.at_ms,
+                bytes: entry_line(&entry),
+            });
         }
         let at_ms = entry.at_ms;
-        state.entries.push_back(entry);
-        expire(&mut state.entries, self.retention, at_ms, |e| e.at_ms);
+        cluster.entries.push_back(entry);
+        expire(&mut cluster.entries, self.retention, at_ms, |e| e.at_ms);
     }
 
     /// The calls on `cluster_id` that pass `filter`, newest first, with `only_user`'s alone
     /// when given (a user who may not see everyone's); and the id of the newest call the caller
-    /// may see (0 for none), where a tail starts. Not the newest of all: ids count every
-    /// cluster's and every user's calls, so that would tell how many calls others make, and when.
+    /// may see (0 for none), where a tail starts. Not the newest of the cluster: ids count every
+    /// user's calls on it, so that would tell how many calls others make, and when.
     pub(super) fn query(
         &self,
         cluster_id: &str,
@@ -224,12 +256,11 @@ impl LocalRecord {
         filter: &AuditFilter,
     ) -> (Vec<AuditEntry>, u64) {
         let mut state = self.lock();
-        expire(&mut state.entries, self.retention, unix_ms(time::OffsetDateTime::now_utc()), |e| e.at_ms);
-        let visible = |e: &&AuditEntry| {
-            e.cluster_id.eq_ignore_ascii_case(cluster_id) && only_user.is_none_or(|u| e.user == u)
-        };
-        let last_id = state.entries.iter().rev().find(visible).map_or(0, |e| e.id);
-        let items = state
+        let Some(cluster) = state.clusters.get_mut(&cluster_key(cluster_id)) else { return (Vec::new(), 0) };
+        expire(&mut cluster.entries, self.retention, unix_ms(time::OffsetDateTime::now_utc()), |e| e.at_ms);
+        let visible = |e: &&AuditEntry| only_user.is_none_or(|u| e.user == u);
+        let last_id = cluster.entries.iter().rev().find(visible).map_or(0, |e| e.id);
+        let items = cluster
             .entries
             .iter()
             .rev()
@@ -241,14 +272,14 @@ impl LocalRecord {
         (items, last_id)
     }
 
-    /// The id of the newest call (0: none yet).
-    pub(super) fn newest(&self) -> u64 {
-        self.lock().next_id - 1
+    /// The id of the newest call on `cluster_id` (0: none yet).
+    pub(super) fn newest(&self, cluster_id: &str) -> u64 {
+        self.lock().clusters.get(&cluster_key(cluster_id)).map_or(0, |c| c.newest)
     }
 
-    /// How many calls are kept.
+    /// How many calls are kept, of every cluster.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.lock().entries.len()
+        self.lock().clusters.values().map(|c| c.entries.len()).sum()
     }
 }

@@ -1,5 +1,6 @@
-//! What the console's audit view reads: the latest plugin-path calls, bounded by count and by
-//! age. Two records answer alike:
+//! What the console's audit view reads: the latest plugin-path calls, bounded by count (per
+//! cluster), by age, and in size (every text field is cut to its bound, [`crate::audit::bounded`]).
+//! Two records answer alike:
 //!
 //! - **this process's calls** ([`AuditStore::open`], [`AuditStore::in_memory`]): in memory and
 //!   in a JSON-lines file read back at start (`local`). Right for one replica: with several,
@@ -22,14 +23,16 @@ use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
 use fundament_shared_store::{SharedStore, StoreError};
 use time::format_description::well_known::Rfc3339;
 
-use crate::audit::{AuditLine, AuditSink};
+use crate::audit::{AuditLine, AuditSink, LABEL_BYTES, NAME_BYTES, bounded};
 use local::LocalRecord;
 use shared::SharedRecord;
 
 /// How much the store keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
-    /// At most this many calls, the newest.
+    /// At most this many calls of each cluster, the newest. Per cluster, so one tenant's calls
+    /// (a hostile plugin page's refused calls, say) never push another's out of the view; the
+    /// calls of a cluster are numbered on their own too, so ids count no other cluster's calls.
     pub entries: usize,
     /// None older than this.
     pub age: Duration,
@@ -82,27 +85,37 @@ fn unix_ms(at: time::OffsetDateTime) -> i64 {
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
-/// A call as the view shows it; its id is given where it is kept.
+/// The key of a cluster's calls (cluster ids come in either case).
+fn cluster_key(cluster_id: &str) -> String {
+    cluster_id.to_ascii_lowercase()
+}
+
+/// A call as the view shows it; its id is given where it is kept. Every text field is cut to
+/// its bound here whatever the sink that pushed it did (the gateway's lines are already), so
+/// an entry and a page of [`fundament_plugin_types::audit::MAX_LIMIT`] entries have a size
+/// bound (`a_full_page_of_the_longest_entries_fits_the_consoles_answer_bound`).
 fn entry_of(line: &AuditLine) -> AuditEntry {
     let now = time::OffsetDateTime::now_utc();
     let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
+    let name = |text: &str| bounded(text, NAME_BYTES);
+    let label = |text: &str| bounded(text, LABEL_BYTES);
     AuditEntry {
         id: 0,
         time: now.format(&Rfc3339).unwrap_or_else(|_| now.unix_timestamp().to_string()),
         at_ms: unix_ms(now),
-        user: line.user.clone(),
-        cluster_id: line.cluster_id.clone(),
-        installation_id: line.installation_id.clone(),
-        installation_name: line.installation_name.clone(),
-        plugin_name: line.plugin_name.clone(),
-        plugin_version: line.plugin_version.clone(),
-        group: line.group.clone(),
-        resource: line.resource.clone(),
-        subresource: line.subresource.clone(),
-        name: line.name.clone(),
-        namespace: line.namespace.clone(),
-        verb: line.verb.clone(),
-        decision: line.decision.clone(),
+        user: name(&line.user),
+        cluster_id: name(&line.cluster_id),
+        installation_id: name(&line.installation_id),
+        installation_name: name(&line.installation_name),
+        plugin_name: name(&line.plugin_name),
+        plugin_version: name(&line.plugin_version),
+        group: name(&line.group),
+        resource: label(&line.resource),
+        subresource: label(&line.subresource),
+        name: name(&line.name),
+        namespace: label(&line.namespace),
+        verb: label(&line.verb),
+        decision: label(&line.decision),
         status: line.status,
         latency_ms: line.latency_ms,
     }
@@ -191,26 +204,25 @@ impl AuditStore {
         // Subscribed before the first look, so a call recorded in between still wakes it.
         let mut pushed = self.pushed.subscribe();
         let mut filter = filter.clone();
-        let mut newest = self.newest().await?;
-        // Past the newest call there is: the numbering started again (a record in memory
-        // restarted). The tail starts over rather than wait for numbers it will not see soon.
-        if filter.after.is_some_and(|after| after > 0) && filter.after > Some(newest) {
+        // Read before the query, which then has every call up to it.
+        let mut newest = self.newest(cluster_id).await?;
+        let (mut items, mut last_id) = self.query(cluster_id, only_user, &filter).await?;
+        // Past the newest call the caller may see: the numbering started again (a record in
+        // memory restarted). The tail starts over rather than wait for numbers it will not see
+        // soon. Decided by what the caller may see, never by the newest of all: answering at
+        // once past that one and waiting below it would let a search on `after` count the calls
+        // that others make.
+        if filter.after.is_some_and(|after| after > last_id) {
             filter.after = Some(0);
+            (items, last_id) = self.query(cluster_id, only_user, &filter).await?;
         }
-        let mut seen = None;
         loop {
-            // Read again only once there are calls past what was read (a look at one number).
-            let past_deadline = tokio::time::Instant::now() >= deadline;
-            if seen != Some(newest) || past_deadline {
-                let (items, last_id) = self.query(cluster_id, only_user, &filter).await?;
-                if !items.is_empty() || past_deadline {
-                    return Ok((items, last_id));
-                }
-                // Nothing up to `newest` passes: the next read starts after it.
-                if filter.after.is_some() {
-                    filter.after = filter.after.max(Some(newest));
-                }
-                seen = Some(newest);
+            if !items.is_empty() || tokio::time::Instant::now() >= deadline {
+                return Ok((items, last_id));
+            }
+            // Nothing up to `newest` passes: the next read starts after it.
+            if filter.after.is_some() {
+                filter.after = filter.after.max(Some(newest));
             }
             let now = tokio::time::Instant::now();
             let woken = match &self.record {
@@ -231,16 +243,32 @@ impl AuditStore {
                 // The deadline, or a store being dropped: answer what there is.
                 return self.query(cluster_id, only_user, &filter).await;
             }
-            newest = self.newest().await?;
+            // Read again only once there are calls past what was read (a look at one number),
+            // or for the answer at the deadline.
+            let seen = newest;
+            newest = self.newest(cluster_id).await?;
+            if newest != seen || tokio::time::Instant::now() >= deadline {
+                (items, last_id) = self.query(cluster_id, only_user, &filter).await?;
+            }
         }
     }
 
-    /// The number of the newest call kept (any cluster's, any user's).
-    async fn newest(&self) -> Result<u64, AuditReadError> {
+    /// The number of the newest call kept on `cluster_id` (any user's): a tail reads again only
+    /// when it moved. Never answered: it counts others' calls.
+    async fn newest(&self, cluster_id: &str) -> Result<u64, AuditReadError> {
         Ok(match &self.record {
-            Record::Local(local) => local.newest(),
-            Record::Shared(shared) => shared.head().await?,
+            Record::Local(local) => local.newest(cluster_id),
+            Record::Shared(shared) => shared.head(cluster_id).await?,
         })
+    }
+
+    /// The shared record, if this is one.
+    #[cfg(test)]
+    fn shared_record(&self) -> Option<&SharedRecord> {
+        match &self.record {
+            Record::Local(_) => None,
+            Record::Shared(shared) => Some(shared),
+        }
     }
 
     /// How many calls this process's record keeps (`None` for the shared store's).

@@ -240,18 +240,136 @@ async fn a_store_that_is_down_is_an_error_to_read_and_never_blocks_a_call() {
 }
 
 #[tokio::test]
-async fn the_bound_counts_every_clusters_calls() {
+async fn each_cluster_keeps_its_own_newest_calls_numbered_on_their_own() {
     const OTHER: &str = "019B4000-2000-7000-8000-000000000002";
     for (kind, store) in both(Retention { entries: 3, ..Retention::default() }) {
         store.push(&line("a", "allowed"));
+        store.push(&line("b", "allowed"));
+        // Another tenant's flood of calls on their own cluster pushes none of PROD's out, and
+        // moves nothing of PROD's numbering.
+        for _ in 0..50 {
+            store
+                .push(&AuditLine { cluster_id: OTHER.into(), ..line("mallory", "denied:allowed-resources") });
+        }
+        store.push(&line("c", "allowed"));
+        let (items, last) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!((users(&items), last), (vec!["c", "b", "a"], 3), "{kind}");
+        assert_eq!(items.iter().map(|e| e.id).collect::<Vec<_>>(), [3, 2, 1], "{kind}");
+        // Past its own bound a cluster drops its own oldest.
+        store.push(&line("d", "allowed"));
+        let (items, last) = query(&store, None, AuditFilter::default()).await;
+        assert_eq!((users(&items), last), (vec!["d", "c", "b"], 4), "{kind}");
+        let (other, last) = store.query(&OTHER.to_lowercase(), None, &AuditFilter::default()).await.unwrap();
+        assert_eq!((other.len(), last), (3, 50), "{kind}: a cluster id in either case");
+    }
+}
+
+#[tokio::test]
+async fn a_file_numbered_across_clusters_is_read_back_per_cluster() {
+    const OTHER: &str = "019b4000-2000-7000-8000-000000000002";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plugin-calls.jsonl");
+    {
+        let store = AuditStore::open(&path, Retention::default()).unwrap();
+        store.push(&line("a", "allowed"));
         store.push(&AuditLine { cluster_id: OTHER.into(), ..line("b", "allowed") });
         store.push(&line("c", "allowed"));
-        store.push(&AuditLine { cluster_id: OTHER.into(), ..line("d", "allowed") });
-        let (items, last) = query(&store, None, AuditFilter::default()).await;
-        assert_eq!((users(&items), last), (vec!["c"], 3), "{kind}: a's call is past the bound");
-        let (other, last) = store.query(&OTHER.to_lowercase(), None, &AuditFilter::default()).await.unwrap();
-        assert_eq!((users(&other), last), (vec!["d", "b"], 4), "{kind}: a cluster id in either case");
     }
+    // An older version numbered every cluster's calls at once: PROD's last is 9 there.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    let mut e: AuditEntry = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    e.id = 9;
+    text.push_str(&serde_json::to_string(&e).unwrap());
+    text.push('\n');
+    std::fs::write(&path, text).unwrap();
+    let store = AuditStore::open(&path, Retention::default()).unwrap();
+    assert_eq!(store.kept_in_process(), Some(4));
+    store.push(&line("d", "allowed"));
+    store.push(&AuditLine { cluster_id: OTHER.into(), ..line("e", "allowed") });
+    let (items, last) = query(&store, None, AuditFilter::default()).await;
+    assert_eq!(
+        (users(&items), last),
+        (vec!["d", "c", "c", "a"], 10),
+        "PROD's numbering goes on from its highest"
+    );
+    let (other, last) = store.query(OTHER, None, &AuditFilter::default()).await.unwrap();
+    assert_eq!((users(&other), last), (vec!["e", "b"], 2));
+}
+
+#[tokio::test]
+async fn a_tail_past_what_the_caller_may_see_starts_over_however_many_calls_others_made() {
+    // Whether `after` is past everyone's newest call or only past the caller's, the tail
+    // answers alike: a search on `after` learns nothing of how many calls others make.
+    for (kind, store) in both(Retention::default()) {
+        store.push(&line("bob", "allowed"));
+        for _ in 0..50 {
+            store.push(&line("alice", "allowed"));
+        }
+        let mut answers = Vec::new();
+        for after in [10, 51, 52, 1_000] {
+            let tail = AuditFilter { after: Some(after), wait_ms: Some(1_500), ..Default::default() };
+            let started = std::time::Instant::now();
+            let (items, last) = store.tail(PROD, Some("bob"), &tail).await.unwrap();
+            let waited = started.elapsed();
+            assert!(
+                waited < Duration::from_millis(700),
+                "{kind}: after={after} answered at once: {waited:?}"
+            );
+            answers.push((users(&items).join(","), last));
+        }
+        assert!(answers.iter().all(|a| *a == ("bob".to_owned(), 1)), "{kind}: {answers:?}");
+        // At his newest call, the tail waits for the next, as any tail does.
+        let tail = AuditFilter { after: Some(1), wait_ms: Some(300), ..Default::default() };
+        let started = std::time::Instant::now();
+        let (items, last) = store.tail(PROD, Some("bob"), &tail).await.unwrap();
+        assert!(items.is_empty() && last == 1, "{kind}");
+        assert!(started.elapsed() >= Duration::from_millis(300), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_read_flushes_only_when_this_replica_sent_calls_since_the_last_flush() {
+    let store = AuditStore::shared(Arc::new(InProcess::new()), Retention::default());
+    let shared = store.shared_record().unwrap();
+    for _ in 0..10 {
+        let _ = query(&store, None, AuditFilter::default()).await;
+    }
+    assert_eq!(shared.flushes_requested(), 0, "nothing sent: nothing to flush");
+    store.push(&line("alice", "allowed"));
+    let (items, _) = query(&store, None, AuditFilter::default()).await;
+    assert_eq!(users(&items), ["alice"], "the call sent before the read is in its answer");
+    assert_eq!(shared.flushes_requested(), 1);
+    for _ in 0..10 {
+        let _ = query(&store, None, AuditFilter::default()).await;
+    }
+    assert_eq!(shared.flushes_requested(), 1, "no call since: no flush");
+    // A quiet tail polls the store for other replicas' calls without a flush each time.
+    let tail = AuditFilter { after: Some(1), wait_ms: Some(1_200), ..Default::default() };
+    assert!(store.tail(PROD, None, &tail).await.unwrap().0.is_empty());
+    assert_eq!(shared.flushes_requested(), 1, "a tail of a quiet replica queues no flush");
+    store.push(&line("bob", "allowed"));
+    let _ = query(&store, None, AuditFilter::default()).await;
+    assert_eq!(shared.flushes_requested(), 2);
+}
+
+#[tokio::test]
+async fn reads_waiting_for_a_stuck_writer_queue_one_flush_not_one_each() {
+    // The writer retries a call the store will not take: reads wait for it, but their flushes
+    // do not fill the writer's queue, where they would take the places of calls.
+    let store =
+        AuditStore::shared(Arc::new(fundament_shared_store::testing::Unreachable), Retention::default());
+    let shared = store.shared_record().unwrap();
+    store.push(&line("alice", "allowed"));
+    // The writer takes the call off the queue, and retries it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while shared.queued() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(shared.queued(), 0);
+    let reads = (0..50).map(|_| store.flush(Duration::from_millis(200)));
+    futures::future::join_all(reads).await;
+    assert_eq!(shared.queued(), 1, "one flush for fifty reads");
+    assert_eq!(shared.flushes_requested(), 1);
 }
 
 #[tokio::test]
@@ -297,4 +415,55 @@ async fn a_tail_past_the_newest_call_starts_over_and_never_repeats_a_call() {
         let (items, last) = waiting.await.unwrap();
         assert_eq!((users(&items), items[0].id, last), (vec!["b"], 7, 7), "{kind}");
     }
+}
+
+#[test]
+fn a_full_page_of_the_longest_entries_fits_the_consoles_answer_bound() {
+    // The console reads an answer of at most 16 MiB (`MAX_ANSWER_BYTES`, app/src/plugins/
+    // backend.rs), and its export asks for MAX_LIMIT entries a page. `"` is the character that
+    // grows most in JSON among those kept (two bytes; control characters, six, are replaced).
+    const CONSOLE_ANSWER_BYTES: usize = 16 << 20;
+    let long = "\"".repeat(65_000);
+    let hostile = AuditLine {
+        audit: "plugin_request",
+        user: long.clone(),
+        cluster_id: long.clone(),
+        installation_id: long.clone(),
+        installation_name: long.clone(),
+        plugin_name: long.clone(),
+        plugin_version: long.clone(),
+        definition_hash: long.clone(),
+        pinned_definition_hash: long.clone(),
+        group: long.clone(),
+        resource: long.clone(),
+        subresource: long.clone(),
+        name: long.clone(),
+        namespace: long.clone(),
+        verb: long.clone(),
+        decision: long.clone(),
+        status: u16::MAX,
+        latency_ms: f64::MAX,
+        on_its_cluster: true,
+    };
+    let entry = AuditEntry { id: u64::MAX, at_ms: i64::MIN, ..entry_of(&hostile) };
+    for (field, text, bound) in [
+        ("name", &entry.name, NAME_BYTES),
+        ("group", &entry.group, NAME_BYTES),
+        ("user", &entry.user, NAME_BYTES),
+        ("namespace", &entry.namespace, LABEL_BYTES),
+        ("resource", &entry.resource, LABEL_BYTES),
+        ("subresource", &entry.subresource, LABEL_BYTES),
+        ("verb", &entry.verb, LABEL_BYTES),
+    ] {
+        assert!(text.len() <= bound && text.ends_with("…(cut from 65000 bytes)"), "{field}: {text}");
+    }
+    let page = fundament_plugin_types::audit::AuditPage {
+        items: vec![entry; fundament_plugin_types::audit::MAX_LIMIT],
+        everyone: true,
+        last_id: u64::MAX,
+    };
+    let bytes = serde_json::to_vec(&page).unwrap().len();
+    // About 5 MB: a page is a third of the bound at most.
+    assert!(bytes < CONSOLE_ANSWER_BYTES / 3, "{bytes} bytes");
+    assert!(bytes > 4_000_000, "the entries are as long as they may be: {bytes} bytes");
 }

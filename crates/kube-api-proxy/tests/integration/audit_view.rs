@@ -141,6 +141,24 @@ async fn who_sees_what(s: &Stack) {
 }
 
 #[tokio::test]
+async fn a_name_past_kubernetes_bounds_is_recorded_cut_and_marked() {
+    let s = start().await;
+    // A path segment may be as long as the gateway's header bound: a hostile page's calls would
+    // otherwise hold it whole in the record, each one.
+    let (namespace, name) = ("n".repeat(20_000), "x".repeat(40_000));
+    let path = format!("/clusters/{PROD}/api/v1/namespaces/{namespace}/secrets/{name}");
+    let alice = s.plugin("alice", "acme-corp--cert-manager");
+    assert_eq!(s.get(&path, &[("authorization", &alice)]).await.0, 403);
+    let page = s.audit("alice", "").await;
+    let call = &page.items[0];
+    assert_eq!(call.decision, "denied:allowed-resources");
+    assert!(call.name.len() <= 253 && call.name.ends_with("…(cut from 40000 bytes)"), "{}", call.name);
+    assert!(call.name.starts_with("xxxxxxxx"), "{}", call.name);
+    let marked = call.namespace.ends_with("…(cut from 20000 bytes)");
+    assert!(call.namespace.len() <= 63 && marked, "{}", call.namespace);
+}
+
+#[tokio::test]
 async fn the_record_is_closed_to_pages_plugin_tokens_and_users_who_cannot_view_the_cluster() {
     let s = start().await;
     let path = format!("/audit/v1/clusters/{PROD}/calls");
