@@ -201,7 +201,7 @@ test.describe('a hostile plugin page', () => {
     const height = await page.locator('[data-plugin-frame] iframe').evaluate((f) => f.getBoundingClientRect().height);
     expect.soft(height, 'frame height').toBeLessThanOrEqual(20_000);
     expect.soft(popups, 'popups opened').toEqual([]);
-    // 500 refresh requests (and the spoofed ones): at most three mints after the first.
+    // 200 refresh requests (and the spoofed ones): at most three mints after the first.
     expect.soft(tickets.length, 'frame tickets').toBe(1);
     expect.soft(mints.length, `PluginToken mints after the first: ${mints.length - 1}`).toBeLessThanOrEqual(4);
     test.info().annotations.push({ type: 'mints', description: `${mints.length} PluginToken mints, ${tickets.length} frame tickets` });

@@ -2,17 +2,18 @@
 //! type, then what that type needs of its object: a changed object's metadata, an ERROR's
 //! Status code. Plain parsing, apart from the browser's streams, so it is tested on its own.
 
+use std::fmt;
+
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// How deep a line is read when serde_json's own depth limit refuses it: the metadata is all
 /// the hub needs, and it is near the top.
 const READ_DEPTH: usize = 32;
 
-/// One watch event. The type decides how its object is read, so a custom resource's own
-/// fields (a top-level `code` that is a string) are never read as a Status's.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", content = "object", rename_all = "UPPERCASE")]
+/// One watch event. The type decides what is read of its object, so a custom resource's own
+/// fields (a top-level `code` that is a string) are never taken for a Status's.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum WatchEvent {
     Added(Changed),
     Modified(Changed),
@@ -24,9 +25,8 @@ pub(crate) enum WatchEvent {
 }
 
 /// The object of an ADDED, MODIFIED, DELETED or BOOKMARK event: only its metadata is read.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Changed {
-    #[serde(default)]
     pub metadata: Meta,
 }
 
@@ -40,28 +40,119 @@ pub(crate) struct Meta {
 }
 
 /// The Status of an ERROR event.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Status {
-    /// Read as any JSON: a Status with a code that is not a number still ends the watch.
-    #[serde(default)]
-    code: Value,
+    code: Option<u64>,
 }
 
 impl Status {
     /// The HTTP code it carries (410: the version is too old to resume from).
     pub(crate) fn code(&self) -> Option<u16> {
-        self.code.as_u64().and_then(|code| u16::try_from(code).ok())
+        self.code.and_then(|code| u16::try_from(code).ok())
     }
+}
+
+/// A line as read in one pass: the type, and of the object its metadata and a top-level `code`
+/// of any JSON type (a number is kept; anything else is no code). Plain structs with a lenient
+/// field, not a tagged enum or a `serde_json::Value`: both would add their buffering code to
+/// the console's main wasm module, which every first load downloads.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    object: Object,
+}
+
+#[derive(Deserialize, Default)]
+struct Object {
+    #[serde(default)]
+    metadata: Meta,
+    #[serde(default)]
+    code: Code,
+}
+
+/// Any JSON value; a whole number that fits is kept.
+#[derive(Default)]
+struct Code(Option<u64>);
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CodeVisitor)
+    }
+}
+
+struct CodeVisitor;
+
+impl<'de> Visitor<'de> for CodeVisitor {
+    type Value = Code;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Code, E> {
+        Ok(Code(Some(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Code, E> {
+        Ok(Code(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Code, E> {
+        Ok(Code(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Code, E> {
+        Ok(Code(None))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Code, E> {
+        Ok(Code(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Code, E> {
+        Ok(Code(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Code, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Code(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Code, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Code(None))
+    }
+}
+
+/// Why a line is not an event the hub reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LineError {
+    #[error("not a watch event: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("an event of an unknown type {0:?}")]
+    UnknownType(String),
 }
 
 /// Reads one line of a watch stream. An object nested deeper than serde_json reads is read
 /// without its deepest parts (its metadata is all that is needed).
-pub(crate) fn parse_event_line(line: &str) -> Result<WatchEvent, serde_json::Error> {
-    serde_json::from_str(line).or_else(|error| {
-        match fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), READ_DEPTH) {
-            Some(pruned) => serde_json::from_slice(&pruned),
-            None => Err(error),
-        }
+pub(crate) fn parse_event_line(line: &str) -> Result<WatchEvent, LineError> {
+    let line: Line =
+        serde_json::from_str(line).or_else(
+            |error| match fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), READ_DEPTH) {
+                Some(pruned) => serde_json::from_slice(&pruned),
+                None => Err(error),
+            },
+        )?;
+    let changed = Changed { metadata: line.object.metadata };
+    Ok(match line.kind.as_str() {
+        "ADDED" => WatchEvent::Added(changed),
+        "MODIFIED" => WatchEvent::Modified(changed),
+        "DELETED" => WatchEvent::Deleted(changed),
+        "BOOKMARK" => WatchEvent::Bookmark(changed),
+        "ERROR" => WatchEvent::Error(Status { code: line.object.code.0 }),
+        _ => return Err(LineError::UnknownType(line.kind)),
     })
 }
 

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fundament_plugin_types::folder_objects::MAX_FOLDER_YAML;
 use fundament_plugin_types::install::{self, PinnedDefinition};
 use fundament_plugin_types::{PluginInstallation, RbacRule};
 use serde_json::{Value, json};
@@ -52,7 +53,8 @@ pub enum DefinitionError {
 
 pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> {
     let path = dir.join("definition.yaml");
-    let bytes = std::fs::read(&path).map_err(|source| DefinitionError::Io { path: path.clone(), source })?;
+    let bytes = fundament_bounded_file::read(&path, MAX_FOLDER_YAML)
+        .map_err(|e| DefinitionError::Io { path: path.clone(), source: e.into_io() })?;
     let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
     let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
     let PinnedDefinition { name, version, hash, rules, crds } =

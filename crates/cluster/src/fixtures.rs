@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use fundament_kube_core::bounded_value::{self, RepeatedKeys};
-use fundament_plugin_types::folder_objects::{self, Part, Refusal};
+use fundament_plugin_types::folder_objects::{self, MAX_FOLDER_YAML, Part, Refusal};
 use serde_json::Value;
 
 use crate::authn::User;
@@ -58,8 +58,8 @@ fn entries_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf
 
 /// The documents of a multi-document YAML file (empty documents skipped).
 pub fn documents(path: &Path) -> Result<Vec<Value>, FixtureError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| FixtureError::Io { path: path.to_path_buf(), source })?;
+    let text = fundament_bounded_file::read_to_string(path, MAX_FOLDER_YAML)
+        .map_err(|e| FixtureError::Io { path: path.to_path_buf(), source: e.into_io() })?;
     documents_in(path, &text)
 }
 
@@ -92,8 +92,8 @@ fn indexed_documents(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, Fix
 
 /// The documents of the file `path`, each with its index in the file.
 fn file_documents(path: &Path) -> Result<Vec<(usize, Value)>, FixtureError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| FixtureError::Io { path: path.to_path_buf(), source })?;
+    let text = fundament_bounded_file::read_to_string(path, MAX_FOLDER_YAML)
+        .map_err(|e| FixtureError::Io { path: path.to_path_buf(), source: e.into_io() })?;
     indexed_documents(path, &text)
 }
 

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use fundament_kube_core::bounded_value::{self, RepeatedKeys};
-use fundament_plugin_types::folder_objects::{self, Part};
+use fundament_plugin_types::folder_objects::{self, MAX_FOLDER_YAML, Part};
 use fundament_plugin_types::install::PinnedDefinition;
 use kube::api::DynamicObject;
 use serde_json::Value;
@@ -49,8 +49,8 @@ pub(crate) fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
 
 /// The objects of a multi-document YAML file (empty documents skipped).
 pub(crate) fn documents(path: &Path) -> Result<Vec<Document>, InstallError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| InstallError::Io { path: path.to_path_buf(), source })?;
+    let text = fundament_bounded_file::read_to_string(path, MAX_FOLDER_YAML)
+        .map_err(|e| InstallError::Io { path: path.to_path_buf(), source: e.into_io() })?;
     let mut docs = Vec::new();
     // A plugin folder's file comes from its author: bounded in nesting and in values (an alias
     // repeats what it names), all documents of the file sharing one budget.
@@ -138,7 +138,8 @@ pub(crate) fn plugin_folder(
 /// `dir/definition.yaml`, pinned by the hash organization-api gives its bytes.
 pub(crate) fn read_definition(dir: &Path) -> Result<(PathBuf, PinnedDefinition), InstallError> {
     let path = dir.join("definition.yaml");
-    let bytes = std::fs::read(&path).map_err(|source| InstallError::Io { path: path.clone(), source })?;
+    let bytes = fundament_bounded_file::read(&path, MAX_FOLDER_YAML)
+        .map_err(|e| InstallError::Io { path: path.clone(), source: e.into_io() })?;
     let invalid = |detail: String| InstallError::Definition { path: path.clone(), detail };
     let document: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(format!("not YAML: {e}")))?;
     let pinned = PinnedDefinition::from_manifest(&bytes, &document).map_err(|e| invalid(e.to_string()))?;
@@ -207,6 +208,25 @@ mod tests {
         assert!(err.contains("document 1: not YAML") && err.contains("more than"), "{err}");
         let err = documents(&write(dir.path(), "deep.yaml", &"[".repeat(100_000))).unwrap_err().to_string();
         assert!(err.contains("nest deeper"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_fifo_a_device_or_a_huge_file_is_refused_at_once_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.yaml");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let huge = dir.path().join("huge.yaml");
+        std::fs::File::create(&huge).unwrap().set_len(MAX_FOLDER_YAML + 1).unwrap();
+        let started = std::time::Instant::now();
+        for (path, why) in [
+            (fifo.as_path(), "not a regular file"),
+            (Path::new("/dev/zero"), "not a regular file"),
+            (huge.as_path(), "more than"),
+        ] {
+            let err = documents(path).unwrap_err().to_string();
+            assert!(err.contains(&path.display().to_string()) && err.contains(why), "{err}");
+        }
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 

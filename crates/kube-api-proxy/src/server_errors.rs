@@ -23,7 +23,11 @@ const MOST_READ: usize = 64 * 1024;
 const BODY_WAIT: Duration = Duration::from_secs(5);
 
 /// What the caller reads in place of the cluster's message.
-pub(crate) const WITHHELD: &str = "the cluster failed to handle the request; its message is in the gateway's log, under this call's time and path";
+fn withheld_message(code: u16) -> String {
+    format!(
+        "the cluster failed to handle the request (HTTP {code}); its message is in the gateway's log, under this call's time and path"
+    )
+}
 
 /// `response` as it goes back to the caller: a server error of the API server itself with its
 /// message withheld (and logged), anything else untouched.
@@ -49,8 +53,8 @@ pub(crate) async fn withheld(response: Response, proxied: bool) -> Response {
     let reason = said.map(|s| s.reason.clone()).filter(|r| !r.is_empty());
     let retry_after = said.and_then(|s| s.details.as_ref()).map_or(0, |d| d.retry_after_seconds);
     let mut status = match reason {
-        Some(reason) => Status::failure(code, &reason, WITHHELD),
-        None => Status::for_code(code, WITHHELD),
+        Some(reason) => Status::failure(code, &reason, withheld_message(code)),
+        None => Status::for_code(code, withheld_message(code)),
     };
     if retry_after > 0 {
         status =
@@ -117,8 +121,8 @@ mod tests {
         let (code, headers, status) = read(withheld(cluster, false).await).await;
         assert_eq!(code, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(
-            (status.code, status.reason.as_str(), status.message.as_str()),
-            (500, "InternalError", WITHHELD)
+            (status.code, status.reason.as_str(), status.message),
+            (500, "InternalError", withheld_message(500))
         );
         let details = status.details.expect("the wait");
         assert_eq!(details.retry_after_seconds, 3);
@@ -137,13 +141,13 @@ mod tests {
         let (code, headers, status) = read(withheld(cluster, false).await).await;
         assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE);
         assert!(headers.get("content-encoding").is_none());
-        assert_eq!((status.reason.as_str(), status.message.as_str()), ("InternalError", WITHHELD));
+        assert_eq!((status.reason.as_str(), status.message), ("InternalError", withheld_message(503)));
 
         let cluster = answer(504, &[], b"<html>upstream timed out at 10.0.0.7</html>".to_vec());
         let (code, _, status) = read(withheld(cluster, false).await).await;
         assert_eq!(
-            (code.as_u16(), status.reason.as_str(), status.message.as_str()),
-            (504, "Timeout", WITHHELD)
+            (code.as_u16(), status.reason.as_str(), status.message),
+            (504, "Timeout", withheld_message(504))
         );
     }
 

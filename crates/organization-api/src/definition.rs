@@ -66,32 +66,14 @@ impl Definition {
     }
 }
 
-/// The largest plugin-folder YAML file read (a definition, a CRD): far above any real one.
-pub const MAX_FOLDER_YAML: u64 = 4 * 1024 * 1024;
+pub use fundament_plugin_types::folder_objects::MAX_FOLDER_YAML;
 
 /// The bytes of a plugin folder's YAML file `path`: a regular file (a FIFO would block the
 /// reader, a device never end) of at most [`MAX_FOLDER_YAML`] bytes. Folders come from plugin
 /// authors, whose files the linter and the catalog read.
 pub(crate) fn read_folder_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind, Read};
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
-    }
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
-    }
-    let len = meta.len();
-    if len > MAX_FOLDER_YAML {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("{len} bytes, more than the {MAX_FOLDER_YAML} a plugin folder's YAML file may have"),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FOLDER_YAML).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    fundament_bounded_file::read(path, MAX_FOLDER_YAML)
+        .map_err(fundament_bounded_file::BoundedFileError::into_io)
 }
 
 /// Reads and strictly parses `dir/definition.yaml`.

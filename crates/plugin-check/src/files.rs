@@ -10,7 +10,7 @@
 //! - it is a regular file (a FIFO never ends opening, `/dev/zero` never ends reading) of a
 //!   bounded size, checked on the file that was opened, and read no further than that bound.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use fundament_kube_core::request::percent_decode;
@@ -163,34 +163,23 @@ pub fn subfolder_inside(plugin_dir: &Path, name: &str) -> Result<Option<PathBuf>
 /// Refuses what is not a regular file of at most `max` bytes, before it is opened: opening a
 /// FIFO waits for a writer that never comes. `path` is canonical, so this is the file itself.
 fn regular(path: &Path, max: u64) -> Result<(), Refused> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(Refused::NotRegular);
-    }
-    if meta.len() > max {
-        return Err(Refused::TooLarge { len: meta.len(), max });
-    }
-    Ok(())
+    fundament_bounded_file::check(path, max).map_err(refused)
 }
 
 /// Reads a regular file of at most `max` bytes, judged on the file that was opened (it may
 /// have been swapped since it was looked at), and never more than `max` bytes of it (it may
 /// grow while read).
 fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refused> {
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(Refused::NotRegular);
+    fundament_bounded_file::read(path, max).map_err(refused)
+}
+
+fn refused(e: fundament_bounded_file::BoundedFileError) -> Refused {
+    use fundament_bounded_file::BoundedFileError;
+    match e {
+        BoundedFileError::NotRegular | BoundedFileError::NotText => Refused::NotRegular,
+        BoundedFileError::TooLarge { len, max } => Refused::TooLarge { len, max },
+        BoundedFileError::Io(e) => e.into(),
     }
-    if meta.len() > max {
-        return Err(Refused::TooLarge { len: meta.len(), max });
-    }
-    let mut contents = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1).read_to_end(&mut contents)?;
-    if contents.len() as u64 > max {
-        return Err(Refused::TooLarge { len: contents.len() as u64, max });
-    }
-    Ok(contents)
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ fn embedded(dir: &'static include_dir::Dir<'static>, path: &str) -> Result<&'sta
 pub const MAX_ASSET_FILE: u64 = 16 * 1024 * 1024;
 
 async fn from_directory(root: &Path, path: &str) -> Result<Vec<u8>, AssetError> {
-    use tokio::io::AsyncReadExt;
+    use fundament_bounded_file::BoundedFileError;
     let root = tokio::fs::canonicalize(root).await.map_err(not_found_or_io)?;
     let file = tokio::fs::canonicalize(root.join(path)).await.map_err(not_found_or_io)?;
     // The path was checked segment by segment; a symlink can still point elsewhere, or at a
@@ -65,24 +65,20 @@ async fn from_directory(root: &Path, path: &str) -> Result<Vec<u8>, AssetError> 
         tracing::warn!(path, "console asset resolves outside the assets directory or to a hidden file");
         return Err(AssetError::NotFound);
     }
-    // A regular file only: opening a FIFO blocks until someone writes to it (a thread of the
-    // blocking pool held for good), and a device never ends. `stat` first, since it does not
-    // open; then what is read is checked again as opened, with a bounded size.
-    if !tokio::fs::metadata(&file).await.map_err(not_found_or_io)?.is_file() {
-        return Err(AssetError::NotFound);
+    // A regular file only, of bounded size: opening a FIFO blocks until someone writes to it
+    // (a thread of the blocking pool held for good), and a device never ends.
+    let read = tokio::task::spawn_blocking(move || fundament_bounded_file::read(&file, MAX_ASSET_FILE))
+        .await
+        .map_err(|e| AssetError::Io(io::Error::other(e)))?;
+    match read {
+        Ok(contents) => Ok(contents),
+        Err(BoundedFileError::TooLarge { len, .. }) => {
+            tracing::warn!(path, bytes = len, "console asset larger than the runtime serves");
+            Err(AssetError::NotFound)
+        }
+        Err(BoundedFileError::NotRegular | BoundedFileError::NotText) => Err(AssetError::NotFound),
+        Err(BoundedFileError::Io(e)) => Err(not_found_or_io(e)),
     }
-    let mut opened = tokio::fs::File::open(&file).await.map_err(not_found_or_io)?;
-    let meta = opened.metadata().await.map_err(not_found_or_io)?;
-    if !meta.is_file() {
-        return Err(AssetError::NotFound);
-    }
-    if meta.len() > MAX_ASSET_FILE {
-        tracing::warn!(path, bytes = meta.len(), "console asset larger than the runtime serves");
-        return Err(AssetError::NotFound);
-    }
-    let mut contents = Vec::with_capacity(meta.len() as usize);
-    (&mut opened).take(MAX_ASSET_FILE).read_to_end(&mut contents).await.map_err(not_found_or_io)?;
-    Ok(contents)
 }
 
 fn not_found_or_io(err: io::Error) -> AssetError {

@@ -659,12 +659,14 @@ export async function runAll(fundament, ctx) {
       if (e.source === window.parent && e.data && e.data.type === 'fundament:token-refreshed') refreshed += 1;
     };
     window.addEventListener('message', onMessage);
-    for (let i = 0; i < 500; i += 1) {
+    // 200: far past what the 5 s gap lets through, and within the 500 messages in 10 s a frame may
+    // send before the console stops it (a page flooding it is another test: plugins.spec.ts).
+    for (let i = 0; i < 200; i += 1) {
       window.parent.postMessage({ type: 'plugin:request-token-refresh' }, fundament.parentOrigin);
     }
     await sleep(1500);
     window.removeEventListener('message', onMessage);
-    record('refresh-flood', '500 × plugin:request-token-refresh', refreshed <= 3,
+    record('refresh-flood', '200 × plugin:request-token-refresh', refreshed <= 3,
       `${refreshed} fundament:token-refreshed came back; the mints are counted by the spec`, { verifiedBy: 'spec', refreshed });
   });
 
