@@ -102,52 +102,65 @@ fn follow(
             return;
         }
         let Some(Ok(view)) = calls.get() else { return };
-        // Cleared when the query, the switch or the first answer change: this poll then ends.
+        // Cleared when the query, the switch or the first answer change: this poll then ends,
+        // and the request it is waiting on is dropped, which aborts it (the server's long poll
+        // ends with it and frees its place among the user's tails at once, rather than holding
+        // it for its 5 s while the new poll asks for one).
         let running = Arc::new(AtomicBool::new(true));
+        let (abort, registration) = futures::future::AbortHandle::new_pair();
         on_cleanup({
             let running = running.clone();
-            move || running.store(false, Relaxed)
+            move || {
+                running.store(false, Relaxed);
+                abort.abort();
+            }
         });
         let mut after = tail.with_untracked(|t| t.first().map(|e| e.id)).unwrap_or(view.page.last_id);
-        leptos::task::spawn_local(async move {
-            while running.load(Relaxed) {
-                match audit_calls(q.clone(), Some(after), true).await {
-                    Ok(newer) if running.load(Relaxed) => {
-                        let _ = notes.failed.try_set(None);
-                        // Below what it had: the record's numbering started again (kube-api-proxy
-                        // restarted without its record), and the tail follows it from there.
-                        after = if newer.page.last_id < after {
-                            newer.page.last_id
-                        } else {
-                            newer.page.last_id.max(after)
-                        };
-                        // The tail goes on from the newest: the calls older than the answer's
-                        // oldest that came with it are not listed, and the page says so.
-                        if newer.more {
-                            let _ = notes.skipped.try_set(true);
+        let poll = futures::future::Abortable::new(
+            async move {
+                while running.load(Relaxed) {
+                    match audit_calls(q.clone(), Some(after), true).await {
+                        Ok(newer) if running.load(Relaxed) => {
+                            let _ = notes.failed.try_set(None);
+                            // Below what it had: the record's numbering started again (kube-api-proxy
+                            // restarted without its record), and the tail follows it from there.
+                            after = if newer.page.last_id < after {
+                                newer.page.last_id
+                            } else {
+                                newer.page.last_id.max(after)
+                            };
+                            // The tail goes on from the newest: the calls older than the answer's
+                            // oldest that came with it are not listed, and the page says so.
+                            if newer.more {
+                                let _ = notes.skipped.try_set(true);
+                            }
+                            if !newer.page.items.is_empty() {
+                                let _ = tail.try_update(|t| {
+                                    let mut items = newer.page.items;
+                                    items.append(t);
+                                    items.truncate(MAX_ROWS);
+                                    *t = items;
+                                });
+                            }
                         }
-                        if !newer.page.items.is_empty() {
-                            let _ = tail.try_update(|t| {
-                                let mut items = newer.page.items;
-                                items.append(t);
-                                items.truncate(MAX_ROWS);
-                                *t = items;
-                            });
+                        Ok(_) => break,
+                        Err(error) => {
+                            // The page's first answer shows its own errors; the tail says why it
+                            // stopped and tries again shortly (later when the server says when).
+                            let wait = error
+                                .retry_after()
+                                .map_or(RETRY_AFTER_ERROR, |s| std::time::Duration::from_secs(s.into()));
+                            let _ = notes.failed.try_set(Some(error.to_string()));
+                            set_timeout(move || restart.update(|n| *n += 1), wait);
+                            break;
                         }
-                    }
-                    Ok(_) => break,
-                    Err(error) => {
-                        // The page's first answer shows its own errors; the tail says why it
-                        // stopped and tries again shortly (later when the server says when).
-                        let wait = error
-                            .retry_after()
-                            .map_or(RETRY_AFTER_ERROR, |s| std::time::Duration::from_secs(s.into()));
-                        let _ = notes.failed.try_set(Some(error.to_string()));
-                        set_timeout(move || restart.update(|n| *n += 1), wait);
-                        break;
                     }
                 }
-            }
+            },
+            registration,
+        );
+        leptos::task::spawn_local(async move {
+            let _ = poll.await;
         });
     });
 }

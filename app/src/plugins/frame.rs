@@ -172,12 +172,12 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
         READY_TIMEOUT_MS / 1000
     );
     let flooded = format!(
-        "The {} page {} sent more than {} messages in {} seconds, more than a page needs, so the console stopped it. \
+        "The {} page {} sent more than {} messages at once or {} a second, more than a page needs, so the console stopped it. \
          Tell the plugin's authors.",
         spec.plugin_label,
         spec.page,
-        super::message_budget::MESSAGES_PER_WINDOW,
-        super::message_budget::WINDOW_MS / 1000.0
+        super::message_budget::BURST,
+        super::message_budget::PER_SECOND
     );
     view! {
         <Show when=move || status.get() == FrameStatus::Loading>

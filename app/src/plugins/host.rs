@@ -67,6 +67,8 @@ struct Host {
     ready_timer: RefCell<Option<TimeoutHandle>>,
     /// The messages the frame sent lately.
     budget: RefCell<MessageBudget>,
+    /// An invalid message was logged.
+    warned_invalid: Cell<bool>,
     alive: Cell<bool>,
 }
 
@@ -120,6 +122,7 @@ pub fn mount(
         mint_timer: RefCell::new(None),
         ready_timer: RefCell::new(None),
         budget: RefCell::new(MessageBudget::default()),
+        warned_invalid: Cell::new(false),
         alive: Cell::new(true),
     });
 
@@ -205,8 +208,11 @@ impl Host {
     /// again.
     fn flooded(&self) {
         leptos::logging::warn!("{}: the page sent too many messages; it was stopped", self.spec.plugin_label);
-        if let Some(t) = self.ready_timer.borrow_mut().take() {
-            t.clear();
+        // No token is kept fresh for a page that is gone.
+        for timer in [&self.ready_timer, &self.mint_timer] {
+            if let Some(t) = timer.borrow_mut().take() {
+                t.clear();
+            }
         }
         self.signals.status.set(FrameStatus::Flooded);
         self.iframe.set_src("about:blank");
@@ -218,11 +224,13 @@ impl Host {
         if self.signals.status.get_untracked() == FrameStatus::Ready {
             return;
         }
+        let was_flooded = self.signals.status.get_untracked() == FrameStatus::Flooded;
         self.budget.borrow_mut().reset();
         self.signals.opened.set(None);
         self.signals.status.set(FrameStatus::Loading);
         let no_token = self.keeper.borrow().token(js_sys::Date::now()).is_none();
-        if no_token || self.signals.auth.get_untracked().is_some() {
+        // A stopped page's refresh was cancelled: its token is fresh again from here.
+        if no_token || was_flooded || self.signals.auth.get_untracked().is_some() {
             self.mint_now();
         }
         self.start_ready_timer();
@@ -275,26 +283,32 @@ impl Host {
     }
 
     fn receive(self: &Rc<Self>, event: &MessageEvent) {
+        if event.origin() != self.spec.origin || self.signals.status.get_untracked() == FrameStatus::Flooded {
+            return;
+        }
+        // Counted before the sender is looked at: a frame the page nests (same origin) costs
+        // the console's window the same clone per message as the page itself.
+        if !self.budget.borrow_mut().take(js_sys::Date::now()) {
+            self.flooded();
+            return;
+        }
         let Some(frame_window) = self.iframe.content_window() else { return };
         let from_frame =
             event.source().is_some_and(|source| js_sys::Object::is(frame_window.as_ref(), source.as_ref()));
-        if !from_frame || event.origin() != self.spec.origin {
-            return;
-        }
-        if self.signals.status.get_untracked() == FrameStatus::Flooded {
-            return;
-        }
-        if !self.budget.borrow_mut().take(js_sys::Date::now()) {
-            self.flooded();
+        if !from_frame {
             return;
         }
         let Some(data) = protocol_fields(&event.data()) else { return };
         match protocol::parse(&data) {
             Ok(message) => self.handle(message),
-            Err(Refusal::Invalid(why)) => {
-                leptos::logging::warn!("{}: message ignored: {why}", self.spec.plugin_label)
+            // Once per frame: a page may send nothing else.
+            Err(Refusal::Invalid(why)) if !self.warned_invalid.replace(true) => {
+                leptos::logging::warn!(
+                    "{}: message ignored: {why} (further ones are not logged)",
+                    self.spec.plugin_label
+                )
             }
-            Err(Refusal::Unknown) => {}
+            Err(_) => {}
         }
     }
 

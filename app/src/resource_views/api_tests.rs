@@ -38,7 +38,7 @@ fn cells_of_huge_objects_are_cut_as_they_are_printed() {
     let columns = whole_object_columns(32);
     let started = Instant::now();
     let (rows, spent) = table_rows(objects.iter(), &columns, false, time::OffsetDateTime::now_utc());
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     assert!(!spent);
     assert_eq!(rows.len(), 100);
     for cell in rows.iter().flat_map(|r| &r.cells) {

@@ -398,7 +398,7 @@ fn repeated(field: &Field, label: String, path: String, state: FormState, kind: 
             {field.description.clone().map(|d| view! { <p class="text-xs text-muted">{d}</p> })}
             <ol class="grid gap-2">{items}</ol>
             <button type="button" class="button-secondary justify-self-start text-sm"
-                on:click=move |_| state.values.update(|v| { state.spec.with_value(|s| v.add_item(s, &add_path)); })>
+                on:click=move |_| state.values.update(|v| { let _ = state.spec.with_value(|s| v.add_item(s, &add_path)); })>
                 {format!("Add {}", item_label.to_lowercase())}
             </button>
             {field_errors(state, path)}

@@ -797,21 +797,27 @@ impl FormValues {
 
     /// Appends an item to the array or map at concrete `path`, filled with the
     /// item schema's defaults; returns its index.
-    pub fn add_item(&mut self, spec: &FormSpec, path: &str) -> usize {
-        let index = self.len(path);
-        self.lengths.insert(path.to_string(), index + 1);
-        // The item's defaults alone are bounded; the form's total is checked when it is sent
-        // ([`assemble`] refuses a form past the limit), so an item that does not fit is filled
-        // in part rather than refused here.
+    /// Refused, leaving the form as it was, when the form with the new item (and the items
+    /// its schema's `minItems` require in it) would draw more than [`MAX_INPUTS`] inputs: each
+    /// click would otherwise add up to that many.
+    pub fn add_item(&mut self, spec: &FormSpec, path: &str) -> Result<usize, TooManyInputs> {
+        let mut added = self.clone();
+        let index = added.len(path);
+        added.lengths.insert(path.to_string(), index + 1);
+        // The item's defaults alone are bounded by their own budget; the whole form's by the
+        // check below.
         let mut budget = InputBudget::new();
         match spec.field(path).map(|f| &f.kind) {
-            Some(Kind::Array(item)) => self.fill_default(item, &item_path(path, index), path, &mut budget),
+            Some(Kind::Array(item)) => added.fill_default(item, &item_path(path, index), path, &mut budget),
             Some(Kind::Map(value)) => {
-                self.fill_default(value, &entry_value_path(path, index), path, &mut budget)
+                added.fill_default(value, &entry_value_path(path, index), path, &mut budget)
             }
             _ => {}
         }
-        index
+        budget.spent()?;
+        added.check_inputs(spec)?;
+        *self = added;
+        Ok(index)
     }
 
     /// Removes item `index` of the array or map at `path`; later items move up

@@ -973,13 +973,13 @@ fn arrays_add_fill_defaults_and_remove_renumbers() {
     let mut values =
         filled_in(&spec, &[("metadata.name", "s3-backup-bucket"), ("spec.displayName", "S3 backup bucket")]);
     for (i, name) in ["bucket-access", "kms-access", "logs-access"].into_iter().enumerate() {
-        assert_eq!(values.add_item(&spec, "spec.grantTemplates"), i);
+        assert_eq!(values.add_item(&spec, "spec.grantTemplates").unwrap(), i);
         values.set(format!("spec.grantTemplates[{i}].name"), name);
         values.set(format!("spec.grantTemplates[{i}].format"), "aws-iam-statement");
         values.set(format!("spec.grantTemplates[{i}].fragment"), format!(r#"{{"Sid": "{i}"}}"#));
     }
     assert_eq!(values.len("spec.grantTemplates"), 3);
-    values.add_item(&spec, "spec.outputs");
+    values.add_item(&spec, "spec.outputs").unwrap();
     values.set("spec.outputs[0].name", "bucket");
 
     values.remove_item("spec.grantTemplates", 0);
@@ -1004,7 +1004,7 @@ fn arrays_add_fill_defaults_and_remove_renumbers() {
 
     // An added item left empty is reported, not dropped (which would shift
     // the indices the server reports back).
-    values.add_item(&spec, "spec.grantTemplates");
+    values.add_item(&spec, "spec.grantTemplates").unwrap();
     assert_eq!(
         errors(assemble(&spec, &values, "v", "K")),
         pairs(&[
@@ -1030,15 +1030,15 @@ fn removing_an_item_moves_nested_arrays_maps_and_indices_past_ten() {
     let mut values = FormValues::default();
     values.set("metadata.name", "routes");
     for i in 0..12 {
-        values.add_item(&spec, "spec.rules");
+        values.add_item(&spec, "spec.rules").unwrap();
         values.set(format!("spec.rules[{i}].name"), format!("rule-{i}"));
         let hosts = format!("spec.rules[{i}].hosts");
         for h in 0..=i % 3 {
-            values.add_item(&spec, &hosts);
+            values.add_item(&spec, &hosts).unwrap();
             values.set(item_path(&hosts, h), format!("h{i}-{h}"));
         }
     }
-    values.add_item(&spec, "spec.rules[11].headers");
+    values.add_item(&spec, "spec.rules[11].headers").unwrap();
     values.set("spec.rules[11].headers[0].key", "X-Rule");
     values.set("spec.rules[11].headers[0].value", "eleven");
 
@@ -1087,7 +1087,7 @@ fn maps_are_key_value_lists() {
         ],
     );
     for (key, value) in [("bucket", "orders-backup-storage"), ("", ""), ("region", "")] {
-        let i = values.add_item(&spec, "spec.outputs");
+        let i = values.add_item(&spec, "spec.outputs").unwrap();
         values.set(entry_key_path("spec.outputs", i), key);
         values.set(entry_value_path("spec.outputs", i), value);
     }
@@ -1484,7 +1484,7 @@ fn server_paths_land_on_the_nearest_input() {
     let spec = form_for(&request_schema(), true);
     let mut values = FormValues::defaults(&spec).unwrap();
     for (key, value) in [("bucket", "b"), ("region", "r")] {
-        let i = values.add_item(&spec, "spec.outputs");
+        let i = values.add_item(&spec, "spec.outputs").unwrap();
         values.set(entry_key_path("spec.outputs", i), key);
         values.set(entry_value_path("spec.outputs", i), value);
     }
@@ -1504,8 +1504,8 @@ fn server_paths_land_on_the_nearest_input() {
 
     let registration = form_for(&registration_schema(), false);
     let mut values = FormValues::defaults(&registration).unwrap();
-    values.add_item(&registration, "spec.grantTemplates");
-    values.add_item(&registration, "spec.grantTemplates");
+    values.add_item(&registration, "spec.grantTemplates").unwrap();
+    values.add_item(&registration, "spec.grantTemplates").unwrap();
     assert_eq!(
         registration.locate("spec.grantTemplates[1].fragment.Effect", &values),
         hit("spec.grantTemplates[1].fragment", "Effect")
@@ -1640,7 +1640,8 @@ fn defaults_past_the_input_limit_are_refused_at_once() {
     assert_eq!(field(&spec, "spec.a[0].b[0].p99").kind, Kind::Text, "the schema is drawn whole, not cut");
     let started = std::time::Instant::now();
     let refused = FormValues::defaults(&spec).unwrap_err();
-    assert!(started.elapsed() < std::time::Duration::from_millis(500), "{:?}", started.elapsed());
+    // Bounded by steps, not time: seconds would only mean a loaded machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(refused.path, "spec.a[0].b", "the first item's items already pass it");
     assert!(refused.to_string().contains("edit it in the YAML tab"), "{refused}");
 
@@ -1650,6 +1651,10 @@ fn defaults_past_the_input_limit_are_refused_at_once() {
     assert_eq!(values.len("spec.a"), 2);
     assert_eq!(values.len("spec.a[1].b"), 5);
     assert_eq!(values.check_inputs(&spec), Ok(()));
+    // A third item would pass the limit: "Add" leaves the form as it was.
+    let mut added = values.clone();
+    assert!(added.add_item(&spec, "spec.a").is_err());
+    assert_eq!(added, values);
 
     let big_default =
         json!({"type": "array", "default": vec!["x"; super::MAX_INPUTS], "items": {"type": "string"}});
@@ -1666,7 +1671,7 @@ fn an_object_past_the_input_limit_is_refused_at_once() {
     let big = json!({"metadata": {"name": "big"}, "spec": {"a": vec![json!({}); 10_000]}});
     let started = std::time::Instant::now();
     let refused = FormValues::from_object(&spec, &big).unwrap_err();
-    assert!(started.elapsed() < std::time::Duration::from_millis(500), "{:?}", started.elapsed());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
     assert_eq!(refused.path, "spec.a");
     let few = json!({"metadata": {"name": "few"}, "spec": {"a": vec![json!({}); 9]}});
     assert_eq!(FormValues::from_object(&spec, &few).unwrap().len("spec.a"), 9);

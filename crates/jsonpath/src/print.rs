@@ -345,7 +345,9 @@ mod tests {
         let huge = json!({"a": vec!["<".repeat(1 << 20); 64]});
         let started = std::time::Instant::now();
         let text = item_text_within(Item::Doc(&huge), "null", 256);
-        assert!(started.elapsed() < std::time::Duration::from_millis(100), "{:?}", started.elapsed());
+        // Printing the whole 64 MiB would take seconds in a debug build: stopping early takes
+        // microseconds; 2 s leaves room for a loaded machine.
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
         assert_eq!(text.chars().count(), 256);
         assert!(text.starts_with(r#"{"a":["\u003c\u003c"#) && text.ends_with('…'), "{text}");
 

@@ -22,6 +22,11 @@ const MOST_READ: usize = 64 * 1024;
 /// How long the body of a server error may take to arrive after its head.
 const BODY_WAIT: Duration = Duration::from_secs(5);
 
+/// The StatusReasons a server error may carry (apimachinery's `metav1.StatusReason`s that come
+/// with 5xx codes, and the generic ones).
+const SERVER_ERROR_REASONS: &[&str] =
+    &["InternalError", "ServiceUnavailable", "Timeout", "ServerTimeout", "TooManyRequests", "Unknown"];
+
 /// What the caller reads in place of the cluster's message.
 fn withheld_message(code: u16) -> String {
     format!(
@@ -50,7 +55,8 @@ pub(crate) async fn withheld(response: Response, proxied: bool) -> Response {
         message = said.map_or("(no Status in the body)", |s| s.message.as_str()),
         "the cluster answered a server error; its message was withheld from the caller"
     );
-    let reason = said.map(|s| s.reason.clone()).filter(|r| !r.is_empty());
+    // Only a reason Kubernetes defines: an aggregated API server writes this one, any text.
+    let reason = said.map(|s| s.reason.clone()).filter(|r| SERVER_ERROR_REASONS.contains(&r.as_str()));
     let retry_after = said.and_then(|s| s.details.as_ref()).map_or(0, |d| d.retry_after_seconds);
     let mut status = match reason {
         Some(reason) => Status::failure(code, &reason, withheld_message(code)),
@@ -149,6 +155,11 @@ mod tests {
             (code.as_u16(), status.reason.as_str(), status.message),
             (504, "Timeout", withheld_message(504))
         );
+
+        // A reason is the cluster's words too when it is not one Kubernetes defines.
+        let made_up = r#"{"kind":"Status","status":"Failure","reason":"dial tcp 10.0.0.7:443","code":502}"#;
+        let (_, _, status) = read(withheld(answer(502, &[], made_up.as_bytes().to_vec()), false).await).await;
+        assert_eq!(status.reason, "Unknown");
     }
 
     #[tokio::test]

@@ -631,11 +631,18 @@ impl Upstream {
     }
 }
 
-/// Whether `path` goes through the API server's proxy to a backend (`…/services/<name>/proxy/…`,
-/// `…/pods/<name>/proxy`): the answer is then the backend's.
+/// Whether `path` goes through the API server's proxy to a backend: the `proxy` subresource of a
+/// service, a pod or a node (`/api/v1/namespaces/<ns>/services/<name>/proxy/…`,
+/// `/api/v1/nodes/<name>/proxy`). The answer is then the backend's. Judged by position, not by
+/// any segment named `proxy`: a namespace or an object may be called that.
 fn proxied(path: &str) -> bool {
     let path = path.split('?').next().unwrap_or_default();
-    path.split('/').any(|segment| segment == "proxy")
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    matches!(
+        segments.as_slice(),
+        ["api", "v1", "namespaces", _, "services" | "pods", _, "proxy", ..]
+            | ["api", "v1", "nodes", _, "proxy", ..]
+    )
 }
 
 /// The request as it goes on: the headers that cross, the body read whole.
@@ -684,6 +691,26 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
+
+    #[test]
+    fn only_the_proxy_subresource_is_a_backends_answer() {
+        for path in [
+            "/api/v1/namespaces/p/services/http:web:8080/proxy/console/a.html?x=1",
+            "/api/v1/namespaces/p/pods/web-0/proxy",
+            "/api/v1/nodes/n1/proxy/metrics",
+        ] {
+            assert!(proxied(path), "{path}");
+        }
+        for path in [
+            "/api/v1/namespaces/proxy/configmaps/a",
+            "/api/v1/namespaces/x/configmaps/proxy",
+            "/apis/example.com/v1/namespaces/x/things/a/proxy",
+            "/api/v1/namespaces/x/services/proxy",
+            "/api/v1/namespaces/x/services?labelSelector=proxy",
+        ] {
+            assert!(!proxied(path), "{path}");
+        }
+    }
 
     /// A one-connection server on loopback that answers the first request with `head` and the body
     /// `{}`.

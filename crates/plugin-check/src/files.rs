@@ -176,6 +176,7 @@ fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Refused> {
 fn refused(e: fundament_bounded_file::BoundedFileError) -> Refused {
     use fundament_bounded_file::BoundedFileError;
     match e {
+        // NotText only comes from `read_to_string`, which the check does not use.
         BoundedFileError::NotRegular | BoundedFileError::NotText => Refused::NotRegular,
         BoundedFileError::TooLarge { len, max } => Refused::TooLarge { len, max },
         BoundedFileError::Io(e) => e.into(),

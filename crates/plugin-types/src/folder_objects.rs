@@ -24,11 +24,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use serde_json::Value;
+
 /// The largest plugin-folder YAML file read (a definition, a CRD, a fixture file): far above any
 /// real one. Every reader of a folder holds to it (`fundament_bounded_file::read`).
 pub const MAX_FOLDER_YAML: u64 = 4 * 1024 * 1024;
-
-use serde_json::Value;
 
 /// The parts of a plugin folder that are applied to the cluster, in the order
 /// they are applied.

@@ -659,7 +659,7 @@ export async function runAll(fundament, ctx) {
       if (e.source === window.parent && e.data && e.data.type === 'fundament:token-refreshed') refreshed += 1;
     };
     window.addEventListener('message', onMessage);
-    // 200: far past what the 5 s gap lets through, and within the 500 messages in 10 s a frame may
+    // 200: far past what the 5 s gap lets through, and within the 500 messages at once a frame may
     // send before the console stops it (a page flooding it is another test: plugins.spec.ts).
     for (let i = 0; i < 200; i += 1) {
       window.parent.postMessage({ type: 'plugin:request-token-refresh' }, fundament.parentOrigin);

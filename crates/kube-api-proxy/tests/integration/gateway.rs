@@ -884,7 +884,10 @@ async fn each_cluster_fault_answers_a_status_naming_the_cluster_and_ends_without
     for (path, auth) in both {
         let (code, _, v) = s.call(Method::GET, path, &[("authorization", auth)], None).await;
         assert_eq!((code, v["reason"].as_str()), (500, Some("InternalError")), "{path}: {v}");
-        assert!(common::message(&v).starts_with("the cluster failed to handle the request;"), "{path}: {v}");
+        assert!(
+            common::message(&v).starts_with("the cluster failed to handle the request (HTTP 500);"),
+            "{path}: {v}"
+        );
         assert!(!v.to_string().contains("curl"), "{path}: {v}");
     }
 
