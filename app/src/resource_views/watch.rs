@@ -463,10 +463,21 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
                 Ok(event) => event,
                 // Skipped, not the end of the stream: a reconnect would replay the same line and
                 // end there again, and live updates of the kind would stop for good.
+                // What it announced is unknown, so every view of the kind reads again (each
+                // debounces its reads).
                 Err(error) => {
-                    let mut s = stream.borrow_mut();
-                    if !std::mem::replace(&mut s.unreadable_logged, true) {
-                        leptos::logging::warn!("watch of {}: a line skipped: {error}", s.collection.plural);
+                    let subscribers = {
+                        let mut s = stream.borrow_mut();
+                        if !std::mem::replace(&mut s.unreadable_logged, true) {
+                            leptos::logging::warn!(
+                                "watch of {}: a line skipped: {error}",
+                                s.collection.plural
+                            );
+                        }
+                        s.subscribers.clone()
+                    };
+                    for subscriber in subscribers {
+                        subscriber.tell(Note::Resync);
                     }
                     continue;
                 }
