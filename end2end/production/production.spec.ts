@@ -103,3 +103,20 @@ async function userToken(page: import('@playwright/test').Page): Promise<string>
   const cookie = (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
   return cookie.value;
 }
+
+test("a plugin page that never yields its thread leaves the console responsive (its own process)", async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io');
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  const pluginFrame = page.frames().find((f) => f.url().startsWith(CERT_MANAGER))!;
+  // Started from a timer: the evaluation itself returns before the loop begins.
+  await pluginFrame.evaluate(() => { setTimeout(() => { for (;;) { /* never yields */ } }, 50); });
+  const within = (ms: number, evaluation: Promise<string>) =>
+    Promise.race([evaluation, new Promise<string>((resolve) => setTimeout(() => resolve('no answer'), ms))]);
+  // The page's loop runs: the frame answers nothing any more.
+  await expect.poll(() => within(1_000, pluginFrame.evaluate(() => 'the page answered')), { timeout: 10_000 }).toBe('no answer');
+  // The console, in a process of its own (the page's origin asks for one: Origin-Agent-Cluster),
+  // still does, although the two share a site.
+  expect(await within(5_000, page.evaluate(() => 'the console answered'))).toBe('the console answered');
+  await page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Overview' }).click();
+  await expect(page).toHaveURL(/\/projects\/webshop$/);
+});
