@@ -8,6 +8,11 @@
 //! tab: two pages of a plugin that send each other back and forth would otherwise fill the history
 //! and keep the console minting a PluginToken and a frame ticket on every hop.
 //!
+//! A click is followed once: Chromium keeps a window "activated" for [`ACTIVATION_MS`] after a
+//! click, and a move does not use that up, so a page that moves the console again as soon as it
+//! loads would otherwise get a new history entry (and a mint and a ticket) on every hop for five
+//! seconds. Within that time of a move it pushed, a page's request counts as its own.
+//!
 //! A state machine without timers or I/O: the frame host asks the browser whether the user has
 //! just interacted (`navigator.userActivation`, which a click in the frame gives the console's
 //! window too).
@@ -18,6 +23,8 @@ use std::collections::VecDeque;
 pub const UNPROMPTED_PER_WINDOW: usize = 3;
 /// The window of [`UNPROMPTED_PER_WINDOW`].
 pub const UNPROMPTED_WINDOW_MS: f64 = 10_000.0;
+/// How long Chromium keeps a window activated after a click (its transient activation).
+pub const ACTIVATION_MS: f64 = 5_000.0;
 
 /// What to do about one request to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,14 +43,18 @@ pub struct NavigationGate {
     /// When the followed ones were (ms), oldest first, within the window.
     unprompted: VecDeque<f64>,
     refusing: bool,
+    /// When a click's move was last followed with a new entry (ms).
+    pushed_at: Option<f64>,
 }
 
 impl NavigationGate {
     /// Whether and how to follow a request at `now_ms`; `user_activated`: the user has just
     /// interacted with the page (or the console).
     pub fn decide(&mut self, user_activated: bool, now_ms: f64) -> Follow {
-        if user_activated {
+        let spent = self.pushed_at.is_some_and(|at| now_ms - at < ACTIVATION_MS);
+        if user_activated && !spent {
             self.refusing = false;
+            self.pushed_at = Some(now_ms);
             return Follow::Push;
         }
         while self.unprompted.front().is_some_and(|&at| now_ms - at >= UNPROMPTED_WINDOW_MS) {
@@ -62,6 +73,19 @@ impl NavigationGate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_click_is_followed_with_a_new_entry_once() {
+        let mut gate = NavigationGate::default();
+        assert_eq!(gate.decide(true, 0.0), Follow::Push);
+        // The window is still activated: a page moving again on load, every 100 ms, gets the
+        // moves of its own accord only.
+        let moves: Vec<Follow> = (1..40).map(|i| gate.decide(true, f64::from(i) * 100.0)).collect();
+        assert_eq!(moves.iter().filter(|f| **f == Follow::Replace).count(), UNPROMPTED_PER_WINDOW);
+        assert!(!moves.contains(&Follow::Push));
+        // A later click is followed again.
+        assert_eq!(gate.decide(true, ACTIVATION_MS + 1.0), Follow::Push);
+    }
 
     #[test]
     fn a_click_pushes_a_page_of_its_own_accord_replaces() {
