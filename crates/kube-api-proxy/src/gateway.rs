@@ -710,7 +710,9 @@ async fn admit_plugin(
     }
     // 8. Forward as the plugin's ServiceAccount: the cluster's RBAC for the plugin decides.
     let permit = if judged.streams {
-        let permit = gw.watches.acquire(&claims.sub, Some(&claims.jti)).await;
+        let page =
+            crate::limits::PluginStream { token_id: &claims.jti, installation: &claims.installation_name };
+        let permit = gw.watches.acquire(&claims.sub, Some(page)).await;
         let ends: SessionEnds = Box::pin(gw.credentials.revoked.ended(&claims.sid, claims.exp));
         Some((permit.map_err(|status| refusal("denied:watch-limit", status))?, ends))
     } else {

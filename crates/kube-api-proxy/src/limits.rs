@@ -33,6 +33,23 @@ use tokio::sync::watch;
 pub const WATCHES_PER_USER: usize = 100;
 /// Concurrent watches one PluginToken may hold: a page needs a handful.
 pub const WATCHES_PER_PLUGIN_TOKEN: usize = 16;
+/// Concurrent watches one user's plugin pages may hold, all plugins together. A page can get a
+/// fresh PluginToken every few seconds, each with its own [`WATCHES_PER_PLUGIN_TOKEN`]: without
+/// this, a plugin page would take all of [`WATCHES_PER_USER`] within a minute, and the console's
+/// own lists and details would be refused. The rest stays the console's.
+pub const WATCHES_PER_USER_PLUGINS: usize = 64;
+/// Concurrent watches one user's pages of one installation may hold: one plugin does not take
+/// the other plugins' share.
+pub const WATCHES_PER_INSTALLATION: usize = 32;
+
+/// What a plugin page's stream is counted against, besides its user.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginStream<'a> {
+    /// The PluginToken's `jti`.
+    pub token_id: &'a str,
+    /// The installation the token is for.
+    pub installation: &'a str,
+}
 /// Longest watch the gateway lets through; longer or unbounded `timeoutSeconds` are capped.
 pub const MAX_WATCH_SECONDS: u64 = 1800;
 /// A watch's lease lapses this long after its last renewal (renewed every third of it).
@@ -115,6 +132,14 @@ fn token_group(token_id: &str) -> String {
     format!("watches:token:{token_id}")
 }
 
+fn user_plugins_group(user: &str) -> String {
+    format!("watches:user-plugins:{user}")
+}
+
+fn installation_group(user: &str, installation: &str) -> String {
+    format!("watches:installation:{user}:{installation}")
+}
+
 impl WatchLimits {
     /// Counted in `store`, with every replica that uses it.
     pub fn new(store: Arc<dyn SharedStore>) -> Self {
@@ -126,8 +151,9 @@ impl WatchLimits {
         Self { store, lease_ttl: ttl, draining: watch::channel(false).0 }
     }
 
-    /// Takes a slot for `user` (and for the PluginToken `token_id`, if any), or refuses.
-    pub async fn acquire(&self, user: &str, token_id: Option<&str>) -> Result<WatchPermit, Status> {
+    /// Takes a slot for `user` and, for a plugin page's stream, for its plugins, its
+    /// installation and its PluginToken; or refuses, giving back what it took.
+    pub async fn acquire(&self, user: &str, plugin: Option<PluginStream<'_>>) -> Result<WatchPermit, Status> {
         if *self.draining.borrow() {
             return Err(Status::service_unavailable("kube-api-proxy is shutting down; watch again"));
         }
@@ -137,28 +163,50 @@ impl WatchLimits {
             tracing::error!(%error, "watch refused: the watch limits cannot be checked");
             Status::service_unavailable("watch limits cannot be checked right now; try again shortly")
         };
-        let user_key = user_group(user);
-        if !self.store.lease(&user_key, &holder, WATCHES_PER_USER, ttl).await.map_err(unavailable)? {
-            return Err(too_many(format!(
+        let mut groups = vec![(
+            user_group(user),
+            WATCHES_PER_USER,
+            format!(
                 "too many open streams: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open (the limit); close some first"
-            )));
-        }
-        let mut leases = vec![(user_key, holder.clone())];
-        if let Some(token_id) = token_id {
-            let token_key = token_group(token_id);
-            let taken = self.store.lease(&token_key, &holder, WATCHES_PER_PLUGIN_TOKEN, ttl).await;
-            let refusal = match taken {
-                Ok(true) => None,
-                Ok(false) => Some(too_many(format!(
+            ),
+        )];
+        if let Some(PluginStream { token_id, installation }) = plugin {
+            groups.push((
+                user_plugins_group(user),
+                WATCHES_PER_USER_PLUGINS,
+                format!(
+                    "too many open streams: user {user}'s plugin pages have {WATCHES_PER_USER_PLUGINS} open (the limit for all plugins together; the rest is the console's)"
+                ),
+            ));
+            groups.push((
+                installation_group(user, installation),
+                WATCHES_PER_INSTALLATION,
+                format!(
+                    "too many open streams: user {user}'s pages of {installation} have {WATCHES_PER_INSTALLATION} open (the limit per installation)"
+                ),
+            ));
+            groups.push((
+                token_group(token_id),
+                WATCHES_PER_PLUGIN_TOKEN,
+                format!(
                     "too many open streams: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
-                ))),
+                ),
+            ));
+        }
+        let mut leases: Vec<(String, String, usize)> = Vec::new();
+        for (group, limit, refusal) in groups {
+            let refused = match self.store.lease(&group, &holder, limit, ttl).await {
+                Ok(true) => None,
+                Ok(false) => Some(too_many(refusal)),
                 Err(error) => Some(unavailable(error)),
             };
-            if let Some(status) = refusal {
-                let _ = self.store.release(&leases[0].0, &holder).await;
+            if let Some(status) = refused {
+                for (group, holder, _) in &leases {
+                    let _ = self.store.release(group, holder).await;
+                }
                 return Err(status);
             }
-            leases.push((token_key, holder.clone()));
+            leases.push((group, holder.clone(), limit));
         }
         let renewal = {
             let store = Arc::clone(&self.store);
@@ -168,11 +216,9 @@ impl WatchLimits {
                 tick.tick().await;
                 loop {
                     tick.tick().await;
-                    for ((group, holder), limit) in
-                        leases.iter().zip([WATCHES_PER_USER, WATCHES_PER_PLUGIN_TOKEN])
-                    {
+                    for (group, holder, limit) in &leases {
                         // Renewing a held lease always succeeds while the store answers.
-                        if let Err(error) = store.lease(group, holder, limit, ttl).await {
+                        if let Err(error) = store.lease(group, holder, *limit, ttl).await {
                             tracing::warn!(%error, "watch lease not renewed");
                         }
                     }
@@ -181,7 +227,7 @@ impl WatchLimits {
         };
         Ok(WatchPermit {
             store: Arc::clone(&self.store),
-            leases,
+            leases: leases.into_iter().map(|(group, holder, _)| (group, holder)).collect(),
             renewal,
             draining: self.draining.subscribe(),
         })
@@ -206,28 +252,68 @@ fn too_many(message: String) -> Status {
 mod tests {
     use super::*;
 
+    fn page<'a>(token_id: &'a str) -> Option<PluginStream<'a>> {
+        Some(PluginStream { token_id, installation: "acme-corp--cert-manager" })
+    }
+
     #[tokio::test]
     async fn counts_per_user_and_per_token_and_gives_slots_back() {
         let limits = Arc::new(WatchLimits::default());
         let mut held: Vec<WatchPermit> = Vec::new();
         for _ in 0..WATCHES_PER_PLUGIN_TOKEN {
-            held.push(limits.acquire("alice", Some("t1")).await.unwrap());
+            held.push(limits.acquire("alice", page("t1")).await.unwrap());
         }
-        let refused = limits.acquire("alice", Some("t1")).await.unwrap_err();
+        let refused = limits.acquire("alice", page("t1")).await.unwrap_err();
         assert_eq!((refused.code, refused.reason.as_str()), (429, "TooManyRequests"));
         assert_eq!(
             limits.open("alice").await,
             WATCHES_PER_PLUGIN_TOKEN,
             "the refused one gave its user slot back"
         );
-        assert!(limits.acquire("alice", Some("t2")).await.is_ok(), "another token of the same user");
+        assert!(limits.acquire("alice", page("t2")).await.is_ok(), "another token of the same user");
         held.pop();
-        assert!(limits.acquire("alice", Some("t1")).await.is_ok());
+        assert!(limits.acquire("alice", page("t1")).await.is_ok());
         while limits.open("alice").await < WATCHES_PER_USER {
             held.push(limits.acquire("alice", None).await.unwrap());
         }
         assert_eq!(limits.acquire("alice", None).await.unwrap_err().code, 429);
         assert!(limits.acquire("bob", None).await.is_ok());
+        held.clear();
+        assert_eq!(limits.open("alice").await, 0);
+    }
+
+    /// A page that takes a fresh token every few seconds, each with its own 16, cannot take the
+    /// console's share, nor another plugin's.
+    #[tokio::test]
+    async fn a_plugin_page_with_many_tokens_leaves_the_console_and_other_plugins_their_share() {
+        let limits = WatchLimits::default();
+        let mut held = Vec::new();
+        let hostile = |token_id| Some(PluginStream { token_id, installation: "acme-corp--hostile" });
+        let tokens: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        let mut refused = None;
+        for token in &tokens {
+            for _ in 0..WATCHES_PER_PLUGIN_TOKEN {
+                match limits.acquire("alice", hostile(token)).await {
+                    Ok(permit) => held.push(permit),
+                    Err(status) => refused = Some(status),
+                }
+            }
+        }
+        assert_eq!(held.len(), WATCHES_PER_INSTALLATION);
+        assert!(refused.unwrap().message.contains("the limit per installation"));
+        let other = |token_id| Some(PluginStream { token_id, installation: "acme-corp--demo" });
+        let others: Vec<String> = (0..10).map(|i| format!("o{i}")).collect();
+        for i in 0..(WATCHES_PER_USER_PLUGINS - WATCHES_PER_INSTALLATION) {
+            held.push(limits.acquire("alice", other(&others[i / WATCHES_PER_PLUGIN_TOKEN])).await.unwrap());
+        }
+        let all_plugins = limits.acquire("alice", other("o9")).await.unwrap_err();
+        assert!(all_plugins.message.contains("all plugins together"), "{}", all_plugins.message);
+        // The console's own watches have the rest.
+        for _ in 0..(WATCHES_PER_USER - WATCHES_PER_USER_PLUGINS) {
+            held.push(limits.acquire("alice", None).await.unwrap());
+        }
+        assert_eq!(limits.open("alice").await, WATCHES_PER_USER);
+        // Refusals gave back what they had taken: only held permits count.
         held.clear();
         assert_eq!(limits.open("alice").await, 0);
     }
@@ -242,13 +328,13 @@ mod tests {
         let mut held = Vec::new();
         for i in 0..WATCHES_PER_PLUGIN_TOKEN {
             let replica = if i % 2 == 0 { &a } else { &b };
-            held.push(replica.acquire("alice", Some("t")).await.unwrap());
+            held.push(replica.acquire("alice", page("t")).await.unwrap());
         }
-        assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
-        assert_eq!(a.acquire("alice", Some("t")).await.unwrap_err().code, 429);
+        assert_eq!(b.acquire("alice", page("t")).await.unwrap_err().code, 429);
+        assert_eq!(a.acquire("alice", page("t")).await.unwrap_err().code, 429);
         // Renewed while open: still full well past one lease lifetime.
         tokio::time::sleep(Duration::from_millis(3_500)).await;
-        assert_eq!(b.acquire("alice", Some("t")).await.unwrap_err().code, 429);
+        assert_eq!(b.acquire("alice", page("t")).await.unwrap_err().code, 429);
         // A crash: the renewals stop, nothing is given back, and the leases lapse.
         for permit in held.drain(..) {
             permit.renewal.abort();
@@ -256,7 +342,7 @@ mod tests {
         }
         // At most a lifetime after the last renewal, and half a second more.
         tokio::time::sleep(Duration::from_millis(2_000)).await;
-        assert!(b.acquire("alice", Some("t")).await.is_ok(), "lapsed");
+        assert!(b.acquire("alice", page("t")).await.is_ok(), "lapsed");
     }
 
     #[tokio::test]

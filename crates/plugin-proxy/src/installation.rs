@@ -125,7 +125,8 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     let Some((up, mut target)) = proxy.runtimes.route(up, name, &tail.join("/")) else {
         return plain(StatusCode::NOT_FOUND, "not found");
     };
-    let permit = match proxy.streams.acquire(&claims.sub, Some(&claims.jti)).await {
+    let page = fundament_kube_api_proxy::limits::PluginStream { token_id: &claims.jti, installation: name };
+    let permit = match proxy.streams.acquire(&claims.sub, Some(page)).await {
         Ok(permit) => permit,
         Err(refused) => {
             let status = StatusCode::from_u16(refused.code).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
