@@ -608,7 +608,7 @@ async fn admit_plugin(
     }
     let up = upstream(gw, cluster_id).await.map_err(|status| refusal("error:plugin-sa", status))?;
     // 5. The installation the token names still exists as it was minted for.
-    let installation = up
+    let admitted_installation = up
         .installation_shared(installation_name)
         .await
         .map_err(|e| unreachable_cluster("error:plugin-sa", &e))?
@@ -617,7 +617,7 @@ async fn admit_plugin(
         })?;
     // The CRD requires spec.definitionRef: an object without it pins no definition, so
     // allowedResources has nothing to admit with (refused as an unpublished definition was).
-    let installation = PluginInstallation::from_value(&installation).map_err(|e| {
+    let installation = PluginInstallation::from_value(&admitted_installation).map_err(|e| {
         denied(
             "denied:allowed-resources",
             format!("allowedResources: installation {installation_name} names no definition ({e})"),
@@ -713,7 +713,14 @@ async fn admit_plugin(
         let page =
             crate::limits::PluginStream { token_id: &claims.jti, installation: &claims.installation_name };
         let permit = gw.watches.acquire(&claims.sub, Some(page)).await;
-        let ends: SessionEnds = Box::pin(gw.credentials.revoked.ended(&claims.sid, claims.exp));
+        // It ends with the session, and when the installation it was admitted for is deleted,
+        // replaced or changed (its allowedResources and rights may be narrower now).
+        let session = Box::pin(gw.credentials.revoked.ended(&claims.sid, claims.exp));
+        let installation =
+            Box::pin(up.installation_store().changed_from(installation_name, &admitted_installation));
+        let ends: SessionEnds = Box::pin(async move {
+            futures::future::select(session, installation).await;
+        });
         Some((permit.map_err(|status| refusal("denied:watch-limit", status))?, ends))
     } else {
         None

@@ -130,6 +130,37 @@ impl InstallationStore {
         self.applied.subscribe()
     }
 
+    /// Resolves once the store shows the installation `name` no longer as `admitted`: deleted,
+    /// replaced (another uid), or its spec changed (another version, so other allowedResources
+    /// and rights). A stream a plugin page opened ends then, and the page's next one is checked
+    /// against what is there now. While the store does not follow the cluster it waits: the
+    /// token's expiry still bounds the stream.
+    pub fn changed_from(
+        self: &Arc<Self>,
+        name: &str,
+        admitted: &Arc<Value>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let store = Arc::downgrade(self);
+        let mut changes = self.applied.subscribe();
+        let name = name.to_owned();
+        let admitted = Arc::clone(admitted);
+        async move {
+            // Each applied event (or loss of sync) wakes it; the store gone (shutdown) ends it.
+            while changes.changed().await.is_ok() {
+                let Some(store) = store.upgrade() else { return };
+                if let Lookup::Known(now) = store.lookup(&name) {
+                    let same = now.is_some_and(|now| {
+                        now.pointer("/metadata/uid") == admitted.pointer("/metadata/uid")
+                            && now.get("spec") == admitted.get("spec")
+                    });
+                    if !same {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     /// The resourceVersion of the last event or list applied ("" while not following).
     pub fn resource_version(&self) -> String {
         let known = self.read();

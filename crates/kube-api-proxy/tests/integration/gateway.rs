@@ -1052,6 +1052,65 @@ async fn writes_judged_by_the_callers_own_rights_and_unreadable_patch_types_are_
     }
 }
 
+/// A plugin page's open watch ends when the installation it was admitted for changes: its spec
+/// (another version, other rights) or its existence. Its next watch is checked against what is
+/// there now. Other changes of the cluster end nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_pages_open_watch_ends_when_its_installation_changes_or_goes() {
+    async fn ends_within<B: BodyExt + Unpin>(body: &mut B, wait: std::time::Duration) -> bool {
+        let drained = async {
+            while let Some(frame) = body.frame().await {
+                if frame.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::time::timeout(wait, drained).await.is_ok()
+    }
+    let s = start().await;
+    let name = "acme-corp--cert-manager";
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let watch = format!("{}/clusters/{PROD}/apis/cert-manager.io/v1/certificates?watch=1", s.url);
+    let token = bearer(&s.plugin_token("alice", PROD, name, 900));
+    let open = || {
+        let (client, watch, token) = (client.clone(), watch.clone(), token.clone());
+        async move {
+            let req = Request::get(&watch).header("authorization", token).body(Body::empty()).unwrap();
+            let res = client.request(req).await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.into_body()
+        }
+    };
+    let cluster = &s.cluster.running.cluster;
+    let registry = cluster.registry();
+    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+    let system = fundament_cluster::authn::User::system();
+    let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
+    let second = std::time::Duration::from_secs(1);
+
+    let mut watching = open().await;
+    // Another installation's change ends nothing.
+    let mut other = s.cluster.installation_object("acme-corp--demo");
+    other["metadata"]["labels"]["e2e"] = Value::from("changed");
+    cluster.update(&system, rt, "", "acme-corp--demo", other, false, opts).unwrap();
+    assert!(!ends_within(&mut watching, 2 * second).await, "another installation's change ends nothing");
+    // Its own spec changes (its configuration): the watch ends, and the next one is admitted.
+    let mut changed = s.cluster.installation_object(name);
+    changed["spec"]["config"] = serde_json::json!({"E2E": "changed"});
+    cluster.update(&system, rt, "", name, changed, false, opts).unwrap();
+    assert!(
+        ends_within(&mut watching, 10 * second).await,
+        "the watch ended when its installation's spec changed"
+    );
+    let mut watching = open().await;
+    // Deleted: the watch ends, and a new one is refused.
+    cluster.delete(&system, rt, "", name, &Value::Null, opts).unwrap();
+    assert!(ends_within(&mut watching, 10 * second).await, "the watch ended when its installation went");
+    s.store_shows(name, None).await;
+    let req = Request::get(&watch).header("authorization", token.clone()).body(Body::empty()).unwrap();
+    assert_eq!(client.request(req).await.unwrap().status(), 403);
+}
+
 /// A watch, once admitted, ends when its session is signed out: at once, not at its timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_watch_ends_when_its_session_is_signed_out() {
