@@ -217,7 +217,17 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             header::REFERRER_POLICY,
             HeaderValue::from_static("strict-origin-when-cross-origin"),
         ))
+        // The console uses none of these, so it cannot hand them to a plugin frame either
+        // (browsers already deny them to cross-origin frames unless allowed; this says so).
+        .layer(SetResponseHeaderLayer::if_not_present(
+            http::HeaderName::from_static("permissions-policy"),
+            HeaderValue::from_static(PERMISSIONS_POLICY),
+        ))
 }
+
+/// Powerful features nobody on the console's pages (its own or a plugin's frame) may use.
+const PERMISSIONS_POLICY: &str =
+    "camera=(), microphone=(), geolocation=(), payment=(), usb=(), display-capture=()";
 
 #[cfg(test)]
 mod tests {

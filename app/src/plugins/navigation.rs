@@ -11,7 +11,10 @@
 //! A click is followed once: Chromium keeps a window "activated" for [`ACTIVATION_MS`] after a
 //! click, and a move does not use that up, so a page that moves the console again as soon as it
 //! loads would otherwise get a new history entry (and a mint and a ticket) on every hop for five
-//! seconds. Within that time of a move it pushed, a page's request counts as its own.
+//! seconds. Within that time of a move it pushed, a page's request counts as its own. The
+//! browser cannot tell a fresh click from the activation still running, so a user who clicks
+//! through two plugin pages within 5 s gets the second in place of the first (Back then skips
+//! it), and past three such moves in 10 s, a click is not followed: the price of the bound.
 //!
 //! A state machine without timers or I/O: the frame host asks the browser whether the user has
 //! just interacted (`navigator.userActivation`, which a click in the frame gives the console's
@@ -109,7 +112,8 @@ mod tests {
         }
         assert_eq!(followed, 3 * 6, "three per ten seconds");
         assert_eq!(warned, 6, "said once per run of refusals");
-        // The user's own click is never held back.
+        // A click after the page's own moves is followed with a new entry (no click's move
+        // was pushed within the last 5 s).
         assert_eq!(gate.decide(true, 60_001.0), Follow::Push);
     }
 }

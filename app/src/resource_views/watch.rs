@@ -466,7 +466,7 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
                 // What it announced is unknown, so every view of the kind reads again (each
                 // debounces its reads).
                 Err(error) => {
-                    let subscribers = {
+                    {
                         let mut s = stream.borrow_mut();
                         if !std::mem::replace(&mut s.unreadable_logged, true) {
                             leptos::logging::warn!(
@@ -474,11 +474,8 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
                                 s.collection.plural
                             );
                         }
-                        s.subscribers.clone()
-                    };
-                    for subscriber in subscribers {
-                        subscriber.tell(Note::Resync);
                     }
+                    tell_all(stream, Note::Resync);
                     continue;
                 }
             };
@@ -509,6 +506,15 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
                 dispatch(stream, &object.metadata);
             }
         }
+    }
+}
+
+/// Tells every subscriber of `stream` `note` (a copy of the list: a subscriber may leave while
+/// it is told).
+fn tell_all(stream: &Shared, note: Note) {
+    let subscribers = stream.borrow().subscribers.clone();
+    for subscriber in subscribers {
+        subscriber.tell(note);
     }
 }
 
@@ -570,10 +576,7 @@ fn retry(stream: &Shared, again: fn(&Shared)) {
         (delay, s.generation, lost_now)
     };
     if lost_now {
-        let subscribers = stream.borrow().subscribers.clone();
-        for subscriber in subscribers {
-            subscriber.tell(Note::Lost);
-        }
+        tell_all(stream, Note::Lost);
     }
     let stream = Rc::clone(stream);
     set_timeout(
@@ -615,10 +618,7 @@ fn relist(stream: &Shared) {
                     s.resource_version = Some(rv);
                     s.forget_changes();
                 }
-                let subscribers = stream.borrow().subscribers.clone();
-                for subscriber in subscribers {
-                    subscriber.tell(Note::Resync);
-                }
+                tell_all(&stream, Note::Resync);
                 connect(&stream);
             }
             Err(End::Refused) => refuse(&stream),

@@ -715,12 +715,13 @@ async fn admit_plugin(
         let permit = gw.watches.acquire(&claims.sub, Some(page)).await;
         // It ends with the session, and when the installation it was admitted for is deleted,
         // replaced or changed (its allowedResources and rights may be narrower now).
-        let session = Box::pin(gw.credentials.revoked.ended(&claims.sid, claims.exp));
-        let installation =
-            Box::pin(up.installation_store().changed_from(installation_name, &admitted_installation));
-        let ends: SessionEnds = Box::pin(async move {
-            futures::future::select(session, installation).await;
-        });
+        let ends: SessionEnds = up.plugin_stream_ends(
+            &gw.credentials.revoked,
+            &claims.sid,
+            claims.exp,
+            installation_name,
+            &admitted_installation,
+        );
         Some((permit.map_err(|status| refusal("denied:watch-limit", status))?, ends))
     } else {
         None

@@ -130,7 +130,8 @@ impl InstallationStore {
         self.applied.subscribe()
     }
 
-    /// Resolves once the store shows the installation `name` no longer as `admitted`: deleted,
+    /// Resolves once the store shows the installation `name` no longer as `admitted` (at once if
+    /// it does not show it so already): deleted,
     /// replaced (another uid), or its spec changed (another version, so other allowedResources
     /// and rights). A stream a plugin page opened ends then, and the page's next one is checked
     /// against what is there now. While the store does not follow the cluster it waits: the
@@ -145,10 +146,12 @@ impl InstallationStore {
         let name = name.to_owned();
         let admitted = Arc::clone(admitted);
         async move {
-            // Each applied event (or loss of sync) wakes it; the store gone (shutdown) ends it.
-            while changes.changed().await.is_ok() {
-                let Some(store) = store.upgrade() else { return };
-                if let Lookup::Known(now) = store.lookup(&name) {
+            // States are compared, not events: it looks first (a change applied between the
+            // admission's read and this subscription woke nothing), then at each applied event
+            // or loss of sync. The store gone (shutdown) ends it.
+            loop {
+                let Some(current) = store.upgrade() else { return };
+                if let Lookup::Known(now) = current.lookup(&name) {
                     let same = now.is_some_and(|now| {
                         now.pointer("/metadata/uid") == admitted.pointer("/metadata/uid")
                             && now.get("spec") == admitted.get("spec")
@@ -156,6 +159,10 @@ impl InstallationStore {
                     if !same {
                         return;
                     }
+                }
+                drop(current);
+                if changes.changed().await.is_err() {
+                    return;
                 }
             }
         }

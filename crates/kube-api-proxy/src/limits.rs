@@ -1,5 +1,6 @@
 //! Bounds on what one caller can hold open: concurrent watches per user
-//! (both paths together) and per PluginToken. A followed log
+//! (both paths together), per user's plugin pages (all plugins together, and
+//! one installation's) and per PluginToken. A followed log
 //! (`pods/<name>/log?follow=true`), which streams for as long as the pod writes,
 //! counts as a watch, and so does a proxied call (`…/<name>/proxy/…`, and
 //! plugin-proxy's runtime route) while it is open, since its backend may stream
@@ -8,7 +9,8 @@
 //!
 //! The count lives in the shared store (`fundament_shared_store`), so the
 //! bounds hold across every replica of the gateway: each open watch holds a
-//! lease in its user's group (and its PluginToken's), renewed while the watch
+//! lease in its user's group (and a plugin page's also in its user's plugins',
+//! its installation's and its PluginToken's), renewed while the watch
 //! is open and given back when it ends. A replica that crashes renews nothing,
 //! so its leases lapse after [`LEASE_TTL`] and the slots come back by themselves.
 //!

@@ -551,6 +551,26 @@ impl Upstream {
         }
     }
 
+    /// Resolves when a plugin page's stream must end: its session ended (signed out, or its
+    /// token's expiry `exp`) or its installation `name` is no longer as `admitted` (deleted,
+    /// replaced, its spec changed; [`InstallationStore::changed_from`]). Its next request is
+    /// checked against what is there then. The gateway's plugin path and plugin-proxy's runtime
+    /// route both end their streams by it.
+    pub fn plugin_stream_ends(
+        &self,
+        revoked: &Arc<fundament_authn_client::RevokedSessions>,
+        session: &str,
+        exp: i64,
+        name: &str,
+        admitted: &Arc<Value>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let session = Box::pin(revoked.ended(session, exp));
+        let installation = Box::pin(self.installations.changed_from(name, admitted));
+        Box::pin(async move {
+            futures::future::select(session, installation).await;
+        })
+    }
+
     /// The store that follows the cluster's PluginInstallations (tests wait on its changes).
     pub fn installation_store(&self) -> &Arc<InstallationStore> {
         &self.installations

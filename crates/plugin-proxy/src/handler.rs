@@ -369,11 +369,6 @@ fn page(proxy: &PluginProxy, content_type: String, body: Body, development: bool
     }
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    // Plugin origins may share the console's site (console.example.io and
-    // *.plugins.example.io): site isolation would then run the page in the console's process,
-    // on its thread, and a page that never yields would freeze the console. An origin-keyed
-    // agent cluster gets a process of its own.
-    h.insert("origin-agent-cluster", HeaderValue::from_static("?1"));
     response
 }
 

@@ -111,17 +111,21 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     let Ok(up) = proxy.clusters.get(&cluster).await else {
         return plain(StatusCode::FORBIDDEN, "permission denied");
     };
-    match up.installation(&claims.installation_name).await {
+    let admitted = match up.installation_shared(&claims.installation_name).await {
         Ok(Some(i))
-            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) => {
+            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) =>
+        {
+            i
         }
         Ok(_) => return plain(StatusCode::FORBIDDEN, "installation_id mismatch"),
         Err(e) => {
             tracing::warn!(error = %e, "plugin-proxy: installation lookup failed");
             return plain(StatusCode::BAD_GATEWAY, "plugin unavailable");
         }
-    }
+    };
     let name = &claims.installation_name;
+    // Ends with the session, or when the installation changes or goes.
+    let ends = up.plugin_stream_ends(&proxy.credentials.revoked, &claims.sid, claims.exp, name, &admitted);
     let Some((up, mut target)) = proxy.runtimes.route(up, name, &tail.join("/")) else {
         return plain(StatusCode::NOT_FOUND, "not found");
     };
@@ -145,7 +149,6 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
             parts.headers = answer_headers(&parts.headers);
             let body =
                 fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
-            let ends = proxy.credentials.revoked.ended(&claims.sid, claims.exp);
             Response::from_parts(parts, permit.hold(body, ends))
         }
         Err(e) => {

@@ -220,4 +220,16 @@ pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
         .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {
             ("text/plain; charset=utf-8", "internal error; see the plugin-proxy log".to_string())
         })))
+        .layer(axum::middleware::map_response(origin_keyed))
+}
+
+/// Every answer asks for an origin-keyed agent cluster. Plugin origins may share the console's
+/// site (`console.example.io`, `*.plugins.example.io`); site isolation would then run a plugin
+/// page in the console's process, on its thread, and a page that never yields would freeze the
+/// console. Chromium gives an origin-keyed cluster a process of its own (on desktop, within its
+/// process limits). On every answer, error pages included: the first document of an origin in
+/// a tab decides its keying for the whole tab.
+async fn origin_keyed(mut response: axum::response::Response) -> axum::response::Response {
+    response.headers_mut().insert("origin-agent-cluster", http::HeaderValue::from_static("?1"));
+    response
 }

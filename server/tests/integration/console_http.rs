@@ -330,6 +330,8 @@ fn signed_out_home_is_the_server_rendered_sign_in_page() {
         let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
         assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"), "{csp}");
         assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        let permissions = headers["permissions-policy"].to_str().unwrap();
+        assert!(permissions.contains("camera=()") && permissions.contains("geolocation=()"), "{permissions}");
     });
 }
 

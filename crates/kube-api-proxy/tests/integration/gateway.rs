@@ -1052,21 +1052,23 @@ async fn writes_judged_by_the_callers_own_rights_and_unreadable_patch_types_are_
     }
 }
 
+/// Whether the stream ends (cleanly, as a watch whose timeout passed) within `wait`.
+async fn ends_within<B: BodyExt + Unpin>(body: &mut B, wait: std::time::Duration) -> bool {
+    let drained = async {
+        while let Some(frame) = body.frame().await {
+            if frame.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(wait, drained).await.is_ok()
+}
+
 /// A plugin page's open watch ends when the installation it was admitted for changes: its spec
 /// (another version, other rights) or its existence. Its next watch is checked against what is
 /// there now. Other changes of the cluster end nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugin_pages_open_watch_ends_when_its_installation_changes_or_goes() {
-    async fn ends_within<B: BodyExt + Unpin>(body: &mut B, wait: std::time::Duration) -> bool {
-        let drained = async {
-            while let Some(frame) = body.frame().await {
-                if frame.is_err() {
-                    break;
-                }
-            }
-        };
-        tokio::time::timeout(wait, drained).await.is_ok()
-    }
     let s = start().await;
     let name = "acme-corp--cert-manager";
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
@@ -1092,7 +1094,18 @@ async fn a_plugin_pages_open_watch_ends_when_its_installation_changes_or_goes() 
     // Another installation's change ends nothing.
     let mut other = s.cluster.installation_object("acme-corp--demo");
     other["metadata"]["labels"]["e2e"] = Value::from("changed");
+    let store = s.upstream.installation_store();
+    let mut applied = store.changes();
+    applied.mark_unchanged();
     cluster.update(&system, rt, "", "acme-corp--demo", other, false, opts).unwrap();
+    let labelled = |_: &u64| match store.lookup("acme-corp--demo") {
+        Lookup::Known(Some(found)) => found["metadata"]["labels"]["e2e"] == "changed",
+        _ => false,
+    };
+    assert!(
+        tokio::time::timeout(10 * second, applied.wait_for(labelled)).await.is_ok(),
+        "the store applied it"
+    );
     assert!(!ends_within(&mut watching, 2 * second).await, "another installation's change ends nothing");
     // Its own spec changes (its configuration): the watch ends, and the next one is admitted.
     let mut changed = s.cluster.installation_object(name);
@@ -1114,17 +1127,6 @@ async fn a_plugin_pages_open_watch_ends_when_its_installation_changes_or_goes() 
 /// A watch, once admitted, ends when its session is signed out: at once, not at its timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_watch_ends_when_its_session_is_signed_out() {
-    /// Whether the stream ends (cleanly, as a watch whose timeout passed) within `wait`.
-    async fn ends_within<B: BodyExt + Unpin>(body: &mut B, wait: std::time::Duration) -> bool {
-        let drained = async {
-            while let Some(frame) = body.frame().await {
-                if frame.is_err() {
-                    break;
-                }
-            }
-        };
-        tokio::time::timeout(wait, drained).await.is_ok()
-    }
     let s = start().await;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let user = s.user_token("alice");

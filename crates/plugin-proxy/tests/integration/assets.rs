@@ -355,7 +355,14 @@ async fn everything_else_is_a_refusal_that_reveals_nothing() {
     let alice = s.frame_cookie("alice").await;
     // version mismatch, missing file, no cookie, a forged cookie: 404 alike.
     assert_eq!(s.get(Method::GET, &page("v9.9.9", "certificates-list.html"), Some(&alice)).await.0, 404);
-    assert_eq!(s.get(Method::GET, &page("v1.17.2", "nope.html"), Some(&alice)).await.0, 404);
+    let (code, headers, _) = s.get(Method::GET, &page("v1.17.2", "nope.html"), Some(&alice)).await;
+    assert_eq!(code, 404);
+    // A refusal asks for an origin-keyed agent cluster too: the first document of an origin in
+    // a tab decides its keying, and then its process (lib.rs `origin_keyed`).
+    assert_eq!(headers["origin-agent-cluster"], "?1");
+    let (code, headers, _) =
+        s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&alice)).await;
+    assert_eq!((code, &headers["origin-agent-cluster"]), (200, &http::HeaderValue::from_static("?1")));
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), None).await.0, 404);
     let forged = format!("__Host-fundament_frame-{PROD}=eyJzdWIiOiJhbGljZSJ9.AAAA");
     assert_eq!(s.get(Method::GET, &page("v1.17.2", "certificates-list.html"), Some(&forged)).await.0, 404);
