@@ -91,8 +91,6 @@ fn follow(
     tail: RwSignal<Vec<AuditEntry>>,
     notes: TailNotes,
 ) {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     // Bumped to start the poll again after a failed answer.
     let restart = RwSignal::new(0u32);
     Effect::new(move |_| {
@@ -106,21 +104,15 @@ fn follow(
         // and the request it is waiting on is dropped, which aborts it (the server's long poll
         // ends with it and frees its place among the user's tails at once, rather than holding
         // it for its 5 s while the new poll asks for one).
-        let running = Arc::new(AtomicBool::new(true));
+        // An aborted poll is never resumed, so nothing after an `await` runs once it ended.
         let (abort, registration) = futures::future::AbortHandle::new_pair();
-        on_cleanup({
-            let running = running.clone();
-            move || {
-                running.store(false, Relaxed);
-                abort.abort();
-            }
-        });
+        on_cleanup(move || abort.abort());
         let mut after = tail.with_untracked(|t| t.first().map(|e| e.id)).unwrap_or(view.page.last_id);
         let poll = futures::future::Abortable::new(
             async move {
-                while running.load(Relaxed) {
+                loop {
                     match audit_calls(q.clone(), Some(after), true).await {
-                        Ok(newer) if running.load(Relaxed) => {
+                        Ok(newer) => {
                             let _ = notes.failed.try_set(None);
                             // Below what it had: the record's numbering started again (kube-api-proxy
                             // restarted without its record), and the tail follows it from there.
@@ -143,7 +135,6 @@ fn follow(
                                 });
                             }
                         }
-                        Ok(_) => break,
                         Err(error) => {
                             // The page's first answer shows its own errors; the tail says why it
                             // stopped and tries again shortly (later when the server says when).

@@ -85,11 +85,7 @@ pub struct HostHandle {
 impl HostHandle {
     pub fn stop(mut self) {
         self.host.alive.set(false);
-        for timer in [&self.host.mint_timer, &self.host.ready_timer] {
-            if let Some(t) = timer.borrow_mut().take() {
-                t.clear();
-            }
-        }
+        self.host.clear_timers();
         if let Some(listener) = self.listener.take() {
             listener.remove();
         }
@@ -184,6 +180,15 @@ pub fn mount(
 }
 
 impl Host {
+    /// Cancels the token refresh and the ready timeout.
+    fn clear_timers(&self) {
+        for timer in [&self.mint_timer, &self.ready_timer] {
+            if let Some(t) = timer.borrow_mut().take() {
+                t.clear();
+            }
+        }
+    }
+
     /// The page is `TimedOut` unless it says `plugin:ready` within [`READY_TIMEOUT_MS`].
     fn start_ready_timer(self: &Rc<Self>) {
         let weak = Rc::downgrade(self);
@@ -209,11 +214,7 @@ impl Host {
     fn flooded(&self) {
         leptos::logging::warn!("{}: the page sent too many messages; it was stopped", self.spec.plugin_label);
         // No token is kept fresh for a page that is gone.
-        for timer in [&self.ready_timer, &self.mint_timer] {
-            if let Some(t) = timer.borrow_mut().take() {
-                t.clear();
-            }
-        }
+        self.clear_timers();
         self.signals.status.set(FrameStatus::Flooded);
         self.iframe.set_src("about:blank");
     }

@@ -58,9 +58,7 @@ fn entries_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf
 
 /// The documents of a multi-document YAML file (empty documents skipped).
 pub fn documents(path: &Path) -> Result<Vec<Value>, FixtureError> {
-    let text = fundament_bounded_file::read_to_string(path, MAX_FOLDER_YAML)
-        .map_err(|e| FixtureError::Io { path: path.to_path_buf(), source: e.into_io() })?;
-    documents_in(path, &text)
+    Ok(file_documents(path)?.into_iter().map(|(_, value)| value).collect())
 }
 
 /// The documents of YAML `text` that was read from (or is built in as) `path`.

@@ -41,6 +41,34 @@ pub struct AuditLine {
     pub on_its_cluster: bool,
 }
 
+impl AuditLine {
+    /// The line with every text field cut to its bound ([`bounded`]): names, API groups and
+    /// the claims' texts to [`NAME_BYTES`], the rest to [`LABEL_BYTES`]. The one place that
+    /// says which field takes which bound, for the audit lines and the view's record alike.
+    pub fn bounded(self) -> Self {
+        let name = |text: String| bounded(&text, NAME_BYTES);
+        let label = |text: String| bounded(&text, LABEL_BYTES);
+        AuditLine {
+            user: name(self.user),
+            cluster_id: name(self.cluster_id),
+            installation_id: name(self.installation_id),
+            installation_name: name(self.installation_name),
+            plugin_name: name(self.plugin_name),
+            plugin_version: name(self.plugin_version),
+            definition_hash: name(self.definition_hash),
+            pinned_definition_hash: name(self.pinned_definition_hash),
+            group: name(self.group),
+            name: name(self.name),
+            resource: label(self.resource),
+            subresource: label(self.subresource),
+            namespace: label(self.namespace),
+            verb: label(self.verb),
+            decision: label(self.decision),
+            ..self
+        }
+    }
+}
+
 /// The longest object name, API group or other name Kubernetes takes (a DNS subdomain): the
 /// bound of a recorded name, and of the text fields Kubernetes does not bound itself (user,
 /// installation, plugin, version), which come from the console's signed claims.

@@ -437,38 +437,36 @@ impl PluginCall {
         self.line.decision = decision.to_string();
         self.line.status = status;
         self.line.latency_ms = self.started.elapsed().as_secs_f64() * 1000.0;
-        gw.audit.record(&self.line);
+        // What the request and the token name is the caller's own text (a path segment may be
+        // ~64 KiB): cut to Kubernetes' bounds, marked as cut, before any sink sees it.
+        gw.audit.record(&self.line.bounded());
     }
 
     /// The claims' text is the console's, signed; bounded all the same (`audit::bounded`), so
     /// every field of a line has a bound whoever minted the token.
     fn claims(&mut self, c: &PluginClaims) {
-        use crate::audit::{NAME_BYTES, bounded};
         let on_its_cluster = token_cluster(c).is_some_and(|t| t.eq_ignore_ascii_case(&self.line.cluster_id));
         self.line = AuditLine {
             on_its_cluster,
-            user: bounded(&c.sub, NAME_BYTES),
-            installation_id: bounded(&c.installation_id, NAME_BYTES),
-            installation_name: bounded(&c.installation_name, NAME_BYTES),
-            plugin_name: bounded(&c.plugin_name, NAME_BYTES),
-            plugin_version: bounded(&c.plugin_version, NAME_BYTES),
-            definition_hash: bounded(&c.definition_hash, NAME_BYTES),
+            user: c.sub.clone(),
+            installation_id: c.installation_id.clone(),
+            installation_name: c.installation_name.clone(),
+            plugin_name: c.plugin_name.clone(),
+            plugin_version: c.plugin_version.clone(),
+            definition_hash: c.definition_hash.clone(),
             ..std::mem::take(&mut self.line)
         };
     }
 
-    /// What the request names is the caller's own text (a path segment may be ~64 KiB): cut to
-    /// Kubernetes' bounds, marked as cut (`audit::bounded`).
     fn request(&mut self, r: &KubeRequest) {
-        use crate::audit::{LABEL_BYTES, NAME_BYTES, bounded};
         let ResourceTarget { group, resource, subresource, name, namespace, .. } = &r.target;
         self.line = AuditLine {
-            group: bounded(group, NAME_BYTES),
-            resource: bounded(resource, LABEL_BYTES),
-            subresource: bounded(subresource, LABEL_BYTES),
-            name: bounded(name, NAME_BYTES),
-            namespace: bounded(namespace, LABEL_BYTES),
-            verb: bounded(&r.verb, LABEL_BYTES),
+            group: group.clone(),
+            resource: resource.clone(),
+            subresource: subresource.clone(),
+            name: name.clone(),
+            namespace: namespace.clone(),
+            verb: r.verb.clone(),
             ..std::mem::take(&mut self.line)
         };
     }

@@ -111,6 +111,14 @@ fn console_root(plugin_dir: &Path) -> Result<(PathBuf, PathBuf), Refused> {
 /// Where `console/<path>` (decoded, `/`-separated) resolves, if it may be served: inside
 /// `console/`, no hidden name on the way, a regular file of at most [`MAX_PAGE_ASSET`] bytes.
 pub fn resolve_console(plugin_dir: &Path, path: &str) -> Result<PathBuf, Refused> {
+    let file = console_file(plugin_dir, path)?;
+    regular(&file, MAX_PAGE_ASSET)?;
+    Ok(file)
+}
+
+/// Where `console/<path>` resolves, inside `console/` and with no hidden name on the way; not
+/// yet judged as a file.
+fn console_file(plugin_dir: &Path, path: &str) -> Result<PathBuf, Refused> {
     check_segments(path)?;
     let (_, console) = console_root(plugin_dir)?;
     let file = std::fs::canonicalize(console.join(path))?;
@@ -119,31 +127,37 @@ pub fn resolve_console(plugin_dir: &Path, path: &str) -> Result<PathBuf, Refused
     if inside.components().any(|c| is_hidden(&c.as_os_str().to_string_lossy())) {
         return Err(Refused::Hidden);
     }
-    regular(&file, MAX_PAGE_ASSET)?;
     Ok(file)
 }
 
 /// The contents of `console/<path>` (decoded, `/`-separated), if it may be served (see
 /// [`resolve_console`]).
 pub fn read_console(plugin_dir: &Path, path: &str) -> Result<Vec<u8>, Refused> {
-    read_bounded(&resolve_console(plugin_dir, path)?, MAX_PAGE_ASSET)
+    // The bounded read judges the file it opens: no look before it.
+    read_bounded(&console_file(plugin_dir, path)?, MAX_PAGE_ASSET)
 }
 
 /// Where `file` (a path inside `plugin_dir`, e.g. `plugin_dir/fixtures/a.yaml`) resolves, if it
 /// lies inside the plugin folder and is a regular file of at most `max` bytes.
 pub fn resolve_inside(plugin_dir: &Path, file: &Path, max: u64) -> Result<PathBuf, Refused> {
+    let resolved = inside_file(plugin_dir, file)?;
+    regular(&resolved, max)?;
+    Ok(resolved)
+}
+
+/// Where `file` resolves, inside `plugin_dir`; not yet judged as a file.
+fn inside_file(plugin_dir: &Path, file: &Path) -> Result<PathBuf, Refused> {
     let root = std::fs::canonicalize(plugin_dir)?;
     let resolved = std::fs::canonicalize(file)?;
     if !resolved.starts_with(&root) {
         return Err(Refused::Outside("the plugin folder"));
     }
-    regular(&resolved, max)?;
     Ok(resolved)
 }
 
 /// The contents of `file`, inside `plugin_dir` (see [`resolve_inside`]).
 pub fn read_inside(plugin_dir: &Path, file: &Path, max: u64) -> Result<Vec<u8>, Refused> {
-    read_bounded(&resolve_inside(plugin_dir, file, max)?, max)
+    read_bounded(&inside_file(plugin_dir, file)?, max)
 }
 
 /// Whether a subfolder (`crds`, `fixtures`) lies inside the plugin folder: `None` when it does

@@ -71,12 +71,16 @@ fn segment(raw: &str) -> Result<String, PathError> {
     if decoded.chars().any(char::is_control) {
         return Err(PathError::ControlCharacter);
     }
-    // `.env`, `.git/`, `.npmrc` left in a plugin's `console/` folder are never pages; only
-    // `.well-known` (RFC 8615) is served.
-    if decoded.starts_with('.') && decoded != ".well-known" {
+    if is_hidden(&decoded) {
         return Err(PathError::HiddenName);
     }
     Ok(decoded)
+}
+
+/// Whether a path segment is a hidden name: `.env`, `.git/`, `.npmrc` left in a plugin's
+/// `console/` folder are never pages; only `.well-known` (RFC 8615) is served.
+pub(crate) fn is_hidden(name: &str) -> bool {
+    name.starts_with('.') && name != ".well-known"
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::asset_path::is_hidden;
+
 /// The console/ assets of a plugin: embedded at compile time (`include_dir!`) or a directory on
 /// disk (development).
 #[derive(Debug, Clone)]
@@ -55,12 +57,10 @@ async fn from_directory(root: &Path, path: &str) -> Result<Vec<u8>, AssetError> 
     let file = tokio::fs::canonicalize(root.join(path)).await.map_err(not_found_or_io)?;
     // The path was checked segment by segment; a symlink can still point elsewhere, or at a
     // hidden file inside (`app.txt -> .env`).
-    let inside = file.strip_prefix(&root).ok().filter(|rest| {
-        rest.components().all(|c| {
-            let name = c.as_os_str().to_string_lossy();
-            !name.starts_with('.') || name == ".well-known"
-        })
-    });
+    let inside = file
+        .strip_prefix(&root)
+        .ok()
+        .filter(|rest| rest.components().all(|c| !is_hidden(&c.as_os_str().to_string_lossy())));
     if inside.is_none() {
         tracing::warn!(path, "console asset resolves outside the assets directory or to a hidden file");
         return Err(AssetError::NotFound);

@@ -23,7 +23,7 @@ use fundament_plugin_types::audit::{AuditEntry, AuditFilter};
 use fundament_shared_store::{SharedStore, StoreError};
 use time::format_description::well_known::Rfc3339;
 
-use crate::audit::{AuditLine, AuditSink, LABEL_BYTES, NAME_BYTES, bounded};
+use crate::audit::{AuditLine, AuditSink};
 use local::LocalRecord;
 use shared::SharedRecord;
 
@@ -97,25 +97,25 @@ fn cluster_key(cluster_id: &str) -> String {
 fn entry_of(line: &AuditLine) -> AuditEntry {
     let now = time::OffsetDateTime::now_utc();
     let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
-    let name = |text: &str| bounded(text, NAME_BYTES);
-    let label = |text: &str| bounded(text, LABEL_BYTES);
+    // Bounding a bounded line changes nothing (`audit::bounded`).
+    let line = line.clone().bounded();
     AuditEntry {
         id: 0,
         time: now.format(&Rfc3339).unwrap_or_else(|_| now.unix_timestamp().to_string()),
         at_ms: unix_ms(now),
-        user: name(&line.user),
-        cluster_id: name(&line.cluster_id),
-        installation_id: name(&line.installation_id),
-        installation_name: name(&line.installation_name),
-        plugin_name: name(&line.plugin_name),
-        plugin_version: name(&line.plugin_version),
-        group: name(&line.group),
-        resource: label(&line.resource),
-        subresource: label(&line.subresource),
-        name: name(&line.name),
-        namespace: label(&line.namespace),
-        verb: label(&line.verb),
-        decision: label(&line.decision),
+        user: line.user,
+        cluster_id: line.cluster_id,
+        installation_id: line.installation_id,
+        installation_name: line.installation_name,
+        plugin_name: line.plugin_name,
+        plugin_version: line.plugin_version,
+        group: line.group,
+        resource: line.resource,
+        subresource: line.subresource,
+        name: line.name,
+        namespace: line.namespace,
+        verb: line.verb,
+        decision: line.decision,
         status: line.status,
         latency_ms: line.latency_ms,
     }

@@ -4,6 +4,7 @@ use std::io::Write as _;
 use fundament_shared_store::InProcess;
 
 use super::*;
+use crate::audit::{LABEL_BYTES, NAME_BYTES};
 
 fn line(user: &str, decision: &str) -> AuditLine {
     AuditLine {
