@@ -50,6 +50,14 @@ test.describe('the audit view', () => {
         if (w.__refusedShownAt === undefined && count() > baseline) w.__refusedShownAt = Date.now();
       }).observe(document.body, { childList: true, subtree: true, characterData: true });
     }, refusedBefore);
+    // The rows shown now are tagged with the call each shows: a tail answer must add its rows
+    // above them, neither drawing every row again nor moving each call into another row.
+    const tagged = await page.evaluate(() => {
+      const shown = [...document.querySelectorAll('tbody tr[data-audit-id]')];
+      for (const row of shown) (row as unknown as { __shows?: string }).__shows = row.getAttribute('data-audit-id')!;
+      return shown.length;
+    });
+    expect(tagged).toBeGreaterThan(0);
     expect(await pluginCall('alice@acme-corp.com', SECRETS, token)).toBe(403);
     const called = Date.now();
     await expect.poll(() => refusedRows.count(), { timeout: 5_000 }).toBeGreaterThan(refusedBefore);
@@ -67,6 +75,9 @@ test.describe('the audit view', () => {
     await expect(refused).toContainText('cert-manager');
     await expect(refused).toContainText('403');
     expect(await rows(page).count()).toBeGreaterThan(before);
+    const kept = await page.evaluate(() => [...document.querySelectorAll('tbody tr[data-audit-id]')]
+      .filter((row) => (row as unknown as { __shows?: string }).__shows === row.getAttribute('data-audit-id')).length);
+    expect(kept, 'the rows shown before the call are the same elements, showing the same calls').toBe(tagged);
   });
 
   test('changing the filters of a live tail again and again never counts as other tabs', async ({ page }) => {

@@ -254,6 +254,7 @@ fn Calls(view: AuditView, tail: RwSignal<Vec<AuditEntry>>, notes: TailNotes) -> 
         all.truncate(MAX_ROWS);
         all
     };
+    let none = move || first == 0 && tail.with(Vec::is_empty);
     let trimmed = move || tail.with(Vec::len) + first > MAX_ROWS;
     view! {
         <p class="mb-3 text-sm text-muted" data-audit-scope=if everyone { "everyone" } else { "own" }>{scope}</p>
@@ -286,17 +287,22 @@ fn Calls(view: AuditView, tail: RwSignal<Vec<AuditEntry>>, notes: TailNotes) -> 
                     </tr>
                 </thead>
                 <tbody>
-                    {move || {
-                        let rows = rows();
-                        if rows.is_empty() {
-                            return view! { <tr><td colspan="9" class="text-muted">"No plugin calls match."</td></tr> }.into_any();
-                        }
-                        rows.into_iter().map(|entry| view! { <CallRow entry /> }).collect_view().into_any()
-                    }}
+                    {move || none().then(|| view! { <tr><td colspan="9" class="text-muted">"No plugin calls match."</td></tr> })}
+                    // Keyed: a tail answer adds its rows above and drops the oldest past
+                    // MAX_ROWS; the rows already shown stay as they are (a selection in them
+                    // survives, and 1,000 rows are not drawn again for each call).
+                    <For each=rows key=row_key children=|entry| view! { <CallRow entry /> } />
                 </tbody>
             </table>
         </div>
     }
+}
+
+/// A row's identity across tail answers. The id alone can repeat: the record's numbering starts
+/// again when kube-api-proxy restarts without its record, and the tail then lists the new calls
+/// above the old ones.
+fn row_key(entry: &AuditEntry) -> (u64, String) {
+    (entry.id, entry.time.clone())
 }
 
 #[component]
