@@ -156,6 +156,19 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
     }
 }
 
+/// Why the page is not shown, above the place of its frame, and what the user can do about it
+/// (`children`: links and buttons).
+#[component]
+fn FrameAlert(#[prop(into)] title: String, #[prop(into)] text: String, children: Children) -> impl IntoView {
+    view! {
+        <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
+            <p class="font-semibold text-danger">{title}</p>
+            <p class="mt-1">{text}</p>
+            <p class="mt-2 flex flex-wrap items-center gap-3">{children()}</p>
+        </div>
+    }
+}
+
 /// Loading, timeout and token notices above the frame.
 #[component]
 fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
@@ -186,37 +199,25 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
             </div>
         </Show>
         {move || opened.get().map(|failure| view! {
-            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
-                <p class="font-semibold text-danger">{format!("The {not_opened_label} page could not be opened")}</p>
-                <p class="mt-1">{failure.explanation()}</p>
-                <p class="mt-2 flex flex-wrap items-center gap-3">
-                    {if failure == AuthFailure::Unauthorized {
-                        view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
-                    } else {
-                        view! { <TryAgain retry=Some(open_again) /> }.into_any()
-                    }}
-                    {failure.is_transient().then(|| view! { <RetryIn seconds=RETRY_SECONDS retry=open_again /> })}
-                </p>
-            </div>
+            <FrameAlert title=format!("The {not_opened_label} page could not be opened") text=failure.explanation()>
+                {if failure == AuthFailure::Unauthorized {
+                    view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
+                } else {
+                    view! { <TryAgain retry=Some(open_again) /> }.into_any()
+                }}
+                {failure.is_transient().then(|| view! { <RetryIn seconds=RETRY_SECONDS retry=open_again /> })}
+            </FrameAlert>
         })}
         <Show when=move || status.get() == FrameStatus::Flooded>
-            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
-                <p class="font-semibold text-danger">"The plugin page was stopped"</p>
-                <p class="mt-1">{flooded.clone()}</p>
-                <p class="mt-2 flex flex-wrap items-center gap-3">
-                    <TryAgain retry=Some(open_again) />
-                </p>
-            </div>
+            <FrameAlert title="The plugin page was stopped" text=flooded.clone()>
+                <TryAgain retry=Some(open_again) />
+            </FrameAlert>
         </Show>
         <Show when=move || status.get() == FrameStatus::TimedOut>
-            <div role="alert" class="mb-3 rounded-lg border border-danger/40 bg-danger/10 p-4 text-sm">
-                <p class="font-semibold text-danger">"The plugin page did not load"</p>
-                <p class="mt-1">{timed_out.clone()}</p>
-                <p class="mt-2 flex flex-wrap items-center gap-3">
-                    <TryAgain retry=Some(open_again) />
-                    <RetryIn seconds=REOPEN_SECONDS retry=open_again />
-                </p>
-            </div>
+            <FrameAlert title="The plugin page did not load" text=timed_out.clone()>
+                <TryAgain retry=Some(open_again) />
+                <RetryIn seconds=REOPEN_SECONDS retry=open_again />
+            </FrameAlert>
         </Show>
         {move || auth.get().map(|failure| {
             let label = label.clone();
