@@ -228,11 +228,14 @@ pub(crate) mod ssr {
     ) -> Result<Reply, AppError> {
         no_store();
         check_cluster(cluster_id)?;
-        let Ok((state, token)) = user() else {
+        let Ok((state, token, user)) = caller() else {
             return Ok(failed(AuthFailure::Unauthorized));
         };
-        let now = crate::api::session::ssr::session_of_request();
-        if now.as_ref().map(super::DrawnFor::of).as_ref() != Some(drawn_for) {
+        // Whom the request's session is for: its user, and the organization the directory
+        // makes them a member of (as the page's session was drawn).
+        let organization = state.directory.current().organization_of(&user.id).map(|o| o.id.clone());
+        let now = organization.map(|organization| super::DrawnFor { email: user.email, organization });
+        if now.as_ref() != Some(drawn_for) {
             tracing::info!("a page drawn for another session asked for a credential; refused");
             return Ok(failed(AuthFailure::Unauthorized));
         }

@@ -142,6 +142,56 @@ fn installation_group(user: &str, installation: &str) -> String {
     format!("watches:installation:{user}:{installation}")
 }
 
+/// One count a stream is held against: the user's, and for a plugin page's stream also its
+/// user's plugin pages', its installation's and its PluginToken's.
+#[derive(Clone, Copy)]
+enum Bound<'a> {
+    User,
+    UserPlugins,
+    Installation(&'a str),
+    Token(&'a str),
+}
+
+impl Bound<'_> {
+    /// The shared store's group that counts it.
+    fn group(self, user: &str) -> String {
+        match self {
+            Bound::User => user_group(user),
+            Bound::UserPlugins => user_plugins_group(user),
+            Bound::Installation(installation) => installation_group(user, installation),
+            Bound::Token(token_id) => token_group(token_id),
+        }
+    }
+
+    fn limit(self) -> usize {
+        match self {
+            Bound::User => WATCHES_PER_USER,
+            Bound::UserPlugins => WATCHES_PER_USER_PLUGINS,
+            Bound::Installation(_) => WATCHES_PER_INSTALLATION,
+            Bound::Token(_) => WATCHES_PER_PLUGIN_TOKEN,
+        }
+    }
+
+    /// What the caller is told when the count is full: written only then, not for every
+    /// stream.
+    fn refusal(self, user: &str) -> String {
+        match self {
+            Bound::User => format!(
+                "too many open streams: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open (the limit); close some first"
+            ),
+            Bound::UserPlugins => format!(
+                "too many open streams: user {user}'s plugin pages have {WATCHES_PER_USER_PLUGINS} open (the limit for all plugins together; the rest is the console's)"
+            ),
+            Bound::Installation(installation) => format!(
+                "too many open streams: user {user}'s pages of {installation} have {WATCHES_PER_INSTALLATION} open (the limit per installation)"
+            ),
+            Bound::Token(_) => format!(
+                "too many open streams: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
+            ),
+        }
+    }
+}
+
 impl WatchLimits {
     /// Counted in `store`, with every replica that uses it.
     pub fn new(store: Arc<dyn SharedStore>) -> Self {
@@ -165,41 +215,16 @@ impl WatchLimits {
             tracing::error!(%error, "watch refused: the watch limits cannot be checked");
             Status::service_unavailable("watch limits cannot be checked right now; try again shortly")
         };
-        let mut groups = vec![(
-            user_group(user),
-            WATCHES_PER_USER,
-            format!(
-                "too many open streams: user {user} has {WATCHES_PER_USER} watches, followed logs and proxied calls open (the limit); close some first"
-            ),
-        )];
+        let mut bounds = vec![Bound::User];
         if let Some(PluginStream { token_id, installation }) = plugin {
-            groups.push((
-                user_plugins_group(user),
-                WATCHES_PER_USER_PLUGINS,
-                format!(
-                    "too many open streams: user {user}'s plugin pages have {WATCHES_PER_USER_PLUGINS} open (the limit for all plugins together; the rest is the console's)"
-                ),
-            ));
-            groups.push((
-                installation_group(user, installation),
-                WATCHES_PER_INSTALLATION,
-                format!(
-                    "too many open streams: user {user}'s pages of {installation} have {WATCHES_PER_INSTALLATION} open (the limit per installation)"
-                ),
-            ));
-            groups.push((
-                token_group(token_id),
-                WATCHES_PER_PLUGIN_TOKEN,
-                format!(
-                    "too many open streams: this plugin page has {WATCHES_PER_PLUGIN_TOKEN} watches, followed logs and proxied calls open (the limit per PluginToken)"
-                ),
-            ));
+            bounds.extend([Bound::UserPlugins, Bound::Installation(installation), Bound::Token(token_id)]);
         }
         let mut leases: Vec<(String, String, usize)> = Vec::new();
-        for (group, limit, refusal) in groups {
+        for bound in bounds {
+            let (group, limit) = (bound.group(user), bound.limit());
             let refused = match self.store.lease(&group, &holder, limit, ttl).await {
                 Ok(true) => None,
-                Ok(false) => Some(too_many(refusal)),
+                Ok(false) => Some(too_many(bound.refusal(user))),
                 Err(error) => Some(unavailable(error)),
             };
             if let Some(status) = refused {
