@@ -304,16 +304,9 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
             ApiError::bad_request(format!("the body of the request could not be decoded as JSON: {e}"))
         })?,
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
-            if bounded_value::yaml_nests_too_deep(body) {
-                return Err(ApiError::bad_request(format!(
-                    "the body of the request could not be decoded as YAML: collections nest deeper than {} levels",
-                    bounded_value::MAX_YAML_NESTING
-                )));
-            }
-            // Bounded: a YAML alias repeats what it names (see bounded_value).
-            let document = serde_yaml::Deserializer::from_slice(body);
-            let budget = bounded_value::budget_for(body.len());
-            bounded_value::value_within(document, budget, RepeatedKeys::LastWins).map_err(|e| {
+            // Bounded: a YAML alias repeats what it names (see bounded_value). One document, as
+            // the API server takes one object.
+            bounded_value::yaml_document(body, RepeatedKeys::LastWins).map_err(|e| {
                 ApiError::bad_request(format!("the body of the request could not be decoded as YAML: {e}"))
             })?
         }

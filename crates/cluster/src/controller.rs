@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fundament_kube_core::bounded_value::{self, RepeatedKeys};
 use fundament_plugin_types::folder_objects::MAX_FOLDER_YAML;
 use fundament_plugin_types::install::{self, PinnedDefinition};
 use fundament_plugin_types::{PluginInstallation, RbacRule};
@@ -56,7 +57,9 @@ pub fn read_definition(dir: &Path) -> Result<PluginDefinition, DefinitionError> 
     let bytes = fundament_bounded_file::read(&path, MAX_FOLDER_YAML)
         .map_err(|e| DefinitionError::Io { path: path.clone(), source: e.into_io() })?;
     let invalid = |detail: String| DefinitionError::Invalid { path: path.clone(), detail };
-    let doc: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
+    // The author's file: bounded in nesting and in what its aliases repeat (bounded_value).
+    let doc =
+        bounded_value::yaml_document(&bytes, RepeatedKeys::LastWins).map_err(|e| invalid(e.to_string()))?;
     let PinnedDefinition { name, version, hash, rules, crds } =
         PinnedDefinition::from_manifest(&bytes, &doc).map_err(|e| invalid(e.to_string()))?;
     Ok(PluginDefinition { name, version, hash, rules, crds, dir: dir.to_path_buf(), development: false })

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::authn::User;
 use crate::cluster::{Cluster, WriteOptions};
-use crate::controller::{self, DefinitionError};
+use crate::controller::PluginDefinition;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
@@ -32,8 +32,6 @@ pub enum FixtureError {
     /// A document a plugin folder may not hold: nothing of the folder is created.
     #[error("{path}: document {index} ({kind} {name}): {refusal}: the plugin is not installed")]
     NotAllowed { path: PathBuf, index: usize, kind: String, name: String, refusal: Box<Refusal> },
-    #[error(transparent)]
-    Definition(#[from] DefinitionError),
 }
 
 /// The YAML files of `dir`, in name order; a missing directory has none.
@@ -69,23 +67,17 @@ pub fn documents_in(path: &Path, text: &str) -> Result<Vec<Value>, FixtureError>
 /// The documents of YAML `text`, each with its index in the text (empty
 /// documents are skipped but counted, so the index is the one an editor shows).
 fn indexed_documents(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, FixtureError> {
-    let mut docs = Vec::new();
     // Plugin folders' fixtures come from their authors: bounded in nesting and in values (an
     // alias repeats what it names), all documents of the text sharing one budget.
-    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
-        let detail = format!("collections nest deeper than {} levels", bounded_value::MAX_YAML_NESTING);
-        return Err(FixtureError::Yaml { path: path.to_path_buf(), index: 0, detail });
-    }
-    let mut left = bounded_value::budget_for(text.len());
-    for (index, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = bounded_value::value_within(doc, left, RepeatedKeys::LastWins)
-            .map_err(|e| FixtureError::Yaml { path: path.to_path_buf(), index, detail: e.to_string() })?;
-        left = left.saturating_sub(bounded_value::values_in(&value));
-        if !value.is_null() {
-            docs.push((index, value));
-        }
-    }
-    Ok(docs)
+    bounded_value::yaml_documents(text, RepeatedKeys::LastWins)
+        .map(|doc| {
+            doc.map_err(|e| FixtureError::Yaml {
+                path: path.to_path_buf(),
+                index: e.index(),
+                detail: e.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The documents of the file `path`, each with its index in the file.
@@ -134,11 +126,12 @@ fn create(cluster: &Cluster, path: &Path, index: usize, doc: Value) -> Result<()
     Ok(())
 }
 
-/// Loads the cluster fixtures and every plugin folder's CRDs and objects.
+/// Loads the cluster fixtures and the CRDs and objects of every plugin folder, each given by
+/// its definition as read at start-up (its folder and `spec.crds`).
 pub fn load_all(
     cluster: &Cluster,
     fixtures_dir: &Path,
-    plugin_dirs: &[PathBuf],
+    plugins: &[PluginDefinition],
 ) -> Result<usize, FixtureError> {
     let mut files = yaml_files(&fixtures_dir.join("crds"))?;
     files.extend(yaml_files(fixtures_dir)?);
@@ -146,17 +139,18 @@ pub fn load_all(
     for f in &files {
         count += load_file(cluster, f)?;
     }
-    for dir in plugin_dirs {
-        count += load_plugin_objects(cluster, dir)?;
+    for definition in plugins {
+        count += load_plugin_objects(cluster, definition)?;
     }
     Ok(count)
 }
 
 /// A plugin folder's `crds/`, `admission/`, then `fixtures/`, once the folder
 /// as a whole passes [`folder_objects::first_refused`] (with its definition's
-/// `spec.crds`): a document it may not hold refuses all of it.
-pub fn load_plugin_objects(cluster: &Cluster, dir: &Path) -> Result<usize, FixtureError> {
-    let definition = controller::read_definition(dir)?;
+/// `spec.crds`): a document it may not hold refuses all of it. The definition is the one the
+/// controller installs, not read again: the folder is judged by the `spec.crds` it serves.
+pub fn load_plugin_objects(cluster: &Cluster, definition: &PluginDefinition) -> Result<usize, FixtureError> {
+    let dir = &definition.dir;
     let mut docs: Vec<(Part, PathBuf, usize, Value)> = Vec::new();
     for part in Part::ALL {
         for f in yaml_files(&dir.join(part.dir()))? {

@@ -193,9 +193,8 @@ pub fn build(config: &ClusterConfig) -> Result<(Arc<Cluster>, Definitions), Star
         None => false,
     };
     if !restored {
-        let all_dirs: Vec<PathBuf> =
-            config.plugin_dirs.iter().chain(&config.development_plugin_dirs).cloned().collect();
-        let count = fixtures::load_all(&cluster, &config.fixtures_dir, &all_dirs)?;
+        // The definitions read above, in the same order as their folders (plain, then development).
+        let count = fixtures::load_all(&cluster, &config.fixtures_dir, &definitions.0)?;
         for def in definitions.0.iter() {
             controller::install(&cluster, &config.organization, def)
                 .map_err(|e| StartError::Install { plugin: def.name.clone(), detail: e.message })?;

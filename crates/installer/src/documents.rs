@@ -1,9 +1,9 @@
 //! The YAML of `fixtures/cluster` and of plugin folders, read as objects.
 //!
-//! The file walk and the document split are the embedded cluster's
-//! (`fundament_cluster::fixtures::{yaml_files, documents}`), repeated here
-//! because the installer must not pull the embedded cluster into a binary
-//! that talks to real clusters; the definition is pinned with the same
+//! The file walk is the embedded cluster's (`fundament_cluster::fixtures::yaml_files`),
+//! repeated here because the installer must not pull the embedded cluster into a binary
+//! that talks to real clusters; the document split is the one both share
+//! ([`bounded_value::yaml_documents`]), and the definition is pinned with the same
 //! [`PinnedDefinition`] the embedded cluster's controller uses.
 
 use std::path::{Path, PathBuf};
@@ -53,21 +53,15 @@ pub(crate) fn documents(path: &Path) -> Result<Vec<Document>, InstallError> {
         .map_err(|e| InstallError::Io { path: path.to_path_buf(), source: e.into_io() })?;
     let mut docs = Vec::new();
     // A plugin folder's file comes from its author: bounded in nesting and in values (an alias
-    // repeats what it names), all documents of the file sharing one budget.
-    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
-        let detail =
-            format!("not YAML: collections nest deeper than {} levels", bounded_value::MAX_YAML_NESTING);
-        return Err(InstallError::Document { path: path.to_path_buf(), index: 0, detail });
-    }
-    let mut left = bounded_value::budget_for(text.len());
-    for (index, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+    // repeats what it names), all documents of the file sharing one budget. Judged one at a
+    // time: a bad object is reported before a later document that is not YAML.
+    for doc in bounded_value::yaml_documents(&text, RepeatedKeys::LastWins) {
+        let (index, value) = doc.map_err(|e| InstallError::Document {
+            path: path.to_path_buf(),
+            index: e.index(),
+            detail: format!("not YAML: {e}"),
+        })?;
         let fail = |detail: String| InstallError::Document { path: path.to_path_buf(), index, detail };
-        let value = bounded_value::value_within(doc, left, RepeatedKeys::LastWins)
-            .map_err(|e| fail(format!("not YAML: {e}")))?;
-        left = left.saturating_sub(bounded_value::values_in(&value));
-        if value.is_null() {
-            continue;
-        }
         let object: DynamicObject =
             serde_json::from_value(value).map_err(|e| fail(format!("not a Kubernetes object: {e}")))?;
         let typed = object.types.as_ref().is_some_and(|t| !t.api_version.is_empty() && !t.kind.is_empty());
@@ -141,7 +135,9 @@ pub(crate) fn read_definition(dir: &Path) -> Result<(PathBuf, PinnedDefinition),
     let bytes = fundament_bounded_file::read(&path, MAX_FOLDER_YAML)
         .map_err(|e| InstallError::Io { path: path.clone(), source: e.into_io() })?;
     let invalid = |detail: String| InstallError::Definition { path: path.clone(), detail };
-    let document: Value = serde_yaml::from_slice(&bytes).map_err(|e| invalid(format!("not YAML: {e}")))?;
+    // The author's file: bounded in nesting and in what its aliases repeat (bounded_value).
+    let document = bounded_value::yaml_document(&bytes, RepeatedKeys::LastWins)
+        .map_err(|e| invalid(format!("not YAML: {e}")))?;
     let pinned = PinnedDefinition::from_manifest(&bytes, &document).map_err(|e| invalid(e.to_string()))?;
     Ok((path, pinned))
 }
@@ -298,5 +294,14 @@ mod tests {
         write(dir.path(), "definition.yaml", "metadata: {name: demo}\n");
         let err = read_definition(dir.path()).unwrap_err().to_string();
         assert!(err.ends_with("definition.yaml: metadata.version is missing"), "{err}");
+        // An alias bomb: 9 levels of 10 aliases each are a billion values, from 300 bytes.
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..10 {
+            let previous = format!("*a{}", level - 1);
+            bomb.push_str(&format!("a{level}: &a{level} [{}]\n", vec![previous; 10].join(", ")));
+        }
+        write(dir.path(), "definition.yaml", &bomb);
+        let err = read_definition(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("not YAML") && err.contains("aliases repeat"), "{err}");
     }
 }

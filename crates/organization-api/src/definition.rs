@@ -93,13 +93,11 @@ pub(crate) fn parse_document(bytes: &[u8]) -> Result<(String, Value), String> {
 
 /// Bounded in nesting and in values: an alias repeats what it names, and 2 MB of them would
 /// expand to billions of values (`fundament_kube_core::bounded_value`).
+///
+/// One document: a definition with a second `---` document is refused, not half read. A key
+/// written twice is refused too (a second `spec:` is never silently dropped).
 pub(crate) fn parse_yaml(text: &str) -> Result<Value, String> {
-    if bounded_value::yaml_nests_too_deep(text.as_bytes()) {
-        let max = bounded_value::MAX_YAML_NESTING;
-        return Err(format!("invalid YAML: collections nest deeper than {max} levels"));
-    }
-    let document = serde_yaml::Deserializer::from_str(text);
-    bounded_value::value_within(document, bounded_value::budget_for(text.len()), RepeatedKeys::Refuse)
+    bounded_value::yaml_document(text.as_bytes(), RepeatedKeys::Refuse)
         .map_err(|e| format!("invalid YAML: {e}"))
 }
 
