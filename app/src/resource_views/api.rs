@@ -965,7 +965,7 @@ pub struct FormSetup {
     /// change by someone else since is refused, never overwritten.
     pub resource_version: String,
     /// Why the form cannot show this object, or a create form's defaults (it would draw more
-    /// inputs than a form takes, `schema_form::MAX_INPUTS`): it opens in the YAML tab, and the
+    /// inputs or text than a form takes, `schema_form::MAX_INPUTS` and `MAX_FORM_TEXT`): it opens in the YAML tab, and the
     /// form's tab says so instead of offering an empty form.
     pub form_unavailable: Option<String>,
 }

@@ -48,15 +48,52 @@ pub const MAX_FIELDS: usize = 500;
 /// dozen items fits; each input is a few hundred bytes of HTML and its help text.
 pub const MAX_INPUTS: usize = 5_000;
 
-/// A form that would draw more than [`MAX_INPUTS`] inputs: the object is for the YAML tab.
+/// At most this many bytes of text in one form, counted as the form draws them: for each input
+/// its path (written [`PATH_COPIES`] times: id, name, `data-path`, the label's `for`), label,
+/// help text, placeholder (the schema's `default`), choices (each written twice, as value and
+/// text) and value. The input count alone does not bound the page: a CRD's 1 MB string
+/// `default` or property name, or 256 choices of 256 bytes, is drawn again in each of
+/// [`MAX_INPUTS`] inputs (gigabytes). A real form, even of 5,000 inputs with the longest help
+/// text ([`MAX_DESCRIPTION`]), stays well under it; the generated table's cells have the same
+/// bound.
+pub const MAX_FORM_TEXT: usize = 16 * 1024 * 1024;
+
+/// How often a scalar input's path is written in the form's HTML.
+const PATH_COPIES: usize = 4;
+
+/// A form that would draw more than [`MAX_INPUTS`] inputs or [`MAX_FORM_TEXT`] bytes of text:
+/// the object is for the YAML tab.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "This object has more items than a form takes ({MAX_INPUTS} inputs in all): edit it in the YAML tab."
-)]
+#[error("{}", limit.message())]
 pub struct TooManyInputs {
     /// Where the count passed the limit: the innermost array or map around the input that
     /// passed it, or a top-level field (`spec`) when no array or map is around it.
     pub path: String,
+    /// Which limit it passed.
+    pub limit: FormLimit,
+}
+
+/// The limits of a form's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormLimit {
+    /// [`MAX_INPUTS`].
+    Inputs,
+    /// [`MAX_FORM_TEXT`].
+    Text,
+}
+
+impl FormLimit {
+    fn message(self) -> String {
+        match self {
+            FormLimit::Inputs => format!(
+                "This object has more items than a form takes ({MAX_INPUTS} inputs in all): edit it in the YAML tab."
+            ),
+            FormLimit::Text => format!(
+                "This object's form would hold more text than a form takes ({} MiB, counting what its schema repeats in every item): edit it in the YAML tab.",
+                MAX_FORM_TEXT >> 20
+            ),
+        }
+    }
 }
 /// How much of a schema's description a field shows (its help, with every item).
 pub const MAX_DESCRIPTION: usize = 1_000;
@@ -706,7 +743,7 @@ impl FormValues {
                     values.fill(field, &field.path, &field.path, value, Absent::Empty, &mut budget)
                 }
                 None => {
-                    budget.pay(1, &field.path);
+                    budget.pay_field(field, &field.path, &field.path);
                 }
             }
         }
@@ -771,7 +808,7 @@ impl FormValues {
     /// innermost array or map around it (where a refusal is shown). False once the budget is
     /// spent.
     fn count_inputs(&self, field: &Field, path: &str, list: &str, budget: &mut InputBudget) -> bool {
-        if !budget.pay(1, list) {
+        if !(budget.pay_field(field, path, list) && budget.pay_text(self.get(path).len(), list)) {
             return false;
         }
         match &field.kind {
@@ -784,6 +821,7 @@ impl FormValues {
             }),
             Kind::Map(value) => (0..self.len(path)).all(|index| {
                 budget.pay(ENTRY_INPUTS, path)
+                    && budget.pay_text(key_text(path, index, self.get(&entry_key_path(path, index))), path)
                     && self.count_inputs(value, &entry_value_path(path, index), path, budget)
             }),
             _ => true,
@@ -869,7 +907,7 @@ impl FormValues {
             self.fill(field, path, list, default, Absent::Defaults, budget);
             return;
         }
-        if !budget.pay(1, list) {
+        if !budget.pay_field(field, path, list) {
             return;
         }
         match &field.kind {
@@ -908,7 +946,7 @@ impl FormValues {
         absent: Absent,
         budget: &mut InputBudget,
     ) {
-        if !budget.pay(1, list) {
+        if !budget.pay_field(field, path, list) {
             return;
         }
         match (&field.kind, value) {
@@ -921,7 +959,7 @@ impl FormValues {
                         (Some(value), _) => self.fill(child, &at, list, value, absent, budget),
                         (None, Absent::Defaults) => self.fill_default(child, &at, list, budget),
                         (None, Absent::Empty) => {
-                            budget.pay(1, list);
+                            budget.pay_field(child, &at, list);
                         }
                     }
                 }
@@ -942,7 +980,8 @@ impl FormValues {
                 self.present.insert(path.to_string());
                 let mut count = 0;
                 for (key, value) in entries {
-                    if !budget.pay(ENTRY_INPUTS, path) {
+                    if !(budget.pay(ENTRY_INPUTS, path) && budget.pay_text(key_text(path, count, key), path))
+                    {
                         break;
                     }
                     self.set(entry_key_path(path, count), key.clone());
@@ -952,11 +991,16 @@ impl FormValues {
                 self.lengths.insert(path.to_string(), count);
             }
             (Kind::Object(_) | Kind::Array(_) | Kind::Map(_), _) => {}
-            (Kind::Raw, value) => {
-                self.set(path, serde_json::to_string_pretty(value).unwrap_or_default());
+            (kind, value) => {
+                let text = match (kind, value) {
+                    (Kind::Raw, value) => serde_json::to_string_pretty(value).unwrap_or_default(),
+                    (_, Value::String(text)) => text.clone(),
+                    (_, value) => value.to_string(),
+                };
+                if budget.pay_text(text.len(), list) {
+                    self.set(path, text);
+                }
             }
-            (_, Value::String(text)) => self.set(path, text.clone()),
-            (_, value) => self.set(path, value.to_string()),
         }
     }
 }
@@ -977,32 +1021,53 @@ const ITEM_INPUTS: usize = 1;
 /// button, and the key input.
 const ENTRY_INPUTS: usize = 2;
 
-/// The inputs a form may still draw, of [`MAX_INPUTS`], paid for as a fill or a count walks
-/// the form.
+/// The inputs and the text a form may still draw, of [`MAX_INPUTS`] and [`MAX_FORM_TEXT`],
+/// paid for as a fill or a count walks the form: both walks pay the same for the same input.
 struct InputBudget {
     left: usize,
-    /// Where the budget ran out, once it has.
-    passed_at: Option<String>,
+    text_left: usize,
+    /// Where the budget ran out, and which of it, once it has.
+    passed: Option<(String, FormLimit)>,
 }
 
 impl InputBudget {
     fn new() -> Self {
-        InputBudget { left: MAX_INPUTS, passed_at: None }
+        InputBudget { left: MAX_INPUTS, text_left: MAX_FORM_TEXT, passed: None }
     }
 
     /// Pays for `inputs` drawn in the array or map at `list`; false once the budget is spent,
     /// and from then on.
     fn pay(&mut self, inputs: usize, list: &str) -> bool {
-        if self.passed_at.is_some() {
+        self.take(inputs, FormLimit::Inputs, list)
+    }
+
+    /// Pays for `bytes` of text drawn in the array or map at `list`; false once the budget is
+    /// spent, and from then on.
+    fn pay_text(&mut self, bytes: usize, list: &str) -> bool {
+        self.take(bytes, FormLimit::Text, list)
+    }
+
+    /// Pays for drawing `field` at `path` (one input, and the text it repeats in every place
+    /// it is drawn: [`drawn_text`]), its value not counted.
+    fn pay_field(&mut self, field: &Field, path: &str, list: &str) -> bool {
+        self.pay(1, list) && self.pay_text(drawn_text(field, path), list)
+    }
+
+    fn take(&mut self, amount: usize, limit: FormLimit, list: &str) -> bool {
+        if self.passed.is_some() {
             return false;
         }
-        match self.left.checked_sub(inputs) {
-            Some(left) => {
-                self.left = left;
+        let left = match limit {
+            FormLimit::Inputs => &mut self.left,
+            FormLimit::Text => &mut self.text_left,
+        };
+        match left.checked_sub(amount) {
+            Some(rest) => {
+                *left = rest;
                 true
             }
             None => {
-                self.passed_at = Some(list.to_string());
+                self.passed = Some((list.to_string(), limit));
                 false
             }
         }
@@ -1010,11 +1075,39 @@ impl InputBudget {
 
     /// Whether everything paid for fitted.
     fn spent(self) -> Result<(), TooManyInputs> {
-        match self.passed_at {
-            Some(path) => Err(TooManyInputs { path }),
+        match self.passed {
+            Some((path, limit)) => Err(TooManyInputs { path, limit }),
             None => Ok(()),
         }
     }
+}
+
+/// The bytes of text the form draws for the key input of entry `index` of the map at `path`.
+fn key_text(path: &str, index: usize, key: &str) -> usize {
+    PATH_COPIES * entry_key_path(path, index).len() + key.len()
+}
+
+/// The bytes of text the form draws for `field` at `path` besides its value: the path
+/// ([`PATH_COPIES`] times), label, help text, choices (value and text) and the placeholder
+/// its `default` gives. As `form.rs` draws it; a group (object, array, map) draws fewer copies,
+/// and is counted as an input all the same.
+fn drawn_text(field: &Field, path: &str) -> usize {
+    let choices = match &field.kind {
+        Kind::Enum(options) => 2 * options.iter().map(String::len).sum::<usize>(),
+        _ => 0,
+    };
+    let placeholder = match &field.default {
+        None => 0,
+        Some(Value::String(text)) => text.len(),
+        // Bounded by the CRD's own size; paid each time it is drawn, so the budget stops
+        // the repetition.
+        Some(other) => other.to_string().len(),
+    };
+    PATH_COPIES * path.len()
+        + field.label.len()
+        + field.description.as_ref().map_or(0, String::len)
+        + choices
+        + placeholder
 }
 
 /// `metadata.name` → `/metadata/name` (top-level fields only, which are plain).

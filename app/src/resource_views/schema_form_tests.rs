@@ -1686,7 +1686,77 @@ fn an_object_past_the_input_limit_is_refused_at_once() {
     };
     let fits = (super::MAX_INPUTS - 4) / 2;
     assert_eq!(posted(fits).check_inputs(&spec), Ok(()));
-    assert_eq!(posted(fits + 1).check_inputs(&spec), Err(TooManyInputs { path: "spec.tags".into() }));
+    assert_eq!(
+        posted(fits + 1).check_inputs(&spec),
+        Err(TooManyInputs { path: "spec.tags".into(), limit: super::FormLimit::Inputs })
+    );
+}
+
+/// Text a CRD repeats in every item is counted as drawn, not once: a 1 MB `default`, 256
+/// choices of 256 bytes, or a long property name in each of a few hundred items would be
+/// gigabytes of page within the input limit.
+#[test]
+fn text_repeated_in_every_item_is_bounded() {
+    let items_of = |item: Value| json!({"type": "array", "minItems": 200, "items": {"type": "object", "properties": {"x": item}}});
+    let refused_for_text = |item: Value| {
+        let schema = kind_schema(&["spec"], object(&["list"], json!({"list": items_of(item)})), None);
+        let spec = form_for(&schema, true);
+        let started = std::time::Instant::now();
+        let refused = FormValues::defaults(&spec).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        assert_eq!(refused.limit, super::FormLimit::Text, "{refused:?}");
+        assert_eq!(refused.path, "spec.list");
+        assert!(refused.to_string().contains("edit it in the YAML tab"), "{refused}");
+    };
+    // A long default is the placeholder of every item's input.
+    refused_for_text(json!({"type": "string", "default": "d".repeat(1_000_000)}));
+    // The longest choice list a form keeps, in every item: 200 × 256 × 256 × 2 bytes.
+    let choices: Vec<String> = (0..super::MAX_CHOICES).map(|i| format!("{i:0>256}")).collect();
+    refused_for_text(json!({"type": "string", "enum": choices}));
+
+    // An edited object's values count too: 100 items of 200 KB each are refused, 10 are not.
+    let schema = kind_schema(
+        &["spec"],
+        object(&[], json!({"list": {"type": "array", "items": {"type": "string"}}})),
+        None,
+    );
+    let spec = form_for(&schema, true);
+    let with =
+        |n: usize| json!({"metadata": {"name": "big"}, "spec": {"list": vec!["v".repeat(200_000); n]}});
+    let refused = FormValues::from_object(&spec, &with(100)).unwrap_err();
+    assert_eq!((refused.path.as_str(), refused.limit), ("spec.list", super::FormLimit::Text));
+    assert_eq!(FormValues::from_object(&spec, &with(10)).unwrap().len("spec.list"), 10);
+    // And so do values the browser sent.
+    let mut posted = FormValues::from_object(&spec, &with(10)).unwrap();
+    assert_eq!(posted.check_inputs(&spec), Ok(()));
+    for i in 0..10 {
+        posted.set(format!("spec.list[{i}]"), "v".repeat(2_000_000));
+    }
+    assert_eq!(posted.check_inputs(&spec).unwrap_err().limit, super::FormLimit::Text);
+}
+
+/// A real form at the input limit, every field with the longest help text a form shows, is not
+/// refused for its text.
+#[test]
+fn a_form_of_long_help_texts_fits_the_text_limit() {
+    let described = json!({"type": "string", "description": "h".repeat(super::MAX_DESCRIPTION)});
+    let properties: serde_json::Map<String, Value> =
+        (0..20).map(|i| (format!("field{i}"), described.clone())).collect();
+    let schema = kind_schema(
+        &["spec"],
+        object(
+            &[],
+            json!({"list": {"type": "array", "description": "h".repeat(super::MAX_DESCRIPTION), "items": {"type": "object", "description": "h".repeat(super::MAX_DESCRIPTION), "properties": properties}}}),
+        ),
+        None,
+    );
+    let spec = form_for(&schema, true);
+    // Each item draws 22 inputs (its box, its object, 20 fields) and about 21 KB of help text:
+    // 200 items (4.2 MB) fit both limits; 240 pass the input limit before the text limit.
+    let with = |n: usize| json!({"metadata": {"name": "long"}, "spec": {"list": vec![json!({"field0": "value"}); n]}});
+    let values = FormValues::from_object(&spec, &with(200)).unwrap();
+    assert_eq!(values.len("spec.list"), 200);
+    assert_eq!(FormValues::from_object(&spec, &with(240)).unwrap_err().limit, super::FormLimit::Inputs);
 }
 
 /// An object with more entries than a form takes is not turned into inputs (the edit form opens
