@@ -90,7 +90,7 @@ pub fn console_state(
 ) -> Result<ConsoleState, crate::services::ServiceError> {
     let urls = &settings.urls;
     Ok(ConsoleState {
-        sessions,
+        sessions: Arc::clone(&sessions),
         mock: dev_sign_in,
         oidc_provider: settings.oidc.as_ref().map(|o| o.provider_name.clone()),
         console_origin: origin_of(&urls.console),
@@ -101,6 +101,7 @@ pub fn console_state(
             urls.kube_api_proxy_internal.as_str(),
             urls.organization_api.as_str(),
             urls.authn.as_str(),
+            sessions,
         )),
         endpoints: app::api::session::Endpoints {
             kube_api_proxy: urls.kube_api_proxy.as_str().trim_end_matches('/').to_owned(),
@@ -265,6 +266,7 @@ mod tests {
             "http://127.0.0.1:9",
             "http://127.0.0.1:9",
             "http://127.0.0.1:9",
+            Arc::clone(&sessions),
         ));
         get_with(sessions, backend, path).await
     }
@@ -317,6 +319,7 @@ mod tests {
             "http://127.0.0.1:9",
             "http://127.0.0.1:9",
             "http://127.0.0.1:9",
+            Arc::clone(&sessions),
         ));
         let (status, text) = get_with(Arc::clone(&sessions), Arc::clone(&backend), "/readyz?verbose").await;
         assert_eq!(status, 200);

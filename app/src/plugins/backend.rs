@@ -3,6 +3,7 @@
 //! organization-api for definitions, authn for PluginTokens.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -122,6 +123,9 @@ pub struct Backend {
     cache: super::cache::KubeCache,
     /// Calls to kube-api-proxy at once, per user and in all (see [`super::call_limits`]).
     calls: super::call_limits::CallLimits,
+    /// Reads whose a session token is, so that a call counts against its user, however many
+    /// sessions they hold, and a token that is not a live session takes no turn at all.
+    sessions: Arc<dyn crate::state::SessionAuthority>,
     /// What the console's own calls found of each service, for its `/readyz?verbose`.
     health: [(&'static str, fundament_health::DependencyHealth); 3],
 }
@@ -137,7 +141,12 @@ impl std::fmt::Debug for Backend {
 }
 
 impl Backend {
-    pub fn new(kube_api_proxy: &str, organization_api: &str, authn: &str) -> Self {
+    pub fn new(
+        kube_api_proxy: &str,
+        organization_api: &str,
+        authn: &str,
+        sessions: Arc<dyn crate::state::SessionAuthority>,
+    ) -> Self {
         let base = |u: &str| u.trim_end_matches('/').to_owned();
         Self {
             kube_api_proxy: base(kube_api_proxy),
@@ -147,6 +156,7 @@ impl Backend {
             definitions: Mutex::new(HashMap::new()),
             cache: super::cache::KubeCache::default(),
             calls: super::call_limits::CallLimits::default(),
+            sessions,
             health: SERVICES.map(|name| (name, fundament_health::DependencyHealth::new())),
         }
     }
@@ -327,11 +337,7 @@ impl Backend {
         body: Option<Value>,
     ) -> Result<(u16, Value), BackendError> {
         let url = format!("{}/clusters/{cluster_id}{path}", self.kube_api_proxy);
-        let _turn = self
-            .calls
-            .turn(user_token)
-            .await
-            .map_err(|_| BackendError::Busy { service: "kube-api-proxy" })?;
+        let _turn = self.turn(user_token).await?;
         self.call_with("kube-api-proxy", method, url, Some(user_token), body).await
     }
 
@@ -376,12 +382,31 @@ impl Backend {
         const SERVICE: &str = "kube-api-proxy";
         let url =
             format!("{}/audit/v1/clusters/{cluster_id}/calls?{}", self.kube_api_proxy, filter.to_query());
-        let _turn = self.calls.turn(user_token).await.map_err(|_| BackendError::Busy { service: SERVICE })?;
+        let _turn = self.turn(user_token).await?;
         match self.call_with(SERVICE, http::Method::GET, url, Some(user_token), None).await? {
             (200, value) => serde_json::from_value(value)
                 .map_err(|e| BackendError::Decode { service: SERVICE, detail: e.to_string() }),
             (status, body) => Err(Self::status_error(SERVICE, status, &body)),
         }
+    }
+
+    /// A turn among the calls to kube-api-proxy of the user whose session `user_token` is
+    /// ([`super::call_limits`]): counted by user, not by session, since signing in again gives
+    /// the same user another session (eight sessions of one user would otherwise hold every
+    /// turn of the console). A token that is not a live session is refused as kube-api-proxy
+    /// would refuse it, and nothing is sent.
+    async fn turn(&self, user_token: &str) -> Result<super::call_limits::CallTurn, BackendError> {
+        const SERVICE: &str = "kube-api-proxy";
+        let Some(user) = self.sessions.verify(user_token) else {
+            return Err(BackendError::Status {
+                service: SERVICE,
+                status: 401,
+                code: "Unauthorized".to_owned(),
+                message: "the session is not valid".to_owned(),
+                retry_after: None,
+            });
+        };
+        self.calls.turn(&user.id).await.map_err(|_| BackendError::Busy { service: SERVICE })
     }
 
     /// The `Status` error of a kube-api-proxy answer, for the caller's log.
@@ -567,6 +592,40 @@ mod tests {
     use super::*;
     use crate::plugins::cache::CRD_TTL;
 
+    /// Sessions whose token names its user: `token-of-<user>`, or `token-of-<user>#<n>` for
+    /// a user's n-th session. Any other token is no session.
+    #[derive(Debug)]
+    struct TokensOfUsers;
+
+    impl crate::state::SessionAuthority for TokensOfUsers {
+        fn dev_sign_in<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> std::pin::Pin<
+            Box<
+                dyn Future<Output = Result<crate::state::IssuedSession, crate::state::SignInError>>
+                    + Send
+                    + 'a,
+            >,
+        > {
+            Box::pin(async { Err(crate::state::SignInError::Failed) })
+        }
+        fn verify(&self, token: &str) -> Option<crate::state::SessionUser> {
+            let user = token.strip_prefix("token-of-")?.split('#').next()?;
+            Some(crate::state::SessionUser { id: user.to_owned(), email: String::new(), name: String::new() })
+        }
+        fn sign_out<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> std::pin::Pin<Box<dyn Future<Output = crate::state::SignOutOutcome> + Send + 'a>> {
+            Box::pin(async { crate::state::SignOutOutcome::Ended })
+        }
+    }
+
+    fn users() -> Arc<dyn crate::state::SessionAuthority> {
+        Arc::new(TokensOfUsers)
+    }
+
     const CLUSTER: &str = "019b4000-2000-7000-8000-000000000001";
     const PATH: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/demoitems.demo.fundament.io";
 
@@ -592,7 +651,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        (Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9"), gateway)
+        (Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9", users()), gateway)
     }
 
     async fn crd(backend: &Backend, user: &str, not_older_than: Option<&str>) -> Value {
@@ -634,11 +693,16 @@ mod tests {
     async fn errors_are_not_kept_and_answers_expire() {
         let (backend, gateway) = serve().await;
         for _ in 0..3 {
-            backend.kube_get_cached("alice", "t", CLUSTER, PATH, Duration::ZERO, None).await.unwrap();
+            backend
+                .kube_get_cached("alice", "token-of-alice", CLUSTER, PATH, Duration::ZERO, None)
+                .await
+                .unwrap();
         }
         assert_eq!(gateway.requests.load(Ordering::SeqCst), 3, "a zero lifetime keeps nothing");
-        let offline = Backend::new("http://127.0.0.1:9", "http://127.0.0.1:9", "http://127.0.0.1:9");
-        assert!(offline.kube_get_cached("alice", "t", CLUSTER, PATH, CRD_TTL, None).await.is_err());
+        let offline = Backend::new("http://127.0.0.1:9", "http://127.0.0.1:9", "http://127.0.0.1:9", users());
+        assert!(
+            offline.kube_get_cached("alice", "token-of-alice", CLUSTER, PATH, CRD_TTL, None).await.is_err()
+        );
         assert!(offline.cache.is_empty(), "a failed call leaves nothing behind");
     }
 
@@ -650,16 +714,20 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9");
-        let error = backend.kube_get_cached("alice", "t", CLUSTER, PATH, CRD_TTL, None).await.unwrap_err();
+        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9", users());
+        let error = backend
+            .kube_get_cached("alice", "token-of-alice", CLUSTER, PATH, CRD_TTL, None)
+            .await
+            .unwrap_err();
         assert!(matches!(error, BackendError::TooLarge { service: "kube-api-proxy" }), "{error}");
         assert_eq!(error.passing(), None, "not retried as a passing failure");
         let (_, health) = backend.dependencies().find(|(name, _)| *name == "kube-api-proxy").unwrap();
         assert_eq!(health.observed(), fundament_health::Observed::Ok, "kube-api-proxy answered: not failing");
     }
 
-    /// One user firing many calls at once, audit reads among them, gets PER_USER of them to
-    /// kube-api-proxy at a time; the rest wait their turn (and another user is not held up).
+    /// One user firing many calls at once, audit reads among them, from eight sessions, gets
+    /// PER_USER of them to kube-api-proxy at a time; the rest wait their turn (and another user
+    /// is not held up). A token that is no session takes no turn and is not sent.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_users_calls_at_once_are_bounded() {
         use std::sync::atomic::AtomicUsize;
@@ -681,16 +749,17 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let backend = Arc::new(Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9"));
+        let backend = Arc::new(Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9", users()));
         let filter = fundament_plugin_types::audit::AuditFilter::default();
         let calls: Vec<_> = (0..40)
             .map(|i| {
                 let (backend, filter) = (Arc::clone(&backend), filter.clone());
                 tokio::spawn(async move {
+                    let token = format!("token-of-mallory#{}", i % 8);
                     if i % 2 == 0 {
-                        backend.kube_get("token-of-mallory", CLUSTER, PATH).await.map(drop)
+                        backend.kube_get(&token, CLUSTER, PATH).await.map(drop)
                     } else {
-                        backend.audit("token-of-mallory", CLUSTER, &filter).await.map(drop)
+                        backend.audit(&token, CLUSTER, &filter).await.map(drop)
                     }
                 })
             })
@@ -707,6 +776,8 @@ mod tests {
             most <= super::super::call_limits::PER_USER + 1,
             "at most one user's bound, plus alice: {most}"
         );
+        let refused = backend.kube_get("forged", CLUSTER, PATH).await.unwrap_err();
+        assert!(matches!(refused, BackendError::Status { status: 401, .. }), "{refused}");
     }
 
     /// A list with one object nested deeper than serde_json reads is "too deep", with the
@@ -724,8 +795,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9");
-        let error = backend.kube_get("t", CLUSTER, PATH).await.unwrap_err();
+        let backend = Backend::new(&url, "http://127.0.0.1:9", "http://127.0.0.1:9", users());
+        let error = backend.kube_get("token-of-alice", CLUSTER, PATH).await.unwrap_err();
         let BackendError::TooDeep { shown: Some(shown), .. } = error else { panic!("{error}") };
         let names: Vec<&str> = shown["items"]
             .as_array()

@@ -27,7 +27,7 @@ const USERS_TRACKED: usize = 10_000;
 pub struct CallLimits {
     all: Arc<Semaphore>,
     users: Mutex<HashMap<u64, Arc<Semaphore>>>,
-    /// Keys users by a hash of their token: the map holds no token.
+    /// Keys users by a hash of their id (a user's sessions share their turns).
     hasher: RandomState,
     per_user: usize,
     wait: Duration,
@@ -62,8 +62,8 @@ impl CallLimits {
         }
     }
 
-    fn user(&self, token: &str) -> Arc<Semaphore> {
-        let key = self.hasher.hash_one(token);
+    fn user(&self, user_id: &str) -> Arc<Semaphore> {
+        let key = self.hasher.hash_one(user_id);
         let mut users = self.users.lock().unwrap_or_else(PoisonError::into_inner);
         if users.len() >= USERS_TRACKED && !users.contains_key(&key) {
             // Idle users' semaphores go: one is idle when nothing holds or waits on it.
@@ -74,9 +74,10 @@ impl CallLimits {
         Arc::clone(users.entry(key).or_insert_with(|| Arc::new(Semaphore::new(self.per_user))))
     }
 
-    /// Waits for a turn of the user whose token is `token`: one of theirs, then one of all.
-    pub async fn turn(&self, token: &str) -> Result<CallTurn, Busy> {
-        let user = self.user(token);
+    /// Waits for a turn of the user `user_id` (verified: whose session the call is made with):
+    /// one of theirs, then one of all.
+    pub async fn turn(&self, user_id: &str) -> Result<CallTurn, Busy> {
+        let user = self.user(user_id);
         tokio::time::timeout(self.wait, async {
             let user = user.acquire_owned().await.map_err(|_| Busy)?;
             let all = Arc::clone(&self.all).acquire_owned().await.map_err(|_| Busy)?;
