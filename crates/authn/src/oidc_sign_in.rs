@@ -141,6 +141,6 @@ pub(crate) async fn end_session_url(
     ConnectJson(request): ConnectJson<EndSessionRequest>,
 ) -> Result<Response, ConnectError> {
     let oidc = configured(&state)?;
-    let url = oidc.end_session_url(request.id_token_hint.trim()).await.unwrap_or_default();
+    let url = oidc.end_session_url(request.id_token_hint.trim(), clock::now()).await.unwrap_or_default();
     Ok(private_json(serde_json::json!({ "url": url })))
 }

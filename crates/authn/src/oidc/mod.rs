@@ -180,6 +180,35 @@ pub struct Callback<'a> {
 /// key ids cannot make authn hammer the provider.
 const JWKS_REFETCH_SECS: i64 = 10;
 
+/// A JWKS is used for at most this long, then fetched again whatever key id the token names: a
+/// key the provider withdrew (rotated out, perhaps after a leak) stops verifying within this
+/// time, not only at authn's restart.
+pub const JWKS_MAX_AGE_SECS: i64 = 600;
+
+/// A discovery document is used for this long, then fetched again. Every sign-in start used to
+/// fetch it, so a loop of anonymous starts became as many calls from authn to the provider; a
+/// provider's endpoints change rarely, and a few minutes bound how long a change takes.
+pub const DISCOVERY_MAX_AGE_SECS: i64 = 300;
+
+/// A failed discovery is answered from memory for this long: the callers that waited for the
+/// failed fetch, and a loop of starts against a provider that is down, get its error without
+/// calling the provider again; after it the next start tries afresh.
+pub const DISCOVERY_RETRY_SECS: i64 = 5;
+
+/// The last discovery, good or failed, and when it was fetched (unix seconds).
+struct Discovery {
+    result: Result<Metadata, ProviderError>,
+    fetched_at: i64,
+}
+
+impl Discovery {
+    fn usable(&self, now: i64) -> bool {
+        let max_age = if self.result.is_ok() { DISCOVERY_MAX_AGE_SECS } else { DISCOVERY_RETRY_SECS };
+        // A clock that went back (a negative age) counts as expired, not as fresh for longer.
+        (0..max_age).contains(&(now - self.fetched_at))
+    }
+}
+
 struct Keys {
     uri: String,
     set: JwkSet,
@@ -192,8 +221,9 @@ pub struct Oidc {
     sealer: Sealer,
     client: ProviderClient,
     directory: Arc<dyn Directory>,
-    /// The last discovery document (fetched afresh for every start, see [`Oidc::start`]).
-    metadata: RwLock<Option<Metadata>>,
+    /// The last discovery ([`Oidc::metadata`]). An async lock, held across the fetch, so that
+    /// concurrent misses share one fetch.
+    discovery: tokio::sync::Mutex<Option<Discovery>>,
     keys: RwLock<Option<Keys>>,
 }
 
@@ -210,36 +240,32 @@ impl Oidc {
             config,
             client: ProviderClient::new(),
             directory,
-            metadata: RwLock::new(None),
+            discovery: tokio::sync::Mutex::new(None),
             keys: RwLock::new(None),
         }
     }
 
-    /// A fresh discovery document on every start: sign-ins are rare, a changed endpoint or
-    /// key location is picked up at once, and a provider that is down is told on the
-    /// console's page before the browser is sent off to an error page of its own.
-    async fn discover(&self) -> Result<Metadata, SignInError> {
-        let metadata = self
-            .client
-            .discover(&self.config.issuer)
-            .await
-            .map_err(|e| SignInError::new(Failure::from(&e), e))?;
-        *self.metadata.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(metadata.clone());
-        Ok(metadata)
-    }
-
-    /// The last discovery document, else a fresh one (a replica that did not see the start).
-    async fn metadata(&self) -> Result<Metadata, SignInError> {
-        let cached = self.metadata.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        match cached {
-            Some(metadata) => Ok(metadata),
-            None => self.discover().await,
-        }
+    /// The discovery document: the one fetched within [`DISCOVERY_MAX_AGE_SECS`], else a fresh
+    /// one. Callers that miss together wait for one fetch and share its answer; a failure is
+    /// shared too and kept for [`DISCOVERY_RETRY_SECS`] (also a refusal for
+    /// [`ProviderError::Busy`]: otherwise the callers queued on the lock would each wait for a
+    /// slot in turn, one after the other).
+    async fn metadata(&self, now: i64) -> Result<Metadata, SignInError> {
+        let mut discovery = self.discovery.lock().await;
+        let result = match discovery.as_ref().filter(|d| d.usable(now)) {
+            Some(cached) => cached.result.clone(),
+            None => {
+                let result = self.client.discover(&self.config.issuer).await;
+                *discovery = Some(Discovery { result: result.clone(), fetched_at: now });
+                result
+            }
+        };
+        result.map_err(|e| SignInError::new(Failure::from(&e), e))
     }
 
     /// Starts a sign-in that returns to `return_path` (a console path the console checked).
     pub async fn start(&self, return_path: &str, now: i64) -> Result<Started, SignInError> {
-        let metadata = self.discover().await?;
+        let metadata = self.metadata(now).await?;
         let transaction = Transaction {
             state: random_token(),
             nonce: random_token(),
@@ -287,7 +313,7 @@ impl Oidc {
         if callback.code.is_empty() {
             return Err(SignInError::new(Failure::CodeRejected, "callback without a code"));
         }
-        let metadata = self.metadata().await?;
+        let metadata = self.metadata(now).await?;
         let id_token = self
             .client
             .exchange(&Exchange {
@@ -307,9 +333,15 @@ impl Oidc {
         Ok(SignedIn { user_id, profile, id_token, return_path: transaction.return_path })
     }
 
-    /// Verifies the ID token with the provider's keys, fetching them when none are at hand or
-    /// the token names a key id we do not have (the provider rotated), at most every
-    /// [`JWKS_REFETCH_SECS`].
+    /// Verifies the ID token with the provider's keys, fetching them when none are at hand, when
+    /// those at hand are [`JWKS_MAX_AGE_SECS`] old, or when the token names a key id we do not
+    /// have (the provider rotated), at most every [`JWKS_REFETCH_SECS`].
+    ///
+    /// A set past its age is never used, even when fetching it again fails: the age exists so
+    /// that a withdrawn key stops verifying, and falling back to the old set would let whoever
+    /// can make that fetch fail (a provider hiccup, or [`provider::MAX_IN_FLIGHT`] filled with
+    /// junk callbacks) keep it trusted. Little availability is lost: the fetch comes right after
+    /// a code exchange that the same provider has just answered.
     async fn verify(
         &self,
         metadata: &Metadata,
@@ -320,7 +352,9 @@ impl Oidc {
         let expected = Expected { issuer: &self.config.issuer, client_id: &self.config.client_id, nonce };
         let attempt = {
             let keys = self.keys.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match keys.as_ref().filter(|k| k.uri == metadata.jwks_uri) {
+            // A clock that went back (a negative age) counts as stale.
+            let fresh = |k: &&Keys| (0..JWKS_MAX_AGE_SECS).contains(&(now - k.fetched_at));
+            match keys.as_ref().filter(|k| k.uri == metadata.jwks_uri).filter(fresh) {
                 Some(keys) => match id_token::verify(token, &keys.set, &expected, now) {
                     Err(IdTokenError::UnknownKey(_)) if now - keys.fetched_at < JWKS_REFETCH_SECS => {
                         return Err(SignInError::new(
@@ -353,8 +387,8 @@ impl Oidc {
 
     /// Where to send the browser to end the provider's session too (RP-Initiated Logout 1.0),
     /// if the provider offers `end_session_endpoint`.
-    pub async fn end_session_url(&self, id_token_hint: &str) -> Option<String> {
-        let metadata = match self.metadata().await {
+    pub async fn end_session_url(&self, id_token_hint: &str, now: i64) -> Option<String> {
+        let metadata = match self.metadata(now).await {
             Ok(metadata) => metadata,
             Err(error) => {
                 tracing::warn!(detail = %error.detail, "oidc: provider session not ended: discovery failed");
@@ -441,6 +475,10 @@ mod tests {
         assert_eq!(
             Failure::from(&ProviderError::Refused { error: "invalid_grant".into() }),
             Failure::CodeRejected
+        );
+        assert_eq!(
+            Failure::from(&ProviderError::Busy { limit: provider::MAX_IN_FLIGHT }),
+            Failure::ProviderUnavailable
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Talking to the identity provider: discovery, the JWKS, the code exchange. Every answer is
-//! read with a size cap and a timeout; nothing secret (code, verifier, tokens, client secret)
-//! ever reaches an error message.
+//! read with a size cap and a timeout, at most [`MAX_IN_FLIGHT`] calls are under way at once,
+//! and every endpoint of the discovery document must use https (see [`check_endpoint`]);
+//! nothing secret (code, verifier, tokens, client secret) ever reaches an error message.
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::JwkSet;
 use serde::Deserialize;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 
@@ -20,6 +22,18 @@ type Https = hyper_rustls::HttpsConnector<HttpConnector>;
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Discovery documents, JWKS and token answers are small.
 const MAX_BODY: usize = 256 * 1024;
+/// Calls to the provider (discovery, JWKS, token endpoint) under way at once, per client. Sign-in
+/// starts and callbacks are anonymous: without a bound, a loop of them (a callback replayed with
+/// junk codes costs one POST to the token endpoint each) would become as many concurrent calls
+/// from authn, each held up to [`TIMEOUT`], and a provider that rate-limits per client would
+/// then refuse every user's sign-in.
+pub const MAX_IN_FLIGHT: usize = 16;
+/// How long a call waits for one of the [`MAX_IN_FLIGHT`] slots before it is refused with
+/// [`ProviderError::Busy`]. A short wait rather than an instant refusal: honest sign-ins come in
+/// bursts (a team at nine in the morning), and a provider answering in a few hundred
+/// milliseconds frees slots well within it; a bounded wait rather than a queue: callers behind
+/// a slow or flooded provider are told to try again instead of piling up without end.
+pub const IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
 
 /// The parts of the discovery document we use.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -49,6 +63,15 @@ pub enum ProviderError {
     IssuerMismatch { configured: String, found: String },
     #[error("the provider does not offer PKCE with S256")]
     NoPkce,
+    /// An endpoint of the discovery document that would carry the code, the client secret, the
+    /// ID token or the keys that verify it (or send the browser there) in plain text.
+    #[error(
+        "discovery's {field} {url:?} must use https (http only on the host of an http issuer, which the settings allow for loopback only)"
+    )]
+    InsecureEndpoint { field: &'static str, url: String },
+    /// [`MAX_IN_FLIGHT`] calls were under way for all of [`IN_FLIGHT_WAIT`]: nothing was sent.
+    #[error("the identity provider is busy ({limit} calls to it under way); try again in a moment")]
+    Busy { limit: usize },
     /// The token endpoint refused the code (RFC 6749 §5.2 `error`): expired, used, or not ours.
     #[error("identity provider refused the code exchange: {error}")]
     Refused { error: String },
@@ -57,6 +80,8 @@ pub enum ProviderError {
 /// An HTTP client for one provider.
 pub struct ProviderClient {
     client: Client<Https, Full<Bytes>>,
+    /// One permit per call under way ([`MAX_IN_FLIGHT`]).
+    in_flight: Semaphore,
 }
 
 impl std::fmt::Debug for ProviderClient {
@@ -96,10 +121,25 @@ impl ProviderClient {
                     .enable_http1()
                     .build()
             });
-        ProviderClient { client: Client::builder(TokioExecutor::new()).build(https) }
+        ProviderClient {
+            client: Client::builder(TokioExecutor::new()).build(https),
+            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+        }
+    }
+
+    /// A slot for one call, waiting at most [`IN_FLIGHT_WAIT`] (tokio's semaphore is fair: the
+    /// longest waiter is served first).
+    async fn slot(&self) -> Result<SemaphorePermit<'_>, ProviderError> {
+        match tokio::time::timeout(IN_FLIGHT_WAIT, self.in_flight.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // The semaphore is never closed; a closed one would be as unusable as a full one.
+            Ok(Err(_)) | Err(_) => Err(ProviderError::Busy { limit: MAX_IN_FLIGHT }),
+        }
     }
 
     async fn send(&self, request: http::Request<Full<Bytes>>) -> Result<(u16, Bytes), ProviderError> {
+        // Held until the answer is read whole (or the call failed or was dropped).
+        let _slot = self.slot().await?;
         let url = strip_query(&request.uri().to_string());
         let unreachable = |reason: String| ProviderError::Unreachable { url: url.clone(), reason };
         let response = tokio::time::timeout(TIMEOUT, self.client.request(request))
@@ -129,13 +169,27 @@ impl ProviderClient {
     }
 
     /// The discovery document of `issuer` (OpenID Connect Discovery §4), checked: its issuer
-    /// must be the configured one exactly (§4.3), and it must offer PKCE S256 when it lists
-    /// its methods.
+    /// must be the configured one exactly (§4.3), every endpoint we call or send the browser to
+    /// must pass [`check_endpoint`], and it must offer PKCE S256 when it lists its methods.
     pub async fn discover(&self, issuer: &str) -> Result<Metadata, ProviderError> {
         let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
         let metadata: Metadata = self.get_json(&url).await?;
         if metadata.issuer != issuer {
             return Err(ProviderError::IssuerMismatch { configured: issuer.into(), found: metadata.issuer });
+        }
+        let issuer_url = url::Url::parse(issuer).map_err(|e| ProviderError::Malformed {
+            url: strip_query(issuer),
+            reason: format!("issuer: {e}"),
+        })?;
+        for (field, endpoint) in [
+            ("authorization_endpoint", Some(&metadata.authorization_endpoint)),
+            ("token_endpoint", Some(&metadata.token_endpoint)),
+            ("jwks_uri", Some(&metadata.jwks_uri)),
+            ("end_session_endpoint", metadata.end_session_endpoint.as_ref()),
+        ] {
+            if let Some(endpoint) = endpoint {
+                check_endpoint(&issuer_url, field, endpoint)?;
+            }
         }
         if metadata.code_challenge_methods_supported.as_ref().is_some_and(|m| !m.iter().any(|m| m == "S256"))
         {
@@ -205,6 +259,31 @@ pub struct Exchange<'a> {
     pub verifier: &'a str,
 }
 
+/// An endpoint named by the discovery document: https, or plain http only on the very host of
+/// an http issuer. The token endpoint gets the code, the verifier and the client secret, the JWKS
+/// decides which signatures we trust, and the authorization and end-session endpoints are where
+/// the browser goes with state, nonce and ID token: none may travel in clear just because the
+/// provider's document says `http://`.
+///
+/// The exception is the issuer's own, not a second list of loopback names: the settings
+/// (crates/settings, `parse_issuer`) take an http issuer only for a loopback host, and an
+/// endpoint may use http only where that issuer already does. So an http endpoint can only
+/// ever be on a host the issuer rule admitted. Any other scheme (`javascript:`, `file:`) is
+/// refused too: the authorization URL becomes a link in the console's page.
+pub fn check_endpoint(issuer: &url::Url, field: &'static str, endpoint: &str) -> Result<(), ProviderError> {
+    let url = url::Url::parse(endpoint).map_err(|e| ProviderError::Malformed {
+        url: strip_query(endpoint),
+        reason: format!("{field} is not a URL: {e}"),
+    })?;
+    let on_http_issuers_host =
+        issuer.scheme() == "http" && url.host().is_some() && url.host() == issuer.host();
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if on_http_issuers_host => Ok(()),
+        _ => Err(ProviderError::InsecureEndpoint { field, url: strip_query(endpoint) }),
+    }
+}
+
 /// A URL for a log line: never its query.
 fn strip_query(url: &str) -> String {
     url.split(['?', '#']).next().unwrap_or_default().to_owned()
@@ -220,4 +299,41 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_must_use_https_unless_on_the_host_of_an_http_issuer() {
+        let check = |issuer: &str, endpoint: &str| {
+            check_endpoint(&url::Url::parse(issuer).unwrap(), "token_endpoint", endpoint)
+        };
+        let local = "http://127.0.0.1:5556";
+        for endpoint in
+            ["https://id.example.com/token", "http://127.0.0.1:5556/token", "http://127.0.0.1:9/t"]
+        {
+            assert_eq!(check(local, endpoint), Ok(()), "{endpoint}");
+        }
+        assert_eq!(check("https://id.example.com", "https://keys.example.net/jwks"), Ok(()));
+        assert_eq!(check("http://[::1]:8080", "http://[::1]:8080/token"), Ok(()));
+        for (issuer, endpoint) in [
+            (local, "http://id.example.com/token"),
+            // An https issuer lends its host no plain http.
+            ("https://id.example.com", "http://id.example.com/token"),
+            // Another spelling of loopback is another host: the exception is the issuer's own.
+            ("http://localhost:5556", "http://127.0.0.1:5556/token"),
+            (local, "javascript:alert(1)"),
+            (local, "ftp://127.0.0.1:5556/token"),
+        ] {
+            assert!(
+                matches!(check(issuer, endpoint), Err(ProviderError::InsecureEndpoint { .. })),
+                "{issuer} {endpoint}"
+            );
+        }
+        let error = check(local, "http://id.example.com/token?secret=1").unwrap_err();
+        assert!(!error.to_string().contains("secret"), "no query in the message: {error}");
+        assert!(matches!(check(local, "/token"), Err(ProviderError::Malformed { .. })));
+    }
 }

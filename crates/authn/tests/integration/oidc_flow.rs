@@ -1,11 +1,14 @@
 //! OpenID Connect sign-in against a small provider served on loopback by the test: discovery,
 //! the authorization URL (PKCE S256, state, nonce), the code exchange with the client secret
 //! and the verifier, the ID token with the provider's JWKS, the directory's user, a replayed
-//! code, a provider that is down or names another issuer, and the end-session URL.
+//! code, a provider that is down or names another issuer, and the end-session URL; what
+//! authn asks of the provider: discovery cached and shared, endpoints over https only, calls
+//! under way bounded, and a JWKS that ages out.
 //! (The same flow runs in Chromium against the real oidc-provider: end2end/oidc/.)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -15,7 +18,11 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ed25519_dalek::pkcs8::EncodePrivateKey;
 use fundament_authn::oidc::identity::ClaimNames;
-use fundament_authn::oidc::{Callback, Failure, Oidc, OidcConfig};
+use fundament_authn::oidc::provider::{IN_FLIGHT_WAIT, MAX_IN_FLIGHT};
+use fundament_authn::oidc::{
+    Callback, DISCOVERY_MAX_AGE_SECS, DISCOVERY_RETRY_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig,
+    SignInError, SignedIn,
+};
 use fundament_directory::{DirectoryData, FixedDirectory, Identity, User};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -30,6 +37,22 @@ struct Provider {
     challenge: String,
     nonce: String,
     used_codes: Vec<String>,
+    /// Calls received, by endpoint.
+    discovery_calls: usize,
+    jwks_calls: usize,
+    token_calls: usize,
+    /// Discovery answers 500.
+    discovery_fails: bool,
+    /// One field of the discovery document replaced.
+    discovery_field: Option<(&'static str, String)>,
+    /// The JWKS answers 500.
+    jwks_fails: bool,
+    /// The JWKS no longer lists `k1`, which the token endpoint still signs with.
+    k1_withdrawn: bool,
+    /// The token endpoint takes a minute to answer.
+    token_hangs: bool,
+    /// Added to the provider's clock (`iat`, `exp`), to follow a test that moves authn's.
+    clock_offset: i64,
 }
 
 type Shared = Arc<Mutex<Provider>>;
@@ -38,22 +61,38 @@ fn key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&[9; 32])
 }
 
-async fn discovery(State(p): State<Shared>) -> Json<Value> {
-    let issuer = p.lock().unwrap().issuer.clone();
-    Json(json!({
+async fn discovery(State(p): State<Shared>) -> (StatusCode, Json<Value>) {
+    let mut p = p.lock().unwrap();
+    p.discovery_calls += 1;
+    if p.discovery_fails {
+        return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({})));
+    }
+    let issuer = p.issuer.clone();
+    let mut document = json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{issuer}/authorize"),
         "token_endpoint": format!("{issuer}/token"),
         "jwks_uri": format!("{issuer}/jwks"),
         "end_session_endpoint": format!("{issuer}/logout"),
         "code_challenge_methods_supported": ["S256"],
-    }))
+    });
+    if let Some((field, value)) = &p.discovery_field {
+        document[*field] = json!(value);
+    }
+    (StatusCode::OK, Json(document))
 }
 
-async fn jwks() -> Json<Value> {
+async fn jwks(State(p): State<Shared>) -> (StatusCode, Json<Value>) {
+    let mut p = p.lock().unwrap();
+    p.jwks_calls += 1;
+    if p.jwks_fails {
+        return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({})));
+    }
     let x = URL_SAFE_NO_PAD.encode(key().verifying_key().as_bytes());
-    Json(json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig", "x": x},
-                         {"kty": "unknown-to-us", "kid": "k9"}]}))
+    let k1 = json!({"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig", "x": x});
+    let k9 = json!({"kty": "unknown-to-us", "kid": "k9"});
+    let keys = if p.k1_withdrawn { vec![k9] } else { vec![k1, k9] };
+    (StatusCode::OK, Json(json!({ "keys": keys })))
 }
 
 async fn token(
@@ -61,6 +100,14 @@ async fn token(
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> (StatusCode, Json<Value>) {
+    let hangs = {
+        let mut p = p.lock().unwrap();
+        p.token_calls += 1;
+        p.token_hangs
+    };
+    if hangs {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
     let mut p = p.lock().unwrap();
     let basic = format!("Basic {}", STANDARD.encode(format!("{CLIENT_ID}:{SECRET}")));
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(basic.as_str()) {
@@ -81,7 +128,7 @@ async fn token(
         );
     }
     p.used_codes.push(code);
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp() + p.clock_offset;
     let claims = json!({"iss": p.issuer, "aud": CLIENT_ID, "sub": "acc-1", "iat": now, "exp": now + 300,
                         "nonce": p.nonce, "email": "alice@example.com", "name": "Alice (IdP)",
                         "groups": ["ops"]});
@@ -180,7 +227,7 @@ async fn a_sign_in_runs_from_the_authorization_url_to_the_directorys_user_once()
     let forged = Callback { state: "forged", ..callback };
     assert_eq!(oidc.finish(&forged, now()).await.unwrap_err().failure, Failure::StateMismatch);
 
-    let end = oidc.end_session_url("the-id-token").await.unwrap();
+    let end = oidc.end_session_url("the-id-token", now()).await.unwrap();
     let end = url::Url::parse(&end).unwrap();
     let query: HashMap<String, String> = end.query_pairs().into_owned().collect();
     assert_eq!(end.path(), "/logout");
@@ -221,4 +268,150 @@ async fn a_provider_that_is_down_or_names_another_issuer_is_unavailable() {
     let error = oidc(&issuer).start("/", now()).await.unwrap_err();
     assert_eq!(error.failure, Failure::ProviderUnavailable);
     assert!(error.detail.contains("must be equal"), "{}", error.detail);
+}
+
+/// A whole sign-in with authn's clock (and the provider's) at `at`.
+async fn sign_in(oidc: &Oidc, shared: &Shared, at: i64) -> Result<SignedIn, SignInError> {
+    let started = oidc.start("/", at).await?;
+    let query: HashMap<String, String> =
+        url::Url::parse(&started.authorization_url).unwrap().query_pairs().into_owned().collect();
+    {
+        let mut p = shared.lock().unwrap();
+        p.challenge = query["code_challenge"].clone();
+        p.nonce = query["nonce"].clone();
+        p.used_codes.clear();
+        p.clock_offset = at - now();
+    }
+    let callback = Callback { code: "the-code", state: &query["state"], transaction: &started.transaction };
+    oidc.finish(&callback, at).await
+}
+
+#[tokio::test]
+async fn discovery_is_fetched_once_for_concurrent_starts_and_again_when_it_is_old() {
+    let (issuer, shared) = provider("").await;
+    let oidc = oidc(&issuer);
+    let calls = || shared.lock().unwrap().discovery_calls;
+    let t0 = now();
+    // A burst of anonymous starts: one fetch, shared by all.
+    let starts = futures::future::join_all((0..40).map(|_| oidc.start("/", t0))).await;
+    assert!(starts.iter().all(Result::is_ok));
+    assert_eq!(calls(), 1);
+    oidc.start("/", t0 + DISCOVERY_MAX_AGE_SECS - 1).await.unwrap();
+    assert!(
+        sign_in(&oidc, &shared, t0 + DISCOVERY_MAX_AGE_SECS - 1).await.is_ok(),
+        "the callback uses it too"
+    );
+    assert_eq!(calls(), 1);
+    oidc.start("/", t0 + DISCOVERY_MAX_AGE_SECS).await.unwrap();
+    assert_eq!(calls(), 2, "fetched again once old");
+
+    // A provider that is down: its failure is shared by the burst, kept briefly, then tried again.
+    let t1 = t0 + 10 * DISCOVERY_MAX_AGE_SECS;
+    shared.lock().unwrap().discovery_fails = true;
+    let starts = futures::future::join_all((0..40).map(|_| oidc.start("/", t1))).await;
+    assert!(starts.iter().all(|s| s.as_ref().is_err_and(|e| e.failure == Failure::ProviderUnavailable)));
+    assert_eq!(calls(), 3);
+    shared.lock().unwrap().discovery_fails = false;
+    let error = oidc.start("/", t1 + DISCOVERY_RETRY_SECS - 1).await.unwrap_err();
+    assert!(error.detail.contains("answered 500"), "{}", error.detail);
+    assert_eq!(calls(), 3);
+    oidc.start("/", t1 + DISCOVERY_RETRY_SECS).await.unwrap();
+    assert_eq!(calls(), 4);
+}
+
+#[tokio::test]
+async fn discovery_naming_a_plain_http_endpoint_off_the_issuers_host_is_refused() {
+    let (issuer, shared) = provider("").await;
+    for field in ["authorization_endpoint", "token_endpoint", "jwks_uri", "end_session_endpoint"] {
+        shared.lock().unwrap().discovery_field = Some((field, "http://id.example.test/x?q=1".into()));
+        let error = oidc(&issuer).start("/", now()).await.unwrap_err();
+        assert_eq!(error.failure, Failure::ProviderUnavailable, "{field}");
+        assert!(
+            error.detail.contains(field) && error.detail.contains("must use https"),
+            "{field}: {}",
+            error.detail
+        );
+        // https is fine on any host.
+        shared.lock().unwrap().discovery_field = Some((field, "https://id.example.test/x".into()));
+        assert!(oidc(&issuer).start("/", now()).await.is_ok(), "{field}");
+    }
+}
+
+#[tokio::test]
+async fn calls_to_the_provider_under_way_are_bounded_and_past_the_bound_the_caller_hears_busy() {
+    let (issuer, shared) = provider("").await;
+    let oidc = Arc::new(oidc(&issuer));
+    let at = now();
+    let started = oidc.start("/", at).await.unwrap();
+    let state = url::Url::parse(&started.authorization_url)
+        .unwrap()
+        .query_pairs()
+        .find(|(name, _)| name == "state")
+        .unwrap()
+        .1
+        .into_owned();
+    let transaction = started.transaction;
+    let token_calls = || shared.lock().unwrap().token_calls;
+    shared.lock().unwrap().token_hangs = true;
+    // One callback replayed with junk codes, as fast as it goes: each is a POST to the token
+    // endpoint, which does not answer.
+    let replay = |oidc: Arc<Oidc>, state: String, transaction: String| async move {
+        oidc.finish(&Callback { code: "junk", state: &state, transaction: &transaction }, at).await
+    };
+    let held: Vec<_> = (0..MAX_IN_FLIGHT)
+        .map(|_| tokio::spawn(replay(Arc::clone(&oidc), state.clone(), transaction.clone())))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while token_calls() < MAX_IN_FLIGHT {
+        assert!(Instant::now() < deadline, "{} of {MAX_IN_FLIGHT} calls reached the provider", token_calls());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let before = Instant::now();
+    let error = tokio::time::timeout(
+        Duration::from_secs(5),
+        replay(Arc::clone(&oidc), state.clone(), transaction.clone()),
+    )
+    .await
+    .expect("refused after a short wait, not left to the provider's timeout")
+    .unwrap_err();
+    assert!(before.elapsed() >= IN_FLIGHT_WAIT - Duration::from_millis(100));
+    assert_eq!(error.failure, Failure::ProviderUnavailable);
+    assert!(error.detail.contains("busy"), "{}", error.detail);
+    assert_eq!(token_calls(), MAX_IN_FLIGHT, "nothing more was sent");
+
+    // The calls under way end (their callers went away): the slots are free again.
+    for call in held {
+        call.abort();
+        assert!(call.await.unwrap_err().is_cancelled());
+    }
+    shared.lock().unwrap().token_hangs = false;
+    let error = replay(Arc::clone(&oidc), state, transaction).await.unwrap_err();
+    assert_eq!(error.failure, Failure::CodeRejected);
+    assert_eq!(token_calls(), MAX_IN_FLIGHT + 1);
+}
+
+#[tokio::test]
+async fn a_key_the_provider_withdrew_stops_verifying_once_the_cached_set_is_old() {
+    let (issuer, shared) = provider("").await;
+    let oidc = oidc(&issuer);
+    let jwks_calls = || shared.lock().unwrap().jwks_calls;
+    let t0 = now();
+    sign_in(&oidc, &shared, t0).await.unwrap();
+    assert_eq!(jwks_calls(), 1);
+    shared.lock().unwrap().k1_withdrawn = true;
+    // Within its age the cached set is used (how long a withdrawn key may still verify).
+    sign_in(&oidc, &shared, t0 + JWKS_MAX_AGE_SECS - 1).await.unwrap();
+    assert_eq!(jwks_calls(), 1);
+    let error = sign_in(&oidc, &shared, t0 + JWKS_MAX_AGE_SECS).await.unwrap_err();
+    assert_eq!(error.failure, Failure::UnknownKey);
+    assert_eq!(jwks_calls(), 2);
+
+    // An old set is not used when fetching it again fails: the sign-in fails instead.
+    let oidc = self::oidc(&issuer);
+    shared.lock().unwrap().k1_withdrawn = false;
+    sign_in(&oidc, &shared, t0).await.unwrap();
+    shared.lock().unwrap().jwks_fails = true;
+    let error = sign_in(&oidc, &shared, t0 + JWKS_MAX_AGE_SECS).await.unwrap_err();
+    assert_eq!(error.failure, Failure::ProviderUnavailable);
+    assert!(error.detail.contains("/jwks"), "{}", error.detail);
 }
