@@ -13,8 +13,13 @@ use std::sync::OnceLock;
 
 /// `Cache-Control` of a file whose name carries its content hash.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
-/// `Cache-Control` of the HTML and of files that keep their names across builds.
+/// `Cache-Control` of files that keep their names across builds.
 pub const REVALIDATE: &str = "no-cache";
+/// `Cache-Control` of the console's pages: rendered for one user, with their data in the
+/// markup, so kept by no cache at all, the browser's back/forward cache included (after a
+/// sign-out on a shared machine, Back must not show the last user's page), and asked for anew
+/// each time (they name the build's hashed files).
+pub const PAGE: &str = "private, no-store";
 
 /// The file `scripts/site.mjs` writes the entry files' hashes to.
 pub const HASH_FILE: &str = "hash.txt";

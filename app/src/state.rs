@@ -163,11 +163,7 @@ pub fn set_security_headers() {
     if let Ok(value) = http::HeaderValue::from_str(&csp) {
         response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
-    // Pages are per user and name the build's hashed files: always asked for anew.
-    response.insert_header(
-        http::header::CACHE_CONTROL,
-        http::HeaderValue::from_static(crate::assets::REVALIDATE),
-    );
+    response.insert_header(http::header::CACHE_CONTROL, http::HeaderValue::from_static(crate::assets::PAGE));
 }
 
 /// The value of a cookie on the request being handled.

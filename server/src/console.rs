@@ -17,7 +17,7 @@ use tower_http::{
     set_header::SetResponseHeaderLayer,
 };
 
-use crate::middleware::{ConsoleOrigin, same_origin_writes};
+use crate::middleware::{ConsoleOrigin, no_foreign_reads, same_origin_writes};
 
 /// The file name stem `scripts/site.mjs` gives the wasm, JS and CSS.
 pub const OUTPUT_NAME: &str = match option_env!("LEPTOS_OUTPUT_NAME") {
@@ -205,6 +205,7 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             )
         })))
         .layer(from_fn_with_state(ConsoleOrigin(origin_of(console_url)), same_origin_writes))
+        .layer(axum::middleware::from_fn(no_foreign_reads))
         .layer(CompressionLayer::new().br(true).gzip(true))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,

@@ -38,6 +38,45 @@ pub async fn same_origin_writes(
     next.run(request).await
 }
 
+/// Refuses reads of the console that another site's page makes without the user navigating
+/// there (fetch metadata's resource isolation policy). In the documented production layout
+/// (`console.example.io`, `*.plugins.example.io`) a plugin page is the console's *site*, so the
+/// `SameSite=Strict` session cookie goes along with its requests: a `no-cors` fetch, an image
+/// or a nested frame of a console page would have the console render it as the user (their
+/// token's reads, their call turns), and a nested `/sign-in/oidc/start` would overwrite a
+/// sign-in in progress. The plugin page's own CSP already stops those; this holds without it.
+/// A top-level navigation passes (a link, the identity provider's redirect back), and so do the
+/// console's static files (`/pkg/`, `/plugin-ui/`), which hold nothing of a user. Browsers that
+/// send no fetch metadata pass as before.
+pub async fn no_foreign_reads(request: Request, next: Next) -> Response {
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let is = |name: &str, value: &str| headers.get(name).is_some_and(|v| v == value);
+    let foreign = headers.get("sec-fetch-site").is_some_and(|v| v != "same-origin" && v != "none");
+    let top_level = is("sec-fetch-mode", "navigate") && is("sec-fetch-dest", "document");
+    let path = request.uri().path();
+    let static_file = path.starts_with("/pkg/") || path.starts_with("/plugin-ui/");
+    if foreign && !top_level && !static_file {
+        tracing::warn!(
+            site = ?headers.get("sec-fetch-site"),
+            mode = ?headers.get("sec-fetch-mode"),
+            dest = ?headers.get("sec-fetch-dest"),
+            path,
+            "refused a read of the console by another site's page"
+        );
+        // A refusal, never a page: nothing in it may run or load.
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"))],
+            "another site's page may not read the console\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
 /// Adds `Server-Timing: app;dur=<ms>`: how long the server took until the
 /// response head was ready (for server-rendered pages: the render). The
 /// benchmark script reads it.
@@ -73,6 +112,45 @@ mod tests {
             request = request.header("sec-fetch-site", site);
         }
         app().oneshot(request.body(Body::empty()).unwrap()).await.unwrap().status()
+    }
+
+    async fn read(path: &str, site: Option<&str>, mode: &str, dest: &str) -> StatusCode {
+        let app = Router::new()
+            .route("/projects", axum::routing::get(|| async { "page" }))
+            .route("/pkg/console.js", axum::routing::get(|| async { "file" }))
+            .layer(axum::middleware::from_fn(no_foreign_reads));
+        let mut request =
+            http::Request::get(path).header("sec-fetch-mode", mode).header("sec-fetch-dest", dest);
+        if let Some(site) = site {
+            request = request.header("sec-fetch-site", site);
+        }
+        app.oneshot(request.body(Body::empty()).unwrap()).await.unwrap().status()
+    }
+
+    #[tokio::test]
+    async fn another_sites_page_reads_nothing_but_a_navigation_and_static_files() {
+        for site in ["same-site", "cross-site"] {
+            assert_eq!(
+                read("/projects", Some(site), "no-cors", "empty").await,
+                StatusCode::FORBIDDEN,
+                "{site}"
+            );
+            assert_eq!(
+                read("/projects", Some(site), "navigate", "iframe").await,
+                StatusCode::FORBIDDEN,
+                "{site}"
+            );
+            assert_eq!(
+                read("/projects", Some(site), "no-cors", "image").await,
+                StatusCode::FORBIDDEN,
+                "{site}"
+            );
+            assert_eq!(read("/projects", Some(site), "navigate", "document").await, StatusCode::OK, "{site}");
+            assert_eq!(read("/pkg/console.js", Some(site), "cors", "script").await, StatusCode::OK, "{site}");
+        }
+        assert_eq!(read("/projects", Some("same-origin"), "cors", "empty").await, StatusCode::OK);
+        assert_eq!(read("/projects", Some("none"), "navigate", "document").await, StatusCode::OK);
+        assert_eq!(read("/projects", None, "", "").await, StatusCode::OK, "no fetch metadata: as before");
     }
 
     #[tokio::test]

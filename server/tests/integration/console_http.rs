@@ -313,6 +313,42 @@ fn the_cluster_route_serves_the_consoles_own_fetches_only() {
     });
 }
 
+/// A page of another site (a plugin page is the console's site in production, so the session
+/// cookie goes along) reads no console page as the user; a navigation to it does.
+#[test]
+fn another_sites_page_reads_no_console_page_but_may_navigate_to_one() {
+    run(async {
+        let cookie = session_cookie("alice@acme-corp.com").await;
+        let page = |site: &str, mode: &str, dest: &str| {
+            Request::get("/clusters")
+                .header(header::ACCEPT, "text/html")
+                .header(header::COOKIE, &cookie)
+                .header("sec-fetch-site", site)
+                .header("sec-fetch-mode", mode)
+                .header("sec-fetch-dest", dest)
+                .body(Body::empty())
+                .unwrap()
+        };
+        for (site, mode, dest, expected) in [
+            ("same-site", "no-cors", "empty", StatusCode::FORBIDDEN),
+            ("same-site", "navigate", "iframe", StatusCode::FORBIDDEN),
+            ("cross-site", "no-cors", "image", StatusCode::FORBIDDEN),
+            ("same-site", "navigate", "document", StatusCode::OK),
+            ("cross-site", "navigate", "document", StatusCode::OK),
+            ("same-origin", "navigate", "document", StatusCode::OK),
+        ] {
+            let (status, headers, body) = send(page(site, mode, dest)).await;
+            assert_eq!(status, expected, "{site} {mode} {dest}");
+            if status == StatusCode::FORBIDDEN {
+                assert!(!body.contains("Alice"), "{body}");
+                assert_eq!(headers[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+            } else {
+                assert!(body.contains(">Alice<"), "{site} {mode} {dest}: {body}");
+            }
+        }
+    });
+}
+
 #[test]
 fn signed_out_home_is_the_server_rendered_sign_in_page() {
     run(async {
@@ -325,7 +361,7 @@ fn signed_out_home_is_the_server_rendered_sign_in_page() {
             body.contains("/pkg/console.") && body.contains(".js") && body.contains(r#"rel="stylesheet""#),
             "no hydration script or CSS"
         );
-        assert_eq!(headers[header::CACHE_CONTROL], "no-cache", "the HTML is revalidated");
+        assert_eq!(headers[header::CACHE_CONTROL], "private, no-store", "no cache keeps a page");
         assert!(body.contains(r#"data-theme="system""#));
         let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
         assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"), "{csp}");
