@@ -4,7 +4,7 @@
 // and at the provider, and the old session refused by the console,
 // kube-api-proxy, authn and plugin-proxy — and one test per failure, each a
 // readable page on the console with a way back.
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type APIRequestContext, type Page } from '@playwright/test';
 import { AUTHN, CONSOLE, GATEWAY, originOf, send } from '../tests/origins';
 
 const PROVIDER = 'http://127.0.0.1:8099';
@@ -20,7 +20,22 @@ async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down
   expect(answer.status).toBe(204);
 }
 
-test.afterEach(async () => providerMode('normal'));
+/**
+ * Where the console's sign-in start sends a browser now: the provider, or the sign-in page
+ * with an error. authn keeps a discovery, good or failed, for 5 s (DISCOVERY_MAX_AGE_SECS and
+ * DISCOVERY_RETRY_SECS in crates/authn/src/oidc/mod.rs), so a change of the provider shows
+ * within that time.
+ */
+async function startSendsTo(request: APIRequestContext): Promise<string> {
+  const answer = await request.get('/sign-in/oidc/start', { maxRedirects: 0 });
+  return answer.headers()['location'] ?? `no redirect: ${answer.status()}`;
+}
+
+test.afterEach(async ({ request }) => {
+  await providerMode('normal');
+  // A failure authn keeps must not reach the next test.
+  await expect.poll(() => startSendsTo(request), { timeout: 10_000 }).toMatch(new RegExp(`^${PROVIDER}/`));
+});
 
 /** From the console's sign-in page to the provider's login form. */
 async function toProvider(page: Page, next = '/') {
@@ -141,9 +156,12 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await expect(page.getByLabel('Password')).toBeVisible();
 });
 
-test('a provider that is down is a readable page', async ({ page }) => {
+test('a provider that is down is a readable page', async ({ page, request }) => {
   await page.goto('/sign-in');
   await providerMode('down');
+  // The test before this one had authn fetch the discovery moments ago: a provider that went
+  // down is told within 5 s.
+  await expect.poll(() => startSendsTo(request), { timeout: 10_000 }).toContain('error=provider-unavailable');
   await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
   await refusedWith(page, 'provider-unavailable', /could not be reached/);
 });

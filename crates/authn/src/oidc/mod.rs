@@ -186,9 +186,11 @@ const JWKS_REFETCH_SECS: i64 = 10;
 pub const JWKS_MAX_AGE_SECS: i64 = 600;
 
 /// A discovery document is used for this long, then fetched again. Every sign-in start used to
-/// fetch it, so a loop of anonymous starts became as many calls from authn to the provider; a
-/// provider's endpoints change rarely, and a few minutes bound how long a change takes.
-pub const DISCOVERY_MAX_AGE_SECS: i64 = 300;
+/// fetch it, so a loop of anonymous starts became as many calls from authn to the provider;
+/// now they make one call each 5 s at most. Kept short on purpose: the fetch at start is also
+/// how a provider that is down is told on the console's own page (`provider-unavailable`)
+/// before the browser is sent to it, and that holds within 5 s of the provider going down.
+pub const DISCOVERY_MAX_AGE_SECS: i64 = 5;
 
 /// A failed discovery is answered from memory for this long: the callers that waited for the
 /// failed fetch, and a loop of starts against a provider that is down, get its error without
