@@ -26,7 +26,7 @@ use crate::state::ConsoleState;
 
 pub const START_PATH: &str = "/sign-in/oidc/start";
 pub const CALLBACK_PATH: &str = "/sign-in/oidc/callback";
-pub const END_SESSION_PATH: &str = "/sign-in/oidc/end-session";
+pub const END_SESSION_PATH: &str = crate::api::session::OIDC_END_SESSION_PATH;
 
 #[derive(Debug, Deserialize)]
 pub struct StartQuery {
@@ -178,8 +178,16 @@ pub async fn callback(
     }
 }
 
-/// `GET /sign-in/oidc/end-session`: the last step of sign-out.
-pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+/// `GET /sign-in/oidc/end-session`: the last step of sign-out. When authn gives no end-session
+/// URL (it is down, or the provider offers none), the ID token hint stays (a retry from the
+/// sign-in page can still end the provider's session) and the sign-in page says the provider's
+/// session may still be open; `pending` (from sign-out) is not lost meanwhile: the provider's
+/// open session is the graver news on a shared machine, and the console goes on telling authn.
+pub async fn end_session(
+    State(state): State<ConsoleState>,
+    Query(query): Query<EndSessionQuery>,
+    headers: HeaderMap,
+) -> Response {
     let hint = one_cookie(&headers, fundament_session::OIDC_ID_TOKEN_COOKIE);
     // Only after our own sign-out: with a live session this is a stray link, not a sign-out.
     let live = crate::state::session_token_of(&headers).and_then(|t| state.sessions.verify(&t)).is_some();
@@ -188,8 +196,6 @@ pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) 
     // or with a live session, the answer clears nothing; else any site could make the user's
     // next sign-out leave the provider's session open.
     let used = hint.is_some() && !live;
-    let clear: Vec<String> =
-        if used { vec![fundament_session::oidc_id_token_cookie(None, 0)] } else { Vec::new() };
     let url = match (&hint, live, state.oidc_provider.is_some()) {
         (Some(hint), false, true) => state.sessions.oidc_end_session_url(hint).await,
         _ => None,
@@ -197,9 +203,32 @@ pub async fn end_session(State(state): State<ConsoleState>, headers: HeaderMap) 
     match url {
         // A page, not a redirect: sign-out is a form post, and `form-action 'self'` covers its
         // redirects; the page's own navigation to the provider is not a form's.
-        Some(url) => onward(&url, "Signing out", &clear),
-        None => see_other("/sign-in", &clear),
+        Some(url) => onward(&url, "Signing out", &[fundament_session::oidc_id_token_cookie(None, 0)]),
+        // The provider's session could not be ended: the hint is kept for a retry.
+        None if used && state.oidc_provider.is_some() => {
+            tracing::warn!(
+                pending = query.pending.is_some(),
+                "sign-out: the identity provider's session could not be ended"
+            );
+            see_other(&format!("/sign-in?error={}", SignInFailure::ProviderSignOutFailed.code()), &[])
+        }
+        None => {
+            let clear: Vec<String> =
+                if used { vec![fundament_session::oidc_id_token_cookie(None, 0)] } else { Vec::new() };
+            match query.pending {
+                Some(_) => {
+                    see_other(&format!("/sign-in?error={}", SignInFailure::SignOutPending.code()), &clear)
+                }
+                None => see_other("/sign-in", &clear),
+            }
+        }
     }
+}
+
+/// The query of [`end_session`]: `pending` when sign-out could not tell authn yet.
+#[derive(Debug, Default, Deserialize)]
+pub struct EndSessionQuery {
+    pending: Option<String>,
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 // readable page on the console with a way back.
 import { test, expect, type APIRequestContext, type Page } from '@playwright/test';
 import { AUTHN, CONSOLE, GATEWAY, originOf, send } from '../tests/origins';
+import { setFault } from '../tests/faults';
 
 const PROVIDER = 'http://127.0.0.1:8099';
 const PROD = '019b4000-2000-7000-8000-000000000001';
@@ -152,6 +153,35 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   expect((await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}`, { headers: { Cookie: frameCookie } })).status).toBe(404);
 
   // The provider's session ended: the next sign-in asks for the password again.
+  await toProvider(page);
+  await expect(page.getByLabel('Password')).toBeVisible();
+});
+
+test("a sign-out that cannot end the provider's session says so, keeps the hint, and can be tried again", async ({ page }) => {
+  await toProvider(page);
+  await logInAndAllow(page);
+  await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  const idTokenCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_oidc_id');
+  // authn is down: the console ends its own session, but nobody can give it the provider's
+  // end-session URL.
+  await setFault('authn', { fault: 'down' });
+  try {
+    await page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(page).toHaveURL(/\/sign-in\?error=provider-sign-out-failed/);
+    await expect(page.getByRole('alert')).toContainText('the identity provider could not be told');
+    expect((await page.context().cookies(CONSOLE)).map((c) => c.name)).not.toContain('__Host-fundament_auth');
+    expect(await idTokenCookie(), 'the hint is kept for the retry').toBeDefined();
+  } finally {
+    await setFault('authn', { fault: 'none' });
+  }
+  // authn is back: the retry ends the provider's session, and the next sign-in asks for the
+  // password again.
+  await page.getByRole('link', { name: 'Try again to sign out of the identity provider' }).click();
+  await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/session/end`));
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await expect(page).toHaveURL(new RegExp(`^${CONSOLE}/sign-in`));
+  expect(await idTokenCookie()).toBeUndefined();
   await toProvider(page);
   await expect(page.getByLabel('Password')).toBeVisible();
 });

@@ -156,9 +156,17 @@ pub enum SignInFailure {
     /// Not a sign-in's failure: the last sign-out ended the session in this browser, but authn
     /// could not be told yet (the console keeps telling it).
     SignOutPending,
+    /// Not a sign-in's failure: the last sign-out ended the console's session, but the
+    /// identity provider's could not be ended (authn gave no end-session URL): the provider's
+    /// sign-in button may sign the next person at this browser in as the last user.
+    ProviderSignOutFailed,
 }
 
-const FAILURES: [(SignInFailure, &str, &str); 15] = [
+/// The last step of an OpenID Connect sign-out (`crate::oidc_route::end_session`, server only),
+/// here for the sign-in page's retry link.
+pub const OIDC_END_SESSION_PATH: &str = "/sign-in/oidc/end-session";
+
+const FAILURES: [(SignInFailure, &str, &str); 16] = [
     (SignInFailure::UnknownUser, "unknown-user", "That user does not exist in this development stack."),
     (SignInFailure::Unavailable, "unavailable", "This way of signing in is not available on this console."),
     (
@@ -209,6 +217,11 @@ const FAILURES: [(SignInFailure, &str, &str); 15] = [
         SignInFailure::SignOutPending,
         "sign-out-pending",
         "You are signed out of this browser, but the sign-in service (authn) could not be reached to end the session everywhere. The console keeps trying until the session would have expired.",
+    ),
+    (
+        SignInFailure::ProviderSignOutFailed,
+        "provider-sign-out-failed",
+        "You are signed out of the console, but the identity provider could not be told: its session may still be open, and signing in with it here could sign the next person in as you. Try again below, or sign out at the identity provider, or close the browser.",
     ),
 ];
 
@@ -282,6 +295,11 @@ pub async fn sign_out() -> Result<(), AppError> {
     // The provider's session ends in any case (its end-session page returns to `/sign-in`);
     // without one, the sign-in page says when the session could not be ended everywhere yet.
     let next = match outcome {
+        // The pending outcome goes along: the end-session step says it if it cannot reach the
+        // provider either (then the sign-in page is its last stop).
+        crate::state::SignOutOutcome::Pending if from_provider => {
+            format!("{}?pending=1", crate::oidc_route::END_SESSION_PATH)
+        }
         _ if from_provider => crate::oidc_route::END_SESSION_PATH.to_owned(),
         crate::state::SignOutOutcome::Ended => "/sign-in".to_owned(),
         crate::state::SignOutOutcome::Pending => {

@@ -30,6 +30,14 @@ pub fn SignInPanel(next: String) -> impl IntoView {
         <section class="card mx-auto my-10 w-full max-w-md" aria-labelledby="sign-in-heading">
             <h1 id="sign-in-heading" class="text-2xl font-semibold tracking-tight">"Sign in to Fundament"</h1>
             {failure.map(|f| view! { <p role="alert" class="mt-3 text-sm text-danger">{f.message()}</p> })}
+            {(failure == Some(SignInFailure::ProviderSignOutFailed)).then(|| view! {
+                // The ID token hint was kept for this: the step that ends the provider's session.
+                <p class="mt-2 text-sm">
+                    <a class="link" href=crate::api::session::OIDC_END_SESSION_PATH rel="external">
+                        "Try again to sign out of the identity provider"
+                    </a>
+                </p>
+            })}
             <SignInChoices methods=sign_in_methods() next />
         </section>
     }
