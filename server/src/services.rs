@@ -365,6 +365,7 @@ pub fn authn_state(
         },
         fail_mint_plugin_token: Default::default(),
         oidc: oidc(settings, directory(settings)?)?,
+        mint_budget: Default::default(),
     }))
 }
 

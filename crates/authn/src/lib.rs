@@ -10,7 +10,8 @@
 //!   `can_view(user, cluster)`, the installation lookup; a cluster the user cannot see and an
 //!   installation that does not exist answer the same `not_found`;
 //! - `authn.v1.TokenService/MintFrameTicket` — the same gates; a single-use, one-minute ticket
-//!   with which one plugin frame opens its installation's pages on plugin-proxy;
+//!   with which one plugin frame opens its installation's pages on plugin-proxy; both mints
+//!   together are bounded per user right after the UserToken gate ([`mint_budget`]);
 //!
 //! - `authn.v1.OidcService/StartSignIn`, `FinishSignIn`, `EndSessionUrl` — OpenID Connect
 //!   sign-in (authorization code flow with PKCE, `state` and `nonce`), when an issuer is
@@ -33,6 +34,7 @@ mod dev_guard;
 mod faults;
 pub mod keys_dir;
 mod mint;
+pub mod mint_budget;
 pub mod oidc;
 mod oidc_sign_in;
 mod public;

@@ -149,6 +149,12 @@ async fn entitled(
     let (cluster_id, installation_id) = validate(request)?;
     // 2. The caller is a user with a live session (a PluginToken fails here: wrong audience).
     let user = authenticate(state, headers)?;
+    // The user's mints are bounded (plugin-proxy keeps every ticket it opens for a minute),
+    // before any call the mint makes.
+    state.mint_budget.take(&user.sub).map_err(|exhausted| {
+        tracing::warn!(user = %user.sub, "mint refused: the user's budget of tokens and tickets is spent");
+        ConnectError::new(Code::ResourceExhausted, exhausted.to_string())
+    })?;
     // Mock mode's fault switch: after the gates that depend only on the caller, so a broken
     // request or a missing sign-in still answers as it would without the switch.
     if fault == Fault::MintPluginToken && faults::mint_plugin_token_fails(state) {

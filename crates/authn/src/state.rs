@@ -98,6 +98,8 @@ pub struct AuthnState {
     pub fail_mint_plugin_token: AtomicBool,
     /// OpenID Connect sign-in, when an issuer is configured.
     pub oidc: Option<Arc<crate::oidc::Oidc>>,
+    /// PluginTokens and frame tickets each user may still have minted (start it empty).
+    pub mint_budget: crate::mint_budget::MintBudget,
 }
 
 impl AuthnState {

@@ -56,6 +56,7 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                 },
                 fail_mint_plugin_token: Default::default(),
                 oidc: None,
+                mint_budget: Default::default(),
             });
             // Bound synchronously: the first caller may already be inside the runtime.
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -263,6 +263,7 @@ async fn works_with_the_embedded_tuple_store() {
         config: mock_config(),
         fail_mint_plugin_token: Default::default(),
         oidc: None,
+        mint_budget: Default::default(),
     });
     let h = Harness { state, fga: h.fga, lookup: h.lookup };
     assert_eq!(h.mint(Some(&h.user_token("alice")), CLUSTER, INSTALLATION).await.status, StatusCode::OK);
@@ -298,4 +299,32 @@ async fn logs_internal_detail_once_and_only_in_the_log() {
     let errors: Vec<String> = captured.lines().into_iter().filter(|l| l.starts_with("ERROR")).collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("10.0.0.7"), "{}", errors[0]);
+}
+
+/// Tokens and tickets together are bounded per user, before any call to OpenFGA: a session
+/// minting tickets as fast as it can (each one plugin-proxy keeps for a minute) is refused
+/// past the burst, and another user is not.
+#[tokio::test]
+async fn a_users_mints_are_bounded_and_another_user_is_not_held_up() {
+    let h = Harness::new();
+    let flooder = h.user_token("alice");
+    let burst = fundament_authn::mint_budget::BURST as usize;
+    for i in 0..burst {
+        let reply = if i % 2 == 0 {
+            h.mint_ticket(Some(&flooder), CLUSTER, INSTALLATION).await
+        } else {
+            h.mint(Some(&flooder), CLUSTER, INSTALLATION).await
+        };
+        assert_eq!(reply.status, StatusCode::OK, "mint {i}: {}", reply.text);
+    }
+    *h.fga.last.lock().unwrap() = None;
+    let reply = h.mint_ticket(Some(&flooder), CLUSTER, INSTALLATION).await;
+    reply.assert_error(
+        429,
+        "resource_exhausted",
+        "too many plugin tokens and frame tickets for this user at once; try again in a moment",
+    );
+    assert_eq!(*h.fga.last.lock().unwrap(), None, "refused before OpenFGA was asked");
+    let reply = h.mint(Some(&h.user_token("bob")), CLUSTER, INSTALLATION).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
 }

@@ -129,6 +129,7 @@ impl Harness {
             config,
             fail_mint_plugin_token: Default::default(),
             oidc: None,
+            mint_budget: Default::default(),
         });
         Harness { state, fga, lookup }
     }
