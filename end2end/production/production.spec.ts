@@ -120,3 +120,35 @@ test("a plugin page that never yields its thread leaves the console responsive (
   await page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Overview' }).click();
   await expect(page).toHaveURL(/\/projects\/webshop$/);
 });
+
+test("a page of the console's site reads no console page as the user, even without a plugin's CSP", async ({ browser }) => {
+  // Plugin origins are the console's site here, so its Strict session cookie goes along with
+  // their requests. A plugin page's CSP stops a no-cors read or a nested frame of a console
+  // page; with CSP bypassed (as a page would be without that header), the console refuses them
+  // itself.
+  const context = await browser.newContext({ bypassCSP: true, baseURL: CONSOLE });
+  const page = await context.newPage();
+  try {
+    await signIn(page, 'alice@acme-corp.com', '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io');
+    await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+    const pluginFrame = page.frames().find((f) => f.url().startsWith(CERT_MANAGER))!;
+    const answer = (url: string) => page.waitForResponse((r) => r.url() === url);
+    const read = answer(`${CONSOLE}/clusters?read=1`);
+    await pluginFrame.evaluate((url) => { fetch(url, { mode: 'no-cors', credentials: 'include' }).catch(() => {}); }, `${CONSOLE}/clusters?read=1`);
+    expect((await read).status(), 'a no-cors read').toBe(403);
+    const framed = answer(`${CONSOLE}/clusters?frame=1`);
+    await pluginFrame.evaluate((url) => {
+      const frame = document.createElement('iframe');
+      frame.src = url;
+      document.body.append(frame);
+    }, `${CONSOLE}/clusters?frame=1`);
+    expect((await framed).status(), 'a nested frame').toBe(403);
+    // The console's own page, navigated to: served, and telling the browser to keep to https.
+    const response = (await page.goto(`${CONSOLE}/clusters`))!;
+    expect(response.status()).toBe(200);
+    expect(response.headers()['strict-transport-security']).toBe('max-age=31536000');
+    expect(response.headers()['cross-origin-opener-policy']).toBe('same-origin');
+  } finally {
+    await context.close();
+  }
+});

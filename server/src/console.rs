@@ -225,7 +225,24 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
             http::HeaderName::from_static("permissions-policy"),
             HeaderValue::from_static(PERMISSIONS_POLICY),
         ))
+        // A window another origin opened or opens (a plugin page's popup, a link with an
+        // opener) gets no handle on the console's window, nor the console on it.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            http::HeaderName::from_static("cross-origin-opener-policy"),
+            HeaderValue::from_static("same-origin"),
+        ))
+        // Served over https, the console is asked for over https only from then on: the
+        // session cookie is `Secure` already, and this stops a first plain-http request that
+        // a network attacker could answer. Not for subdomains: the plugin origins are the
+        // operator's to serve.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::STRICT_TRANSPORT_SECURITY,
+            (console_url.scheme() == "https").then_some(HeaderValue::from_static(STRICT_TRANSPORT_SECURITY)),
+        ))
 }
+
+/// How long browsers keep to https for the console once they saw it over https: a year.
+const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000";
 
 /// Powerful features nobody on the console's pages (its own or a plugin's frame) may use.
 const PERMISSIONS_POLICY: &str =

@@ -369,6 +369,8 @@ fn signed_out_home_is_the_server_rendered_sign_in_page() {
         assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         let permissions = headers["permissions-policy"].to_str().unwrap();
         assert!(permissions.contains("camera=()") && permissions.contains("geolocation=()"), "{permissions}");
+        assert_eq!(headers["cross-origin-opener-policy"], "same-origin");
+        assert!(headers.get(header::STRICT_TRANSPORT_SECURITY).is_none(), "only over https");
     });
 }
 
