@@ -3,7 +3,10 @@
 //! credentials (they send their PluginToken as a bearer token), and nobody
 //! else. The console's own browser code never calls the gateway: it goes
 //! through the console's same-origin route, which adds the user's token on the
-//! server. A PluginToken is accepted from its own installation's origin only.
+//! server. From a browser, a PluginToken is accepted from its own installation's origin
+//! only; a request without an `Origin` (a server, curl) is no browser's cross-origin call and
+//! is judged by its token alone, so a PluginToken taken out of its page works from anywhere
+//! until it expires (its calls are bounded as a page's are: [`crate::in_flight`]).
 
 use fundament_plugin_origin::PluginOrigins;
 use http::{HeaderMap, HeaderValue, header};
@@ -78,7 +81,9 @@ impl Origins {
 /// What every answer of the gateway carries, whatever the cluster said: it is
 /// never a document a browser could run (a page of a plugin's own, served
 /// through a service proxy, would otherwise run on the gateway's origin), it
-/// sets no cookie, and only the gateway decides about CORS.
+/// sets no cookie, and only the gateway decides about CORS. The cluster's answers
+/// reach here with only the headers an API answer needs
+/// ([`crate::upstream`]'s `PASSED_BACK`); this holds for the gateway's own answers too.
 pub fn harden(headers: &mut HeaderMap) {
     headers.remove(header::SET_COOKIE);
     let cors: Vec<_> =

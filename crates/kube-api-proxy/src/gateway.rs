@@ -19,6 +19,7 @@ use http::{HeaderMap, Method, StatusCode, header};
 use crate::audit::{AuditLine, AuditSink};
 use crate::clusters::Clusters;
 use crate::cors::{self, Caller, Origins};
+use crate::in_flight::CallSlot;
 use crate::kubereq::KubeRequest;
 use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
 use crate::upstream::Upstream;
@@ -82,7 +83,7 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     }
     let mut response = match route(&gw, req, &caller).await {
         Ok(r) => r,
-        Err(refusal) => refusal.into_response(),
+        Err(refusal) => answer(refusal),
     };
     // The cluster's own cookies and CORS go; then only the gateway's CORS is added.
     cors::harden(response.headers_mut());
@@ -91,6 +92,17 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
 }
 
 const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
+
+/// A Status as the gateway answers it: with `Retry-After` when it says how long to wait, as
+/// kube-apiserver writes its own (clients such as client-go wait by the header).
+fn answer(status: Status) -> Response {
+    let retry_after = status.details.as_ref().map_or(0, |d| d.retry_after_seconds);
+    let mut response = status.into_response();
+    if retry_after > 0 {
+        response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(retry_after));
+    }
+    response
+}
 
 pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -245,6 +257,8 @@ pub(crate) async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Resu
 /// browser origin: plugin pages never ask it).
 async fn cluster_info(gw: &Gateway, cluster_id: &str, token: &str) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(token, now_unix()).await.map_err(|e| invalid("user", &e))?;
+    // Held until the answer is built: it is small and read at once.
+    let _slot = gw.watches.calls().acquire(&claims.sub, None)?;
     if !can_view(gw, &claims.sub, cluster_id).await? {
         return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
@@ -316,7 +330,7 @@ async fn refused_early(
         call.claims(&claims);
     }
     call.finish(gw, decision, status.code);
-    Ok(audited(gw, status.into_response()))
+    Ok(audited(gw, answer(status)))
 }
 
 async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Status> {
@@ -328,11 +342,19 @@ async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Statu
 type SessionEnds = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// A watch holds a slot of its user (and PluginToken) until its stream ends, which is at the
-/// latest when its session does.
-fn hold(response: Response, permit: Option<(WatchPermit, SessionEnds)>) -> Response {
-    let Some((permit, ends)) = permit else { return response };
+/// latest when its session does; it gives back the call slot it was admitted with at once (an
+/// open stream is counted by [`crate::limits`], not as a call in flight). Any other answer holds
+/// its call slot until it has been passed on.
+fn hold(response: Response, permit: Option<(WatchPermit, SessionEnds)>, slot: CallSlot) -> Response {
     let (parts, body) = response.into_parts();
-    Response::from_parts(parts, permit.hold(body, ends))
+    let body = match permit {
+        Some((permit, ends)) => {
+            drop(slot);
+            permit.hold(body, ends)
+        }
+        None => fundament_body_limits::holding(body, slot),
+    };
+    Response::from_parts(parts, body)
 }
 
 async fn forward(
@@ -350,9 +372,11 @@ async fn forward(
     let failed = |e: crate::upstream::UpstreamError| {
         use crate::upstream::UpstreamError;
         match e {
-            UpstreamError::TooLarge { .. } | UpstreamError::Timeout { .. } | UpstreamError::Transport(_) => {
-                e.to_status()
-            }
+            UpstreamError::TooLarge { .. }
+            | UpstreamError::BodyIdle { .. }
+            | UpstreamError::BodyDeadline { .. }
+            | UpstreamError::Timeout { .. }
+            | UpstreamError::Transport(_) => e.to_status(),
             _ => {
                 tracing::warn!(error = %e, "forwarding failed");
                 Status::bad_gateway("failed to contact the Kubernetes API")
@@ -397,6 +421,8 @@ pub(crate) fn invalid(kind: &str, e: &CredentialError) -> Status {
 
 async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
+    // Before anything that costs a call of the gateway's own (OpenFGA, the cluster).
+    let slot = gw.watches.calls().acquire(&claims.sub, None)?;
     let cluster_id = &judged.cluster_id;
     let allowed = can_view(gw, &claims.sub, cluster_id).await?;
     if !allowed {
@@ -419,7 +445,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
         .map_err(|e| e.to_status())?
         .ok_or_else(|| Status::service_unavailable("service account sync pending, try again shortly"))?;
     let response = forward(&up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
-    Ok(hold(response, permit))
+    Ok(hold(response, permit, slot))
 }
 
 /// The cluster a PluginToken was minted for, as request paths spell it (`None`: not a UUID).
@@ -501,6 +527,8 @@ struct Admitted {
     /// A token of that ServiceAccount.
     sa_token: String,
     permit: Option<(WatchPermit, SessionEnds)>,
+    /// The call's slots of its user, plugin pages and PluginToken ([`crate::in_flight`]).
+    slot: CallSlot,
 }
 
 async fn plugin_path(
@@ -518,20 +546,20 @@ async fn plugin_path(
         },
         started: Instant::now(),
     };
-    let Admitted { up, namespace, sa_token, permit } =
+    let Admitted { up, namespace, sa_token, permit, slot } =
         match admit_plugin(gw, &judged, &token, caller, &mut call).await {
             Ok(admitted) => admitted,
             Err(Refusal { decision, status }) => {
                 call.finish(gw, decision, status.code);
-                return Ok(audited(gw, status.into_response()));
+                return Ok(audited(gw, answer(status)));
             }
         };
     let response = forward(&up, req, &judged, &namespace, "plugin", &sa_token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
     call.finish(gw, "allowed", status);
     let response = match response {
-        Ok(response) => hold(response, permit),
-        Err(status) => status.into_response(),
+        Ok(response) => hold(response, permit, slot),
+        Err(status) => answer(status),
     };
     Ok(audited(gw, response))
 }
@@ -582,6 +610,13 @@ async fn admit_plugin(
             ),
         ));
     }
+    // Before anything that costs a call of the gateway's own (OpenFGA, the cluster): the calls
+    // of this token, of the user's plugin pages and of the user, in flight.
+    let slot = gw
+        .watches
+        .calls()
+        .acquire(&claims.sub, Some(&claims.jti))
+        .map_err(|status| refusal("denied:call-limit", status))?;
     // 3. The user may view the cluster.
     if !can_view(gw, &claims.sub, cluster_id).await.map_err(|status| refusal("error:can-view", status))? {
         let user = &claims.sub;
@@ -728,7 +763,7 @@ async fn admit_plugin(
         Some(token) => token,
         None => plugin_sa_token(&up, &namespace).await?,
     };
-    Ok(Admitted { up, namespace, sa_token, permit })
+    Ok(Admitted { up, namespace, sa_token, permit, slot })
 }
 
 /// Writes the cluster allows by what the caller itself holds, beyond the verb on the resource:

@@ -3,7 +3,10 @@
 //! Bearer tokens only: no cookie is a credential here, so nothing a page can
 //! make a browser send by itself (a navigation, a form, a `no-cors` fetch)
 //! authorizes anything. Every answer is hardened ([`cors::harden`]): never a
-//! document, never a cookie, only the gateway's own CORS.
+//! document, never a cookie, only the gateway's own CORS; of the cluster's
+//! answer only the headers an API answer needs come back (a backend behind a
+//! `proxy` subresource sets nothing else on the gateway's origin). Each caller's
+//! calls in flight are bounded ([`in_flight`]), its streams too ([`limits`]).
 //!
 //! - **User path**: a UserToken of a live session → `can_view` → forwarded as
 //!   the user's ServiceAccount `fundament-system/fundament-<user-id>`.
@@ -22,6 +25,7 @@ pub mod clusters;
 pub mod cors;
 pub mod garden;
 pub mod gateway;
+pub mod in_flight;
 pub mod installations;
 pub mod kubereq;
 pub mod limits;

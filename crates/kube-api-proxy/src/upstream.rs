@@ -49,6 +49,14 @@ pub enum UpstreamError {
     Body(String),
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: usize },
+    /// The caller's request body paused longer than [`BODY_IDLE`] between two chunks: nothing
+    /// was sent to the cluster.
+    #[error("the request body went quiet for {} s", .after.as_secs_f64())]
+    BodyIdle { after: Duration },
+    /// The caller's request body was not whole within its deadline ([`REQUEST_BODY_TIME`]),
+    /// however steadily it trickled: nothing was sent to the cluster.
+    #[error("the request body was not received whole within {} s", .after.as_secs_f64())]
+    BodyDeadline { after: Duration },
 }
 
 /// How to reach the embedded cluster's API server (mock mode).
@@ -229,12 +237,20 @@ pub struct Upstream {
     installations: Arc<InstallationStore>,
     /// What the calls to this cluster found, for `/readyz?verbose`.
     health: Arc<DependencyHealth>,
+    /// How long a forwarded request's body may take to arrive whole ([`REQUEST_BODY_TIME`]).
+    request_body_time: Duration,
 }
 
 /// How long a cluster may take to send an answer's head (a watch's head comes at once too).
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a fetched page may pause between two chunks.
+/// How long a fetched page, or a request body, may pause between two chunks.
 const BODY_IDLE: Duration = Duration::from_secs(30);
+/// How long a request body may take to arrive whole, however steadily it trickles (each chunk
+/// within [`BODY_IDLE`]): without it a caller could hold a call, its slot and up to
+/// [`MAX_REQUEST_BODY`] of memory for as long as it likes. kube-apiserver's own default
+/// `--request-timeout` (1 min) bounds a whole call, its body included, so no body that takes
+/// longer would be served there either; 3 MiB in 60 s is 50 KiB/s, slower than any working link.
+pub const REQUEST_BODY_TIME: Duration = Duration::from_secs(60);
 /// The largest request body passed on: kube-apiserver's own limit (3 MiB).
 pub const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
 
@@ -243,7 +259,8 @@ pub const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
 /// (its CORS), never the cluster's.
 const PAGE_HEADERS: &[&str] = &["origin", "referer"];
 
-/// Whether a header crosses the gateway, either way.
+/// Whether a request header may cross the gateway at all (an answer's headers are picked by
+/// [`PASSED_BACK`] instead).
 fn crosses(name: &http::HeaderName) -> bool {
     headers::is_forwarded(name.as_str()) && !PAGE_HEADERS.contains(&name.as_str())
 }
@@ -288,6 +305,12 @@ impl UpstreamError {
                 )
             }
             UpstreamError::TooLarge { limit } => Status::too_large(*limit),
+            // kube-apiserver answers a call whose body is still arriving at its request timeout
+            // with this Status (504, `Timeout`: its `WithTimeoutForNonLongRunningRequests`).
+            UpstreamError::BodyIdle { .. } | UpstreamError::BodyDeadline { .. } => {
+                tracing::info!(error = %self, "a request body did not arrive in time; nothing was forwarded");
+                Status::failure(504, "Timeout", format!("Timeout: {self}; nothing was sent to the cluster"))
+            }
             _ => Status::internal(self),
         }
     }
@@ -298,13 +321,19 @@ fn transport(e: kube::Error) -> UpstreamError {
 }
 
 /// A request body, read whole (kube-rs sends bodies it holds) up to [`MAX_REQUEST_BODY`],
-/// with at most [`BODY_IDLE`] between two chunks.
-async fn buffered(mut body: Body) -> Result<Bytes, UpstreamError> {
+/// with at most `idle` between two chunks and all of it within `total`.
+async fn buffered(body: Body, idle: Duration, total: Duration) -> Result<Bytes, UpstreamError> {
+    tokio::time::timeout(total, read_whole(body, idle))
+        .await
+        .map_err(|_| UpstreamError::BodyDeadline { after: total })?
+}
+
+async fn read_whole(mut body: Body, idle: Duration) -> Result<Bytes, UpstreamError> {
     let mut whole = bytes::BytesMut::new();
     loop {
-        let frame = tokio::time::timeout(BODY_IDLE, body.frame()).await.map_err(|_| {
-            UpstreamError::Transport(format!("the request body went quiet for {} s", BODY_IDLE.as_secs()))
-        })?;
+        let frame = tokio::time::timeout(idle, body.frame())
+            .await
+            .map_err(|_| UpstreamError::BodyIdle { after: idle })?;
         let Some(frame) = frame else { return Ok(whole.freeze()) };
         let frame =
             frame.map_err(|e| UpstreamError::Transport(format!("the request body broke off: {e}")))?;
@@ -335,7 +364,14 @@ impl Upstream {
             reviews: Cache::new(50_000),
             installations: Arc::default(),
             health: Arc::default(),
+            request_body_time: REQUEST_BODY_TIME,
         })
+    }
+
+    /// With another deadline for a forwarded request's body than [`REQUEST_BODY_TIME`] (tests).
+    pub fn with_request_body_time(mut self, total: Duration) -> Self {
+        self.request_body_time = total;
+        self
     }
 
     /// A server on this machine over plain HTTP, reached without any credentials (a plugin's
@@ -620,9 +656,9 @@ impl Upstream {
         headers: &HeaderMap,
         body: Body,
     ) -> Result<Response, UpstreamError> {
-        let req = outgoing(method, path_and_query, headers, body).await?;
+        let req = outgoing(method, path_and_query, headers, body, self.request_body_time).await?;
         let res = self.send_own(req, HEAD_TIMEOUT).await?;
-        incoming(res)
+        incoming(res, proxied(path_and_query))
     }
 
     /// Forwards a request as `token`, on the transport without an identity of its own;
@@ -638,7 +674,7 @@ impl Upstream {
     ) -> Result<Response, UpstreamError> {
         let auth = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| UpstreamError::Transport("the token is not a valid header value".into()))?;
-        let mut req = outgoing(method, path_and_query, headers, body).await?;
+        let mut req = outgoing(method, path_and_query, headers, body, self.request_body_time).await?;
         req.headers_mut().insert(header::AUTHORIZATION, auth);
         let forwarding = self.transports().forwarding.clone();
         let res = tokio::time::timeout(HEAD_TIMEOUT, forwarding.send(req))
@@ -646,7 +682,7 @@ impl Upstream {
             .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })
             .and_then(|sent| sent.map_err(transport));
         self.observe(path_and_query, &res);
-        let response = incoming(res?)?;
+        let response = incoming(res?, proxied(path_and_query))?;
         Ok(crate::server_errors::withheld(response, proxied(path_and_query)).await)
     }
 }
@@ -665,12 +701,13 @@ fn proxied(path: &str) -> bool {
     )
 }
 
-/// The request as it goes on: the headers that cross, the body read whole.
+/// The request as it goes on: the headers that cross, the body read whole within `body_time`.
 async fn outgoing(
     method: Method,
     path_and_query: &str,
     headers: &HeaderMap,
     body: Body,
+    body_time: Duration,
 ) -> Result<http::Request<kube::client::Body>, UpstreamError> {
     let mut req = http::Request::builder().method(method).uri(path_and_query);
     for (k, v) in headers {
@@ -678,18 +715,68 @@ async fn outgoing(
             req = req.header(k, v);
         }
     }
-    let body = kube::client::Body::from(buffered(body).await?);
+    let body = kube::client::Body::from(buffered(body, BODY_IDLE, body_time).await?);
     req.body(body).map_err(|e| UpstreamError::Transport(e.to_string()))
 }
 
-/// The cluster's answer as it goes back: the headers that cross, the body streamed.
-fn incoming(res: http::Response<kube::client::Body>) -> Result<Response, UpstreamError> {
+/// The headers of the cluster's answer that go back to the caller: what describes the body
+/// (its type, length, encoding, language, disposition and range, validators and caching), and
+/// what kube-apiserver tells a client about the call: `Warning` (deprecations, admission
+/// warnings), `Audit-Id`, `Retry-After`, `Date` and [`PASSED_BACK_PREFIXES`]. The gateway adds
+/// its own CORS and security headers afterwards ([`crate::cors`]). Everything else stays behind,
+/// because through a `proxy` subresource the answer, headers and all, is a backend's, a plugin's
+/// own runtime included, and the gateway's origin is same-site with the console in production:
+/// `Clear-Site-Data: "cookies"` would sign the user out of the console, `NEL`, `Report-To` and
+/// `Reporting-Endpoints` would send the browser's reports about the gateway to the backend's
+/// choice, `Alt-Svc` and `Strict-Transport-Security` would change how the browser reaches the
+/// gateway for all its later calls, and `Refresh`, `Link`, `Location`, `Set-Cookie`,
+/// `Content-Security-Policy` and `Access-Control-*` would redirect, preload, plant or widen.
+/// plugin-proxy relays its runtime's answers through this list, then through its own narrower one.
+const PASSED_BACK: &[&str] = &[
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "content-language",
+    "content-disposition",
+    "content-range",
+    "etag",
+    "last-modified",
+    "cache-control",
+    "expires",
+    "vary",
+    "warning",
+    "audit-id",
+    "retry-after",
+    "date",
+];
+
+/// Header names kube-apiserver's answers carry by family: API Priority and Fairness tells the
+/// flow schema and priority level that handled the call (`X-Kubernetes-PF-FlowSchema-UID`,
+/// `X-Kubernetes-PF-PriorityLevel-UID`), which tell a client why a call waited or was refused.
+const PASSED_BACK_PREFIXES: &[&str] = &["x-kubernetes-pf-"];
+
+/// Whether a header of the cluster's answer goes back to the caller ([`PASSED_BACK`]).
+fn passed_back(name: &http::HeaderName) -> bool {
+    let name = name.as_str();
+    PASSED_BACK.contains(&name) || PASSED_BACK_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// The cluster's answer as it goes back: the headers of [`PASSED_BACK`], the body streamed. A
+/// backend's answer through a `proxy` subresource (`proxied`) is the caller's own, read with its
+/// bearer token: it is never stored, whatever caching the backend asks for (kube-apiserver marks
+/// its own answers `private`).
+fn incoming(res: http::Response<kube::client::Body>, proxied: bool) -> Result<Response, UpstreamError> {
     let (parts, body) = res.into_parts();
     let mut out = Response::builder().status(parts.status);
     for (k, v) in &parts.headers {
-        if crosses(k) {
+        let caching = k == header::CACHE_CONTROL || k == header::EXPIRES;
+        let kept = passed_back(k) && !(proxied && caching);
+        if kept {
             out = out.header(k, v);
         }
+    }
+    if proxied {
+        out = out.header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     out.body(Body::new(body)).map_err(|e| UpstreamError::Transport(e.to_string()))
 }
@@ -767,6 +854,103 @@ mod tests {
         assert_eq!(answer.status(), 200);
         let huge = format!("x-padding: {}\r\n", "p".repeat(FORWARD_READ_BUFFER + 1));
         assert!(get(answering(huge).await).await.is_err(), "a head larger than the buffer is an error");
+    }
+
+    #[test]
+    fn an_answer_keeps_only_the_headers_an_api_answer_needs() {
+        let mut head = HeaderMap::new();
+        for (name, value) in [
+            ("content-type", "application/json"),
+            ("content-encoding", "gzip"),
+            ("warning", "299 - \"first\""),
+            ("warning", "299 - \"second\""),
+            ("audit-id", "a-1"),
+            ("x-kubernetes-pf-flowschema-uid", "f-1"),
+            ("x-kubernetes-pf-prioritylevel-uid", "p-1"),
+            ("cache-control", "public, max-age=9999"),
+            ("clear-site-data", "\"cookies\""),
+            ("nel", "{\"report_to\":\"r\",\"max_age\":86400}"),
+            ("report-to", "{\"group\":\"r\",\"endpoints\":[{\"url\":\"https://evil.example\"}]}"),
+            ("reporting-endpoints", "r=\"https://evil.example\""),
+            ("alt-svc", "h3=\":443\""),
+            ("strict-transport-security", "max-age=0"),
+            ("refresh", "0; url=https://evil.example"),
+            ("link", "<https://evil.example/x.css>; rel=preload"),
+            ("location", "https://evil.example"),
+            ("set-cookie", "a=b"),
+            ("access-control-allow-origin", "*"),
+            ("content-security-policy", "default-src *"),
+            ("service-worker-allowed", "/"),
+            ("x-custom", "1"),
+        ] {
+            head.append(http::HeaderName::from_static(name), HeaderValue::from_static(value));
+        }
+        let answer = || {
+            let mut answer = http::Response::new(kube::client::Body::empty());
+            *answer.headers_mut() = head.clone();
+            answer
+        };
+        let names = |response: &Response| {
+            let mut names: Vec<String> = response.headers().keys().map(|k| k.to_string()).collect();
+            names.sort_unstable();
+            names
+        };
+        let api = incoming(answer(), false).unwrap();
+        assert_eq!(
+            names(&api),
+            [
+                "audit-id",
+                "cache-control",
+                "content-encoding",
+                "content-type",
+                "warning",
+                "x-kubernetes-pf-flowschema-uid",
+                "x-kubernetes-pf-prioritylevel-uid"
+            ]
+        );
+        assert_eq!(api.headers().get_all("warning").iter().count(), 2);
+        // A backend's answer is never stored, whatever it asks for.
+        let backend = incoming(answer(), true).unwrap();
+        assert_eq!(names(&backend), names(&api));
+        assert_eq!(backend.headers()[header::CACHE_CONTROL], "no-store");
+    }
+
+    /// A body that trickles, each chunk well within the idle time, is refused at its deadline;
+    /// one that pauses is refused at the idle time; either way as kube-apiserver's request
+    /// timeout answers, 504 `Timeout`, naming the body.
+    #[tokio::test]
+    async fn a_request_body_must_arrive_whole_in_time() {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+        let trickle = tokio::spawn(async move {
+            while tx.send(Ok(Bytes::from_static(b"a"))).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk, rx))
+        }));
+        let started = std::time::Instant::now();
+        let err = buffered(body, Duration::from_secs(5), Duration::from_millis(200)).await.unwrap_err();
+        assert!(matches!(err, UpstreamError::BodyDeadline { .. }), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        trickle.abort();
+        let status = err.to_status();
+        assert_eq!((status.code, status.reason.as_str()), (504, "Timeout"));
+        assert_eq!(
+            status.message,
+            "Timeout: the request body was not received whole within 0.2 s; nothing was sent to the cluster"
+        );
+
+        let (_tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(1);
+        let quiet = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk, rx))
+        }));
+        let err = buffered(quiet, Duration::from_millis(50), Duration::from_secs(5)).await.unwrap_err();
+        assert!(matches!(err, UpstreamError::BodyIdle { .. }), "{err}");
+        assert_eq!(err.to_status().code, 504);
+
+        let whole = buffered(Body::from("{}"), BODY_IDLE, REQUEST_BODY_TIME).await.unwrap();
+        assert_eq!(&whole[..], b"{}");
     }
 
     #[test]

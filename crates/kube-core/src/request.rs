@@ -183,19 +183,30 @@ pub fn encode_segment(segment: &str) -> String {
     out
 }
 
-/// The value a field selector pins `metadata.name` to (`metadata.name=x` or
-/// `metadata.name==x` as one of its terms), when it is a valid name segment.
+/// The name a field selector pins a list or watch to: only when the whole selector is one
+/// `metadata.name=<name>` or `metadata.name==<name>` term, and the name a valid path segment.
+/// Anything else pins nothing, so the request is judged as a list or watch of every object,
+/// which never admits more than the API server serves.
+///
+/// kube-apiserver reads a selector with Go's escapes (`\,`, `\=` and `\\` in values):
+/// `metadata.namespace!=x\,metadata.name=allowed` is one term there, which every object
+/// matches, while a split on every `,` reads a second term naming `allowed`; a user allowed to
+/// list `allowed` only (RBAC's `resourceNames`) would be let through to list everything. So a
+/// backslash anywhere, or a `,` (more than one term: the API server narrows some of those too,
+/// but nothing needs it), means no narrowing. Nothing is trimmed either: Go reads
+/// ` metadata.name=a` as a term on the field ` metadata.name`, which pins no name.
 fn exact_name(selector: &str) -> Option<String> {
-    selector.split(',').find_map(|term| {
-        let value = term.trim().strip_prefix("metadata.name")?;
-        let value = value.strip_prefix("==").or_else(|| value.strip_prefix('='))?;
-        let valid = !value.is_empty()
-            && value != "."
-            && value != ".."
-            && !value.contains(['/', '%', '\\', '!', '='])
-            && !value.starts_with('=');
-        valid.then(|| value.to_string())
-    })
+    if selector.contains(['\\', ',']) {
+        return None;
+    }
+    let value = selector.strip_prefix("metadata.name")?;
+    let value = value.strip_prefix("==").or_else(|| value.strip_prefix('='))?;
+    let valid = !value.is_empty()
+        && value != "."
+        && value != ".."
+        && !value.contains(['/', '%', '!', '='])
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control());
+    valid.then(|| value.to_string())
 }
 
 /// The raw path's segments, each decoded once. A leading `/` is required, one
@@ -294,6 +305,39 @@ mod tests {
         assert_eq!((r.verb.as_str(), r.name.as_str()), ("watch", "a"));
         let r = info(Method::GET, "/api/v1/pods", "fieldSelector=metadata.name%3D..");
         assert_eq!(r.name, "");
+    }
+
+    #[test]
+    fn only_a_selector_of_one_unescaped_name_term_names_an_object() {
+        let named = |selector: &str| {
+            let query = format!("fieldSelector={selector}");
+            info(Method::GET, "/api/v1/namespaces/n/configmaps", &query).target.name
+        };
+        assert_eq!(named("metadata.name%3Dallowed"), "allowed");
+        assert_eq!(named("metadata.name%3D%3Dallowed"), "allowed");
+        // One term on spec.color to the API server (`\,` escapes the comma): names nothing.
+        assert_eq!(named("spec.color%3Dx%5C%2Cmetadata.name%3Dallowed"), "");
+        assert_eq!(named("spec.color=x\\,metadata.name%3Dallowed"), "");
+        assert_eq!(named("metadata.namespace!%3Dx%5C,metadata.name%3Dallowed"), "");
+        // A backslash anywhere, even in the name's own term.
+        assert_eq!(named("metadata.name%3Dallo%5Cwed"), "");
+        assert_eq!(named("metadata.name%3Dallowed%5C"), "");
+        // More than one term, even an innocent one, and an empty trailing one.
+        assert_eq!(named("metadata.name%3Da,metadata.namespace%3Dn"), "");
+        assert_eq!(named("metadata.namespace%3Dn,metadata.name%3Da"), "");
+        assert_eq!(named("metadata.name%3Da,"), "");
+        // Spaces are the field's or the value's own to Go, never trimmed away.
+        assert_eq!(named("%20metadata.name%3Da"), "");
+        assert_eq!(named("metadata.name%20%3Da"), "");
+        assert_eq!(named("metadata.name%3Da%20"), "");
+        // Not an equality on the name.
+        assert_eq!(named("metadata.name!%3Da"), "");
+        assert_eq!(named("metadata.names%3Da"), "");
+        assert_eq!(named("metadata.name%3D"), "");
+        assert_eq!(named("metadata.name%3D%3D%3Da"), "");
+        // A named request keeps its own name, whatever the selector says.
+        let r = info(Method::GET, "/api/v1/namespaces/n/configmaps/a", "fieldSelector=metadata.name%3Db");
+        assert_eq!(r.name, "a");
     }
 
     #[test]

@@ -10,7 +10,9 @@ use axum::body::Body;
 use fundament_authn_client::{Credentials, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
+use fundament_kube_api_proxy::in_flight::CallLimits;
 use fundament_kube_api_proxy::installations::Lookup;
+use fundament_kube_api_proxy::limits::WatchLimits;
 use fundament_kube_api_proxy::upstream::Upstream;
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
@@ -62,6 +64,27 @@ async fn start_defined_by(
     fga: Arc<dyn fundament_fga::CanView>,
     definitions: Arc<dyn DefinitionSource>,
 ) -> Stack {
+    let clusters = cluster.clusters();
+    start_gateway(cluster, fga, definitions, clusters, Default::default()).await
+}
+
+/// [`start`], with the calls in flight bounded by `calls` and request bodies read within
+/// `body_time`.
+async fn start_bounded(calls: CallLimits, body_time: std::time::Duration) -> Stack {
+    let cluster = SeededCluster::start().await;
+    let upstream = Upstream::new(&cluster.upstream_config()).unwrap().with_request_body_time(body_time);
+    let clusters = fundament_kube_api_proxy::clusters::Clusters::one(PROD, upstream);
+    let watches = Arc::new(WatchLimits::default().with_calls(calls));
+    start_gateway(cluster, testing::fga(), Arc::new(PluginFolders::load()), clusters, watches).await
+}
+
+async fn start_gateway(
+    cluster: SeededCluster,
+    fga: Arc<dyn fundament_fga::CanView>,
+    definitions: Arc<dyn DefinitionSource>,
+    clusters: fundament_kube_api_proxy::clusters::Clusters,
+    watches: Arc<WatchLimits>,
+) -> Stack {
     let signer = Signer::generate();
     let audit = Arc::new(MemoryAudit::default());
     let revoked = RevokedSessions::none();
@@ -70,10 +93,10 @@ async fn start_defined_by(
         credentials: testing::credentials(&signer, &revoked),
         fga,
         fga_health: Default::default(),
-        clusters: cluster.clusters(),
+        clusters,
         definitions,
         audit: audit.clone(),
-        watches: Default::default(),
+        watches,
     };
     let upstream = gateway.clusters.get(PROD).await.unwrap();
     let url = serve(gateway).await;
@@ -152,6 +175,34 @@ impl Stack {
     fn last_decision(&self) -> String {
         self.audit.lines().last().map(|l| l.decision.clone()).unwrap_or_default()
     }
+
+    /// A POST of `path` as `authorization` whose body has begun and not ended: the call stays in
+    /// flight at the gateway, which reads the body whole before it forwards anything, until the
+    /// returned sender is dropped (the body then ends, and the call is answered).
+    async fn call_held_open(&self, authorization: &str, path: &str) -> BodySender {
+        let (sender, body) = body_sent_in_pieces();
+        sender.send(Ok(bytes::Bytes::from_static(b"{"))).await.unwrap();
+        let req = Request::post(format!("{}{path}", self.url))
+            .header("authorization", authorization)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .unwrap();
+        let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+        tokio::spawn(async move { client.request(req).await.map(|answer| answer.status()) });
+        sender
+    }
+}
+
+/// The sending side of a request body sent piece by piece ([`body_sent_in_pieces`]).
+type BodySender = tokio::sync::mpsc::Sender<Result<bytes::Bytes, std::io::Error>>;
+
+/// A request body of the pieces sent on its sender, ended when the sender is dropped.
+fn body_sent_in_pieces() -> (BodySender, Body) {
+    let (sender, pieces) = tokio::sync::mpsc::channel(1);
+    let body = Body::from_stream(futures::stream::unfold(pieces, |mut pieces| async move {
+        pieces.recv().await.map(|piece| (piece, pieces))
+    }));
+    (sender, body)
 }
 
 fn bearer(token: &str) -> String {
@@ -500,6 +551,65 @@ async fn no_answer_is_a_document_a_cookie_or_someone_elses_cors() {
     assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
 }
 
+/// A backend behind a `proxy` subresource answers through the gateway, whose origin is
+/// same-site with the console: of its headers only those an API answer needs come back, so it
+/// cannot clear the site's cookies (the console's session), collect the browser's reports, pin
+/// or move how the browser reaches the gateway, redirect or preload; and its answer is never
+/// stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backends_answer_passes_back_only_the_headers_an_api_answer_needs() {
+    let s = start().await;
+    let alice = bearer(&s.user_token("alice"));
+    let planted = [
+        ("clear-site-data", "\"cookies\", \"storage\""),
+        ("nel", r#"{"report_to":"backend","max_age":31536000,"include_subdomains":true}"#),
+        (
+            "report-to",
+            r#"{"group":"backend","max_age":31536000,"endpoints":[{"url":"https://evil.example/r"}]}"#,
+        ),
+        ("reporting-endpoints", "backend=\"https://evil.example/r\""),
+        ("alt-svc", "h3=\"evil.example:443\"; ma=31536000"),
+        ("strict-transport-security", "max-age=0; includeSubDomains"),
+        ("refresh", "0; url=https://evil.example/"),
+        ("link", "<https://evil.example/x.js>; rel=preload; as=script"),
+        ("location", "https://evil.example/"),
+        ("service-worker-allowed", "/"),
+        ("origin-agent-cluster", "?0"),
+        ("x-backend-secret", "1"),
+    ];
+    let kept = [
+        ("content-type", "application/json"),
+        ("warning", "299 - \"this backend is deprecated\""),
+        ("audit-id", "backend-audit-1"),
+    ];
+    let backend = axum::Router::new().route(
+        "/api/thing",
+        axum::routing::get(move || async move {
+            let mut answer = http::Response::builder().status(200);
+            for (name, value) in planted.iter().chain(&kept) {
+                answer = answer.header(*name, *value);
+            }
+            answer.header("cache-control", "public, max-age=31536000").body(Body::from("{}")).unwrap()
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, backend).await.unwrap() });
+    let ns = "plugin-acme-corp--demo";
+    s.cluster.running.backends.register(ns, ns, 8080, addr);
+    let thing = format!("/clusters/{PROD}/api/v1/namespaces/{ns}/services/http:{ns}:8080/proxy/api/thing");
+    let (code, h, v) = s.call(Method::GET, &thing, &[("authorization", &alice)], None).await;
+    assert_eq!((code, v), (200, json!({})));
+    for (name, _) in planted {
+        assert!(h.get(name).is_none(), "{name} reached the caller: {:?}", h.get(name));
+    }
+    for (name, value) in kept {
+        assert_eq!(h.get(name).map(|v| v.to_str().unwrap()), Some(value), "{name}");
+    }
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    assert_eq!(h[header::CONTENT_SECURITY_POLICY], "sandbox; default-src 'none'");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_judges_exactly_what_the_cluster_serves() {
     let s = start().await;
@@ -642,6 +752,114 @@ async fn followed_logs_and_proxied_calls_count_against_the_users_watches() {
         .await;
         assert_ne!(code, 429, "the cluster answers it: {v}");
     }
+}
+
+/// Waits until `user` has `count` calls in flight at the gateway counting with `calls`, for at
+/// most 5 s. A call held open counts once the gateway has verified its token, and an answered
+/// one gives its slot back once the gateway has passed its answer on, which on a loaded machine
+/// may both come after the client has moved on.
+async fn until_in_flight(calls: &CallLimits, user: &str, count: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while calls.in_flight(user) != count && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(calls.in_flight(user), count, "{user}'s calls in flight");
+}
+
+/// Calls in flight are bounded per PluginToken, per user's plugin pages and per user (here 1, 2
+/// and 3 of them), each with a 429 Status that says which bound and how long to wait (the
+/// plugin path's audited); another user has bounds of their own, and a slot comes back when
+/// its call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_in_flight_are_bounded_per_plugin_token_plugin_pages_and_user_with_a_429() {
+    let calls = CallLimits::new(3, 2, 1);
+    let s = start_bounded(calls.clone(), fundament_kube_api_proxy::upstream::REQUEST_BODY_TIME).await;
+    let certificates = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    let configmaps = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps");
+    let token = |_| bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let [t1, t2, t3]: [String; 3] = std::array::from_fn(token);
+    let alice = bearer(&s.user_token("alice"));
+    let get = |authorization: &str, path: &str| {
+        let (authorization, path) = (authorization.to_owned(), path.to_owned());
+        let s = &s;
+        async move { s.call_as(&authorization, Method::GET, &path, None).await }
+    };
+    let refused = |(code, headers, v): (u16, http::HeaderMap, Value), bound: &str| {
+        assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
+        assert_eq!(v["details"]["retryAfterSeconds"], 1, "{v}");
+        assert_eq!(headers.get(header::RETRY_AFTER).map(|h| h.as_bytes()), Some(&b"1"[..]));
+        let message = common::message(&v);
+        assert!(message.starts_with("too many calls in flight:") && message.contains(bound), "{message}");
+    };
+
+    let _t1_held = s.call_held_open(&t1, &certificates).await;
+    until_in_flight(&calls, "alice", 1).await;
+    refused(get(&t1, &certificates).await, "(the limit per PluginToken)");
+    assert_eq!(s.last_decision(), "denied:call-limit");
+    assert_eq!(get(&t2, &certificates).await.0, 200, "another token of the same page");
+    until_in_flight(&calls, "alice", 1).await;
+    let _t2_held = s.call_held_open(&t2, &certificates).await;
+    until_in_flight(&calls, "alice", 2).await;
+    refused(get(&t3, &certificates).await, "(the limit for all plugins together");
+    // The console's share is left.
+    assert_eq!(get(&alice, &configmaps).await.0, 200);
+    until_in_flight(&calls, "alice", 2).await;
+    let alice_held = s.call_held_open(&alice, &configmaps).await;
+    until_in_flight(&calls, "alice", 3).await;
+    refused(get(&alice, &configmaps).await, "user alice has 3 calls in flight");
+    assert_ne!(get(&bearer(&s.user_token("bob")), &configmaps).await.0, 429, "bob's calls are his own");
+    // The call ends (its body ends, the cluster answers it): its slot comes back.
+    drop(alice_held);
+    until_in_flight(&calls, "alice", 2).await;
+    let (code, _, v) = get(&alice, &configmaps).await;
+    assert_eq!(code, 200, "{v}");
+}
+
+/// A request body that trickles, each piece well within the idle time, is refused at its
+/// deadline with kube-apiserver's 504 `Timeout`, and nothing of it reaches the cluster: the
+/// ConfigMap it would have created is never there. A body that arrives in time is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_body_not_received_whole_in_time_is_refused_and_nothing_is_forwarded() {
+    let deadline = std::time::Duration::from_millis(600);
+    let s = start_bounded(CallLimits::default(), deadline).await;
+    let alice = bearer(&s.user_token("alice"));
+    let configmaps = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps");
+    let configmap = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    let (code, _, v) = s.call_as(&alice, Method::POST, &configmaps, Some(configmap("in-time"))).await;
+    assert_eq!(code, 201, "{v}");
+
+    let whole = configmap("trickled").to_string().into_bytes();
+    let (sender, body) = body_sent_in_pieces();
+    let trickle = tokio::spawn(async move {
+        // Nine pieces 150 ms apart: the last would come after the deadline.
+        for piece in whole.chunks(whole.len() / 9 + 1) {
+            if sender.send(Ok(bytes::Bytes::copy_from_slice(piece))).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        }
+    });
+    let req = Request::post(format!("{}{configmaps}", s.url))
+        .header("authorization", &alice)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .unwrap();
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    let started = std::time::Instant::now();
+    let res = client.request(req).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(res.status(), 504);
+    let v: Value = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(v["reason"], "Timeout", "{v}");
+    assert_eq!(
+        common::message(&v),
+        "Timeout: the request body was not received whole within 0.6 s; nothing was sent to the cluster"
+    );
+    assert!(took >= deadline && took < std::time::Duration::from_secs(5), "{took:?}");
+    // Whatever the sender still sends goes nowhere.
+    let _ = trickle.await;
+    let (code, _, v) = s.call_as(&alice, Method::GET, &format!("{configmaps}/trickled"), None).await;
+    assert_eq!(code, 404, "{v}");
 }
 
 fn b64(s: &str) -> String {
