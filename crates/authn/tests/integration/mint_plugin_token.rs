@@ -315,7 +315,7 @@ async fn a_users_mints_are_bounded_and_another_user_is_not_held_up() {
     let mut granted = 0usize;
     let refused = loop {
         *h.fga.last.lock().unwrap() = None;
-        let reply = if granted % 2 == 0 {
+        let reply = if granted.is_multiple_of(2) {
             h.mint_ticket(Some(&flooder), CLUSTER, INSTALLATION).await
         } else {
             h.mint(Some(&flooder), CLUSTER, INSTALLATION).await
