@@ -23,9 +23,8 @@ async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down
 
 /**
  * Where the console's sign-in start sends a browser now: the provider, or the sign-in page
- * with an error. authn keeps a discovery, good or failed, for 5 s (DISCOVERY_MAX_AGE_SECS and
- * DISCOVERY_RETRY_SECS in crates/authn/src/oidc/mod.rs), so a change of the provider shows
- * within that time.
+ * with an error. authn keeps a discovery, good or failed, for 5 s (DISCOVERY_MAX_AGE_SECS in
+ * crates/authn/src/oidc/mod.rs), so a change of the provider shows within that time.
  */
 async function startSendsTo(request: APIRequestContext): Promise<string> {
   const answer = await request.get('/sign-in/oidc/start', { maxRedirects: 0 });

@@ -413,6 +413,7 @@ pub fn gateway(
         definitions: Arc::new(CatalogDefinitions(catalog)),
         audit: audit_sink(settings, &store)?,
         watches: Arc::new(fundament_kube_api_proxy::limits::WatchLimits::new(store)),
+        calls: Default::default(),
     }))
 }
 

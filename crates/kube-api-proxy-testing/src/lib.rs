@@ -128,6 +128,7 @@ pub fn gateway(
         definitions: Arc::new(PluginFolders::load()),
         audit,
         watches: Default::default(),
+        calls: Default::default(),
     }
 }
 

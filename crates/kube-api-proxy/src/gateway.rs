@@ -19,7 +19,7 @@ use http::{HeaderMap, Method, StatusCode, header};
 use crate::audit::{AuditLine, AuditSink};
 use crate::clusters::Clusters;
 use crate::cors::{self, Caller, Origins};
-use crate::in_flight::CallSlot;
+use crate::in_flight::{CallLimits, CallSlot};
 use crate::kubereq::KubeRequest;
 use crate::limits::{MAX_WATCH_SECONDS, WatchLimits, WatchPermit};
 use crate::upstream::Upstream;
@@ -58,6 +58,9 @@ pub struct Gateway {
     pub definitions: Arc<dyn DefinitionSource>,
     pub audit: Arc<dyn AuditSink>,
     pub watches: Arc<WatchLimits>,
+    /// Ordinary calls in flight, per replica ([`crate::in_flight`]); open streams are counted by
+    /// `watches` instead.
+    pub calls: CallLimits,
 }
 
 const ROOTS: &[&str] = &["api", "apis", "openapi", "version"];
@@ -258,7 +261,7 @@ pub(crate) async fn can_view(gw: &Gateway, user: &str, cluster_id: &str) -> Resu
 async fn cluster_info(gw: &Gateway, cluster_id: &str, token: &str) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     // Held until the answer is built: it is small and read at once.
-    let _slot = gw.watches.calls().acquire(&claims.sub, None)?;
+    let _slot = gw.calls.acquire(&claims.sub, None)?;
     if !can_view(gw, &claims.sub, cluster_id).await? {
         return Err(Status::forbidden_because_of(format!(
             "permission denied: user {} cannot view cluster {cluster_id} (can_view)",
@@ -422,7 +425,7 @@ pub(crate) fn invalid(kind: &str, e: &CredentialError) -> Status {
 async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) -> Result<Response, Status> {
     let claims = gw.credentials.verify_user(&token, now_unix()).await.map_err(|e| invalid("user", &e))?;
     // Before anything that costs a call of the gateway's own (OpenFGA, the cluster).
-    let slot = gw.watches.calls().acquire(&claims.sub, None)?;
+    let slot = gw.calls.acquire(&claims.sub, None)?;
     let cluster_id = &judged.cluster_id;
     let allowed = can_view(gw, &claims.sub, cluster_id).await?;
     if !allowed {
@@ -613,8 +616,7 @@ async fn admit_plugin(
     // Before anything that costs a call of the gateway's own (OpenFGA, the cluster): the calls
     // of this token, of the user's plugin pages and of the user, in flight.
     let slot = gw
-        .watches
-        .calls()
+        .calls
         .acquire(&claims.sub, Some(&claims.jti))
         .map_err(|status| refusal("denied:call-limit", status))?;
     // 3. The user may view the cluster.

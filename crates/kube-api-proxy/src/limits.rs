@@ -30,8 +30,6 @@ use fundament_shared_store::{InProcess, SharedStore};
 use futures::FutureExt;
 use tokio::sync::watch;
 
-use crate::in_flight::CallLimits;
-
 /// Concurrent watches one user may hold through the gateway (the console's tabs and every
 /// plugin page together).
 pub const WATCHES_PER_USER: usize = 100;
@@ -64,9 +62,6 @@ pub struct WatchLimits {
     store: Arc<dyn SharedStore>,
     lease_ttl: Duration,
     draining: watch::Sender<bool>,
-    /// The bounds on ordinary calls in flight ([`crate::in_flight`]), kept here so that every
-    /// gateway built with its limits has them.
-    calls: CallLimits,
 }
 
 impl Default for WatchLimits {
@@ -205,18 +200,7 @@ impl WatchLimits {
 
     /// With leases of `ttl` (tests of lapsing).
     pub fn with_lease_ttl(store: Arc<dyn SharedStore>, ttl: Duration) -> Self {
-        Self { store, lease_ttl: ttl, draining: watch::channel(false).0, calls: CallLimits::default() }
-    }
-
-    /// With other bounds on ordinary calls in flight than the defaults (tests).
-    pub fn with_calls(mut self, calls: CallLimits) -> Self {
-        self.calls = calls;
-        self
-    }
-
-    /// The bounds on ordinary calls in flight (per replica; streams are counted here instead).
-    pub fn calls(&self) -> &CallLimits {
-        &self.calls
+        Self { store, lease_ttl: ttl, draining: watch::channel(false).0 }
     }
 
     /// Takes a slot for `user` and, for a plugin page's stream, for its plugins, its

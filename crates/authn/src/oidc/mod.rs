@@ -185,17 +185,14 @@ const JWKS_REFETCH_SECS: i64 = 10;
 /// time, not only at authn's restart.
 pub const JWKS_MAX_AGE_SECS: i64 = 600;
 
-/// A discovery document is used for this long, then fetched again. Every sign-in start used to
-/// fetch it, so a loop of anonymous starts became as many calls from authn to the provider;
-/// now they make one call each 5 s at most. Kept short on purpose: the fetch at start is also
-/// how a provider that is down is told on the console's own page (`provider-unavailable`)
-/// before the browser is sent to it, and that holds within 5 s of the provider going down.
+/// A discovery, good or failed, is answered from memory for this long, then fetched again.
+/// Every sign-in start used to fetch it, so a loop of anonymous starts became as many calls
+/// from authn to the provider; now they make one call each 5 s at most, against a provider
+/// that is down too (the callers that waited for a failed fetch get its error). Kept short on
+/// purpose: the fetch at start is also how a provider that is down is told on the console's own
+/// page (`provider-unavailable`) before the browser is sent to it, and that holds within 5 s of
+/// the provider going down, as a recovery is seen within 5 s of it coming back.
 pub const DISCOVERY_MAX_AGE_SECS: i64 = 5;
-
-/// A failed discovery is answered from memory for this long: the callers that waited for the
-/// failed fetch, and a loop of starts against a provider that is down, get its error without
-/// calling the provider again; after it the next start tries afresh.
-pub const DISCOVERY_RETRY_SECS: i64 = 5;
 
 /// The last discovery, good or failed, and when it was fetched (unix seconds).
 struct Discovery {
@@ -205,9 +202,8 @@ struct Discovery {
 
 impl Discovery {
     fn usable(&self, now: i64) -> bool {
-        let max_age = if self.result.is_ok() { DISCOVERY_MAX_AGE_SECS } else { DISCOVERY_RETRY_SECS };
         // A clock that went back (a negative age) counts as expired, not as fresh for longer.
-        (0..max_age).contains(&(now - self.fetched_at))
+        (0..DISCOVERY_MAX_AGE_SECS).contains(&(now - self.fetched_at))
     }
 }
 
@@ -249,7 +245,7 @@ impl Oidc {
 
     /// The discovery document: the one fetched within [`DISCOVERY_MAX_AGE_SECS`], else a fresh
     /// one. Callers that miss together wait for one fetch and share its answer; a failure is
-    /// shared too and kept for [`DISCOVERY_RETRY_SECS`] (also a refusal for
+    /// shared too and kept as long (also a refusal for
     /// [`ProviderError::Busy`]: otherwise the callers queued on the lock would each wait for a
     /// slot in turn, one after the other).
     async fn metadata(&self, now: i64) -> Result<Metadata, SignInError> {

@@ -20,8 +20,7 @@ use ed25519_dalek::pkcs8::EncodePrivateKey;
 use fundament_authn::oidc::identity::ClaimNames;
 use fundament_authn::oidc::provider::{IN_FLIGHT_WAIT, MAX_IN_FLIGHT};
 use fundament_authn::oidc::{
-    Callback, DISCOVERY_MAX_AGE_SECS, DISCOVERY_RETRY_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig,
-    SignInError, SignedIn,
+    Callback, DISCOVERY_MAX_AGE_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig, SignInError, SignedIn,
 };
 use fundament_directory::{DirectoryData, FixedDirectory, Identity, User};
 use serde_json::{Value, json};
@@ -312,10 +311,10 @@ async fn discovery_is_fetched_once_for_concurrent_starts_and_again_when_it_is_ol
     assert!(starts.iter().all(|s| s.as_ref().is_err_and(|e| e.failure == Failure::ProviderUnavailable)));
     assert_eq!(calls(), 3);
     shared.lock().unwrap().discovery_fails = false;
-    let error = oidc.start("/", t1 + DISCOVERY_RETRY_SECS - 1).await.unwrap_err();
+    let error = oidc.start("/", t1 + DISCOVERY_MAX_AGE_SECS - 1).await.unwrap_err();
     assert!(error.detail.contains("answered 500"), "{}", error.detail);
     assert_eq!(calls(), 3);
-    oidc.start("/", t1 + DISCOVERY_RETRY_SECS).await.unwrap();
+    oidc.start("/", t1 + DISCOVERY_MAX_AGE_SECS).await.unwrap();
     assert_eq!(calls(), 4);
 }
 

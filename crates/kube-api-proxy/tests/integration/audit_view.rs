@@ -53,6 +53,7 @@ async fn serve(cluster: &SeededCluster, signer: &Signer, store: AuditStore) -> S
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(TeeAudit(vec![Arc::new(LogAudit), Arc::new(store)])),
         watches: Default::default(),
+        calls: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

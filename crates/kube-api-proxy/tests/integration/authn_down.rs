@@ -39,6 +39,7 @@ async fn a_key_the_gateway_cannot_look_up_while_authn_is_down_is_503_not_401() {
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(MemoryAudit::default()),
         watches: Default::default(),
+        calls: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

@@ -12,7 +12,6 @@ use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::in_flight::CallLimits;
 use fundament_kube_api_proxy::installations::Lookup;
-use fundament_kube_api_proxy::limits::WatchLimits;
 use fundament_kube_api_proxy::upstream::Upstream;
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
@@ -65,7 +64,7 @@ async fn start_defined_by(
     definitions: Arc<dyn DefinitionSource>,
 ) -> Stack {
     let clusters = cluster.clusters();
-    start_gateway(cluster, fga, definitions, clusters, Default::default()).await
+    start_gateway(cluster, fga, definitions, clusters, CallLimits::default()).await
 }
 
 /// [`start`], with the calls in flight bounded by `calls` and request bodies read within
@@ -74,8 +73,7 @@ async fn start_bounded(calls: CallLimits, body_time: std::time::Duration) -> Sta
     let cluster = SeededCluster::start().await;
     let upstream = Upstream::new(&cluster.upstream_config()).unwrap().with_request_body_time(body_time);
     let clusters = fundament_kube_api_proxy::clusters::Clusters::one(PROD, upstream);
-    let watches = Arc::new(WatchLimits::default().with_calls(calls));
-    start_gateway(cluster, testing::fga(), Arc::new(PluginFolders::load()), clusters, watches).await
+    start_gateway(cluster, testing::fga(), Arc::new(PluginFolders::load()), clusters, calls).await
 }
 
 async fn start_gateway(
@@ -83,7 +81,7 @@ async fn start_gateway(
     fga: Arc<dyn fundament_fga::CanView>,
     definitions: Arc<dyn DefinitionSource>,
     clusters: fundament_kube_api_proxy::clusters::Clusters,
-    watches: Arc<WatchLimits>,
+    calls: CallLimits,
 ) -> Stack {
     let signer = Signer::generate();
     let audit = Arc::new(MemoryAudit::default());
@@ -96,7 +94,8 @@ async fn start_gateway(
         clusters,
         definitions,
         audit: audit.clone(),
-        watches,
+        watches: Default::default(),
+        calls,
     };
     let upstream = gateway.clusters.get(PROD).await.unwrap();
     let url = serve(gateway).await;
@@ -1014,6 +1013,7 @@ async fn an_unanswerable_can_view_is_a_503_naming_openfga_without_details_and_au
         definitions: Arc::new(PluginFolders::load()),
         audit: audit.clone(),
         watches: Default::default(),
+        calls: Default::default(),
     };
     let url = serve(gateway).await;
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();

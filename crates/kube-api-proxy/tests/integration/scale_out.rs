@@ -39,6 +39,7 @@ async fn replica(cluster: &SeededCluster, signer: &Signer, redis: &RedisServer) 
         definitions: Arc::new(PluginFolders::load()),
         audit: Arc::new(MemoryAudit::default()),
         watches: Arc::clone(&watches),
+        calls: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
