@@ -376,6 +376,7 @@ async fn forward(
         use crate::upstream::UpstreamError;
         match e {
             UpstreamError::TooLarge { .. }
+            | UpstreamError::BodyRefused(_)
             | UpstreamError::BodyIdle { .. }
             | UpstreamError::BodyDeadline { .. }
             | UpstreamError::Timeout { .. }
@@ -447,6 +448,7 @@ async fn user_path(gw: &Gateway, req: Request, judged: Judged, token: String) ->
         .await
         .map_err(|e| e.to_status())?
         .ok_or_else(|| Status::service_unavailable("service account sync pending, try again shortly"))?;
+    let req = req.map(|body| slot.counted(body));
     let response = forward(&up, req, &judged, USER_SA_NAMESPACE, &sa, &sa_token.token).await?;
     Ok(hold(response, permit, slot))
 }
@@ -557,6 +559,7 @@ async fn plugin_path(
                 return Ok(audited(gw, answer(status)));
             }
         };
+    let req = req.map(|body| slot.counted(body));
     let response = forward(&up, req, &judged, &namespace, "plugin", &sa_token).await;
     let status = response.as_ref().map_or_else(|r| r.code, |r| r.status().as_u16());
     call.finish(gw, "allowed", status);
@@ -664,6 +667,15 @@ async fn admit_plugin(
             format!(
                 "plugin installation {installation_name} was replaced since the token was minted (uid does not match installation_id)"
             ),
+        ));
+    }
+    // Being deleted: its controller is taking the plugin down, and the user has asked for it
+    // to go. Its pages must not act on the cluster any more, whatever its ServiceAccount still
+    // may until the namespace is gone.
+    if installation.metadata.deletion_timestamp.is_some() {
+        return Err(denied(
+            "denied:installation",
+            format!("plugin installation {installation_name} is being deleted"),
         ));
     }
     let pinned = installation.definition_ref();

@@ -12,6 +12,12 @@
 //! `429 TooManyRequests` Status carrying `retryAfterSeconds` (and `Retry-After`), as
 //! kube-apiserver refuses a call past its own max-in-flight; clients wait and try again.
 //!
+//! A call's body is read whole before anything is forwarded (up to 3 MiB), so the calls bound
+//! what one caller holds only to 320 × 3 MiB, about a gigabyte, and nothing bounds all callers
+//! together. The bytes of bodies being held are counted too, per user and in all
+//! ([`BODY_BYTES_PER_USER`], [`BODY_BYTES_IN_ALL`]): a body that would pass either is refused
+//! with the same 429 before the chunk that would pass it is kept.
+//!
 //! Counted in this process only: a bound per replica, so `n` replicas behind a load balancer let
 //! through at most `n` times as much. Nothing is shared, so nothing can fail to be counted, and a
 //! call costs no round trip to a store.
@@ -40,6 +46,13 @@ pub const CALLS_PER_USER_PLUGINS: usize = 256;
 /// at a time (a browser opens at most 6 connections per host over HTTP/1.1); 256 is the
 /// benchmark's plugin-path load on one token.
 pub const CALLS_PER_PLUGIN_TOKEN: usize = 256;
+/// Bytes of request bodies one user's calls may hold at once, in one replica: ten bodies of
+/// kube-apiserver's largest (3 MiB) and more. A person applies one object at a time; a page that
+/// sends many large bodies at once waits for its earlier ones.
+pub const BODY_BYTES_PER_USER: usize = 32 * 1024 * 1024;
+/// Bytes of request bodies all calls may hold at once, in one replica: with the per-user bound,
+/// the memory request bodies can take is bounded whoever sends them (eight users' worth).
+pub const BODY_BYTES_IN_ALL: usize = 256 * 1024 * 1024;
 /// How long a refused caller is told to wait (`retryAfterSeconds`, `Retry-After`): what
 /// kube-apiserver tells a caller past its max-in-flight. A slot comes back as soon as any call
 /// of the caller ends, so a second is enough.
@@ -51,7 +64,15 @@ pub struct CallLimits {
     per_user: usize,
     per_user_plugins: usize,
     per_token: usize,
+    body_bytes: BodyBytesLimits,
     in_flight: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// The bounds on request body bytes held at once.
+#[derive(Debug, Clone, Copy)]
+struct BodyBytesLimits {
+    per_user: usize,
+    in_all: usize,
 }
 
 impl Default for CallLimits {
@@ -71,7 +92,13 @@ enum Bound<'a> {
 impl CallLimits {
     /// Other bounds than the defaults (tests).
     pub fn new(per_user: usize, per_user_plugins: usize, per_token: usize) -> Self {
-        Self { per_user, per_user_plugins, per_token, in_flight: Arc::default() }
+        let body_bytes = BodyBytesLimits { per_user: BODY_BYTES_PER_USER, in_all: BODY_BYTES_IN_ALL };
+        Self { per_user, per_user_plugins, per_token, body_bytes, in_flight: Arc::default() }
+    }
+
+    /// Other bounds on request body bytes held at once than the defaults (tests).
+    pub fn with_body_bytes(self, per_user: usize, in_all: usize) -> Self {
+        Self { body_bytes: BodyBytesLimits { per_user, in_all }, ..self }
     }
 
     /// Slots for one call of `user` and, for a plugin page's call, of its plugin pages and its
@@ -98,6 +125,12 @@ impl CallLimits {
         Ok(CallSlot {
             in_flight: Arc::clone(&self.in_flight),
             keys: keys.into_iter().map(|(key, _)| key).collect(),
+            body: Arc::new(BodyBytes {
+                in_flight: Arc::clone(&self.in_flight),
+                limits: self.body_bytes,
+                user: user.to_string(),
+                held: Mutex::new(0),
+            }),
         })
     }
 
@@ -145,11 +178,117 @@ impl CallLimits {
 }
 
 /// One call in flight; dropping it (when its answer has been passed on:
-/// [`fundament_body_limits::holding`]) gives its slots back.
+/// [`fundament_body_limits::holding`]) gives its slots back, and the bytes its body held.
 #[derive(Debug)]
 pub struct CallSlot {
     in_flight: Arc<Mutex<HashMap<String, usize>>>,
     keys: Vec<String>,
+    body: Arc<BodyBytes>,
+}
+
+impl CallSlot {
+    /// The call's body, counted as it arrives against the bounds on body bytes held at once.
+    /// The bytes it takes come back when the slot and the body are both dropped: a body read
+    /// whole is held until it has been sent on.
+    pub fn counted(&self, body: axum::body::Body) -> axum::body::Body {
+        use futures::StreamExt;
+        if axum::body::HttpBody::is_end_stream(&body) {
+            return body;
+        }
+        let bytes = Arc::clone(&self.body);
+        axum::body::Body::from_stream(body.into_data_stream().map(move |chunk| {
+            chunk.map_err(BodyError::Broken).and_then(|data| bytes.take(data.len()).map(|()| data))
+        }))
+    }
+}
+
+/// Why a counted body ends early.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// It would pass a bound on body bytes held at once: the 429 to answer.
+    #[error("{}", .0.message)]
+    TooMuchInFlight(Box<Status>),
+    #[error(transparent)]
+    Broken(axum::Error),
+}
+
+impl BodyError {
+    /// The 429 a counted body ended with, if `e` is (or wraps: a body's error is wrapped again
+    /// each time the body is) that refusal.
+    pub fn refusal_in<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a Status> {
+        let mut cause = Some(e);
+        while let Some(e) = cause {
+            if let Some(BodyError::TooMuchInFlight(status)) = e.downcast_ref::<BodyError>() {
+                return Some(status);
+            }
+            cause = e.source();
+        }
+        None
+    }
+}
+
+/// The bytes one call's body holds, against the bounds of its user and of all calls.
+#[derive(Debug)]
+struct BodyBytes {
+    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    limits: BodyBytesLimits,
+    user: String,
+    held: Mutex<usize>,
+}
+
+/// Keys of the body byte counts in the map of calls in flight (`:` never starts a user's key
+/// there, nor `*` a user name: a verified token's subject).
+const BODY_BYTES_IN_ALL_KEY: &str = "body-bytes:*";
+
+impl BodyBytes {
+    fn user_key(&self) -> String {
+        format!("body-bytes:user:{}", self.user)
+    }
+
+    fn take(&self, n: usize) -> Result<(), BodyError> {
+        let user_key = self.user_key();
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+        let users = in_flight.get(&user_key).copied().unwrap_or(0);
+        let all = in_flight.get(BODY_BYTES_IN_ALL_KEY).copied().unwrap_or(0);
+        let message = if users + n > self.limits.per_user {
+            format!(
+                "too many request bytes in flight: user {}'s calls hold {users} bytes of request bodies, and this body would pass the limit per user ({} bytes); wait for some to end",
+                self.user, self.limits.per_user
+            )
+        } else if all + n > self.limits.in_all {
+            format!(
+                "too many request bytes in flight: the calls of all users hold {all} bytes of request bodies, and this body would pass the limit of this kube-api-proxy ({} bytes); try again",
+                self.limits.in_all
+            )
+        } else {
+            *in_flight.entry(user_key).or_default() += n;
+            *in_flight.entry(BODY_BYTES_IN_ALL_KEY.to_string()).or_default() += n;
+            *self.held.lock().unwrap_or_else(PoisonError::into_inner) += n;
+            return Ok(());
+        };
+        tracing::debug!(user = %self.user, "call refused: too many request bytes in flight");
+        let status = Status::too_many_requests(message)
+            .with_details(StatusDetails { retry_after_seconds: RETRY_AFTER_SECONDS, ..Default::default() });
+        Err(BodyError::TooMuchInFlight(Box::new(status)))
+    }
+}
+
+impl Drop for BodyBytes {
+    fn drop(&mut self) {
+        let held = *self.held.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if held == 0 {
+            return;
+        }
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+        for key in [self.user_key(), BODY_BYTES_IN_ALL_KEY.to_string()] {
+            if let Some(count) = in_flight.get_mut(&key) {
+                *count -= held.min(*count);
+                if *count == 0 {
+                    in_flight.remove(&key);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for CallSlot {
@@ -222,6 +361,31 @@ mod tests {
         assert_eq!(limits.in_flight("alice"), 0);
         assert_eq!(limits.in_flight("bob"), 0);
         assert!(limits.in_flight.lock().unwrap().is_empty(), "nothing is kept of callers with no calls");
+    }
+
+    #[tokio::test]
+    async fn body_bytes_are_counted_as_they_arrive_and_come_back_with_the_call() {
+        use http_body_util::BodyExt;
+        let limits = CallLimits::default().with_body_bytes(10, 15);
+        let body = |n: usize| axum::body::Body::from(vec![b'x'; n]);
+        let slot = limits.acquire("alice", None).unwrap();
+        let read = slot.counted(body(6)).collect().await.unwrap().to_bytes();
+        assert_eq!(read.len(), 6);
+        // The body was read whole and dropped; the slot still holds its bytes (they are sent on).
+        let second = limits.acquire("alice", None).unwrap();
+        let refused = second.counted(body(6)).collect().await.unwrap_err();
+        let status = BodyError::refusal_in(&refused).expect("a refusal");
+        assert_eq!(status.code, 429);
+        assert!(status.message.contains("the limit per user (10 bytes)"), "{}", status.message);
+        let bob = limits.acquire("bob", None).unwrap();
+        bob.counted(body(9)).collect().await.unwrap();
+        let refused = second.counted(body(1)).collect().await.unwrap_err();
+        let status = BodyError::refusal_in(&refused).expect("a refusal");
+        assert!(status.message.contains("hold 15 bytes"), "{}", status.message);
+        // An empty body is not counted at all.
+        second.counted(axum::body::Body::empty()).collect().await.unwrap();
+        drop((slot, second, bob));
+        assert!(limits.in_flight.lock().unwrap().is_empty(), "every byte came back");
     }
 
     #[test]

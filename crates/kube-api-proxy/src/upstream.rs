@@ -57,6 +57,10 @@ pub enum UpstreamError {
     /// however steadily it trickled: nothing was sent to the cluster.
     #[error("the request body was not received whole within {} s", .after.as_secs_f64())]
     BodyDeadline { after: Duration },
+    /// The caller's request body would pass a bound on request bytes held at once
+    /// ([`crate::in_flight`]): the 429 to answer; nothing was sent to the cluster.
+    #[error("{}", .0.message)]
+    BodyRefused(Box<Status>),
 }
 
 /// How to reach the embedded cluster's API server (mock mode).
@@ -305,6 +309,7 @@ impl UpstreamError {
                 )
             }
             UpstreamError::TooLarge { limit } => Status::too_large(*limit),
+            UpstreamError::BodyRefused(status) => Status::clone(status),
             // kube-apiserver answers a call whose body is still arriving at its request timeout
             // with this Status (504, `Timeout`: its `WithTimeoutForNonLongRunningRequests`).
             UpstreamError::BodyIdle { .. } | UpstreamError::BodyDeadline { .. } => {
@@ -335,8 +340,10 @@ async fn read_whole(mut body: Body, idle: Duration) -> Result<Bytes, UpstreamErr
             .await
             .map_err(|_| UpstreamError::BodyIdle { after: idle })?;
         let Some(frame) = frame else { return Ok(whole.freeze()) };
-        let frame =
-            frame.map_err(|e| UpstreamError::Transport(format!("the request body broke off: {e}")))?;
+        let frame = frame.map_err(|e| match crate::in_flight::BodyError::refusal_in(&e) {
+            Some(refused) => UpstreamError::BodyRefused(Box::new(refused.clone())),
+            None => UpstreamError::Transport(format!("the request body broke off: {e}")),
+        })?;
         if let Ok(data) = frame.into_data() {
             if whole.len() + data.len() > MAX_REQUEST_BODY {
                 return Err(UpstreamError::TooLarge { limit: MAX_REQUEST_BODY });

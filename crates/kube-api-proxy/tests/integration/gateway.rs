@@ -151,24 +151,29 @@ impl Stack {
         self.call(method, path, &[("authorization", authorization)], body).await
     }
 
-    /// Waits until the gateway's installation store holds `name` with `uid` (`None`: holds no
-    /// `name`): the watch delivered the change. Bounded, so a store that never hears of it fails.
     /// Waits until the gateway's installation store shows `name` as `uid` (`None`: gone), and
     /// an installation that exists as reconciled: the plugin controller creates its namespace,
     /// ServiceAccount and RBAC before it reports Running, so a call made earlier could meet a
     /// cluster that does not know the plugin's ServiceAccount yet.
     async fn store_shows(&self, name: &str, uid: Option<&str>) {
+        self.store_holds(name, |found| {
+            found.and_then(|v| v["metadata"]["uid"].as_str()) == uid
+                && found.is_none_or(|v| v["status"]["phase"] == "Running")
+        })
+        .await;
+    }
+
+    /// Waits until the gateway's installation store holds for `name` what `shows` accepts (the
+    /// watch delivered the change). Bounded, so a store that never hears of it fails.
+    async fn store_holds(&self, name: &str, shows: impl Fn(Option<&Value>) -> bool) {
         let store = self.upstream.installation_store();
         let mut changes = store.changes();
-        let shows = |_: &u64| match store.lookup(name) {
-            Lookup::Known(found) => {
-                found.as_ref().and_then(|v| v["metadata"]["uid"].as_str()) == uid
-                    && found.as_ref().is_none_or(|v| v["status"]["phase"] == "Running")
-            }
+        let holds = |_: &u64| match store.lookup(name) {
+            Lookup::Known(found) => shows(found.as_deref()),
             Lookup::Unknown => false,
         };
-        let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(shows)).await;
-        assert!(heard.is_ok(), "the installation store never showed {name} as {uid:?}");
+        let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(holds)).await;
+        assert!(heard.is_ok(), "the installation store never showed {name} as expected");
     }
 
     fn last_decision(&self) -> String {
@@ -179,16 +184,33 @@ impl Stack {
     /// flight at the gateway, which reads the body whole before it forwards anything, until the
     /// returned sender is dropped (the body then ends, and the call is answered).
     async fn call_held_open(&self, authorization: &str, path: &str) -> BodySender {
+        self.post_begun(authorization, path, bytes::Bytes::from_static(b"{")).await.0
+    }
+
+    /// A POST of `path` as `authorization` whose body so far is `first`, and its answer (the
+    /// status and the Status or object) when there is one: the body ends when the returned
+    /// sender is dropped.
+    async fn post_begun(
+        &self,
+        authorization: &str,
+        path: &str,
+        first: bytes::Bytes,
+    ) -> (BodySender, tokio::task::JoinHandle<(u16, Value)>) {
         let (sender, body) = body_sent_in_pieces();
-        sender.send(Ok(bytes::Bytes::from_static(b"{"))).await.unwrap();
+        sender.send(Ok(first)).await.unwrap();
         let req = Request::post(format!("{}{path}", self.url))
             .header("authorization", authorization)
             .header(header::CONTENT_TYPE, "application/json")
             .body(body)
             .unwrap();
         let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
-        tokio::spawn(async move { client.request(req).await.map(|answer| answer.status()) });
-        sender
+        let answer = tokio::spawn(async move {
+            let Ok(answer) = client.request(req).await else { return (0, Value::Null) };
+            let code = answer.status().as_u16();
+            let body = answer.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            (code, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        });
+        (sender, answer)
     }
 }
 
@@ -861,6 +883,53 @@ async fn a_request_body_not_received_whole_in_time_is_refused_and_nothing_is_for
     assert_eq!(code, 404, "{v}");
 }
 
+/// The bytes of request bodies held at once are bounded per user and in all: a body that would
+/// pass either bound is refused with a 429 before it is kept, whoever's bodies hold the bytes,
+/// and the bytes come back when the calls holding them end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
+    let calls = CallLimits::default().with_body_bytes(1_000, 1_500);
+    let s = start_bounded(calls.clone(), fundament_kube_api_proxy::upstream::REQUEST_BODY_TIME).await;
+    let configmaps = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps");
+    let [alice, bob] = ["alice", "bob"].map(|user| bearer(&s.user_token(user)));
+    let piece = |n: usize| bytes::Bytes::from(vec![b' '; n]);
+    let refused = |(code, v): (u16, Value), bound: &str| {
+        assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
+        assert_eq!(v["details"]["retryAfterSeconds"], 1, "{v}");
+        let message = common::message(&v);
+        assert!(
+            message.starts_with("too many request bytes in flight:") && message.contains(bound),
+            "{message}"
+        );
+    };
+
+    let (alice_held, _) = s.post_begun(&alice, &configmaps, piece(600)).await;
+    until_in_flight(&calls, "alice", 1).await;
+    // Alice's second body would make 1,200 bytes of hers: refused at once, her first still open.
+    let (_second, answer) = s.post_begun(&alice, &configmaps, piece(600)).await;
+    refused(answer.await.unwrap(), "(1000 bytes)");
+    let (_, answer) = s.post_begun(&alice, &configmaps, piece(600)).await;
+    refused(answer.await.unwrap(), "the limit per user");
+    // Bob's bytes are his own; then the two hold 1,200 of all 1,500, and 350 more of alice's,
+    // within her own bound, would pass the bound of all.
+    let (_bob_held, _) = s.post_begun(&bob, &configmaps, piece(600)).await;
+    until_in_flight(&calls, "bob", 1).await;
+    let (_third, answer) = s.post_begun(&alice, &configmaps, piece(350)).await;
+    refused(answer.await.unwrap(), "the limit of this kube-api-proxy (1500 bytes)");
+    // A GET holds no body bytes.
+    let (code, _, v) = s.call_as(&alice, Method::GET, &configmaps, None).await;
+    assert_eq!(code, 200, "{v}");
+    // Alice's first call ends (its body ends; the cluster refuses what it says): its bytes come
+    // back, and a body of 600 bytes and more of hers is served.
+    drop(alice_held);
+    until_in_flight(&calls, "alice", 0).await;
+    let data = json!({"a": "x".repeat(560)});
+    let configmap =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}, "data": data});
+    let (code, _, v) = s.call_as(&alice, Method::POST, &configmaps, Some(configmap)).await;
+    assert_eq!(code, 201, "{v}");
+}
+
 fn b64(s: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
@@ -984,6 +1053,37 @@ async fn cluster_id_case_can_view_and_replaced_installations() {
     let fresh = s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900);
     let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
     assert_eq!(code, 200, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_installation_being_deleted_admits_no_call() {
+    let s = start().await;
+    let certs = format!("/clusters/{PROD}/apis/cert-manager.io/v1/certificates");
+    let name = "acme-corp--cert-manager";
+    let token = s.plugin_token("alice", PROD, name, 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&token))], None).await;
+    assert_eq!(code, 200, "{v}");
+    // A real plugin controller holds the installation with a finalizer while it takes the
+    // plugin down: deleted, it stays, marked with a deletionTimestamp, Running until then.
+    let cluster = &s.cluster.running.cluster;
+    let registry = cluster.registry();
+    let rt = registry.get("plugins.fundament.io", "v1", "plugininstallations").unwrap();
+    let system = fundament_cluster::authn::User::system();
+    let opts = fundament_cluster::cluster::WriteOptions::SYSTEM;
+    let hold = fundament_cluster::patch::Patch::Merge(
+        json!({"metadata": {"finalizers": ["plugins.fundament.io/teardown"]}}),
+    );
+    cluster.patch(&system, rt, "", name, &hold, false, opts).unwrap();
+    cluster.delete(&system, rt, "", name, &Value::Null, opts).unwrap();
+    s.store_holds(name, |found| found.is_some_and(|v| v["metadata"]["deletionTimestamp"].is_string())).await;
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&token))], None).await;
+    assert_eq!(code, 403, "{v}");
+    assert_eq!(v["message"], format!("plugin installation {name} is being deleted"), "{v}");
+    assert_eq!(s.last_decision(), "denied:installation");
+    // Nor does a token minted now: it names the same installation.
+    let fresh = s.plugin_token("alice", PROD, name, 900);
+    let (code, _, v) = s.call(Method::GET, &certs, &[("authorization", &bearer(&fresh))], None).await;
+    assert_eq!(code, 403, "{v}");
 }
 
 /// can_view that cannot answer (OpenFGA down).
