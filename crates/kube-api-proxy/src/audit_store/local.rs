@@ -63,28 +63,69 @@ struct Writer {
     kept: HashMap<String, VecDeque<(i64, Vec<u8>)>>,
 }
 
+/// How long the writer rests after writing what it had. Meanwhile the calls recorded wait in
+/// the channel and go to the file in one write; and since the thread is not waiting on the
+/// channel then, a request that records a call does not have to wake it (a futex call and a
+/// context switch per call: together with a write per line, a quarter of the gateway's time on
+/// the plugin path under load). The file is for a restart; the audit view reads memory.
+const REST_AFTER_WRITING: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Lines received and not yet written.
+#[derive(Default)]
+struct Unwritten {
+    bytes: Vec<u8>,
+    lines: usize,
+    newest_ms: i64,
+}
+
 impl Writer {
     fn run(mut self, from_store: mpsc::Receiver<ToWriter>) {
-        for message in from_store {
-            match message {
-                ToWriter::Line { cluster, at_ms, bytes } => self.append(cluster, at_ms, bytes),
-                ToWriter::Flush(done) => {
-                    let _ = done.send(());
+        let mut unwritten = Unwritten::default();
+        while let Ok(first) = from_store.recv() {
+            let mut waiting = Vec::new();
+            let mut next = Some(first);
+            while let Some(message) = next {
+                match message {
+                    ToWriter::Line { cluster, at_ms, bytes } => {
+                        self.keep(cluster, at_ms, bytes, &mut unwritten)
+                    }
+                    ToWriter::Flush(done) => waiting.push(done),
                 }
+                next = from_store.try_recv().ok();
             }
+            self.write(&mut unwritten);
+            for done in waiting {
+                let _ = done.send(());
+            }
+            std::thread::sleep(REST_AFTER_WRITING);
         }
     }
 
-    fn append(&mut self, cluster: String, at_ms: i64, bytes: Vec<u8>) {
-        match self.file.write_all(&bytes) {
-            Ok(()) => self.lines += 1,
-            // The call is still kept in memory; the file misses it.
-            Err(error) => tracing::error!(%error, "audit view: a call could not be written to its record"),
-        }
+    fn keep(&mut self, cluster: String, at_ms: i64, bytes: Vec<u8>, unwritten: &mut Unwritten) {
+        unwritten.bytes.extend_from_slice(&bytes);
+        unwritten.lines += 1;
+        unwritten.newest_ms = at_ms;
         let kept = self.kept.entry(cluster).or_default();
         kept.push_back((at_ms, bytes));
         expire(kept, self.retention, at_ms, |(at, _)| *at);
-        self.compact_if_needed(at_ms);
+    }
+
+    /// Appends what was received since the last write, in one write.
+    fn write(&mut self, unwritten: &mut Unwritten) {
+        if unwritten.lines == 0 {
+            return;
+        }
+        match self.file.write_all(&unwritten.bytes) {
+            Ok(()) => self.lines += unwritten.lines,
+            // The calls are still kept in memory; the file misses them.
+            Err(error) => {
+                tracing::error!(%error, lines = unwritten.lines, "audit view: calls could not be written to its record")
+            }
+        }
+        let newest_ms = unwritten.newest_ms;
+        *unwritten = Unwritten { bytes: std::mem::take(&mut unwritten.bytes), ..Unwritten::default() };
+        unwritten.bytes.clear();
+        self.compact_if_needed(newest_ms);
     }
 
     /// Rewrites the file with what is kept once it holds twice that (a new file renamed over
