@@ -214,6 +214,7 @@ pub async fn plugin_proxy(
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
         streams: fundament_kube_api_proxy::limits::WatchLimits::new(Arc::clone(&store)),
+        bodies: Default::default(),
         pages: Default::default(),
         used_tickets: fundament_plugin_proxy::tickets::UsedTickets::new(store),
         runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,

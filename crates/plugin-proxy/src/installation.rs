@@ -132,18 +132,23 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
     let page = fundament_kube_api_proxy::limits::PluginStream { token_id: &claims.jti, installation: name };
     let permit = match proxy.streams.acquire(&claims.sub, Some(page)).await {
         Ok(permit) => permit,
-        Err(refused) => {
-            let status = StatusCode::from_u16(refused.code).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
-            let text = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
-            return (status, text, refused.message).into_response();
-        }
+        Err(refused) => return too_many(&refused),
     };
     if let Some(q) = req.uri().query() {
         target.push('?');
         target.push_str(q);
     }
+    // Its bounds on calls are larger than the streams' just taken: only its body bytes can refuse.
+    let slot = match proxy.bodies.acquire(&claims.sub, Some(&claims.jti)) {
+        Ok(slot) => slot,
+        Err(refused) => return too_many(&refused),
+    };
     let (parts, body) = req.into_parts();
-    match up.forward_as_gateway(parts.method, &target, &parts.headers, Body::new(body)).await {
+    let sent =
+        up.forward_as_gateway(parts.method, &target, &parts.headers, slot.counted(Body::new(body))).await;
+    // The body's bytes are held until it has gone on.
+    drop(slot);
+    match sent {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             parts.headers = answer_headers(&parts.headers);
@@ -151,11 +156,26 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
                 fundament_body_limits::capped(body, crate::MAX_ASSET, std::time::Duration::from_secs(60));
             Response::from_parts(parts, permit.hold(body, ends))
         }
+        Err(fundament_kube_api_proxy::upstream::UpstreamError::BodyRefused(refused)) => too_many(&refused),
         Err(e) => {
             tracing::warn!(installation = %name, error = %e, "plugin-proxy: runtime unreachable");
             plain(StatusCode::BAD_GATEWAY, "plugin unavailable")
         }
     }
+}
+
+/// A refusal by one of kube-api-proxy's bounds (429 in the main), as text, with `Retry-After`
+/// when it says how long to wait.
+fn too_many(refused: &fundament_kube_core::Status) -> Response {
+    let status = StatusCode::from_u16(refused.code).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
+    let mut response =
+        (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], refused.message.clone())
+            .into_response();
+    let retry_after = refused.details.as_ref().map_or(0, |d| d.retry_after_seconds);
+    if retry_after > 0 {
+        response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(retry_after));
+    }
+    response
 }
 
 #[cfg(test)]

@@ -130,6 +130,10 @@ pub struct PluginProxy {
     /// ends (a runtime may stream without end). Counted with kube-api-proxy's watches when both
     /// use one store (`fundament dev`; replicas with `--shared-store`).
     pub streams: fundament_kube_api_proxy::limits::WatchLimits,
+    /// The bytes of runtime calls' request bodies held at once, per user and in all (a body is
+    /// read whole before it goes on): kube-api-proxy's bounds ([`fundament_kube_api_proxy::in_flight`]).
+    /// Its bounds on calls never bind first here: the calls are streams, bounded by `streams`.
+    pub bodies: fundament_kube_api_proxy::in_flight::CallLimits,
     /// Page answers in flight per installation, and how long each may take.
     pub pages: in_flight::PageLimits,
 }

@@ -171,6 +171,7 @@ async fn start_full(
         runtimes: Default::default(),
         runtime_timeout,
         streams: Default::default(),
+        bodies: Default::default(),
         pages: page_limits,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -671,6 +672,71 @@ async fn open_runtime_calls_are_capped_per_plugin_token_with_a_429() {
         res = open("ping").await.unwrap();
     }
     assert_eq!(res.status(), 200);
+}
+
+/// The runtime route reads a request body whole before it goes on: the bytes of bodies held at
+/// once are bounded per user (kube-api-proxy's bound), and the one body that would pass it is
+/// refused with a 429 and `Retry-After` while the others wait; once they end, a body is taken
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_request_bodies_held_at_once_are_bounded_per_user() {
+    let s = start(true).await;
+    let uid = s.uid(CERTS);
+    let token = s.plugin_token("alice", &uid, time::OffsetDateTime::now_utc().unix_timestamp());
+    let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
+    // Just under kube-apiserver's largest body, so that one more than fit in the bound passes it.
+    let piece = bytes::Bytes::from(vec![b' '; 3 * 1024 * 1024 - 4096]);
+    let fit = fundament_kube_api_proxy::in_flight::BODY_BYTES_PER_USER / piece.len();
+    assert!(
+        fit < fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN,
+        "the streams' bound must not bind first"
+    );
+    let post = |first: bytes::Bytes| {
+        let (sender, pieces) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(1);
+        let body = Body::from_stream(futures::stream::unfold(pieces, |mut pieces| async move {
+            pieces.recv().await.map(|piece| (piece, pieces))
+        }));
+        let req = Request::post(format!("http://127.0.0.1:{}/installations/{uid}/runtime/api/ping", s.port))
+            .header(header::HOST, "acme-corp--cert-manager.localhost:8082")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .body(body)
+            .unwrap();
+        let answer = tokio::spawn(client.request(req));
+        async move {
+            sender.send(Ok(first)).await.unwrap();
+            (sender, answer)
+        }
+    };
+    let mut held = Vec::new();
+    for _ in 0..=fit {
+        held.push(post(piece.clone()).await);
+    }
+    // Exactly one of them (whichever was read last) is refused; the others wait for their end.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        if let Some(i) = held.iter().position(|(_, answer)| answer.is_finished()) {
+            break held.remove(i).1.await.unwrap().unwrap();
+        }
+        assert!(Instant::now() < deadline, "no body was refused");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers().get(header::RETRY_AFTER).map(|v| v.as_bytes()), Some(&b"1"[..]));
+    let text = String::from_utf8_lossy(&refused.into_body().collect().await.unwrap().to_bytes()).into_owned();
+    assert!(
+        text.starts_with("too many request bytes in flight:") && text.contains("the limit per user"),
+        "{text}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(held.iter().all(|(_, answer)| !answer.is_finished()), "the others are still open");
+    // Their bodies end and they are answered (the runtime has no POST route): their bytes come back.
+    for (sender, answer) in held {
+        drop(sender);
+        assert_ne!(answer.await.unwrap().unwrap().status(), 429);
+    }
+    let (sender, answer) = post(piece).await;
+    drop(sender);
+    assert_ne!(answer.await.unwrap().unwrap().status(), 429);
 }
 
 /// One installation's page answers in flight are bounded (its runtime trickling them out, or a

@@ -42,6 +42,7 @@ async fn get_on(
         runtime_timeout: fundament_plugin_proxy::RUNTIME_ANSWER_TIMEOUT,
         runtimes: Default::default(),
         streams: Default::default(),
+        bodies: Default::default(),
         pages: Default::default(),
     };
     let req = Request::get(format!("http://{host}{path}"))
