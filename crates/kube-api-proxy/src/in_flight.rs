@@ -140,6 +140,12 @@ impl CallLimits {
         in_flight.get(&self.key(Bound::User, user)).copied().unwrap_or(0)
     }
 
+    /// Bytes of request bodies `user`'s calls hold in this replica.
+    pub fn body_bytes(&self, user: &str) -> usize {
+        let in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
+        in_flight.get(&body_bytes_key(user)).copied().unwrap_or(0)
+    }
+
     fn key(&self, bound: Bound, user: &str) -> String {
         match bound {
             Bound::Token(token_id) => format!("token:{token_id}"),
@@ -240,9 +246,14 @@ struct BodyBytes {
 /// there, nor `*` a user name: a verified token's subject).
 const BODY_BYTES_IN_ALL_KEY: &str = "body-bytes:*";
 
+/// The key of `user`'s body byte count.
+fn body_bytes_key(user: &str) -> String {
+    format!("body-bytes:user:{user}")
+}
+
 impl BodyBytes {
     fn user_key(&self) -> String {
-        format!("body-bytes:user:{}", self.user)
+        body_bytes_key(&self.user)
     }
 
     fn take(&self, n: usize) -> Result<(), BodyError> {

@@ -893,6 +893,24 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     let configmaps = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps");
     let [alice, bob] = ["alice", "bob"].map(|user| bearer(&s.user_token(user)));
     let piece = |n: usize| bytes::Bytes::from(vec![b' '; n]);
+    // Each body is counted once the gateway has read it (after its checks): waited for, so
+    // which body passes a bound is never a race.
+    let until_held = |user: &'static str, bytes: usize| {
+        let calls = calls.clone();
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while calls.body_bytes(user) != bytes && std::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(calls.body_bytes(user), bytes, "{user}'s body bytes held");
+        }
+    };
+    let answered = |answer: tokio::task::JoinHandle<(u16, Value)>| async move {
+        tokio::time::timeout(std::time::Duration::from_secs(10), answer)
+            .await
+            .expect("answered in time")
+            .unwrap()
+    };
     let refused = |(code, v): (u16, Value), bound: &str| {
         assert_eq!((code, v["reason"].as_str()), (429, Some("TooManyRequests")), "{v}");
         assert_eq!(v["details"]["retryAfterSeconds"], 1, "{v}");
@@ -904,18 +922,18 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     };
 
     let (alice_held, _) = s.post_begun(&alice, &configmaps, piece(600)).await;
-    until_in_flight(&calls, "alice", 1).await;
+    until_held("alice", 600).await;
     // Alice's second body would make 1,200 bytes of hers: refused at once, her first still open.
     let (_second, answer) = s.post_begun(&alice, &configmaps, piece(600)).await;
-    refused(answer.await.unwrap(), "(1000 bytes)");
+    refused(answered(answer).await, "(1000 bytes)");
     let (_, answer) = s.post_begun(&alice, &configmaps, piece(600)).await;
-    refused(answer.await.unwrap(), "the limit per user");
+    refused(answered(answer).await, "the limit per user");
     // Bob's bytes are his own; then the two hold 1,200 of all 1,500, and 350 more of alice's,
     // within her own bound, would pass the bound of all.
     let (_bob_held, _) = s.post_begun(&bob, &configmaps, piece(600)).await;
-    until_in_flight(&calls, "bob", 1).await;
+    until_held("bob", 600).await;
     let (_third, answer) = s.post_begun(&alice, &configmaps, piece(350)).await;
-    refused(answer.await.unwrap(), "the limit of this kube-api-proxy (1500 bytes)");
+    refused(answered(answer).await, "the limit of this kube-api-proxy (1500 bytes)");
     // A GET holds no body bytes.
     let (code, _, v) = s.call_as(&alice, Method::GET, &configmaps, None).await;
     assert_eq!(code, 200, "{v}");
@@ -923,6 +941,7 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     // back, and a body of 600 bytes and more of hers is served.
     drop(alice_held);
     until_in_flight(&calls, "alice", 0).await;
+    until_held("alice", 0).await;
     let data = json!({"a": "x".repeat(560)});
     let configmap =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}, "data": data});
