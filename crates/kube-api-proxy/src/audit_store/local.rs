@@ -122,10 +122,10 @@ impl Writer {
                 tracing::error!(%error, lines = unwritten.lines, "audit view: calls could not be written to its record")
             }
         }
-        let newest_ms = unwritten.newest_ms;
-        *unwritten = Unwritten { bytes: std::mem::take(&mut unwritten.bytes), ..Unwritten::default() };
+        // Emptied, its buffer kept for the next.
         unwritten.bytes.clear();
-        self.compact_if_needed(newest_ms);
+        unwritten.lines = 0;
+        self.compact_if_needed(unwritten.newest_ms);
     }
 
     /// Rewrites the file with what is kept once it holds twice that (a new file renamed over

@@ -780,11 +780,23 @@ async fn followed_logs_and_proxied_calls_count_against_the_users_watches() {
 /// one gives its slot back once the gateway has passed its answer on, which on a loaded machine
 /// may both come after the client has moved on.
 async fn until_in_flight(calls: &CallLimits, user: &str, count: usize) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while calls.in_flight(user) != count && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    until_counted(|| calls.in_flight(user), count, &format!("{user}'s calls in flight")).await;
+}
+
+/// Waits until the bytes of `user`'s request bodies the gateway has counted are `bytes`: a body
+/// is counted once the gateway has read it (after its checks), so which body passes a bound is
+/// never a race.
+async fn until_body_bytes(calls: &CallLimits, user: &str, bytes: usize) {
+    until_counted(|| calls.body_bytes(user), bytes, &format!("{user}'s body bytes held")).await;
+}
+
+/// Waits until `count` reads `expected` (bounded, so a count that never gets there fails).
+async fn until_counted(count: impl Fn() -> usize, expected: usize, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while count() != expected && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(calls.in_flight(user), count, "{user}'s calls in flight");
+    assert_eq!(count(), expected, "{what}");
 }
 
 /// Calls in flight are bounded per PluginToken, per user's plugin pages and per user (here 1, 2
@@ -893,18 +905,6 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     let configmaps = format!("/clusters/{PROD}/api/v1/namespaces/default/configmaps");
     let [alice, bob] = ["alice", "bob"].map(|user| bearer(&s.user_token(user)));
     let piece = |n: usize| bytes::Bytes::from(vec![b' '; n]);
-    // Each body is counted once the gateway has read it (after its checks): waited for, so
-    // which body passes a bound is never a race.
-    let until_held = |user: &'static str, bytes: usize| {
-        let calls = calls.clone();
-        async move {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while calls.body_bytes(user) != bytes && std::time::Instant::now() < deadline {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            assert_eq!(calls.body_bytes(user), bytes, "{user}'s body bytes held");
-        }
-    };
     let answered = |answer: tokio::task::JoinHandle<(u16, Value)>| async move {
         tokio::time::timeout(std::time::Duration::from_secs(10), answer)
             .await
@@ -922,7 +922,7 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     };
 
     let (alice_held, _) = s.post_begun(&alice, &configmaps, piece(600)).await;
-    until_held("alice", 600).await;
+    until_body_bytes(&calls, "alice", 600).await;
     // Alice's second body would make 1,200 bytes of hers: refused at once, her first still open.
     let (_second, answer) = s.post_begun(&alice, &configmaps, piece(600)).await;
     refused(answered(answer).await, "(1000 bytes)");
@@ -931,7 +931,7 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     // Bob's bytes are his own; then the two hold 1,200 of all 1,500, and 350 more of alice's,
     // within her own bound, would pass the bound of all.
     let (_bob_held, _) = s.post_begun(&bob, &configmaps, piece(600)).await;
-    until_held("bob", 600).await;
+    until_body_bytes(&calls, "bob", 600).await;
     let (_third, answer) = s.post_begun(&alice, &configmaps, piece(350)).await;
     refused(answered(answer).await, "the limit of this kube-api-proxy (1500 bytes)");
     // A GET holds no body bytes.
@@ -941,7 +941,7 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     // back, and a body of 600 bytes and more of hers is served.
     drop(alice_held);
     until_in_flight(&calls, "alice", 0).await;
-    until_held("alice", 0).await;
+    until_body_bytes(&calls, "alice", 0).await;
     let data = json!({"a": "x".repeat(560)});
     let configmap =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}, "data": data});
