@@ -104,12 +104,23 @@ fn one_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// `GET /sign-in/oidc/start`.
-pub async fn start(State(state): State<ConsoleState>, Query(query): Query<StartQuery>) -> Response {
+/// A session the browser still holds is replaced by the one this sign-in makes: authn revokes
+/// it when the sign-in finishes. It is read here because the callback never sees it (a
+/// `SameSite=Strict` cookie is not sent on the provider's redirect back), and only a live
+/// session goes to authn. Nothing ends before the sign-in does, so a link to this path ends no
+/// session by itself.
+pub async fn start(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Query(query): Query<StartQuery>,
+) -> Response {
     let next = safe_next(&query.next, &state.console_origin);
     if state.oidc_provider.is_none() {
         return failed(SignInFailure::Unavailable, &next, &[]);
     }
-    match state.sessions.oidc_start(&next).await {
+    let replacing =
+        crate::state::session_token_of(&headers).filter(|token| state.sessions.verify(token).is_some());
+    match state.sessions.oidc_start(&next, replacing.as_deref()).await {
         Ok(started) => see_other(
             &started.authorization_url,
             &[fundament_session::oidc_transaction_cookie(Some(&started.transaction), started.max_age)],

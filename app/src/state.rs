@@ -85,12 +85,14 @@ pub trait SessionAuthority: Send + Sync + std::fmt::Debug + 'static {
     fn ready(&self) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
         Box::pin(async { Ok(()) })
     }
-    /// Starts an OpenID Connect sign-in that returns to `return_path`.
+    /// Starts an OpenID Connect sign-in that returns to `return_path`; `replacing` is the
+    /// session token the browser holds now, revoked once the sign-in finishes.
     fn oidc_start<'a>(
         &'a self,
         return_path: &'a str,
+        replacing: Option<&'a str>,
     ) -> Boxed<'a, Result<OidcStarted, crate::api::session::SignInFailure>> {
-        let _ = return_path;
+        let _ = (return_path, replacing);
         Box::pin(async { Err(crate::api::session::SignInFailure::Unavailable) })
     }
     /// Finishes it with the callback's code and state and the transaction cookie.

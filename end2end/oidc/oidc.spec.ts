@@ -156,6 +156,35 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await expect(page.getByLabel('Password')).toBeVisible();
 });
 
+test('a second sign-in in the same browser ends the session it replaces', async ({ page, browser }) => {
+  const sessionCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+  await toProvider(page, '/clusters');
+  await logInAndAllow(page);
+  await expect(page).toHaveURL('/clusters');
+  const first = await sessionCookie();
+  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+  expect((await send(list, { headers: bearer(first.value) })).status).toBe(200);
+
+  // Signed in still, the browser signs in again (the provider remembers alice: straight back).
+  await page.goto('/sign-in?next=%2Fclusters');
+  await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+  await expect(page).toHaveURL('/clusters');
+  await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  const second = await sessionCookie();
+  expect(second.value).not.toBe(first.value);
+
+  // The first session ended with the switch: its token and its cookie, replayed, are nobody.
+  await expect.poll(async () => (await send(list, { headers: bearer(first.value) })).status).toBe(401);
+  expect((await frameTicket(first.value)).status).toBe(401);
+  const replay = await browser.newContext();
+  await replay.addCookies([{ ...first, sameSite: 'Strict' }]);
+  const again = await replay.newPage();
+  await again.goto('/clusters');
+  await expect(again.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+  await replay.close();
+  expect((await send(list, { headers: bearer(second.value) })).status).toBe(200);
+});
+
 test("a sign-out that cannot end the provider's session says so, keeps the hint, and can be tried again", async ({ page }) => {
   await toProvider(page);
   await logInAndAllow(page);

@@ -187,11 +187,13 @@ impl SessionAuthority for AuthnSessions {
     fn oidc_start<'a>(
         &'a self,
         return_path: &'a str,
+        replacing: Option<&'a str>,
     ) -> Pin<Box<dyn Future<Output = Result<OidcStarted, SignInFailure>> + Send + 'a>> {
         Box::pin(async move {
             let body = serde_json::json!({ "returnPath": return_path });
+            // The browser's session, as authn takes a caller's: the sign-in's end revokes it.
             let (status, body) =
-                self.post("/authn.v1.OidcService/StartSignIn", None, body).await.map_err(|error| {
+                self.post("/authn.v1.OidcService/StartSignIn", replacing, body).await.map_err(|error| {
                     tracing::error!(%error, "console: authn unreachable for OIDC sign-in");
                     SignInFailure::AuthnUnavailable
                 })?;

@@ -254,6 +254,8 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
     let state = ssr::state()?;
     let next = safe_next(&next, &state.console_origin);
     let next = next.as_str();
+    // Read before any await, as everything from the request context.
+    let replaced = crate::state::request_session_token();
     let issued =
         if state.mock { state.sessions.dev_sign_in(&email).await } else { Err(SignInError::Unavailable) };
     let issued = match issued {
@@ -270,8 +272,14 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
             return Err(AppError::Invalid(failure.message().to_owned()));
         }
     };
+    // The session this browser held ends with the switch, as at sign-out: a copy of its token
+    // must not outlive it. A token that is no live session is not sent to authn.
+    let replaced = match replaced {
+        Some(old) => Some(state.sessions.sign_out(&old).await),
+        None => None,
+    };
     ssr::set_cookie(&fundament_session::cookie_header(Some(&issued.token), issued.max_age));
-    tracing::info!("signed in");
+    tracing::info!(?replaced, "signed in");
     leptos_axum::redirect(next);
     Ok(())
 }

@@ -26,6 +26,14 @@ pub(crate) fn authenticate(state: &AuthnState, headers: &HeaderMap) -> Result<Us
     live(state, verify_signature_and_claims(state, headers)?)
 }
 
+/// The live session of a caller that may have none: a sign-in made in a browser that still
+/// holds a session, which the sign-in replaces. `None` without a bearer token, and for one that
+/// is no live session (expired, revoked, forged): there is nothing to replace then.
+pub(crate) fn replaced_session(state: &AuthnState, headers: &HeaderMap) -> Option<UserClaims> {
+    bearer(headers)?;
+    authenticate(state, headers).ok()
+}
+
 /// The claims, unless their session was revoked.
 fn live(state: &AuthnState, claims: UserClaims) -> Result<UserClaims, ConnectError> {
     match state.revocations.check(&claims.jti) {

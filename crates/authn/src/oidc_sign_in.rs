@@ -1,6 +1,7 @@
 //! `authn.v1.OidcService/*`: the console's calls for OpenID Connect sign-in.
 //!
-//! - `StartSignIn {returnPath}` → `{authorizationUrl, transaction, expiresIn}`;
+//! - `StartSignIn {returnPath}` → `{authorizationUrl, transaction, expiresIn}`; with the
+//!   browser's current session as a bearer UserToken, finishing revokes that session;
 //! - `FinishSignIn {code, state, transaction}` → a UserToken (`accessToken`, `tokenType`,
 //!   `expiresIn`), the provider's `idToken` (the hint for ending its session) and `returnPath`;
 //! - `EndSessionUrl {idTokenHint}` → `{url}`, empty when the provider offers no
@@ -12,6 +13,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::Response;
 use fundament_connect::{Code, ConnectError, ConnectJson};
 use fundament_kube_core::validation::is_dns1123_label;
@@ -19,7 +21,7 @@ use fundament_tokens::USER_TOKEN_TTL_SECS;
 use serde::{Deserialize, Serialize};
 
 use crate::clock;
-use crate::oidc::{Callback, Oidc, SignInError};
+use crate::oidc::{Callback, Oidc, ReplacedSession, SignInError};
 use crate::state::AuthnState;
 use crate::wire::private_json;
 
@@ -50,8 +52,11 @@ struct StartResponse {
     expires_in: String,
 }
 
+/// A bearer UserToken, when the console sends one, is the session the browser holds now: the
+/// sign-in replaces it, so it is revoked once the new session is issued ([`finish`]).
 pub(crate) async fn start(
     State(state): State<Arc<AuthnState>>,
+    headers: HeaderMap,
     ConnectJson(request): ConnectJson<StartRequest>,
 ) -> Result<Response, ConnectError> {
     let oidc = configured(&state)?;
@@ -64,7 +69,9 @@ pub(crate) async fn start(
     {
         return Err(ConnectError::new(Code::InvalidArgument, "returnPath: must be a path on the console"));
     }
-    let started = oidc.start(path, clock::now()).await.map_err(refused)?;
+    let replaces = crate::credentials::replaced_session(&state, &headers)
+        .map(|claims| ReplacedSession { sid: claims.jti, exp: claims.exp });
+    let started = oidc.start_replacing(path, replaces, clock::now()).await.map_err(refused)?;
     tracing::info!("oidc sign-in started");
     Ok(private_json(StartResponse {
         authorization_url: started.authorization_url,
@@ -114,10 +121,24 @@ pub(crate) async fn finish(
         clock::now(),
         USER_TOKEN_TTL_SECS,
     );
+    // The session this browser held when the sign-in started ends with it: a copy of its
+    // token (left in a log, on a shared machine) must not outlive the browser's switch. The new
+    // session stands if that cannot be stored; the old one then ends at its expiry, as before.
+    let replaced = match &signed_in.replaces {
+        Some(old) => match state.revocations.revoke(&old.sid, old.exp, clock::now()).await {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::error!(%error, "oidc sign-in: the session it replaces could not be revoked");
+                false
+            }
+        },
+        None => false,
+    };
     tracing::info!(
         user = %signed_in.user_id,
         groups = p.groups.len(),
         groups_left_out = p.groups_left_out,
+        replaced,
         "oidc sign-in"
     );
     Ok(private_json(FinishResponse {

@@ -206,6 +206,32 @@ fn sign_out_revokes_the_session_on_the_server() {
 }
 
 #[test]
+fn a_sign_in_ends_the_session_it_replaces() {
+    run(async {
+        let alice = session_cookie("alice@acme-corp.com").await;
+        let (_, _, body) = send(get("/clusters", Some(&alice))).await;
+        assert!(signed_in_as(&body, "Alice"));
+        // Bob signs in in the same browser, which still sends Alice's cookie.
+        let mut switch = sign_in_form("bob@acme-corp.com", "http://localhost:3000");
+        switch.headers_mut().insert(header::COOKIE, alice.parse().unwrap());
+        let (status, headers, _) = send(switch).await;
+        assert_eq!(status, StatusCode::FOUND);
+        let bob = headers[header::SET_COOKIE].to_str().unwrap().split(';').next().unwrap().to_owned();
+        let (_, _, body) = send(get("/clusters", Some(&bob))).await;
+        assert!(signed_in_as(&body, "Bob"));
+        // A copy of Alice's cookie, kept from before the switch, is nobody.
+        let (_, _, body) = send(get("/clusters", Some(&alice))).await;
+        assert!(!signed_in_as(&body, "Alice"), "the replaced session still works: {body:.300}");
+        // A cookie that is no live session is no reason to refuse the sign-in.
+        let mut junk = sign_in_form("alice@acme-corp.com", "http://localhost:3000");
+        junk.headers_mut().insert(header::COOKIE, "__Host-fundament_auth=junk".parse().unwrap());
+        let (status, headers, _) = send(junk).await;
+        assert_eq!((status, headers[header::LOCATION].to_str().unwrap()), (StatusCode::FOUND, "/clusters"));
+        assert!(headers[header::SET_COOKIE].to_str().unwrap().starts_with("__Host-fundament_auth=ey"));
+    });
+}
+
+#[test]
 fn next_after_sign_in_never_leaves_the_console() {
     run(async {
         for (next, location) in [

@@ -19,6 +19,7 @@ use jsonwebtoken::jwk::JwkSet;
 use self::id_token::{Expected, IdTokenError};
 use self::identity::{ClaimNames, Profile};
 use self::provider::{Exchange, Metadata, ProviderClient, ProviderError};
+pub use self::transaction::ReplacedSession;
 use self::transaction::{
     Sealer, TRANSACTION_TTL_SECS, Transaction, TransactionError, pkce_challenge, random_token, same,
 };
@@ -166,6 +167,8 @@ pub struct SignedIn {
     /// provider's session at sign-out.
     pub id_token: String,
     pub return_path: String,
+    /// The session the browser held when this sign-in started, to be revoked now.
+    pub replaces: Option<ReplacedSession>,
 }
 
 /// The callback's parameters.
@@ -263,6 +266,18 @@ impl Oidc {
 
     /// Starts a sign-in that returns to `return_path` (a console path the console checked).
     pub async fn start(&self, return_path: &str, now: i64) -> Result<Started, SignInError> {
+        self.start_replacing(return_path, None, now).await
+    }
+
+    /// Starts a sign-in that, once finished, replaces the live session `replaces` (which the
+    /// caller verified): [`SignedIn::replaces`] names it again, sealed in between, so the
+    /// browser cannot change which session that is.
+    pub async fn start_replacing(
+        &self,
+        return_path: &str,
+        replaces: Option<ReplacedSession>,
+        now: i64,
+    ) -> Result<Started, SignInError> {
         let metadata = self.metadata(now).await?;
         let transaction = Transaction {
             state: random_token(),
@@ -270,6 +285,7 @@ impl Oidc {
             pkce_verifier: random_token(),
             return_path: return_path.to_owned(),
             expires_at: now + TRANSACTION_TTL_SECS,
+            replaces,
         };
         let mut url = url::Url::parse(&metadata.authorization_endpoint).map_err(|e| {
             SignInError::new(
@@ -328,7 +344,13 @@ impl Oidc {
         let profile = identity::profile(&claims, &self.config.claims)
             .ok_or_else(|| SignInError::new(Failure::TokenInvalid, "ID token without a subject"))?;
         let user_id = identity::user_id(&*self.directory, &self.config.issuer, &profile.subject);
-        Ok(SignedIn { user_id, profile, id_token, return_path: transaction.return_path })
+        Ok(SignedIn {
+            user_id,
+            profile,
+            id_token,
+            return_path: transaction.return_path,
+            replaces: transaction.replaces,
+        })
     }
 
     /// Verifies the ID token with the provider's keys, fetching them when none are at hand, when
@@ -434,6 +456,7 @@ mod tests {
             pkce_verifier: "v".into(),
             return_path: "/".into(),
             expires_at,
+            replaces: None,
         })
     }
 

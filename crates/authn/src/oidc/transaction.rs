@@ -29,6 +29,18 @@ pub struct Transaction {
     pub return_path: String,
     /// Unix seconds.
     pub expires_at: i64,
+    /// The session this sign-in replaces in the browser it started in, revoked once the new
+    /// one is issued. Absent in transactions sealed before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<ReplacedSession>,
+}
+
+/// A live session that a sign-in replaces: its id and expiry (what revoking it needs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplacedSession {
+    pub sid: String,
+    /// Unix seconds.
+    pub exp: i64,
 }
 
 /// Why a transaction was refused.
@@ -138,6 +150,7 @@ mod tests {
             pkce_verifier: random_token(),
             return_path: "/clusters".into(),
             expires_at,
+            replaces: Some(ReplacedSession { sid: "s-1".into(), exp: 2_000 }),
         }
     }
 

@@ -20,7 +20,8 @@ use ed25519_dalek::pkcs8::EncodePrivateKey;
 use fundament_authn::oidc::identity::ClaimNames;
 use fundament_authn::oidc::provider::{IN_FLIGHT_WAIT, MAX_IN_FLIGHT};
 use fundament_authn::oidc::{
-    Callback, DISCOVERY_MAX_AGE_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig, SignInError, SignedIn,
+    Callback, DISCOVERY_MAX_AGE_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig, ReplacedSession,
+    SignInError, SignedIn,
 };
 use fundament_directory::{DirectoryData, FixedDirectory, Identity, User};
 use serde_json::{Value, json};
@@ -271,7 +272,17 @@ async fn a_provider_that_is_down_or_names_another_issuer_is_unavailable() {
 
 /// A whole sign-in with authn's clock (and the provider's) at `at`.
 async fn sign_in(oidc: &Oidc, shared: &Shared, at: i64) -> Result<SignedIn, SignInError> {
-    let started = oidc.start("/", at).await?;
+    sign_in_replacing(oidc, shared, at, None).await
+}
+
+/// A whole sign-in, started by a browser that holds the session `replaces`.
+async fn sign_in_replacing(
+    oidc: &Oidc,
+    shared: &Shared,
+    at: i64,
+    replaces: Option<ReplacedSession>,
+) -> Result<SignedIn, SignInError> {
+    let started = oidc.start_replacing("/", replaces, at).await?;
     let query: HashMap<String, String> =
         url::Url::parse(&started.authorization_url).unwrap().query_pairs().into_owned().collect();
     {
@@ -283,6 +294,19 @@ async fn sign_in(oidc: &Oidc, shared: &Shared, at: i64) -> Result<SignedIn, Sign
     }
     let callback = Callback { code: "the-code", state: &query["state"], transaction: &started.transaction };
     oidc.finish(&callback, at).await
+}
+
+#[tokio::test]
+async fn the_session_a_sign_in_replaces_comes_back_from_the_sealed_transaction_only() {
+    let (issuer, shared) = provider("").await;
+    let oidc = oidc(&issuer);
+    let old = ReplacedSession { sid: "session-of-the-browser".into(), exp: now() + 3_000 };
+    let signed_in = sign_in_replacing(&oidc, &shared, now(), Some(old.clone())).await.unwrap();
+    assert_eq!(signed_in.replaces, Some(old.clone()));
+    // Sealed, not readable: the browser can neither see nor swap which session ends.
+    let started = oidc.start_replacing("/", Some(old), now()).await.unwrap();
+    assert!(!started.transaction.contains("session-of-the-browser"));
+    assert_eq!(sign_in(&oidc, &shared, now()).await.unwrap().replaces, None);
 }
 
 #[tokio::test]
