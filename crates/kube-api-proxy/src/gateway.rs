@@ -12,7 +12,6 @@ use fundament_authn_client::{CredentialError, Credentials};
 use fundament_fga::CanView;
 use fundament_health::DependencyHealth;
 use fundament_kube_core::{Query, RequestInfo, ResourceTarget};
-use fundament_plugin_types::PluginInstallation;
 use fundament_tokens::{PluginClaims, TokenKind};
 use http::{HeaderMap, Method, StatusCode, header};
 
@@ -655,7 +654,7 @@ async fn admit_plugin(
         })?;
     // The CRD requires spec.definitionRef: an object without it pins no definition, so
     // allowedResources has nothing to admit with (refused as an unpublished definition was).
-    let installation = PluginInstallation::from_value(&admitted_installation).map_err(|e| {
+    let installation = admitted_installation.installation().map_err(|e| {
         denied(
             "denied:allowed-resources",
             format!("allowedResources: installation {installation_name} names no definition ({e})"),

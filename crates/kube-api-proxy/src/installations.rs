@@ -16,6 +16,8 @@ use http::{Method, header};
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use fundament_plugin_types::{InstallationError, PluginInstallation};
+
 use crate::upstream::UpstreamError;
 
 /// The PluginInstallations of a cluster (cluster-scoped).
@@ -30,10 +32,36 @@ const RETRY_MAX: Duration = Duration::from_secs(30);
 /// How long a lookup waits for the first list before asking the cluster itself.
 const FIRST_SYNC: Duration = Duration::from_secs(5);
 
+/// A PluginInstallation as the cluster announced it, read once when it arrived: every call
+/// that checks it uses the typed reading, and streams compare the object itself.
+#[derive(Debug)]
+pub struct StoredInstallation {
+    object: Value,
+    reading: Result<PluginInstallation, InstallationError>,
+}
+
+impl StoredInstallation {
+    pub fn new(object: Value) -> Self {
+        let reading = PluginInstallation::from_value(&object);
+        Self { object, reading }
+    }
+
+    /// The object as the cluster answered it.
+    pub fn object(&self) -> &Value {
+        &self.object
+    }
+
+    /// Its typed reading; an error for an object that is no readable PluginInstallation (one
+    /// that names no definition).
+    pub fn installation(&self) -> Result<&PluginInstallation, &InstallationError> {
+        self.reading.as_ref()
+    }
+}
+
 #[derive(Default)]
 struct Known {
     /// By name; `None` while the store does not follow the cluster.
-    items: Option<HashMap<String, Arc<Value>>>,
+    items: Option<HashMap<String, Arc<StoredInstallation>>>,
     /// The resourceVersion the watch continues from.
     resource_version: String,
 }
@@ -61,7 +89,7 @@ pub trait OwnClient: Send + Sync + 'static {
 pub enum Lookup {
     /// The store follows the cluster: the installation as last announced, or `None` if there is
     /// no such installation.
-    Known(Option<Arc<Value>>),
+    Known(Option<Arc<StoredInstallation>>),
     /// The store does not follow the cluster right now: ask it.
     Unknown,
 }
@@ -122,7 +150,7 @@ impl InstallationStore {
 
     /// Every installation, if the store follows the cluster.
     pub fn all(&self) -> Option<Vec<Value>> {
-        self.read().items.as_ref().map(|items| items.values().map(|v| Value::clone(v)).collect())
+        self.read().items.as_ref().map(|items| items.values().map(|v| v.object.clone()).collect())
     }
 
     /// A receiver that changes whenever the store applied an event (tests wait on it).
@@ -139,7 +167,7 @@ impl InstallationStore {
     pub fn changed_from(
         self: &Arc<Self>,
         name: &str,
-        admitted: &Arc<Value>,
+        admitted: &Arc<StoredInstallation>,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let store = Arc::downgrade(self);
         let mut changes = self.applied.subscribe();
@@ -153,6 +181,7 @@ impl InstallationStore {
                 let Some(current) = store.upgrade() else { return };
                 if let Lookup::Known(now) = current.lookup(&name) {
                     let same = now.is_some_and(|now| {
+                        let (now, admitted) = (now.object(), admitted.object());
                         now.pointer("/metadata/uid") == admitted.pointer("/metadata/uid")
                             && now.get("spec") == admitted.get("spec")
                     });
@@ -179,7 +208,10 @@ impl InstallationStore {
     }
 
     fn replace(&self, items: Vec<Value>, resource_version: String) {
-        let items = items.into_iter().filter_map(|item| Some((name_of(&item)?, Arc::new(item)))).collect();
+        let items = items
+            .into_iter()
+            .filter_map(|item| Some((name_of(&item)?, Arc::new(StoredInstallation::new(item)))))
+            .collect();
         *self.write() = Known { items: Some(items), resource_version };
         self.bump();
     }
@@ -201,7 +233,7 @@ impl InstallationStore {
             let Some(items) = known.items.as_mut() else { return false };
             match (kind, name_of(object)) {
                 ("ADDED" | "MODIFIED", Some(name)) => {
-                    items.insert(name, Arc::new(object.clone()));
+                    items.insert(name, Arc::new(StoredInstallation::new(object.clone())));
                 }
                 ("DELETED", Some(name)) => {
                     items.remove(&name);

@@ -23,7 +23,7 @@ use fundament_health::DependencyHealth;
 use fundament_kube_core::{Status, headers};
 
 use crate::cache::Cache;
-use crate::installations::{InstallationStore, Lookup};
+use crate::installations::{InstallationStore, Lookup, StoredInstallation};
 use crate::kubereq::KubeRequest;
 
 #[derive(Debug, thiserror::Error)]
@@ -579,17 +579,23 @@ impl Upstream {
     /// The PluginInstallation `name` (cluster-scoped), as the cluster announced it last
     /// ([`InstallationStore`]); asked of the cluster while the store does not follow it.
     pub async fn installation(&self, name: &str) -> Result<Option<Value>, UpstreamError> {
-        Ok(self.installation_shared(name).await?.map(|v| Value::clone(&v)))
+        Ok(self.installation_shared(name).await?.map(|v| v.object().clone()))
     }
 
-    /// [`Upstream::installation`] without copying the object.
-    pub async fn installation_shared(&self, name: &str) -> Result<Option<Arc<Value>>, UpstreamError> {
+    /// [`Upstream::installation`] without copying the object, read once.
+    pub async fn installation_shared(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<StoredInstallation>>, UpstreamError> {
         self.installations.follow(Arc::downgrade(&self.transports)).await;
         match self.installations.lookup(name) {
             Lookup::Known(found) => Ok(found),
             Lookup::Unknown => {
                 let path = format!("{}/{name}", crate::installations::PATH);
-                Ok(self.call::<Value>(Method::GET, &path, None).await?.map(Arc::new))
+                Ok(self
+                    .call::<Value>(Method::GET, &path, None)
+                    .await?
+                    .map(|v| Arc::new(StoredInstallation::new(v))))
             }
         }
     }
@@ -605,7 +611,7 @@ impl Upstream {
         session: &str,
         exp: i64,
         name: &str,
-        admitted: &Arc<Value>,
+        admitted: &Arc<StoredInstallation>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
         let session = Box::pin(revoked.ended(session, exp));
         let installation = Box::pin(self.installations.changed_from(name, admitted));

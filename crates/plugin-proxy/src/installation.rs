@@ -13,7 +13,6 @@ use axum::response::{IntoResponse, Response};
 use http::{StatusCode, header};
 
 use fundament_plugin_origin::PluginHost;
-use fundament_plugin_types::PluginInstallation;
 
 use crate::PluginProxy;
 
@@ -112,11 +111,7 @@ pub async fn handle(State(proxy): State<Arc<PluginProxy>>, req: Request) -> Resp
         return plain(StatusCode::FORBIDDEN, "permission denied");
     };
     let admitted = match up.installation_shared(&claims.installation_name).await {
-        Ok(Some(i))
-            if PluginInstallation::from_value(&i).is_ok_and(|i| i.metadata.uid == claims.installation_id) =>
-        {
-            i
-        }
+        Ok(Some(i)) if i.installation().is_ok_and(|i| i.metadata.uid == claims.installation_id) => i,
         Ok(_) => return plain(StatusCode::FORBIDDEN, "installation_id mismatch"),
         Err(e) => {
             tracing::warn!(error = %e, "plugin-proxy: installation lookup failed");

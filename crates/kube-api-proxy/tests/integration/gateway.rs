@@ -11,7 +11,7 @@ use fundament_authn_client::{Credentials, RevokedSessions};
 use fundament_kube_api_proxy::audit::MemoryAudit;
 use fundament_kube_api_proxy::cors::Origins;
 use fundament_kube_api_proxy::in_flight::CallLimits;
-use fundament_kube_api_proxy::installations::Lookup;
+use fundament_kube_api_proxy::installations::{Lookup, StoredInstallation};
 use fundament_kube_api_proxy::upstream::Upstream;
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_kube_api_proxy_testing::{self as testing, PluginFolders, SeededCluster};
@@ -169,7 +169,7 @@ impl Stack {
         let store = self.upstream.installation_store();
         let mut changes = store.changes();
         let holds = |_: &u64| match store.lookup(name) {
-            Lookup::Known(found) => shows(found.as_deref()),
+            Lookup::Known(found) => shows(found.as_deref().map(StoredInstallation::object)),
             Lookup::Unknown => false,
         };
         let heard = tokio::time::timeout(std::time::Duration::from_secs(10), changes.wait_for(holds)).await;
@@ -1436,7 +1436,7 @@ async fn a_plugin_pages_open_watch_ends_when_its_installation_changes_or_goes() 
     applied.mark_unchanged();
     cluster.update(&system, rt, "", "acme-corp--demo", other, false, opts).unwrap();
     let labelled = |_: &u64| match store.lookup("acme-corp--demo") {
-        Lookup::Known(Some(found)) => found["metadata"]["labels"]["e2e"] == "changed",
+        Lookup::Known(Some(found)) => found.object()["metadata"]["labels"]["e2e"] == "changed",
         _ => false,
     };
     assert!(
