@@ -235,7 +235,16 @@ pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clu
         ),
         ClusterAccess::Garden(path) => {
             let garden = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
-            Clusters::Garden(Arc::new(Garden::new(garden, verification)))
+            let namespaces = &settings.garden_namespaces;
+            if namespaces.is_empty() {
+                tracing::warn!(
+                    "clusters are found as Shoots in any namespace the garden's kubeconfig can list: whoever may label a Shoot there can claim a cluster id (--garden-namespaces restricts it)"
+                );
+            } else {
+                tracing::info!(namespaces = %namespaces.join(","), "clusters are found as Shoots in these garden namespaces only");
+            }
+            let garden = Garden::new(garden, verification).in_namespaces(namespaces.clone());
+            Clusters::Garden(Arc::new(garden))
         }
     })
 }

@@ -40,6 +40,9 @@ pub struct Garden {
     summaries: Cache<String, ShootSummary>,
     /// Every shoot connected so far: rebuilt in place, never replaced.
     connected: Mutex<HashMap<String, Arc<Upstream>>>,
+    /// The garden namespaces whose Shoots may be clusters; empty: any the garden's kubeconfig
+    /// can list.
+    namespaces: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -108,7 +111,16 @@ impl Garden {
             shoots: Cache::new(10_000),
             summaries: Cache::new(10_000),
             connected: Mutex::default(),
+            namespaces: Vec::new(),
         }
+    }
+
+    /// Finds a cluster's Shoot in `namespaces` only (none: in any namespace). Whoever may
+    /// create or label a Shoot where the gateway looks can claim a cluster id: a lone impostor
+    /// (the real Shoot gone, or not made yet) would receive the cluster's calls.
+    pub fn in_namespaces(mut self, namespaces: Vec<String>) -> Self {
+        self.namespaces = namespaces;
+        self
     }
 
     /// Asks for admin kubeconfigs that live `seconds` (the garden may grant less or refuse
@@ -165,14 +177,24 @@ impl Garden {
             .await
     }
 
-    /// The one Shoot labelled with `id`.
+    /// The one Shoot labelled with `id`, in the namespaces the gateway looks in.
     async fn the_shoot(&self, id: &str) -> Result<Shoot, ClusterError> {
-        let path =
-            format!("/apis/core.gardener.cloud/v1beta1/shoots?labelSelector={CLUSTER_ID_LABEL}%3D{id}");
-        let list: ShootList =
-            self.garden.call(Method::GET, &path, None).await?.unwrap_or(ShootList { items: vec![] });
-        let count = list.items.len();
-        let mut items = list.items.into_iter();
+        let selector = format!("shoots?labelSelector={CLUSTER_ID_LABEL}%3D{id}");
+        let paths: Vec<String> = if self.namespaces.is_empty() {
+            vec![format!("/apis/core.gardener.cloud/v1beta1/{selector}")]
+        } else {
+            self.namespaces
+                .iter()
+                .map(|ns| format!("/apis/core.gardener.cloud/v1beta1/namespaces/{ns}/{selector}"))
+                .collect()
+        };
+        let mut found = Vec::new();
+        for path in &paths {
+            let list: Option<ShootList> = self.garden.call(Method::GET, path, None).await?;
+            found.extend(list.map(|l| l.items).unwrap_or_default());
+        }
+        let count = found.len();
+        let mut items = found.into_iter();
         match (items.next(), count) {
             (None, _) => Err(ClusterError::NoShoot(id.to_string())),
             (Some(shoot), 1) => Ok(shoot),

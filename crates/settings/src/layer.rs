@@ -64,6 +64,8 @@ pub enum Key {
     Kubeconfig,
     /// Real mode: the kubeconfig of the Gardener whose Shoots are the clusters.
     GardenerKubeconfig,
+    /// Real mode: the garden namespaces whose Shoots may be clusters (none: any).
+    GardenNamespaces,
     /// Whether a kubeconfig may turn off verification of its server's certificate.
     AllowInsecureKubeconfig,
     /// The directory file (YAML); none: the seed.

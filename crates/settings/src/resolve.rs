@@ -87,6 +87,8 @@ pub struct Settings {
     pub kubeconfig: Option<PathBuf>,
     /// Real mode's Gardener (required there).
     pub gardener_kubeconfig: Option<PathBuf>,
+    /// Real mode: the garden namespaces whose Shoots may be clusters; empty: any.
+    pub garden_namespaces: Vec<String>,
     /// Whether kubeconfigs may skip verifying their server's certificate.
     pub allow_insecure_kubeconfig: bool,
     /// The directory file; `None`: the seed.
@@ -253,7 +255,7 @@ fn default_of(key: Key) -> Option<&'static str> {
         Key::FgaTuples => "fixtures/fga/tuples.yaml",
         Key::PluginProxyListen => "127.0.0.1:8082",
         Key::PluginSdkDir => "plugin-sdk",
-        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig => return None,
+        Key::AuditLog | Key::Kubeconfig | Key::GardenerKubeconfig | Key::GardenNamespaces => return None,
         Key::AuditViewEntries => "10000",
         Key::AuditViewHours => "168",
         Key::AllowInsecureKubeconfig => "false",
@@ -354,6 +356,15 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         cluster: r.required(Key::ClusterUrl, parse_service_url)?,
     };
     let path = |v: &str| if v.is_empty() { Err("expected a path".to_owned()) } else { Ok(PathBuf::from(v)) };
+    let namespaces = |v: &str| {
+        let names: Vec<String> =
+            v.split(',').map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect();
+        match names.iter().find(|n| !fundament_kube_core::validation::is_dns1123_label(n)) {
+            Some(bad) => Err(format!("{bad:?} is not a namespace name (a DNS-1123 label)")),
+            None if names.is_empty() => Err("expected namespaces, separated by commas".to_owned()),
+            None => Ok(names),
+        }
+    };
     let cluster = ClusterSettings {
         listen: r.required(Key::ClusterListen, parse_listen)?,
         state_file: r.parse(Key::StateFile, path)?,
@@ -406,6 +417,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     };
     let kubeconfig = r.parse(Key::Kubeconfig, path)?;
     let gardener_kubeconfig = r.parse(Key::GardenerKubeconfig, path)?;
+    let garden_namespaces = r.parse(Key::GardenNamespaces, namespaces)?.unwrap_or_default();
     let directory = r.parse(Key::Directory, path)?;
     let allow_insecure_kubeconfig = r.required(Key::AllowInsecureKubeconfig, |v| match v {
         "true" => Ok(true),
@@ -437,6 +449,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         audit_view,
         kubeconfig,
         gardener_kubeconfig,
+        garden_namespaces,
         allow_insecure_kubeconfig,
         directory,
         oidc,
@@ -572,6 +585,21 @@ mod tests {
         let insecure = layer(Source::Env, &[(Key::AllowInsecureKubeconfig, "yes")]);
         let err = resolve(&[&insecure]).unwrap_err().to_string();
         assert!(err.contains("expected true or false"), "{err}");
+    }
+
+    #[test]
+    fn garden_namespaces_are_namespace_names_and_none_means_any() {
+        assert!(resolve(&[]).unwrap().garden_namespaces.is_empty());
+        let set = layer(Source::Env, &[(Key::GardenNamespaces, " garden-acme, garden-platform ,")]);
+        assert_eq!(resolve(&[&set]).unwrap().garden_namespaces, ["garden-acme", "garden-platform"]);
+        for (bad, says) in [
+            ("garden-acme,Garden_B", "\"Garden_B\" is not a namespace name"),
+            (" , ", "expected namespaces, separated by commas"),
+        ] {
+            let err =
+                resolve(&[&layer(Source::Env, &[(Key::GardenNamespaces, bad)])]).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("FUNDAMENT_GARDEN_NAMESPACES"), "{err}");
+        }
     }
 
     #[test]

@@ -44,7 +44,7 @@ const fn spec(
 
 /// Every setting, in the order `--help` and the README list them. Entry `i` is the key
 /// whose discriminant is `i` (a test checks it), so [`Key::spec`] is an index.
-pub const SPECS: [Spec; 43] = [
+pub const SPECS: [Spec; 44] = [
     spec(Key::Mode, "mode", "FUNDAMENT_MODE", "stack.mode", "MODE", "mock, sandbox or real", "`mock`"),
     spec(
         Key::ConsoleListen,
@@ -306,6 +306,15 @@ pub const SPECS: [Spec; 43] = [
         "FILE",
         "Real mode: the kubeconfig of the Gardener whose Shoots labelled fundament.io/cluster-id are the clusters",
         "none (required in real mode)",
+    ),
+    spec(
+        Key::GardenNamespaces,
+        "garden-namespaces",
+        "FUNDAMENT_GARDEN_NAMESPACES",
+        "stack.garden-namespaces",
+        "NS,NS…",
+        "Real mode: the only garden namespaces (comma-separated) whose Shoots may be clusters; whoever can label a Shoot where the gateway looks can claim a cluster id",
+        "none: any namespace the garden kubeconfig can list",
     ),
     spec(
         Key::AllowInsecureKubeconfig,

@@ -150,6 +150,22 @@ class Secrets(unittest.TestCase):
                 volumes = d["spec"]["template"]["spec"].get("volumes", [])
                 self.assertNotIn("signing-keys", [v["name"] for v in volumes], name)
 
+    def test_garden_namespaces_reach_every_service_that_finds_shoots(self):
+        def garden_namespaces(sets):
+            deployments = by_component(render("real-values.yaml", sets=sets), "Deployment")
+            return {
+                name: {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}.get(
+                    "FUNDAMENT_GARDEN_NAMESPACES"
+                )
+                for name, d in deployments.items()
+                if name in ("authn", "kube-api-proxy", "plugin-proxy")
+            }
+
+        self.assertEqual(set(garden_namespaces([]).values()), {None}, "unset: any namespace")
+        restricted = garden_namespaces(["real.gardenNamespaces={garden-acme,garden-ops}"])
+        self.assertEqual(restricted, dict.fromkeys(["authn", "kube-api-proxy", "plugin-proxy"], "garden-acme,garden-ops"))
+        self.assertIn("gardenNamespaces", render_error("real-values.yaml", ["real.gardenNamespaces={Garden_B}"]))
+
     def test_secret_values_never_reach_a_configmap(self):
         docs = render("sandbox-values.yaml")
         configmaps = yaml.safe_dump(of_kind(docs, "ConfigMap"))

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use fundament_cluster::Running;
 use fundament_cluster::garden::{self, GardenConfig, RunningGarden, ShootConfig};
 use fundament_kube_api_proxy::audit::MemoryAudit;
-use fundament_kube_api_proxy::clusters::Clusters;
+use fundament_kube_api_proxy::clusters::{ClusterError, Clusters};
 use fundament_kube_api_proxy::garden::Garden;
 use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, load_kubeconfig};
 use fundament_kube_api_proxy_testing as testing;
@@ -157,6 +157,13 @@ impl Real {
         (line.decision, line.status)
     }
 
+    /// Another gateway's view of the same garden, finding Shoots in `namespaces` only (none: any).
+    async fn garden_in(&self, namespaces: Vec<String>) -> Garden {
+        let kubeconfig = load_kubeconfig(&self.kubeconfig).await.unwrap();
+        let upstream = Upstream::from_kube_config(kubeconfig, ServerVerification::Required).unwrap();
+        Garden::new(upstream, ServerVerification::Required).in_namespaces(namespaces)
+    }
+
     /// Creates a Shoot (no cluster behind it) labelled with cluster `id` in `namespace`.
     async fn shoot_object(&self, namespace: &str, name: &str, id: &str) {
         let client = kube::Client::try_from(load_kubeconfig(&self.kubeconfig).await.unwrap()).unwrap();
@@ -198,6 +205,18 @@ async fn each_cluster_is_the_one_shoot_of_its_label() {
     assert!(!v.to_string().contains("shoots"), "no detail for the client: {v}");
     let line = format!("found 2 shoots labelled with cluster {TWICE}, expected exactly one");
     assert!(logged().contains(&line), "the log names the count: {}", logged());
+
+    // A Shoot elsewhere claiming an id. Looking in any namespace (the default), a lone one is
+    // taken for the cluster; restricted to the project's namespace (`--garden-namespaces`), the
+    // gateway sees neither it nor the copy of TWICE, whose Shoot is then the project's own.
+    r.shoot_object("garden-copy", "impostor", NOWHERE).await;
+    let anywhere = r.garden_in(Vec::new()).await;
+    assert_eq!(anywhere.shoot_summary(NOWHERE).await.unwrap().namespace, "garden-copy", "the control");
+    let restricted = r.garden_in(vec![PROJECT_NS.to_owned()]).await;
+    let found = restricted.shoot_summary(NOWHERE).await;
+    assert!(matches!(found, Err(ClusterError::NoShoot(_))), "{found:?}");
+    let twice = restricted.shoot_summary(TWICE).await.unwrap();
+    assert_eq!((twice.namespace.as_str(), twice.name.as_str()), (PROJECT_NS, "twice-a"));
 
     // One Shoot: the user path as the user's ServiceAccount on that shoot.
     let before = r.garden_calls();
