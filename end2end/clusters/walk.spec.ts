@@ -8,7 +8,7 @@
 import { test, expect, type Frame } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { frameReady, messages, pluginFrame, recordMessages, signIn } from '../tests/fixtures';
+import { clickReplacingItsFrame, frameReady, messages, pluginFrame, recordMessages, signIn } from '../tests/fixtures';
 import { CONSOLE, GATEWAY as KUBE_API_PROXY, originOf } from '../tests/origins';
 import { auditLog, clusterKubeconfig, walkClusters, type WalkCluster } from './cluster';
 
@@ -73,8 +73,7 @@ for (const cluster of walkClusters()) test.describe(`the plugin walk in ${proces
 
     // The fixtures were installed into the real cluster: the page lists them from it.
     const frame = page.frameLocator('[data-plugin-frame] iframe');
-    // noWaitAfter: the console replaces the frame the click navigates (see end2end/scale/scale.spec.ts).
-    await frame.getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
+    clickReplacingItsFrame(frame.getByRole('link', { name: 'web-tls-cert' }));
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
     await frameReady(page, 'certificates-detail.html');
     const detail = pluginFrame(page, 'certificates-detail.html');

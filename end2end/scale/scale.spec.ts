@@ -7,7 +7,7 @@ import { test, expect, type Page, type Response } from '@playwright/test';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { frameReady, signIn } from '../tests/fixtures';
+import { clickReplacingItsFrame, frameReady, signIn } from '../tests/fixtures';
 import { GATEWAY } from '../tests/origins';
 
 const dir = process.env.SCALE_DIR ?? '';
@@ -44,9 +44,7 @@ async function walk(page: Page) {
   await frameReady(page);
   const frame = page.frameLocator('[data-plugin-frame] iframe');
   await expect(frame.getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
-  // noWaitAfter: the click navigates the frame (href="#") and the console then replaces it; once,
-  // under load, Playwright waited for that frame's navigation until the test timed out.
-  await frame.getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
+  clickReplacingItsFrame(frame.getByRole('link', { name: 'web-tls-cert' }));
   await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
   await frameReady(page, 'certificates-detail.html');
   await expect(frame.getByText('web-tls', { exact: true }).first()).toBeVisible();

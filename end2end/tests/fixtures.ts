@@ -1,4 +1,16 @@
-import { expect, type Frame, type Page } from '@playwright/test';
+import { expect, type Frame, type Locator, type Page } from '@playwright/test';
+
+/**
+ * Clicks a link in a plugin's frame whose click makes the console open another view, and so
+ * replace that frame. The click is not awaited: under load, Playwright now and then never
+ * finishes a click whose frame goes away, even with noWaitAfter (it hung in "performing click
+ * action" after the console had already shown the next view). The caller waits for what the
+ * click does instead (the console's URL); the click's own outcome, a detached frame at worst,
+ * is dropped.
+ */
+export function clickReplacingItsFrame(link: Locator) {
+  link.click({ noWaitAfter: true }).catch(() => {});
+}
 
 /** Waits until the console has hydrated (the app marks <body data-hydrated>). */
 export async function hydrated(page: Page) {

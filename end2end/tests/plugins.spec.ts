@@ -6,7 +6,7 @@ import { test, expect, type Page, type Frame } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { frameReady, hydrated, messages, pluginFrame, recordMessages, signIn, userMenu } from './fixtures';
+import { clickReplacingItsFrame, frameReady, hydrated, messages, pluginFrame, recordMessages, signIn, userMenu } from './fixtures';
 import { kubectl } from './kubectl';
 
 export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
@@ -80,9 +80,8 @@ test.describe('plugin pages in the console', () => {
     await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
 
     // A row click posts plugin:navigate and the console opens the detail view.
-    // noWaitAfter: the console replaces the frame the click navigates (see end2end/scale/scale.spec.ts).
     const entries = await page.evaluate(() => history.length);
-    await page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }).click({ noWaitAfter: true });
+    clickReplacingItsFrame(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' }));
     await expect(page).toHaveURL(`${CERTS}/web-tls-cert?ns=default`);
     // The click in the frame is the user's (it activates the console's window too): a new entry.
     expect(await page.evaluate(() => history.length)).toBe(entries + 1);
