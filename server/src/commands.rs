@@ -86,12 +86,13 @@ pub async fn plugin_token(
     let up = clusters.get(&cluster).await.map_err(|_| {
         CommandError::NotEmbedded(cluster.clone(), fundament_seed::DEFAULT_CLUSTER_ID.to_string())
     })?;
-    let obj = up
-        .installation(installation)
+    let stored = up
+        .installation_shared(installation)
         .await
         .map_err(ServiceError::Upstream)?
         .ok_or_else(|| CommandError::NoInstallation(installation.to_string()))?;
-    let obj = PluginInstallation::from_value(&obj)
+    // Read again for an error of its own to keep (a command, once: not worth sharing the store's).
+    let obj = PluginInstallation::from_value(stored.object())
         .map_err(|e| CommandError::BadInstallation(installation.to_string(), e))?;
     let r = obj.definition_ref();
     let claims = Signer::plugin_claims(

@@ -577,12 +577,8 @@ impl Upstream {
     }
 
     /// The PluginInstallation `name` (cluster-scoped), as the cluster announced it last
-    /// ([`InstallationStore`]); asked of the cluster while the store does not follow it.
-    pub async fn installation(&self, name: &str) -> Result<Option<Value>, UpstreamError> {
-        Ok(self.installation_shared(name).await?.map(|v| v.object().clone()))
-    }
-
-    /// [`Upstream::installation`] without copying the object, read once.
+    /// ([`InstallationStore`]), read once; asked of the cluster while the store does not follow
+    /// it.
     pub async fn installation_shared(
         &self,
         name: &str,

@@ -10,7 +10,6 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use fundament_kube_api_proxy::upstream::UpstreamError;
 use fundament_kube_core::Query;
 use fundament_plugin_origin::PluginHost;
-use fundament_plugin_types::PluginInstallation;
 
 use crate::asset_path::{self, AssetPath};
 use crate::frame_cookie::{self, FrameSession};
@@ -170,7 +169,7 @@ async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath)
         return Err(not_found());
     }
     let up = proxy.clusters.get(&path.cluster_id).await.map_err(|_| not_found())?;
-    let installation = match up.installation(&path.installation).await {
+    let stored = match up.installation_shared(&path.installation).await {
         Ok(Some(i)) => i,
         Ok(None) => return Err(not_found()),
         Err(e) => {
@@ -179,7 +178,7 @@ async fn entitled(proxy: &PluginProxy, session: &FrameSession, path: &AssetPath)
         }
     };
     // An object that is not a PluginInstallation pins no version, so none of its URLs is served.
-    let Ok(installation) = PluginInstallation::from_value(&installation) else {
+    let Ok(installation) = stored.installation() else {
         return Err(not_found());
     };
     let same = installation.metadata.uid.eq_ignore_ascii_case(&session.installation_id);
