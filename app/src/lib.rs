@@ -18,6 +18,8 @@ pub mod markup;
 #[cfg(feature = "ssr")]
 pub mod oidc_route;
 pub mod plugins;
+#[cfg(feature = "ssr")]
+pub mod request_owner;
 pub mod resource_views;
 pub mod routes;
 #[cfg(feature = "ssr")]

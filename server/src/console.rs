@@ -196,6 +196,9 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
         .fallback(file_and_error_handler_with_context(context, shell))
         .with_state(options)
+        // Innermost: every render and server function keeps its own reactive owner across
+        // awaits (app/src/request_owner.rs says why).
+        .layer(axum::middleware::from_fn(app::request_owner::own_owner))
         // A handler that panics answers a plain 500 (the detail is in the log); the console
         // serves on, and the layers below still add their security headers.
         .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {

@@ -91,6 +91,14 @@ fn console() -> Router {
             let mut settings = resolve(&[]).expect("defaults resolve");
             // Tests run in server/: the tuple file is the checkout's.
             settings.fga.tuples = crate::checkout::repo().join("fixtures/fga/tuples.yaml");
+            // The built site (scripts/build --site; CI builds it before the tests), so pages
+            // preload the lazy routes they rendered, as the console serves them.
+            settings.site_root = crate::checkout::repo().join("target/site");
+            assert!(
+                server::console::check_site(&settings).is_ok(),
+                "no built site at {}: run scripts/build --site first",
+                settings.site_root.display()
+            );
             let state = server::console::console_state(
                 &settings,
                 sessions(),
@@ -486,6 +494,53 @@ fn concurrent_renders_all_complete() {
         for (status, _, body) in done {
             assert_eq!(status, StatusCode::OK);
             assert!(body.contains("Fundament"));
+        }
+    });
+}
+
+/// Every page preloads the chunk of the lazy route it rendered and no other, and names no
+/// nonce but its own, while many pages of two users render at once. (Leptos adds the preload
+/// links after an `.await`, through the current reactive owner: without `own_owner`
+/// (app/src/request_owner.rs) a page resumed on another worker wrote them into another page or
+/// lost them, and could name that page's nonce.)
+#[test]
+fn each_page_preloads_its_own_routes_chunk_among_concurrent_renders() {
+    run(async {
+        let cookies =
+            [session_cookie("bob@acme-corp.com").await, session_cookie("alice@acme-corp.com").await];
+        let pages = [
+            ("/", None),
+            ("/projects/webshop", Some("split___project_route_view_")),
+            ("/clusters", Some("split___clusters_route_view_")),
+            ("/plugins", Some("split___plugins_route_view_")),
+        ];
+        let renders = (0..400).map(|i| {
+            let cookie = cookies[i % 2].clone();
+            let (path, chunk) = pages[(i / 2) % pages.len()];
+            tokio::spawn(async move { (path, chunk, send(get(path, Some(&cookie))).await) })
+        });
+        for (path, chunk, (status, headers, body)) in futures_join_all(renders).await {
+            assert_eq!(status, StatusCode::OK, "{path}");
+            let preloaded: Vec<&str> = body
+                .match_indices("/pkg/split___")
+                .map(|(at, _)| &body[at + "/pkg/".len()..][..body[at..].find('"').unwrap() - "/pkg/".len()])
+                .collect();
+            match chunk {
+                Some(chunk) => assert!(
+                    preloaded.len() == 1 && preloaded[0].starts_with(chunk),
+                    "{path} preloads {preloaded:?}, not just its {chunk}"
+                ),
+                None => assert!(preloaded.is_empty(), "{path} preloads {preloaded:?}"),
+            }
+            let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+            let nonce = csp.split("'nonce-").nth(1).and_then(|rest| rest.split('\'').next()).unwrap();
+            for (at, _) in body.match_indices("nonce=\"").chain(body.match_indices("crossorigin=\"")) {
+                let value = body[at..].split('"').nth(1).unwrap();
+                assert!(
+                    value == nonce || value.is_empty(),
+                    "{path} names the nonce {value}, its own is {nonce}"
+                );
+            }
         }
     });
 }
