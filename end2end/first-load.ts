@@ -74,11 +74,10 @@ export async function firstLoad(context: BrowserContext, baseURL: string, path: 
     ));
   });
   // Pointing at or focusing a link prefetches its route (app/src/chunks.rs `prefetch_on_intent`),
-  // as it should; what is measured is a first visit nobody points at. Once, in CI, the home page
-  // loaded a project's chunk with no test pointing at anything, and it could not be made to
-  // happen again (a pointer left over a project link before the page loads fires nothing, and
-  // 1,440 concurrent renders of / beside other pages preloaded nothing): a link pointed at or
-  // focused during the load is named in the report, so a next time says why.
+  // as it should; what is measured is a first visit nobody points at. A link pointed at or
+  // focused during the load is named in the report, and so is every chunk the served HTML
+  // preloads (once in CI the home loaded a project's chunk: another request's preload links, see
+  // app/src/request_owner.rs).
   await page.addInitScript(() => {
     const seen: string[] = ((window as unknown as { __intents: string[] }).__intents = []);
     for (const type of ['pointerover', 'touchstart', 'focusin']) {

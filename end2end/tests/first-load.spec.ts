@@ -46,4 +46,38 @@ test.describe('first load', () => {
       await other.close();
       expect(generated.some((c) => c.startsWith('split_generated_view_')), generated.join('\n')).toBe(true);
     });
+
+  // The server's HTML preloads the chunks of the lazy route it rendered. Leptos adds those links
+  // after an `.await`, through the current reactive owner: before each request kept its own
+  // (app/src/request_owner.rs), a page resumed on another worker wrote them into another page,
+  // or lost them (once in CI, the home loaded a project's chunk this way).
+  test("each page's HTML preloads its own route's chunks and no other, among concurrent loads",
+    async ({ browser, baseURL }) => {
+      const manifest = splitManifest();
+      const pages: [string, Set<string>][] = [
+        ['/', new Set()],
+        ['/projects/webshop', chunksOf(manifest, '__project_route_view_')],
+        ['/clusters', chunksOf(manifest, '__clusters_route_view_')],
+        ['/plugins', chunksOf(manifest, '__plugins_route_view_')],
+      ];
+      const context = await signedInContext(browser, baseURL!, 'alice@acme-corp.com');
+      const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      await context.close();
+      const loads = await Promise.all(Array.from({ length: 160 }, async (_, i) => {
+        const [path, own] = pages[i % pages.length];
+        const answer = await fetch(new URL(path, baseURL), { headers: { cookie, accept: 'text/html' } });
+        expect(answer.status, path).toBe(200);
+        const html = await answer.text();
+        const preloaded = [...html.matchAll(/<link\b[^>]*>/g)]
+          .map(([link]) => /\bhref="\/pkg\/([^"]+)\.wasm"/.exec(link)?.[1])
+          .filter((chunk): chunk is string => chunk !== undefined && !chunk.startsWith('console.'));
+        return { path, own, preloaded };
+      }));
+      for (const { path, own, preloaded } of loads) {
+        expect(preloaded.filter((chunk) => !own.has(chunk)), `${path} preloads another page's chunks`).toEqual([]);
+        if (own.size > 0) {
+          expect(preloaded.some((chunk) => chunk.startsWith('split___')), `${path} preloads its route's chunk`).toBe(true);
+        }
+      }
+    });
 });
