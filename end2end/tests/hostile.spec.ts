@@ -314,13 +314,14 @@ test.describe('a hostile plugin page', () => {
     const secrets = `${GATEWAY}/clusters/${PROD}/api/v1/namespaces/default/secrets`;
     await signIn(page, 'alice@acme-corp.com', '/');
     for (const how of ['location.href', 'form GET target=_self'] as const) {
-      await page.goto(LOOTS);
-      await frameReady(page);
+      // The detail page: a plugin page like the list, which runs no attacks of its own to wait for.
+      await page.goto(`${LOOTS}/treasure?ns=default`);
+      await frameReady(page, 'loots-detail.html');
       const url = page.url();
-      expect(await attacksDone(page, url)).toBe('done');
+      await expect(pluginFrame(page, 'loots-detail.html').getByRole('heading', { name: 'Loot · treasure' })).toBeVisible();
       await page.evaluate(() => ((window as any).__violations = []));
       messages.length = 0;
-      await pluginFrame(page, 'loots-list.html').evaluate(
+      await pluginFrame(page, 'loots-detail.html').evaluate(
         ([to, how]) => {
           if (how === 'location.href') {
             location.href = to;
@@ -335,7 +336,7 @@ test.describe('a hostile plugin page', () => {
         [secrets, how],
       );
       // The frame leaves its page (Chromium shows an error page where CSP blocked a navigation) …
-      await expect.poll(() => page.frames().some((f) => f.url().includes('/console/loots-list.html')), { message: how }).toBe(false);
+      await expect.poll(() => page.frames().some((f) => f.url().includes('/console/loots-detail.html')), { message: how }).toBe(false);
       // … but never for the gateway: the console's frame-src (a navigation of the frame) or the
       // page's form-action (a form of the page) stopped it before any request.
       for (const f of page.frames()) expect.soft(f.url().startsWith(GATEWAY), `${how}: a frame at ${f.url()}`).toBe(false);
