@@ -42,10 +42,22 @@ pub fn add(text: impl Into<String>) {
 
 /// Runs `f`, returning what it answered and the warnings it recorded.
 pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
-    let outer = RECORDED.replace(Some(Vec::new()));
+    let outer = PutBack(RECORDED.replace(Some(Vec::new())));
     let answer = f();
-    let recorded = RECORDED.replace(outer).unwrap_or_default();
+    let recorded = RECORDED.take().unwrap_or_default();
+    drop(outer);
     (answer, recorded)
+}
+
+/// The recording outside `recording`'s call, put back when dropped: after the call, or while a
+/// panic in it unwinds (a handler's panic is answered with a 500 and the thread serves on, and
+/// its later writes outside any request must record nothing).
+struct PutBack(Option<Vec<String>>);
+
+impl Drop for PutBack {
+    fn drop(&mut self) {
+        RECORDED.set(self.0.take());
+    }
 }
 
 /// Adds one `Warning` header per recorded text.
@@ -100,6 +112,13 @@ mod tests {
             recording(|| add("inner")).1
         });
         assert_eq!((inner, outer), (vec!["inner".to_string()], vec!["outer".to_string()]));
+    }
+
+    #[test]
+    fn a_recording_whose_call_panics_leaves_none_behind() {
+        let panicked = std::panic::catch_unwind(|| recording(|| panic!("a handler that panics")));
+        assert!(panicked.is_err());
+        assert!(RECORDED.with_borrow(Option::is_none), "outside a recording again");
     }
 
     #[test]
