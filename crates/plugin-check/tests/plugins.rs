@@ -147,3 +147,30 @@ async fn a_hostile_folder_reads_nothing_off_the_machine() {
         .unwrap_or_else(|| panic!("{report}"));
     assert!(page.message.contains("refuses to serve: it resolves outside the plugin folder"), "{page}");
 }
+
+/// A page whose colours follow the theme a second late (a loaded machine, a page that redraws
+/// first) is not reported: the check looks until the colours change, for up to 3 s. (A page
+/// whose colours never change is: end2end/broken-plugin's gadgets-detail.html, above.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_follows_the_theme_late_is_not_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("late-theme");
+    scaffold::new_plugin(&dir).unwrap();
+    let page = dir.join("console/widgets-list.js");
+    let mut js = std::fs::read_to_string(&page).unwrap();
+    // Fixed colours (inline, set from script: the CSP allows that), which beat plugin-sdk.css's,
+    // changed a second after the theme.
+    js.push_str(
+        "\nconst body = document.body;\n\
+         body.style.background = 'rgb(255, 255, 255)';\n\
+         body.style.color = 'rgb(0, 0, 0)';\n\
+         fundament.onThemeChange(() => setTimeout(() => {\n\
+         \x20 body.style.background = 'rgb(20, 20, 20)';\n\
+         \x20 body.style.color = 'rgb(240, 240, 240)';\n\
+         }, 1000));\n",
+    );
+    std::fs::write(page, js).unwrap();
+    let report = run(&dir).await;
+    assert!(!report.has(FindingName::ThemeIgnored, "console/widgets-list.html"), "{report}");
+    assert!(!report.failed(), "{report}");
+}
