@@ -138,13 +138,16 @@ pub(crate) enum LineError {
 /// Reads one line of a watch stream. An object nested deeper than serde_json reads is read
 /// without its deepest parts (its metadata is all that is needed).
 pub(crate) fn parse_event_line(line: &str) -> Result<WatchEvent, LineError> {
-    let line: Line =
-        serde_json::from_str(line).or_else(
-            |error| match fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), READ_DEPTH) {
-                Some(pruned) => serde_json::from_slice(&pruned),
-                None => Err(error),
-            },
-        )?;
+    let line: Line = serde_json::from_str(line).or_else(|error| {
+        // Read from text like the first try (pruning keeps UTF-8 whole): `from_slice` would
+        // put a second copy of every deserializer of these types into the main chunk.
+        match fundament_kube_core::json_depth::prune_deeper_than(line.as_bytes(), READ_DEPTH)
+            .and_then(|pruned| String::from_utf8(pruned).ok())
+        {
+            Some(pruned) => serde_json::from_str(&pruned),
+            None => Err(error),
+        }
+    })?;
     let changed = Changed { metadata: line.object.metadata };
     Ok(match line.kind.as_str() {
         "ADDED" => WatchEvent::Added(changed),
