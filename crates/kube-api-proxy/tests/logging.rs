@@ -41,13 +41,9 @@ impl<'w> MakeWriter<'w> for Buffer {
 const CLIENTS: usize = 64;
 const ROUNDS: usize = 4;
 
-/// The spans a line names: its `spans` list and its current `span`.
+/// The spans a line names: its `spans` list, outermost first (the current one is its last).
 fn spans(line: &Value) -> Vec<&Value> {
-    let mut all: Vec<&Value> = line["spans"].as_array().map(|s| s.iter().collect()).unwrap_or_default();
-    if line["span"].is_object() {
-        all.push(&line["span"]);
-    }
-    all
+    line["spans"].as_array().map(|s| s.iter().collect()).unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
