@@ -85,7 +85,7 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
     }
     let mut response = match route(&gw, req, &caller).await {
         Ok(r) => r,
-        Err(refusal) => answer(refusal),
+        Err(refusal) => refusal.into_response(),
     };
     // The cluster's own cookies and CORS go; then only the gateway's CORS is added.
     cors::harden(response.headers_mut());
@@ -94,17 +94,6 @@ pub async fn handle(State(gw): State<Arc<Gateway>>, req: Request) -> Response {
 }
 
 const ORIGIN_REFUSED: &str = "origin not allowed: only plugin pages, each from its own installation's origin, may call kube-api-proxy from a browser";
-
-/// A Status as the gateway answers it: with `Retry-After` when it says how long to wait, as
-/// kube-apiserver writes its own (clients such as client-go wait by the header).
-fn answer(status: Status) -> Response {
-    let retry_after = status.details.as_ref().map_or(0, |d| d.retry_after_seconds);
-    let mut response = status.into_response();
-    if retry_after > 0 {
-        response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(retry_after));
-    }
-    response
-}
 
 pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -332,7 +321,7 @@ async fn refused_early(
         call.claims(&claims);
     }
     call.finish(gw, decision, status.code);
-    Ok(audited(gw, answer(status)))
+    Ok(audited(gw, status.into_response()))
 }
 
 async fn upstream(gw: &Gateway, cluster_id: &str) -> Result<Arc<Upstream>, Status> {
@@ -555,7 +544,7 @@ async fn plugin_path(
             Ok(admitted) => admitted,
             Err(Refusal { decision, status }) => {
                 call.finish(gw, decision, status.code);
-                return Ok(audited(gw, answer(status)));
+                return Ok(audited(gw, status.into_response()));
             }
         };
     let req = req.map(|body| slot.counted(body));
@@ -564,7 +553,7 @@ async fn plugin_path(
     call.finish(gw, "allowed", status);
     let response = match response {
         Ok(response) => hold(response, permit, slot),
-        Err(status) => answer(status),
+        Err(status) => status.into_response(),
     };
     Ok(audited(gw, response))
 }

@@ -57,14 +57,12 @@ pub(crate) async fn withheld(response: Response, proxied: bool) -> Response {
     );
     // Only a reason Kubernetes defines: an aggregated API server writes this one, any text.
     let reason = said.map(|s| s.reason.clone()).filter(|r| SERVER_ERROR_REASONS.contains(&r.as_str()));
-    let retry_after = said.and_then(|s| s.details.as_ref()).map_or(0, |d| d.retry_after_seconds);
     let mut status = match reason {
         Some(reason) => Status::failure(code, &reason, withheld_message(code)),
         None => Status::for_code(code, withheld_message(code)),
     };
-    if retry_after > 0 {
-        status =
-            status.with_details(StatusDetails { retry_after_seconds: retry_after, ..Default::default() });
+    if let Some(retry_after_seconds) = said.and_then(Status::retry_after_seconds) {
+        status = status.with_details(StatusDetails { retry_after_seconds, ..Default::default() });
     }
     let mut out = status.into_response();
     *out.status_mut() = parts.status;

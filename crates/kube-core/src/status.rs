@@ -162,6 +162,12 @@ impl Status {
         self
     }
 
+    /// How long the caller should wait before trying again (`details.retryAfterSeconds`),
+    /// if it says.
+    pub fn retry_after_seconds(&self) -> Option<u32> {
+        self.details.as_ref().map(|d| d.retry_after_seconds).filter(|&seconds| seconds > 0)
+    }
+
     /// The API server's answer to a request without valid credentials.
     pub fn unauthorized() -> Self {
         Self::unauthorized_because("Unauthorized")
@@ -337,17 +343,45 @@ failures_with_message! {
     service_unavailable => (503, "ServiceUnavailable");
 }
 
+/// The Status as JSON, with `Retry-After` when it says how long to wait, as kube-apiserver
+/// writes its own (clients such as client-go wait by the header, not the body).
 #[cfg(feature = "axum")]
 impl axum::response::IntoResponse for Status {
     fn into_response(self) -> axum::response::Response {
         let code = http::StatusCode::from_u16(self.code).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-        (code, [(http::header::CONTENT_TYPE, "application/json")], self.body()).into_response()
+        let mut response =
+            (code, [(http::header::CONTENT_TYPE, "application/json")], self.body()).into_response();
+        if let Some(seconds) = self.retry_after_seconds() {
+            response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "axum")]
+    #[test]
+    fn a_status_that_says_when_to_retry_carries_retry_after() {
+        use axum::response::IntoResponse;
+        let retry_after = |status: Status| {
+            status
+                .into_response()
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .map(|v| v.to_str().unwrap().to_owned())
+        };
+        let waiting = StatusDetails { retry_after_seconds: 3, ..Default::default() };
+        assert_eq!(
+            retry_after(Status::too_many_requests("slow down").with_details(waiting)).as_deref(),
+            Some("3")
+        );
+        assert_eq!(retry_after(Status::too_many_requests("slow down")), None);
+        let unsaid = StatusDetails { name: "x".into(), ..Default::default() };
+        assert_eq!(retry_after(Status::too_many_requests("slow down").with_details(unsaid)), None);
+    }
 
     #[test]
     fn a_bare_code_gets_the_apiservers_generic_reason() {

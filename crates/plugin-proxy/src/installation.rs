@@ -166,9 +166,8 @@ fn too_many(refused: &fundament_kube_core::Status) -> Response {
     let mut response =
         (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], refused.message.clone())
             .into_response();
-    let retry_after = refused.details.as_ref().map_or(0, |d| d.retry_after_seconds);
-    if retry_after > 0 {
-        response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(retry_after));
+    if let Some(seconds) = refused.retry_after_seconds() {
+        response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from(seconds));
     }
     response
 }
