@@ -65,7 +65,7 @@ struct Posted {
 }
 
 /// How the plugin page's `<body>` looks: its theme class and computed colours.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Deserialize)]
 struct Look {
     dark: bool,
     bg: String,
