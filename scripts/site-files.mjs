@@ -53,3 +53,71 @@ export function sortSharedImports(loader) {
   if (lists !== 2) throw new Error(`the wasm-split loader lists its shared imports ${lists} times, not twice`);
   return sorted;
 }
+
+/** What wasm-split's loader does when a chunk does not load, replaced. As generated, it reports
+ *  the failure to the module, whose generated code then panics; a panic aborts the whole wasm
+ *  module (the browser bundle is built with `-Cpanic=immediate-abort`), so one failed fetch (a
+ *  network blip, or a newer console deployed meanwhile, whose files have other names) left the
+ *  page dead or half-working. Instead a failed load is never reported: it is tried again after
+ *  250 ms, then at growing intervals (at most 10 s) for as long as the page stays, and at once
+ *  when the user clicks. After three failures of a load the user's click is waiting for, the
+ *  browser is sent to the clicked link:
+ *  the server renders the page (a newer console's, if one was deployed), or the browser says it
+ *  is offline. A prefetch (app/src/chunks.rs names its link in `__fundamentPrefetch` while it
+ *  starts the load) waits for a click on that same link; any other load, for a click made as it
+ *  began or while it is retried. Throws unless the loader holds the generated function once. */
+export function resilientChunkLoads(loader) {
+  const generated = /function wrapAsyncCb\(callee\) \{\n[\s\S]*?\n\}\n/g;
+  const found = loader.match(generated) ?? [];
+  if (found.length !== 1 || !found[0].includes('(callbackData, success)')) {
+    throw new Error(`the wasm-split loader holds its load callback ${found.length} times, not once as expected`);
+  }
+  return loader.replace(generated, RESILIENT_WRAP_ASYNC_CB);
+}
+
+const RESILIENT_WRAP_ASYNC_CB = `// A chunk load that fails is never reported to the module (its generated code would panic,
+// which aborts the module): scripts/site-files.mjs resilientChunkLoads.
+let navigationIntent;
+addEventListener('click', (e) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    const link = e.target instanceof Element ? e.target.closest('a[href]') : null;
+    if (!link || (link.target && link.target !== '_self') || link.hasAttribute('download')) return;
+    const url = new URL(link.href, location.href);
+    if (url.origin === location.origin) navigationIntent = { href: url.href, at: performance.now() };
+}, true);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+function wrapAsyncCb(callee) {
+    return async (callbackIndex, callbackData) => {
+        const started = performance.now();
+        const prefetched = globalThis.__fundamentPrefetch;
+        const prefetchOf = typeof prefetched === 'string' ? new URL(prefetched, location.href).href : undefined;
+        // The click this load is waiting for, if any.
+        const waitedFor = () => {
+            const intent = navigationIntent;
+            if (!intent || intent.at < started - 1500) return undefined;
+            return prefetchOf === undefined || prefetchOf === intent.href ? intent : undefined;
+        };
+        for (let failures = 1; ; failures++) {
+            const tried = performance.now();
+            try {
+                await callee();
+                break;
+            } catch (e) {
+                console.error(e);
+            }
+            const until = performance.now() + Math.min(10000, 250 * 2 ** (failures - 1));
+            do {
+                const intent = waitedFor();
+                // A click since this try: try again at once (the network may be back).
+                if (intent && intent.at > tried) break;
+                if (intent && failures >= 3) {
+                    location.assign(intent.href);
+                    return;
+                }
+                await sleep(100);
+            } while (performance.now() < until);
+        }
+        getSharedImports().__wasm_split.__indirect_function_table.get(callbackIndex)(callbackData, true);
+    }
+}
+`;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { sortSharedImports } from './site-files.mjs';
+import { resilientChunkLoads, sortSharedImports } from './site-files.mjs';
 
 // The two lines of wasm_split_cli_support 0.2.3's loader that name the shared exports.
 const loader = (names) => `import { initSync } from "./console.js";
@@ -31,4 +31,153 @@ test('a loader without exactly the two lists stops the build', () => {
   assert.throws(() => sortSharedImports('export function x() {}'), /0 times, not twice/);
   const once = loader('memory,').replace(/\s*Object\.assign[^\n]*\n/, '\n');
   assert.throws(() => sortSharedImports(once), /1 times, not twice/);
+});
+
+// wasm_split_cli_support 0.2.3's load callback, as it writes it.
+const generatedCallback = `function wrapAsyncCb(callee) {
+    return async (callbackIndex, callbackData) => {
+        let success;
+        try {
+            await callee();
+            success = true;
+        } catch (e) {
+            console.error(e);
+            success = false;
+        } finally {
+            const sharedImports = getSharedImports();
+            sharedImports.__wasm_split.__indirect_function_table.get(callbackIndex)(callbackData, success);
+        }
+    }
+}
+`;
+
+/** The replaced callback, run against a page made of fakes: a clock that moves only when the code
+ *  waits, clicks on links, `location.assign`, and the module's callback. */
+function page({ prefetch } = {}) {
+  let clock = 0;
+  const scheduled = [];
+  const clicks = [];
+  const assigned = [];
+  const reported = [];
+  class Element {
+    constructor(href) { this.href = href; this.target = ''; }
+    closest() { return this; }
+    hasAttribute() { return false; }
+  }
+  const env = {
+    addEventListener: (type, listener) => type === 'click' && clicks.push(listener),
+    location: { href: 'http://console.test/', origin: 'http://console.test', assign: (href) => assigned.push({ href, at: clock }) },
+    Element,
+    URL,
+    performance: { now: () => clock },
+    setTimeout: (resolve, ms) => {
+      clock += ms;
+      for (const due of scheduled.filter((s) => s.at <= clock)) {
+        scheduled.splice(scheduled.indexOf(due), 1);
+        due.run();
+      }
+      setImmediate(resolve);
+    },
+    console: { error() {} },
+    globalThis: { __fundamentPrefetch: prefetch },
+    getSharedImports: () => ({ __wasm_split: { __indirect_function_table: { get: () => (_, ok) => reported.push(ok) } } }),
+  };
+  const body = resilientChunkLoads(generatedCallback);
+  const wrapAsyncCb = new Function(...Object.keys(env), `${body}\nreturn wrapAsyncCb;`)(...Object.values(env));
+  const click = (path) => clicks.forEach((listener) => listener({ button: 0, target: new Element(`http://console.test${path}`) }));
+  return {
+    wrapAsyncCb, click, assigned, reported,
+    now: () => clock,
+    advance: (ms) => { clock += ms; },
+    /** Runs `run` once the clock has passed `at` (while the code waits). */
+    later: (at, run) => scheduled.push({ at, run }),
+  };
+}
+
+/** A chunk's load that fails `failures` times, then loads; `onAttempt(n)` runs before each try. */
+function chunk(failures, onAttempt = () => {}) {
+  let attempts = 0;
+  const load = async () => {
+    attempts += 1;
+    onAttempt(attempts);
+    if (attempts <= failures) throw new TypeError('Failed to fetch');
+  };
+  return { load, attempts: () => attempts };
+}
+
+test('a chunk that fails to load is tried again, and the module hears only of its success', async () => {
+  const p = page();
+  const c = chunk(2);
+  await p.wrapAsyncCb(c.load)(1, 0);
+  assert.equal(c.attempts(), 3);
+  assert.deepEqual(p.reported, [true]);
+  assert.deepEqual(p.assigned, []);
+});
+
+test('a click waiting on a chunk that keeps failing goes to the server after the third failure', async () => {
+  const p = page();
+  const c = chunk(Infinity, (n) => n === 1 && p.click('/clusters'));
+  await p.wrapAsyncCb(c.load)(1, 0);
+  assert.deepEqual(p.assigned.map((a) => a.href), ['http://console.test/clusters']);
+  assert.equal(c.attempts(), 3);
+  assert.deepEqual(p.reported, [], 'never reported: the page is going');
+});
+
+test('without a click, a failing chunk is tried again at growing intervals and never reloads the page', async () => {
+  const p = page();
+  const tried = [];
+  const c = chunk(12, () => tried.push(p.now()));
+  await p.wrapAsyncCb(c.load)(1, 0);
+  assert.deepEqual(p.assigned, []);
+  assert.deepEqual(p.reported, [true]);
+  const gaps = tried.slice(1).map((t, i) => t - tried[i]);
+  assert.deepEqual(gaps.slice(0, 4), [300, 500, 1000, 2000], 'waits doubling from 250 ms (in 100 ms steps)');
+  assert.ok(gaps.every((g) => g <= 10_000), `${gaps}`);
+});
+
+test("a prefetch's failing load goes to the server only for a click on its own link", async () => {
+  const other = page({ prefetch: '/plugins' });
+  const c = chunk(12, (n) => n === 1 && other.click('/clusters'));
+  await other.wrapAsyncCb(c.load)(1, 0);
+  assert.deepEqual(other.assigned, [], 'a click elsewhere waits on its own load');
+  assert.deepEqual(other.reported, [true]);
+
+  const same = page({ prefetch: '/plugins' });
+  const d = chunk(Infinity, (n) => n === 2 && same.click('/plugins'));
+  await same.wrapAsyncCb(d.load)(1, 0);
+  assert.deepEqual(same.assigned.map((a) => a.href), ['http://console.test/plugins']);
+});
+
+test("a click on a prefetch's link while it waits to try again tries at once", async () => {
+  const p = page({ prefetch: '/plugins' });
+  const tried = [];
+  // Fails at 0, 300, 800 and 1,800 ms; the next try would be at 3,800 ms.
+  const c = chunk(4, () => tried.push(p.now()));
+  p.later(2_500, () => p.click('/plugins'));
+  await p.wrapAsyncCb(c.load)(1, 0);
+  assert.deepEqual(tried, [0, 300, 800, 1_800, 2_500]);
+  assert.deepEqual(p.assigned, [], 'the network is back: no page load');
+  assert.deepEqual(p.reported, [true]);
+});
+
+test('a click made well before the load began is not what the load is for', async () => {
+  const stale = page();
+  stale.click('/clusters');
+  stale.advance(2_000);
+  await stale.wrapAsyncCb(chunk(6).load)(1, 0);
+  assert.deepEqual(stale.assigned, []);
+  assert.deepEqual(stale.reported, [true]);
+
+  const recent = page();
+  recent.click('/clusters');
+  recent.advance(1_000);
+  await recent.wrapAsyncCb(chunk(Infinity).load)(1, 0);
+  assert.deepEqual(recent.assigned.map((a) => a.href), ['http://console.test/clusters']);
+});
+
+test('a loader whose load callback is not the expected one stops the build', () => {
+  assert.throws(() => resilientChunkLoads('export function x() {}'), /0 times, not once/);
+  assert.throws(() => resilientChunkLoads(`${generatedCallback}${generatedCallback}`), /2 times, not once/);
+  // A new version of the splitter that reports failures otherwise is looked at, not patched blindly.
+  assert.throws(() => resilientChunkLoads(generatedCallback.replace('(callbackData, success)', '(callbackData, ok)')), /not once/);
 });

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { nameEntries } from './content-hashes.mjs';
-import { brotliOptions, GZIP_OPTIONS, hashName, replaceAll, sortSharedImports } from './site-files.mjs';
+import { brotliOptions, GZIP_OPTIONS, hashName, replaceAll, resilientChunkLoads, sortSharedImports } from './site-files.mjs';
 import { minify } from 'terser';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -93,8 +93,9 @@ async function main() {
   log('fundament-site-wasm split');
   await run('fundament-site-wasm', ['split', built, PKG, splitMain, `./${OUTPUT}.js`, `./${LOADER}`], { quiet: true });
   // The same module, the same loader: the splitter lists the shared exports in a HashMap's order.
+  // And a chunk that does not load must not abort the module (resilientChunkLoads).
   const loaderPath = path.join(PKG, LOADER);
-  fs.writeFileSync(loaderPath, sortSharedImports(fs.readFileSync(loaderPath, 'utf8')));
+  fs.writeFileSync(loaderPath, resilientChunkLoads(sortSharedImports(fs.readFileSync(loaderPath, 'utf8'))));
 
   // 3. The glue (the linker's export names kept: the chunks import the main module's functions by them).
   log('fundament-site-wasm bindgen');

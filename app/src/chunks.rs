@@ -122,7 +122,7 @@ pub fn prefetch_on_intent() {
             return;
         }
         if let Some(route) = RouteChunk::of_path(&href) {
-            leptos::task::spawn_local(crate::routes::preload_route(route));
+            leptos::task::spawn_local(prefetching(href, crate::routes::preload_route(route)));
         }
     }
     let pointer = window_event_listener(ev::pointerover, |e| prefetch(e.target()));
@@ -133,6 +133,32 @@ pub fn prefetch_on_intent() {
         touch.remove();
         focus.remove();
     });
+}
+
+/// Runs a prefetch's load, telling the chunk loader which link it is for: a chunk that does not
+/// load is tried again, and sends the browser to a link the user clicks only when the load is
+/// the one that click waits for (scripts/site-files.mjs `resilientChunkLoads`). The loader
+/// reads `__fundamentPrefetch` when a load starts, which happens within the first poll.
+#[cfg(feature = "hydrate")]
+async fn prefetching(href: String, load: impl std::future::Future<Output = ()>) {
+    use std::task::Poll;
+    use wasm_bindgen::JsValue;
+
+    fn name(link: &JsValue) {
+        let _ = js_sys::Reflect::set(&js_sys::global(), &JsValue::from_str("__fundamentPrefetch"), link);
+    }
+    let mut load = std::pin::pin!(load);
+    let link = JsValue::from_str(&href);
+    let first = std::future::poll_fn(|cx| {
+        name(&link);
+        let polled = load.as_mut().poll(cx);
+        name(&JsValue::UNDEFINED);
+        Poll::Ready(polled)
+    })
+    .await;
+    if first.is_pending() {
+        load.await;
+    }
 }
 
 #[cfg(test)]
