@@ -4,22 +4,46 @@
 use fundament_kube_core::Query;
 use fundament_plugin_types::audit::{AuditFilter, AuditFilterError};
 
+/// Why the page's query cannot be read, in the words of its form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageFilterError {
+    #[error(transparent)]
+    Filter(#[from] AuditFilterError),
+    /// `since`/`until` is neither a date input's value nor unix milliseconds.
+    #[error("the audit filter {parameter} must be a date and time (YYYY-MM-DDTHH:MM, UTC), not {value:?}")]
+    Time { parameter: &'static str, value: String },
+    /// `since` is not before `until`: nothing could ever match.
+    #[error("the time range is empty: since ({since}) is not before until ({until})")]
+    EmptyRange { since: String, until: String },
+}
+
 /// Reads the page's query: the filter, with `since`/`until` given as a date input's
 /// `YYYY-MM-DDTHH:MM[:SS]` (UTC) or as unix milliseconds.
-pub fn filter_of(raw: &str) -> Result<AuditFilter, AuditFilterError> {
+pub fn filter_of(raw: &str) -> Result<AuditFilter, PageFilterError> {
     let mut query = Query::parse(raw);
-    for key in ["since", "until"] {
-        if let Some(value) = query.get(key).map(str::to_owned)
-            && let Some(ms) = date_input_ms(&value)
-        {
-            query.set(key, &ms.to_string());
+    for parameter in ["since", "until"] {
+        let Some(value) = query.get(parameter).map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned)
+        else {
+            continue;
+        };
+        match date_input_ms(&value) {
+            Some(ms) => query.set(parameter, &ms.to_string()),
+            None if value.parse::<i64>().is_ok() => {}
+            None => return Err(PageFilterError::Time { parameter, value }),
         }
     }
     // A tail position and a size are the page's business, not the URL's.
     for key in ["after", "before", "limit", "wait"] {
         query.set(key, "");
     }
-    AuditFilter::from_query(&query)
+    let filter = AuditFilter::from_query(&query)?;
+    if let (Some(since), Some(until)) = (filter.since_ms, filter.until_ms)
+        && since >= until
+    {
+        let shown = |key: &str| Query::parse(raw).get(key).map(str::trim).unwrap_or_default().to_owned();
+        return Err(PageFilterError::EmptyRange { since: shown("since"), until: shown("until") });
+    }
+    Ok(filter)
 }
 
 /// The raw query `raw` without the parameter `key` (the page's own keys are plain ASCII).
@@ -31,8 +55,8 @@ pub fn without(raw: &str, key: &str) -> String {
 }
 
 /// `YYYY-MM-DDTHH:MM[:SS]` read as UTC, in unix milliseconds. `None` for anything else, a
-/// year whose milliseconds do not fit an `i64` included (the form then says the value must be
-/// a number, as for any other it cannot read).
+/// year whose milliseconds do not fit an `i64` included (the form then says what a date looks
+/// like, as for any other value it cannot read).
 pub fn date_input_ms(value: &str) -> Option<i64> {
     let (date, clock) = value.trim().split_once('T')?;
     let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
@@ -89,7 +113,10 @@ mod tests {
             assert_eq!(date_input_ms(huge), None, "{huge}");
         }
         let error = filter_of("since=9223372036854775807-12-31T23:59").unwrap_err();
-        assert_eq!(error.parameter, "since", "the form's own message: {error}");
+        assert!(
+            matches!(error, PageFilterError::Time { parameter: "since", .. }),
+            "the form's own message: {error}"
+        );
     }
 
     #[test]
@@ -101,8 +128,23 @@ mod tests {
         assert_eq!(filter.decision.as_deref(), Some("denied"));
         assert_eq!((filter.since_ms, filter.until_ms), (Some(1_796_380_200_000), Some(1_796_380_300_000)));
         assert_eq!(filter.after, None, "the URL does not position a tail");
-        assert!(filter_of("status=teapot").is_err());
+        assert!(matches!(filter_of("status=teapot"), Err(PageFilterError::Filter(_))));
         assert_eq!(without("user=bob&live=1&verb=list", "live"), "user=bob&verb=list");
         assert_eq!(without("live=1", "live"), "");
+    }
+
+    #[test]
+    fn a_time_that_is_no_date_and_an_empty_range_are_named_as_the_form_has_them() {
+        assert_eq!(
+            filter_of("since=notadate").unwrap_err().to_string(),
+            "the audit filter since must be a date and time (YYYY-MM-DDTHH:MM, UTC), not \"notadate\""
+        );
+        assert_eq!(
+            filter_of("since=2026-12-05T10:00&until=2026-12-04T10:00").unwrap_err().to_string(),
+            "the time range is empty: since (2026-12-05T10:00) is not before until (2026-12-04T10:00)"
+        );
+        assert!(filter_of("since=2026-12-04T10:00&until=2026-12-04T10:00").is_err(), "until is exclusive");
+        assert!(filter_of("since=2026-12-04T10:00&until=2026-12-04T10:01").is_ok());
+        assert!(filter_of("since=&until=").is_ok());
     }
 }
