@@ -82,7 +82,8 @@ function page({ prefetch } = {}) {
     globalThis: { __fundamentPrefetch: prefetch },
     getSharedImports: () => ({ __wasm_split: { __indirect_function_table: { get: () => (_, ok) => reported.push(ok) } } }),
   };
-  const body = resilientChunkLoads(generatedCallback);
+  const replaced = resilientChunkLoads(`${generatedCallback}${aFetch}`);
+  const body = replaced.slice(0, replaced.indexOf('const __chunk_9'));
   const wrapAsyncCb = new Function(...Object.keys(env), `${body}\nreturn wrapAsyncCb;`)(...Object.values(env));
   const click = (path) => clicks.forEach((listener) => listener({ button: 0, target: new Element(`http://console.test${path}`) }));
   return {
@@ -104,6 +105,35 @@ function chunk(failures, onAttempt = () => {}) {
   };
   return { load, attempts: () => attempts };
 }
+
+/** One chunk's fetcher, as wasm_split_cli_support 0.2.3 writes it. */
+const aFetch = `const __chunk_9 = makeLoad(() => {
+    const src = fetch(new URL("./chunk_9.wasm", import.meta.url));
+    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));
+}
+, []);
+`;
+
+test("a chunk's fetch that fails while its dependencies load is no uncaught error, and still fails its load", async () => {
+  const out = resilientChunkLoads(`${generatedCallback}${aFetch}`);
+  assert.equal((out.match(/src\.catch\(\(\) => \{\}\);/g) ?? []).length, 1, out);
+  const unhandled = [];
+  const listener = (reason) => unhandled.push(reason);
+  process.on('unhandledRejection', listener);
+  try {
+    const makeLoad = (fetcher) => fetcher;
+    const fetch = () => Promise.reject(new TypeError('Failed to fetch'));
+    const WebAssembly = { instantiateStreaming: async (src) => src };
+    const fetcher = new Function('makeLoad', 'fetch', 'WebAssembly', `${out.slice(out.indexOf('const __chunk_9')).replaceAll('import.meta.url', '"http://console.test/"')}return __chunk_9;`)(
+      makeLoad, fetch, WebAssembly);
+    const instantiate = fetcher();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(unhandled, [], 'nothing uncaught while the fetch waits for its dependencies');
+    await assert.rejects(instantiate({}), /Failed to fetch/);
+  } finally {
+    process.off('unhandledRejection', listener);
+  }
+});
 
 test('a chunk that fails to load is tried again, and the module hears only of its success', async () => {
   const p = page();
@@ -177,7 +207,8 @@ test('a click made well before the load began is not what the load is for', asyn
 
 test('a loader whose load callback is not the expected one stops the build', () => {
   assert.throws(() => resilientChunkLoads('export function x() {}'), /0 times, not once/);
-  assert.throws(() => resilientChunkLoads(`${generatedCallback}${generatedCallback}`), /2 times, not once/);
+  assert.throws(() => resilientChunkLoads(generatedCallback), /starts no chunk fetch/);
+  assert.throws(() => resilientChunkLoads(`${generatedCallback}${generatedCallback}${aFetch}`), /2 times, not once/);
   // A new version of the splitter that reports failures otherwise is looked at, not patched blindly.
-  assert.throws(() => resilientChunkLoads(generatedCallback.replace('(callbackData, success)', '(callbackData, ok)')), /not once/);
+  assert.throws(() => resilientChunkLoads(generatedCallback.replace('(callbackData, success)', '(callbackData, ok)') + aFetch), /not once/);
 });
