@@ -245,10 +245,50 @@ class ApiVersions(unittest.TestCase):
         self.assertNotIn("password", secret["data"])
         self.assertNotIn("redis", by_component(external, "Deployment"))
 
-    def test_authn_is_not_autoscaled_without_a_shared_store(self):
-        docs = render("sandbox-values.yaml", sets=["redis.enabled=false"])
-        self.assertNotIn("authn", by_component(docs, "HorizontalPodAutoscaler"))
-        self.assertEqual(by_component(docs, "Deployment")["authn"]["spec"]["replicas"], 2)
+    def test_without_a_shared_store_no_service_that_shares_state_runs_more_than_one_replica(self):
+        # README "Several replicas": authn, kube-api-proxy and plugin-proxy share sign-outs, frame
+        # tickets and watch limits only through the store; they would start without it.
+        err = render_error("sandbox-values.yaml", ["redis.enabled=false"])
+        for part in [
+            "mode sandbox has no shared store",
+            "authn (authn.autoscaling.maxReplicas=4), kube-api-proxy (kubeApiProxy.autoscaling.maxReplicas=8), "
+            "plugin-proxy (pluginProxy.autoscaling.maxReplicas=6)",
+            "Set redis.enabled=true",
+            "sharedStore.url or sharedStore.existingSecret",
+            "<key>.autoscaling.enabled=false and <key>.replicas=1 for authn, kubeApiProxy, pluginProxy",
+        ]:
+            self.assertIn(part, err)
+        one = [f"{k}.autoscaling.enabled=false,{k}.replicas=1" for k in ["authn", "kubeApiProxy", "pluginProxy"]]
+        # Fixed replicas count as well as an autoscaler that may scale up (minReplicas 1, max 3).
+        self.assertIn("authn (authn.replicas=2)", render_error("sandbox-values.yaml", ["redis.enabled=false", one[1], one[2], "authn.autoscaling.enabled=false"]))
+        self.assertIn(
+            "plugin-proxy (pluginProxy.autoscaling.maxReplicas=3)",
+            render_error("sandbox-values.yaml", ["redis.enabled=false", one[0], one[1], "pluginProxy.autoscaling.minReplicas=1,pluginProxy.autoscaling.maxReplicas=3"]),
+        )
+        # One replica each: it renders, with no store; the console and organization-api share
+        # nothing and still scale.
+        docs = render("sandbox-values.yaml", sets=["redis.enabled=false", *one])
+        deployments = by_component(docs, "Deployment")
+        self.assertNotIn("redis", deployments)
+        for name in ["authn", "kube-api-proxy", "plugin-proxy"]:
+            self.assertEqual(deployments[name]["spec"]["replicas"], 1, name)
+        self.assertEqual(set(by_component(docs, "HorizontalPodAutoscaler")), {"console", "organization-api"})
+        for d in deployments.values():
+            env = [e["name"] for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])]
+            self.assertNotIn("FUNDAMENT_SHARED_STORE", env)
+        # An HPA that cannot scale (maxReplicas 1) is one replica too.
+        capped = [f"{k}.autoscaling.minReplicas=1,{k}.autoscaling.maxReplicas=1" for k in ["authn", "kubeApiProxy", "pluginProxy"]]
+        hpas = by_component(render("sandbox-values.yaml", sets=["redis.enabled=false", *capped]), "HorizontalPodAutoscaler")
+        self.assertEqual(hpas["authn"]["spec"]["maxReplicas"], 1)
+        # An external store, in any of its two forms, is a store.
+        for store in ["sharedStore.url=redis://store:6379", "sharedStore.existingSecret=store"]:
+            self.assertIn("authn", by_component(render("sandbox-values.yaml", sets=["redis.enabled=false", store]), "HorizontalPodAutoscaler"))
+
+    def test_an_autoscaler_whose_minimum_is_above_its_maximum_is_refused(self):
+        self.assertIn(
+            "authn.autoscaling.minReplicas (2) is above authn.autoscaling.maxReplicas (1)",
+            render_error("sandbox-values.yaml", ["authn.autoscaling.maxReplicas=1"]),
+        )
 
 
 class Routes(unittest.TestCase):

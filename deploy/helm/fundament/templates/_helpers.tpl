@@ -171,16 +171,50 @@ seccompProfile:
 {{- $u := urlParse (get $.Values.urls $name) -}}
 {{- if not (and $u.scheme $u.host) -}}{{- fail (printf "urls.%s must be an absolute URL" $name) -}}{{- end -}}
 {{- end -}}
+{{- range $c := include "fundament.services" . | fromYamlArray -}}
+{{- $a := (get $.Values $c.key).autoscaling -}}
+{{- if and (ne $mode "mock") $a $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
+{{- fail (printf "%s.autoscaling.minReplicas (%v) is above %s.autoscaling.maxReplicas (%v); the API server refuses such a HorizontalPodAutoscaler" $c.key $a.minReplicas $c.key $a.maxReplicas) -}}
+{{- end -}}
+{{- end -}}
+{{- include "fundament.validateReplicas" . -}}
+{{- end -}}
+
+{{/*
+Several replicas of authn, kube-api-proxy or plugin-proxy share sign-outs, single-use frame
+tickets and watch limits only through the shared store: without one each replica keeps its own,
+so a sign-out at one replica would not end the session at another, a frame ticket could be used
+once per replica and a user could open the watch limit once per replica. The services start
+regardless, so the chart refuses. The console and organization-api keep nothing of the kind and
+scale without it. A service "may run more than one" when its HPA's maxReplicas or its fixed
+replicas exceed one.
+*/}}
+{{- define "fundament.validateReplicas" -}}
+{{- if and (ne .Values.mode "mock") (not (include "fundament.hasSharedStore" .)) -}}
+{{- $many := list -}}
+{{- $keys := list -}}
+{{- range $c := include "fundament.services" . | fromYamlArray -}}
+{{- if has $c.name (list "authn" "kube-api-proxy" "plugin-proxy") -}}
+{{- $v := get $.Values $c.key -}}
+{{- $n := len $many -}}
+{{- if and $v.autoscaling $v.autoscaling.enabled -}}
+{{- if gt (int $v.autoscaling.maxReplicas) 1 -}}{{- $many = append $many (printf "%s (%s.autoscaling.maxReplicas=%v)" $c.name $c.key $v.autoscaling.maxReplicas) -}}{{- end -}}
+{{- else if gt (int $v.replicas) 1 -}}{{- $many = append $many (printf "%s (%s.replicas=%v)" $c.name $c.key $v.replicas) -}}{{- end -}}
+{{- if gt (len $many) $n -}}{{- $keys = append $keys $c.key -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $many -}}
+{{- fail (printf "mode %s has no shared store (redis.enabled=false and no sharedStore.url or sharedStore.existingSecret), but may run more than one replica of %s: without a store each replica keeps its own sign-outs, single-use frame tickets and watch limits. Set redis.enabled=true (the chart's Redis), or sharedStore.url or sharedStore.existingSecret (an external Redis), or run one replica (<key>.autoscaling.enabled=false and <key>.replicas=1 for %s)" .Values.mode (join ", " $many) (join ", " $keys)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Whether a component runs under a HorizontalPodAutoscaler: (dict "root" $ "component" $c). */}}
 {{- define "fundament.autoscaled" -}}
 {{- $c := .component -}}
 {{- $v := get .root.Values $c.key -}}
-{{- if and (ne $c.name "stack") $v.autoscaling $v.autoscaling.enabled -}}
-{{- /* authn's replicas share revocations through the shared store: without one, no scaling. */ -}}
-{{- if or (ne $c.name "authn") (include "fundament.hasSharedStore" .root) -}}true{{- end -}}
-{{- end -}}
+{{- /* Without a shared store, fundament.validate has refused any that may run several. */ -}}
+{{- if and (ne $c.name "stack") $v.autoscaling $v.autoscaling.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/* The head of a Secret the chart makes: (dict "root" $ "suffix" "oidc"). */}}
