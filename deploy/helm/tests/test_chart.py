@@ -36,13 +36,15 @@ def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=()):
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-def render_error(values_file, sets=()):
+def render_error(values_file, sets=(), set_strings=()):
     """helm's error output for values that must not render."""
     args = ["helm", "template", "t", CHART, "-f", os.path.join(CI, values_file)]
     for s in sets:
         args += ["--set", s]
+    for s in set_strings:
+        args += ["--set-string", s]
     done = subprocess.run(args, capture_output=True, text=True)
-    assert done.returncode != 0, f"rendered although it must not: {sets}"
+    assert done.returncode != 0, f"rendered although it must not: {sets} {set_strings}"
     return done.stderr
 
 
@@ -183,6 +185,29 @@ class Secrets(unittest.TestCase):
                 for e in c.get("env", []):
                     if e["name"].endswith(("_FILE", "_DIR", "KUBECONFIG")):
                         self.assertTrue(any(e["value"].startswith(m) for m in mounts), f"{mode} {name} {e}")
+
+    def test_extra_env_may_not_set_what_the_chart_sets(self):
+        self.assertIn(
+            "extraEnv.FUNDAMENT_MODE: the chart sets FUNDAMENT_MODE itself, from mode",
+            render_error("sandbox-values.yaml", set_strings=["extraEnv.FUNDAMENT_MODE=mock"]),
+        )
+        self.assertIn("from oidc.issuer", render_error("sandbox-values.yaml", set_strings=["extraEnv.FUNDAMENT_OIDC_ISSUER=https://x"]))
+        # Every variable the chart sets, in the settings or on a container, in any mode.
+        names = set()
+        for mode in MODES:
+            docs = render(f"{mode}-values.yaml", sets=["fga.openfgaUrl=https://fga.example.test,fga.store=s,fga.model=m,real.gardenNamespaces={g}"])
+            for cm in of_kind(docs, "ConfigMap"):
+                if cm["metadata"]["name"].endswith("-settings"):
+                    names |= set(cm["data"]) - {"RUST_LOG"}
+            for d in of_kind(docs, "Deployment"):
+                if component(d) != "redis":
+                    names |= {e["name"] for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+        self.assertIn("FUNDAMENT_SHARED_STORE", names)
+        for name in sorted(names):
+            self.assertIn(f"extraEnv.{name}: the chart sets {name} itself", render_error("sandbox-values.yaml", set_strings=[f"extraEnv.{name}=x"]))
+        # What the chart leaves alone passes, once.
+        settings = next(d for d in of_kind(render("real-values.yaml"), "ConfigMap") if d["metadata"]["name"].endswith("-settings"))
+        self.assertEqual(settings["data"]["RUST_LOG"], "info")
 
     def test_missing_values_fail_naming_the_value(self):
         self.assertIn("sandbox.kubeconfig", render_error("sandbox-values.yaml", ["sandbox.kubeconfig="]))

@@ -178,6 +178,7 @@ seccompProfile:
 {{- end -}}
 {{- end -}}
 {{- include "fundament.validateReplicas" . -}}
+{{- include "fundament.validateExtraEnv" . -}}
 {{- end -}}
 
 {{/*
@@ -205,6 +206,61 @@ replicas exceed one.
 {{- end -}}
 {{- if $many -}}
 {{- fail (printf "mode %s has no shared store (redis.enabled=false and no sharedStore.url or sharedStore.existingSecret), but may run more than one replica of %s: without a store each replica keeps its own sign-outs, single-use frame tickets and watch limits. Set redis.enabled=true (the chart's Redis), or sharedStore.url or sharedStore.existingSecret (an external Redis), or run one replica (<key>.autoscaling.enabled=false and <key>.replicas=1 for %s)" .Values.mode (join ", " $many) (join ", " $keys)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The environment variables the chart sets itself (the settings ConfigMap and the containers'
+env), each with the value that sets it. extraEnv may not set them: in the ConfigMap the key
+would appear twice (which one a client keeps is up to its YAML parser), and on a container its
+own env silently wins over the ConfigMap.
+*/}}
+{{- define "fundament.chartEnv" -}}
+FUNDAMENT_MODE: mode
+FUNDAMENT_CONSOLE_LISTEN: the chart (the pods' ports)
+FUNDAMENT_KUBE_API_PROXY_LISTEN: the chart (the pods' ports)
+FUNDAMENT_PLUGIN_PROXY_LISTEN: the chart (the pods' ports)
+FUNDAMENT_AUTHN_LISTEN: the chart (the pods' ports)
+FUNDAMENT_ORGANIZATION_API_LISTEN: the chart (the pods' ports)
+FUNDAMENT_CONSOLE_URL: urls.console
+FUNDAMENT_KUBE_API_PROXY_URL: urls.kubeApiProxy
+FUNDAMENT_PLUGIN_PROXY_URL: urls.pluginProxy
+FUNDAMENT_KUBE_API_PROXY_INTERNAL_URL: the chart (its Services)
+FUNDAMENT_AUTHN_URL: the chart (its Services)
+FUNDAMENT_ORGANIZATION_API_URL: the chart (its Services)
+FUNDAMENT_SITE_ROOT: the chart (the image's layout)
+FUNDAMENT_PLUGINS_DIR: the chart (the image's layout)
+FUNDAMENT_PLUGIN_SDK_DIR: the chart (the image's layout)
+FUNDAMENT_FIXTURES_DIR: the chart (the image's layout)
+FUNDAMENT_FGA_TUPLES: the chart (the image's layout)
+FUNDAMENT_STATE_DIR: the chart (an emptyDir)
+FUNDAMENT_ALLOW_INSECURE_KUBECONFIG: allowInsecureKubeconfig
+FUNDAMENT_OPENFGA_URL: fga.openfgaUrl
+FUNDAMENT_OPENFGA_STORE: fga.store
+FUNDAMENT_OPENFGA_MODEL: fga.model
+FUNDAMENT_OIDC_ISSUER: oidc.issuer
+FUNDAMENT_OIDC_CLIENT_ID: oidc.clientId
+FUNDAMENT_OIDC_CLIENT_SECRET_FILE: oidc.clientSecret or oidc.existingSecret
+FUNDAMENT_OIDC_PROVIDER_NAME: oidc.providerName
+FUNDAMENT_OIDC_SCOPES: oidc.scopes
+FUNDAMENT_OIDC_EMAIL_CLAIM: oidc.emailClaim
+FUNDAMENT_OIDC_NAME_CLAIM: oidc.nameClaim
+FUNDAMENT_OIDC_GROUPS_CLAIM: oidc.groupsClaim
+FUNDAMENT_DIRECTORY: directory.content or directory.existingConfigMap
+FUNDAMENT_SHARED_STORE: sharedStore.url, sharedStore.existingSecret or redis.enabled
+FUNDAMENT_SIGNING_KEYS_DIR: signingKeys.keys or signingKeys.existingSecret
+FUNDAMENT_FRAME_KEY_FILE: frameKey.key or frameKey.existingSecret
+PLUGIN_SANDBOX_KUBECONFIG: sandbox.kubeconfig or sandbox.existingSecret
+GARDENER_KUBECONFIG: real.gardenerKubeconfig or real.existingSecret
+FUNDAMENT_GARDEN_NAMESPACES: real.gardenNamespaces
+{{- end -}}
+
+{{- define "fundament.validateExtraEnv" -}}
+{{- $chart := include "fundament.chartEnv" . | fromYaml -}}
+{{- range $name := keys .Values.extraEnv | sortAlpha -}}
+{{- with get $chart $name -}}
+{{- fail (printf "extraEnv.%s: the chart sets %s itself, from %s; set that instead (or leave it to the chart)" $name $name .) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
