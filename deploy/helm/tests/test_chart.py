@@ -8,6 +8,7 @@ Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-
     python deploy/helm/tests/test_chart.py
 """
 
+import atexit
 import base64
 import itertools
 import os
@@ -56,6 +57,7 @@ def value_file(text):
     f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
     f.write(text)
     f.close()
+    atexit.register(os.remove, f.name)
     return f.name
 
 
