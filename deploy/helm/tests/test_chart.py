@@ -8,11 +8,13 @@ Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-
     python deploy/helm/tests/test_chart.py
 """
 
+import atexit
 import base64
 import itertools
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import yaml
@@ -36,14 +38,27 @@ def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=()):
     return [d for d in yaml.safe_load_all(out) if d]
 
 
-def render_error(values_file, sets=()):
+def render_error(values_file, sets=(), set_strings=(), set_files=()):
     """helm's error output for values that must not render."""
     args = ["helm", "template", "t", CHART, "-f", os.path.join(CI, values_file)]
     for s in sets:
         args += ["--set", s]
+    for s in set_strings:
+        args += ["--set-string", s]
+    for s in set_files:
+        args += ["--set-file", s]
     done = subprocess.run(args, capture_output=True, text=True)
-    assert done.returncode != 0, f"rendered although it must not: {sets}"
+    assert done.returncode != 0, f"rendered although it must not: {sets} {set_strings} {set_files}"
     return done.stderr
+
+
+def value_file(text):
+    """A temporary file holding text, for --set-file (multi-line values, commas)."""
+    f = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+    f.write(text)
+    f.close()
+    atexit.register(os.remove, f.name)
+    return f.name
 
 
 def of_kind(docs, kind):
@@ -184,6 +199,113 @@ class Secrets(unittest.TestCase):
                     if e["name"].endswith(("_FILE", "_DIR", "KUBECONFIG")):
                         self.assertTrue(any(e["value"].startswith(m) for m in mounts), f"{mode} {name} {e}")
 
+    def test_the_ci_keys_are_keys_the_services_start_with(self):
+        # authn reads Ed25519 PKCS#8 PEM; plugin-proxy wants at least 32 bytes of frame key.
+        for mode in ["sandbox", "real"]:
+            with open(os.path.join(CI, f"{mode}-values.yaml")) as f:
+                values = yaml.safe_load(f)
+            for name, pem in values["signingKeys"]["keys"].items():
+                text = subprocess.run(["openssl", "pkey", "-noout", "-text"], input=pem, capture_output=True, text=True)
+                self.assertEqual(text.returncode, 0, f"{mode} {name}: {text.stderr}")
+                self.assertIn("ED25519 Private-Key", text.stdout, f"{mode} {name}")
+            if "key" in values.get("frameKey", {}):
+                self.assertGreaterEqual(len(values["frameKey"]["key"].encode()), 32, mode)
+
+    def test_keys_the_services_would_refuse_at_start_are_refused(self):
+        self.assertIn(
+            "frameKey.key holds 31 bytes; plugin-proxy needs at least 32 random bytes",
+            render_error("sandbox-values.yaml", ["frameKey.key=" + "k" * 31]),
+        )
+        render("sandbox-values.yaml", sets=["frameKey.key=" + "k" * 32])
+        # Bytes, not characters: the file holds the UTF-8 bytes.
+        self.assertIn("frameKey.key holds 30 bytes", render_error("sandbox-values.yaml", ["frameKey.key=" + "é" * 15]))
+        pem = "signingKeys.keys.current\\.pem="
+        self.assertIn(
+            'signingKeys.keys "current.pem" is not an Ed25519 private key in PKCS#8 PEM',
+            render_error("sandbox-values.yaml", set_strings=[pem + "hello"]),
+        )
+        fake = "-----BEGIN PRIVATE KEY-----\nnot a real key: the current signing key\n-----END PRIVATE KEY-----\n"
+        self.assertIn("the PEM body is not base64", render_error("sandbox-values.yaml", set_files=[pem + value_file(fake)]))
+        rsa = subprocess.run(
+            ["openssl", "genpkey", "-algorithm", "rsa", "-pkeyopt", "rsa_keygen_bits:1024"], capture_output=True, text=True, check=True
+        ).stdout
+        self.assertIn("not an Ed25519 one", render_error("sandbox-values.yaml", set_files=[pem + value_file(rsa)]))
+        ed25519 = subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519"], capture_output=True, text=True, check=True).stdout
+        args = ["helm", "template", "t", CHART, "-f", os.path.join(CI, "sandbox-values.yaml"), "--set-file", pem + value_file(ed25519)]
+        subprocess.run(args, check=True, capture_output=True)
+
+    def test_a_kubeconfig_the_services_would_refuse_at_start_is_refused(self):
+        good = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "c", "cluster": {"server": "https://c.example.test:6443", "certificate-authority-data": "eA=="}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+            "current-context": "x",
+        }
+
+        def with_(change):
+            k = yaml.safe_load(yaml.safe_dump(good))
+            change(k)
+            return value_file(yaml.safe_dump(k))
+
+        render("sandbox-values.yaml", sets=[])  # the ci kubeconfig
+        args = ["helm", "template", "t", CHART, "-f", os.path.join(CI, "sandbox-values.yaml"), "--set-file", "sandbox.kubeconfig=" + with_(lambda k: None)]
+        subprocess.run(args, check=True, capture_output=True)
+        insecure = with_(lambda k: k["clusters"][0]["cluster"].update({"insecure-skip-tls-verify": True}))
+        self.assertIn(
+            'sandbox.kubeconfig: its cluster "c" turns off verification of the server\'s certificate (insecure-skip-tls-verify)',
+            render_error("sandbox-values.yaml", set_files=["sandbox.kubeconfig=" + insecure]),
+        )
+        args[-1] = "sandbox.kubeconfig=" + insecure
+        subprocess.run(args + ["--set", "allowInsecureKubeconfig=true"], check=True, capture_output=True)
+        cases = {
+            "sandbox.kubeconfig names the file /home/me/ca.crt (certificate-authority) the pods do not have": lambda k: k["clusters"][0]["cluster"].update({"certificate-authority": "/home/me/ca.crt"}),
+            "names the file /home/me/client.key (client-key)": lambda k: k["users"][0]["user"].update({"client-key": "/home/me/client.key"}),
+            "names the file /var/run/token (tokenFile)": lambda k: k["users"][0]["user"].update({"tokenFile": "/var/run/token"}),
+            'its current-context "other" is not among its contexts': lambda k: k.update({"current-context": "other"}),
+            "has no current-context": lambda k: k.pop("current-context"),
+        }
+        for message, change in cases.items():
+            self.assertIn(message, render_error("sandbox-values.yaml", set_files=["sandbox.kubeconfig=" + with_(change)]))
+        self.assertIn("sandbox.kubeconfig is not YAML", render_error("sandbox-values.yaml", set_files=["sandbox.kubeconfig=" + value_file("a: [b")]))
+        # The garden's kubeconfig likewise.
+        self.assertIn(
+            "real.gardenerKubeconfig names the file /home/me/ca.crt",
+            render_error("real-values.yaml", ["real.existingSecret="], set_files=["real.gardenerKubeconfig=" + with_(cases[next(iter(cases))])]),
+        )
+        self.assertIn("directory.content is not YAML", render_error("sandbox-values.yaml", set_files=["directory.content=" + value_file("a: [b")]))
+
+    def test_extra_env_may_not_set_what_the_chart_sets(self):
+        self.assertIn(
+            "extraEnv.FUNDAMENT_MODE: the chart sets FUNDAMENT_MODE itself, from mode",
+            render_error("sandbox-values.yaml", set_strings=["extraEnv.FUNDAMENT_MODE=mock"]),
+        )
+        self.assertIn("from oidc.issuer", render_error("sandbox-values.yaml", set_strings=["extraEnv.FUNDAMENT_OIDC_ISSUER=https://x"]))
+        # Every variable the chart sets, in the settings or on a container, in any mode.
+        names = set()
+        for mode in MODES:
+            docs = render(f"{mode}-values.yaml", sets=["fga.openfgaUrl=https://fga.example.test,fga.store=s,fga.model=m,real.gardenNamespaces={g}"])
+            for cm in of_kind(docs, "ConfigMap"):
+                if cm["metadata"]["name"].endswith("-settings"):
+                    names |= set(cm["data"]) - {"RUST_LOG"}
+            for d in of_kind(docs, "Deployment"):
+                if component(d) != "redis":
+                    names |= {e["name"] for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+        self.assertIn("FUNDAMENT_SHARED_STORE", names)
+        for name in sorted(names):
+            self.assertIn(f"extraEnv.{name}: the chart sets {name} itself", render_error("sandbox-values.yaml", set_strings=[f"extraEnv.{name}=x"]))
+        # What the chart leaves alone passes, once.
+        settings = next(d for d in of_kind(render("real-values.yaml"), "ConfigMap") if d["metadata"]["name"].endswith("-settings"))
+        self.assertEqual(settings["data"]["RUST_LOG"], "info")
+
+    def test_values_the_services_would_refuse_at_start_fail_the_schema(self):
+        self.assertIn("at '/oidc/issuer'", render_error("sandbox-values.yaml", ["oidc.issuer=https://idp.example.test/?x=1"]))
+        self.assertIn("at '/oidc/emailClaim'", render_error("sandbox-values.yaml", set_strings=["oidc.emailClaim=e mail"]))
+        self.assertIn("at '/oidc/scopes'", render_error("sandbox-values.yaml", set_strings=['oidc.scopes=openid "x"']))
+        self.assertIn("at '/urls/console'", render_error("sandbox-values.yaml", ["urls.console=https://u:p@console.example.test"]))
+        self.assertIn("at '/fga/openfgaUrl'", render_error("sandbox-values.yaml", ["fga.openfgaUrl=openfga:8080", "fga.store=s"]))
+
     def test_missing_values_fail_naming_the_value(self):
         self.assertIn("sandbox.kubeconfig", render_error("sandbox-values.yaml", ["sandbox.kubeconfig="]))
         self.assertIn("signingKeys.keys", render_error("real-values.yaml", ["signingKeys.keys=null"]))
@@ -245,10 +367,50 @@ class ApiVersions(unittest.TestCase):
         self.assertNotIn("password", secret["data"])
         self.assertNotIn("redis", by_component(external, "Deployment"))
 
-    def test_authn_is_not_autoscaled_without_a_shared_store(self):
-        docs = render("sandbox-values.yaml", sets=["redis.enabled=false"])
-        self.assertNotIn("authn", by_component(docs, "HorizontalPodAutoscaler"))
-        self.assertEqual(by_component(docs, "Deployment")["authn"]["spec"]["replicas"], 2)
+    def test_without_a_shared_store_no_service_that_shares_state_runs_more_than_one_replica(self):
+        # README "Several replicas": authn, kube-api-proxy and plugin-proxy share sign-outs, frame
+        # tickets and watch limits only through the store; they would start without it.
+        err = render_error("sandbox-values.yaml", ["redis.enabled=false"])
+        for part in [
+            "mode sandbox has no shared store",
+            "authn (authn.autoscaling.maxReplicas=4), kube-api-proxy (kubeApiProxy.autoscaling.maxReplicas=8), "
+            "plugin-proxy (pluginProxy.autoscaling.maxReplicas=6)",
+            "Set redis.enabled=true",
+            "sharedStore.url or sharedStore.existingSecret",
+            "<key>.autoscaling.enabled=false and <key>.replicas=1 for authn, kubeApiProxy, pluginProxy",
+        ]:
+            self.assertIn(part, err)
+        one = [f"{k}.autoscaling.enabled=false,{k}.replicas=1" for k in ["authn", "kubeApiProxy", "pluginProxy"]]
+        # Fixed replicas count as well as an autoscaler that may scale up (minReplicas 1, max 3).
+        self.assertIn("authn (authn.replicas=2)", render_error("sandbox-values.yaml", ["redis.enabled=false", one[1], one[2], "authn.autoscaling.enabled=false"]))
+        self.assertIn(
+            "plugin-proxy (pluginProxy.autoscaling.maxReplicas=3)",
+            render_error("sandbox-values.yaml", ["redis.enabled=false", one[0], one[1], "pluginProxy.autoscaling.minReplicas=1,pluginProxy.autoscaling.maxReplicas=3"]),
+        )
+        # One replica each: it renders, with no store; the console and organization-api share
+        # nothing and still scale.
+        docs = render("sandbox-values.yaml", sets=["redis.enabled=false", *one])
+        deployments = by_component(docs, "Deployment")
+        self.assertNotIn("redis", deployments)
+        for name in ["authn", "kube-api-proxy", "plugin-proxy"]:
+            self.assertEqual(deployments[name]["spec"]["replicas"], 1, name)
+        self.assertEqual(set(by_component(docs, "HorizontalPodAutoscaler")), {"console", "organization-api"})
+        for d in deployments.values():
+            env = [e["name"] for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])]
+            self.assertNotIn("FUNDAMENT_SHARED_STORE", env)
+        # An HPA that cannot scale (maxReplicas 1) is one replica too.
+        capped = [f"{k}.autoscaling.minReplicas=1,{k}.autoscaling.maxReplicas=1" for k in ["authn", "kubeApiProxy", "pluginProxy"]]
+        hpas = by_component(render("sandbox-values.yaml", sets=["redis.enabled=false", *capped]), "HorizontalPodAutoscaler")
+        self.assertEqual(hpas["authn"]["spec"]["maxReplicas"], 1)
+        # An external store, in any of its two forms, is a store.
+        for store in ["sharedStore.url=redis://store:6379", "sharedStore.existingSecret=store"]:
+            self.assertIn("authn", by_component(render("sandbox-values.yaml", sets=["redis.enabled=false", store]), "HorizontalPodAutoscaler"))
+
+    def test_an_autoscaler_whose_minimum_is_above_its_maximum_is_refused(self):
+        self.assertIn(
+            "authn.autoscaling.minReplicas (2) is above authn.autoscaling.maxReplicas (1)",
+            render_error("sandbox-values.yaml", ["authn.autoscaling.maxReplicas=1"]),
+        )
 
 
 class Routes(unittest.TestCase):
