@@ -43,6 +43,8 @@ pub struct RevokedSessions {
     synced: AtomicBool,
     /// Counts changes of `set`, so an open stream learns of its session's sign-out at once.
     changes: tokio::sync::watch::Sender<u64>,
+    /// authn's stream, while it cannot be followed: logged once, not per reconnection.
+    outage: fundament_telemetry::Outage,
 }
 
 impl Default for RevokedSessions {
@@ -51,6 +53,7 @@ impl Default for RevokedSessions {
             set: RwLock::default(),
             synced: AtomicBool::default(),
             changes: tokio::sync::watch::Sender::new(0),
+            outage: fundament_telemetry::Outage::new(),
         }
     }
 }
@@ -126,7 +129,12 @@ impl RevokedSessions {
             match self.follow_once(&client, url).await {
                 Ok(()) => backoff = Duration::from_millis(250),
                 Err(error) => {
-                    tracing::warn!(%error, url, "revoked sessions: stream from authn lost, reconnecting");
+                    // Once per outage; each retry every few seconds after it at DEBUG.
+                    if self.outage.failed() {
+                        tracing::warn!(%error, url, "revoked sessions: stream from authn lost, reconnecting until it is back");
+                    } else {
+                        tracing::debug!(%error, url, "revoked sessions: stream from authn still lost");
+                    }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
             }
@@ -182,6 +190,10 @@ impl RevokedSessions {
                 drop(set);
                 self.synced.store(true, Ordering::SeqCst);
                 self.changes.send_modify(|n| *n += 1);
+                let failures = self.outage.recovered();
+                if failures > 0 {
+                    tracing::info!(failures, "revoked sessions: following authn's stream again");
+                }
             }
             Event::Revoked(Entry { sid, exp }) => self.record(&sid, exp),
             Event::Heartbeat => {}

@@ -32,15 +32,24 @@ fn line(value: serde_json::Value) -> bytes::Bytes {
 pub(crate) async fn revocations(State(state): State<Arc<AuthnState>>) -> Response {
     let events = state.revocations.subscribe();
     let snapshot = match state.revocations.snapshot(clock::now()) {
-        Ok(snapshot) => snapshot,
+        Ok(snapshot) => {
+            state.revocations.refusals.recovered();
+            snapshot
+        }
         // This replica cannot vouch for the set (shared store lost, or shutting down): 503, and
         // the verifier keeps the set it has and reconnects (through a load balancer, possibly to
-        // another replica).
+        // another replica). Every verifier reconnects every few seconds until then: the first
+        // refusal of the outage is logged, the others at DEBUG (the request line too).
         Err(error) => {
-            tracing::warn!(%error, "revocation stream refused");
+            if state.revocations.refusals.failed() {
+                tracing::warn!(%error, "revocation stream refused until the set can be vouched for again");
+            } else {
+                tracing::debug!(%error, "revocation stream refused");
+            }
             let mut response = Response::new(Body::from(format!("{error}\n")));
             *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response.extensions_mut().insert(fundament_telemetry::FailureReported);
             return response;
         }
     };

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use fundament_shared_store::{InProcess, SharedStore, StoreError};
+use fundament_telemetry::Outage;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
 
@@ -50,6 +51,11 @@ pub struct Revocations {
     closing: AtomicBool,
     /// Replaced (closing every stream that listens) when the store is lost or at shutdown.
     events: Mutex<broadcast::Sender<Revoked>>,
+    /// The shared store, while it cannot be followed: logged once, not per retry.
+    store_outage: Outage,
+    /// The revocation stream, while it is refused (not synced): logged once, not per verifier's
+    /// reconnection.
+    pub(crate) refusals: Outage,
 }
 
 impl std::fmt::Debug for Revocations {
@@ -80,6 +86,8 @@ impl Revocations {
             synced: AtomicBool::new(true),
             closing: AtomicBool::new(false),
             events: Mutex::new(broadcast::channel(1024).0),
+            store_outage: Outage::new(),
+            refusals: Outage::new(),
         }
     }
 
@@ -92,6 +100,8 @@ impl Revocations {
             synced: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             events: Mutex::new(broadcast::channel(1024).0),
+            store_outage: Outage::new(),
+            refusals: Outage::new(),
         });
         let follower = Arc::clone(&revocations);
         tokio::spawn(async move { follower.follow().await });
@@ -107,13 +117,20 @@ impl Revocations {
     async fn follow(&self) {
         let mut backoff = Duration::from_millis(100);
         loop {
+            // Once per outage at WARN (the README's "logging once"), each retry at DEBUG.
             match self.follow_once().await {
                 Ok(()) => {
-                    tracing::warn!(store = %self.store.describe(), "revoked sessions: shared store connection lost, reconnecting");
+                    if self.store_outage.failed() {
+                        tracing::warn!(store = %self.store.describe(), "revoked sessions: shared store connection lost, reconnecting");
+                    }
                     backoff = Duration::from_millis(100);
                 }
                 Err(error) => {
-                    tracing::warn!(%error, "revoked sessions: cannot follow the shared store, retrying");
+                    if self.store_outage.failed() {
+                        tracing::warn!(%error, "revoked sessions: cannot follow the shared store, retrying until it is back");
+                    } else {
+                        tracing::debug!(%error, "revoked sessions: the shared store still cannot be followed");
+                    }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
                 }
             }
@@ -136,7 +153,8 @@ impl Revocations {
             mirror.extend(set.into_iter().map(|r| (r.sid, r.exp)));
         }
         if !self.synced.swap(true, Ordering::SeqCst) {
-            tracing::info!(store = %self.store.describe(), "revoked sessions: in sync with the shared store");
+            let failures = self.store_outage.recovered();
+            tracing::info!(store = %self.store.describe(), failures, "revoked sessions: in sync with the shared store");
         }
         while let Some(revoked) = events.next().await {
             self.mirror_mut().insert(revoked.sid.clone(), revoked.exp);
@@ -260,6 +278,39 @@ mod tests {
         let path = dir.path().join("revoked-sessions.json");
         Revocations::load(&path).unwrap().revoke("a", i64::MAX, 0).await.unwrap();
         assert!(Revocations::load(&path).unwrap().is_revoked("a"));
+    }
+
+    /// Collects what is logged at WARN and above.
+    #[derive(Clone, Default)]
+    struct Warnings(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Warnings {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The README's "logging once": a store that stays down is one warning, not one per retry.
+    #[tokio::test]
+    async fn a_store_that_stays_down_is_logged_once_however_often_it_is_tried() {
+        let warnings = Warnings::default();
+        let sink = warnings.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_writer(move || sink.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let r = Revocations::shared(Arc::new(fundament_shared_store::testing::Unreachable));
+        // Tried at 0, 0.1, 0.3, 0.7 and 1.5 s.
+        tokio::time::sleep(Duration::from_millis(1_600)).await;
+        r.close_streams();
+        let text = String::from_utf8(warnings.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("cannot follow the shared store"), "{text}");
     }
 
     #[tokio::test]

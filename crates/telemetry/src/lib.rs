@@ -109,13 +109,23 @@ pub struct ResponseLine;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Logged;
 
+/// A response extension saying that the service logged this failure itself, or chose not to
+/// (an [`Outage`] it logged once, not per request): [`ResponseLine`] writes the 5xx at debug
+/// level only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FailureReported;
+
 impl<B> OnResponse<B> for ResponseLine {
     fn on_response(self, response: &Response<B>, latency: Duration, span: &Span) {
         let status = response.status().as_u16();
         span.record("status", status);
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         if response.status().is_server_error() {
-            tracing::warn!(status, latency_us = micros, "request failed");
+            if response.extensions().get::<FailureReported>().is_some() {
+                tracing::debug!(status, latency_us = micros, "request failed");
+            } else {
+                tracing::warn!(status, latency_us = micros, "request failed");
+            }
         } else if response.extensions().get::<Logged>().is_none() {
             tracing::info!(status, latency_us = micros, "request");
         }
@@ -133,12 +143,15 @@ pub type HttpTraceLayer = TraceLayer<
     DefaultOnFailure,
 >;
 
-/// A span per request and a line per response.
+/// A span per request and a line per response. A 5xx is that line, at WARN ([`ResponseLine`]);
+/// tower-http's own failure line (ERROR, for the same 5xx) said it a second time, so it is at
+/// DEBUG, as is a body that fails while it streams (a watch its client drops).
 pub fn http_layer() -> HttpTraceLayer {
     TraceLayer::new_for_http()
         .make_span_with(RequestSpan)
         .on_request(DefaultOnRequest::new().level(Level::DEBUG))
         .on_response(ResponseLine)
+        .on_failure(DefaultOnFailure::new().level(Level::DEBUG))
 }
 
 /// What a service answers when one of its handlers panics: the content type and body of a
@@ -173,6 +186,9 @@ impl ResponseForPanic for PanicAnswer {
 pub fn catch_panics(answer: PanicAnswer) -> CatchPanicLayer<PanicAnswer> {
     CatchPanicLayer::custom(answer)
 }
+
+mod outage;
+pub use outage::Outage;
 
 #[cfg(test)]
 mod tests {
@@ -239,6 +255,35 @@ mod tests {
             assert!(!line.contains("secret-value"), "leaked a token: {line}");
         }
         assert!(lines[1].contains("\"status\":200"), "{}", lines[1]);
+    }
+
+    #[tokio::test]
+    async fn a_server_error_is_one_warning_and_none_when_the_service_reported_it() {
+        use axum::response::IntoResponse;
+        let buffer = Buffer::default();
+        let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
+        let _guard = tracing::subscriber::set_default(sub);
+        let app = Router::new()
+            .route("/down", get(|| async { http::StatusCode::SERVICE_UNAVAILABLE }))
+            .route(
+                "/known",
+                get(|| async {
+                    let mut response = http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+                    response.extensions_mut().insert(FailureReported);
+                    response
+                }),
+            )
+            .layer(http_layer());
+        for path in ["/down", "/known"] {
+            let response =
+                app.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(response.status(), 503);
+        }
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "one line for the first 503, none for the reported one: {text}");
+        assert!(lines[0].contains("\"level\":\"WARN\"") && lines[0].contains("request failed"), "{text}");
+        assert!(lines[0].contains("\"path\":\"/down\""), "{text}");
     }
 
     async fn boom() -> &'static str {
