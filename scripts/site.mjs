@@ -13,7 +13,7 @@
 //   3. `fundament-site-wasm bindgen` writes the JS glue of the main module (`console.js`,
 //      `console.wasm`), as the wasm-bindgen CLI would;
 //   4. wasm-opt (binaryen from npm) shrinks every wasm file, two at a time;
-//   5. terser minifies the glue, Tailwind's CLI writes the minified CSS, `public/` is copied;
+//   5. terser minifies the glue and the loader, Tailwind's CLI writes the minified CSS, `public/` is copied;
 //   6. chunks and CSS are named `stem.<hash>.ext` by their bytes, and the loader and manifest
 //      refer to those names; the four entry files (glue, main wasm, loader, manifest) import
 //      each other, so scripts/content-hashes.mjs names them by one digest over all four;
@@ -110,11 +110,13 @@ async function main() {
   // Quiet: it warns of every name subsection it does not know (the linker's), once per file.
   await pooled(wasmFiles, 2, (f) => run('wasm-opt', [...WASM_OPT, path.join(PKG, f), '-o', path.join(PKG, f)], { quiet: true }));
 
-  // 5. The glue minified, the CSS, public/.
+  // 5. The glue and the loader minified (both on every first load), the CSS, public/.
   log('terser, tailwindcss, public/');
   const glue = path.join(PKG, `${OUTPUT}.js`);
-  const { code } = await minify(fs.readFileSync(glue, 'utf8'), { module: true, compress: true, mangle: true, format: { comments: false } });
-  fs.writeFileSync(glue, code);
+  for (const script of [glue, loaderPath]) {
+    const { code } = await minify(fs.readFileSync(script, 'utf8'), { module: true, compress: true, mangle: true, format: { comments: false } });
+    fs.writeFileSync(script, code);
+  }
   await run('tailwindcss', ['--input', 'style/tailwind.css', '--output', path.join(PKG, `${OUTPUT}.css`), '--minify'], { quiet: true });
   fs.cpSync(path.join(ROOT, 'public'), SITE, { recursive: true });
 
