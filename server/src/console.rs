@@ -199,6 +199,8 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         // Innermost: every render and server function keeps its own reactive owner across
         // awaits (app/src/request_owner.rs says why).
         .layer(axum::middleware::from_fn(app::request_owner::own_owner))
+        // A server function's error answers with the status of its kind, not always 500.
+        .layer(axum::middleware::from_fn(app::api::error_status::with_error_status))
         // A handler that panics answers a plain 500 (the detail is in the log); the console
         // serves on, and the layers below still add their security headers.
         .layer(fundament_telemetry::catch_panics(fundament_telemetry::PanicAnswer(|| {

@@ -3,6 +3,8 @@
 
 pub mod codec;
 pub mod directory;
+#[cfg(feature = "ssr")]
+pub mod error_status;
 pub mod session;
 
 /// Where the console's own route to the cluster is mounted (see `crate::cluster_route`): the
