@@ -53,6 +53,7 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
             get_object(
                 ctx.scope.cluster_id.clone(),
                 ctx.scope.crd.clone(),
+                ctx.scope.project.clone(),
                 ctx.name.clone(),
                 ctx.namespace.clone(),
             )
@@ -407,7 +408,7 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         let navigate = navigate.clone();
         let list = list.clone();
         leptos::task::spawn_local(async move {
-            match delete_object(c.scope.cluster_id, c.scope.crd, c.name, c.namespace).await {
+            match delete_object(c.scope.cluster_id, c.scope.crd, c.scope.project, c.name, c.namespace).await {
                 Ok(()) => navigate(&list, Default::default()),
                 Err(e) => {
                     error.set(Some(e.to_string()));
