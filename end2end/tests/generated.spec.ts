@@ -269,6 +269,35 @@ test.describe('generated views', () => {
     await expect(page.locator('[data-plugin-frame]')).toHaveCount(0);
   });
 
+  test('the delete confirmation takes the keyboard: focus on Cancel, Tab stays inside, Escape cancels', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', `${DATABASES}/app-db?ns=analytics`);
+    await hydrated(page);
+    const opener = page.getByRole('button', { name: 'Delete', exact: true });
+    const dialog = page.getByRole('alertdialog');
+    const confirm = dialog.getByRole('button', { name: 'Delete app-db' });
+    const cancel = dialog.getByRole('button', { name: 'Cancel' });
+    await opener.click();
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(confirm).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(confirm).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Escape');
+    await expect(dialog).toHaveCount(0);
+    await expect(opener).toBeFocused();
+    // Opened from the keyboard and cancelled with its button: focus comes back too.
+    await page.keyboard.press('Enter');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toHaveCount(0);
+    await expect(opener).toBeFocused();
+    expect(kubectl(['get', 'databases.postgresql.cnpg.io', 'app-db', '-n', 'analytics', '-o', 'name'])).toContain('app-db');
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

@@ -418,21 +418,59 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         });
     };
     let name = ctx.with_value(|c| c.name.clone());
+    // The keyboard follows the dialog: focus goes to Cancel when it opens, Escape cancels,
+    // Tab stays on its two buttons, and focus returns to Delete when it closes.
+    let opener = NodeRef::<leptos::html::Button>::new();
+    let confirm = NodeRef::<leptos::html::Button>::new();
+    let cancel_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move || {
+        if confirming.get()
+            && let Some(cancel) = cancel_button.get()
+        {
+            let _ = cancel.focus();
+        }
+    });
+    let cancel = move || {
+        confirming.set(false);
+        if let Some(opener) = opener.get_untracked() {
+            let _ = opener.focus();
+        }
+    };
+    let keys = move |ev: leptos::ev::KeyboardEvent| match ev.key().as_str() {
+        "Escape" if !busy.get_untracked() => {
+            ev.prevent_default();
+            cancel();
+        }
+        "Tab" => {
+            let (first, last) =
+                if ev.shift_key() { (cancel_button, confirm) } else { (confirm, cancel_button) };
+            let at_edge = last.get_untracked().is_some_and(|last| {
+                let last: &leptos::web_sys::EventTarget = last.as_ref();
+                ev.target().as_ref() == Some(last)
+            });
+            if at_edge && let Some(first) = first.get_untracked() {
+                ev.prevent_default();
+                let _ = first.focus();
+            }
+        }
+        _ => {}
+    };
     view! {
-        <button type="button" class="button-secondary text-danger" on:click=move |_| confirming.set(true)
+        <button type="button" class="button-secondary text-danger" node_ref=opener on:click=move |_| confirming.set(true)
             aria-expanded=move || confirming.get().to_string()>
             "Delete"
         </button>
         <Show when=move || confirming.get()>
-            <div role="alertdialog" aria-labelledby="delete-title" class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
+            <div role="alertdialog" aria-labelledby="delete-title" aria-describedby="delete-warning" on:keydown=keys
+                class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
                 <p id="delete-title" class="font-semibold">{format!("Delete {subject}?")}</p>
-                <p class="mt-1 text-sm">"This cannot be undone."</p>
+                <p id="delete-warning" class="mt-1 text-sm">"This cannot be undone."</p>
                 {move || error.get().map(|e| view! { <p role="alert" class="mt-2 text-sm text-danger">{e}</p> })}
                 <div class="mt-3 flex gap-2">
-                    <button type="button" class="button inline-flex bg-danger" disabled=move || busy.get() on:click=delete.clone()>
+                    <button type="button" class="button inline-flex bg-danger" node_ref=confirm disabled=move || busy.get() on:click=delete.clone()>
                         {format!("Delete {name}")}
                     </button>
-                    <button type="button" class="button-secondary" disabled=move || busy.get() on:click=move |_| confirming.set(false)>
+                    <button type="button" class="button-secondary" node_ref=cancel_button disabled=move || busy.get() on:click=move |_| cancel()>
                         "Cancel"
                     </button>
                 </div>
