@@ -298,6 +298,23 @@ test.describe('generated views', () => {
     expect(kubectl(['get', 'databases.postgresql.cnpg.io', 'app-db', '-n', 'analytics', '-o', 'name'])).toContain('app-db');
   });
 
+  test('a 245-character name wraps: the detail page is no wider than the window', async ({ page }) => {
+    const name = `long-${'a'.repeat(240)}`;
+    // kubectl apply adds its last-applied annotation: one unbroken line of JSON naming it.
+    const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default' }, spec: { message: 'A long name' } };
+    kubectl(['apply', '-f', '-'], JSON.stringify(item));
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+      await hydrated(page);
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText('A long name');
+      await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found']);
+    }
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

@@ -163,7 +163,7 @@ fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> im
     let created = creation_timestamp.unwrap_or_default();
     let (labels, annotations): (Vec<_>, Vec<_>) =
         (labels.into_iter().collect(), annotations.into_iter().collect());
-    let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="break-words">{value}</dd></div> };
+    let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="min-w-0 wrap-anywhere">{value}</dd></div> };
     view! {
         <section class="card" aria-labelledby="metadata-heading">
             <h2 id="metadata-heading" class="card-title">"Metadata"</h2>
@@ -198,13 +198,13 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
                     let href = format!("{list}?labels={}", crate::plugins::model::encode_segment(&text));
                     let title = format!("{}Show all with {text}", described.unwrap_or_default());
                     view! {
-                        <li class="badge font-mono">
+                        <li class="badge max-w-full font-mono wrap-anywhere">
                             <leptos_router::components::A href=href attr:title=title attr:class="hover:underline">{text}</leptos_router::components::A>
                         </li>
                     }
                     .into_any()
                 }
-                None => view! { <li class="badge font-mono" title=described>{text}</li> }.into_any(),
+                None => view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{text}</li> }.into_any(),
             }
         })
         .collect_view();
@@ -248,7 +248,7 @@ fn fields(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -> An
             view! {
                 <div class="py-1.5" class:sm:col-span-2=wide>
                     <dt class="text-xs font-medium text-muted" title=title>{super::schema_form::label_for(key)}</dt>
-                    <dd class="break-words">
+                    <dd class="min-w-0 wrap-anywhere">
                         {value_view(&field_schema, v, depth + 1, room)}
                         {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
                     </dd>

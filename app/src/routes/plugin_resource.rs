@@ -366,7 +366,8 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         <Title text=title />
         {crumbs.render()}
         <div class="mb-4 flex flex-wrap items-center justify-between gap-3">
-            <h1 class="text-2xl font-semibold tracking-tight">{heading}</h1>
+            // A name may be 253 characters without a break: it wraps anywhere, not past the page.
+            <h1 class="min-w-0 text-2xl font-semibold tracking-tight wrap-anywhere">{heading}</h1>
             <div class="flex flex-wrap items-center gap-2">
                 {switch.map(|(href, label)| view! { <A href=href attr:class="button-secondary">{label}</A> })}
                 {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
@@ -405,7 +406,7 @@ impl Breadcrumbs {
                     <li>{self.plugin}</li>
                     {sep()}
                     {kind}
-                    {self.last.map(|last| view! { {sep()} <li aria-current="page" class="text-ink">{last}</li> })}
+                    {self.last.map(|last| view! { {sep()} <li aria-current="page" class="min-w-0 text-ink wrap-anywhere">{last}</li> })}
                 </ol>
             </nav>
         }
