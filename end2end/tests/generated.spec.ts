@@ -200,6 +200,121 @@ test.describe('generated views', () => {
     expect((await page.request.get('/livez')).status()).toBe(200);
   });
 
+  test('bob, who may create DemoItems in staging only, gets the form there; a create elsewhere is refused by the cluster', async ({ page }) => {
+    // staging is not the first of the page's namespaces (analytics is): the form asks each one.
+    const rbac = [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'e2e-bob-creates-demoitems', namespace: 'staging' },
+        rules: [{ apiGroups: ['demo.fundament.io'], resources: ['demoitems'], verbs: ['create'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'e2e-bob-creates-demoitems', namespace: 'staging' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-bob-creates-demoitems' },
+        subjects: [{ kind: 'ServiceAccount', name: 'fundament-bob', namespace: 'fundament-system' }] },
+    ];
+    // The embedded cluster serves no OpenAPI schema of RBAC kinds for kubectl to validate against.
+    for (const object of rbac) kubectl(['apply', '--validate=false', '-f', '-'], JSON.stringify(object));
+    try {
+      // The list's Create link carries its namespace filter.
+      await signIn(page, 'bob@acme-corp.com', `${DEMO}?namespace=staging`);
+      await hydrated(page);
+      await expect(page.getByRole('link', { name: 'Create DemoItem' })).toHaveAttribute('href', `${DEMO}/create?namespace=staging`);
+      await page.goto(`${DEMO}/create`);
+      await hydrated(page);
+      const namespace = page.locator('form [name="metadata.namespace"]');
+      await expect(namespace).toHaveValue('staging');
+      expect(await namespace.locator('option').allInnerTexts()).toEqual(['staging']);
+      await expect(page.getByText('You may not create')).toHaveCount(0);
+      // A request naming another namespace is the cluster's to refuse, with its own words.
+      const origin = new URL(page.url()).origin;
+      const values = { values: { 'metadata.name': 'e2e-bob', 'metadata.namespace': 'default', 'spec.message': 'x' }, lengths: {}, present: [] };
+      const answer = await page.request.post('/api/form-submit', {
+        data: { cluster_id: '019b4000-2000-7000-8000-000000000001', crd: 'demoitems.demo.fundament.io', project: null, existing: null,
+          input: { values, labels: '', resource_version: '' }, dry_run: true },
+        headers: { Origin: origin },
+      });
+      expect(answer.status()).toBe(200);
+      expect(JSON.stringify(await answer.json())).toMatch(/cannot create resource .*demoitems.* in the namespace .*default/);
+    } finally {
+      kubectl(['delete', 'rolebinding,role', 'e2e-bob-creates-demoitems', '-n', 'staging', '--ignore-not-found']);
+    }
+  });
+
+  test("under a project, another project's object does not open, nor its edit or YAML, and is not deleted", async ({ page }) => {
+    // default is webshop's namespace, not analytics's.
+    const ANALYTICS_DATABASES = '/projects/analytics/plugin-resources/acme-corp--cloudnative-pg/databases.postgresql.cnpg.io';
+    const refused = 'The namespace "default" is not one this page shows.';
+    await signIn(page, 'alice@acme-corp.com', `${ANALYTICS_DATABASES}/app-db?ns=default`);
+    await hydrated(page);
+    await expect(page.getByRole('alert')).toContainText(refused);
+    await expect(page.getByRole('region', { name: 'Spec' })).toHaveCount(0);
+    await expect(page.getByRole('button', { name: 'Delete', exact: true })).toHaveCount(0);
+    for (const query of ['&edit=1', '&edit=1&yaml=1']) {
+      await page.goto(`${ANALYTICS_DATABASES}/app-db?ns=default${query}`);
+      await expect(page.getByRole('alert')).toContainText(refused);
+      await expect(page.locator('form [name="metadata.name"], textarea')).toHaveCount(0);
+    }
+    // A crafted delete is refused by the server, and the object stays.
+    const origin = new URL(page.url()).origin;
+    const answer = await page.request.post('/api/delete-object', {
+      data: { cluster_id: '019b4000-2000-7000-8000-000000000001', crd: 'databases.postgresql.cnpg.io', project: 'analytics', name: 'app-db', namespace: 'default' },
+      headers: { Origin: origin },
+    });
+    expect(answer.status()).not.toBe(200);
+    expect(await answer.text()).toContain('is not one this page shows');
+    expect(kubectl(['get', 'databases.postgresql.cnpg.io', 'app-db', '-n', 'default', '-o', 'name'])).toContain('app-db');
+    // The project's own app-db opens.
+    await page.goto(`${ANALYTICS_DATABASES}/app-db?ns=analytics`);
+    await expect(page.getByRole('region', { name: 'Metadata' })).toContainText('analytics');
+    // A plugin's own detail page is not framed for another project's object either.
+    await page.goto('/projects/analytics/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io/web-tls-cert?ns=default');
+    await expect(page.getByRole('alert')).toContainText(refused);
+    await expect(page.locator('[data-plugin-frame]')).toHaveCount(0);
+  });
+
+  test('the delete confirmation takes the keyboard: focus on Cancel, Tab stays inside, Escape cancels', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', `${DATABASES}/app-db?ns=analytics`);
+    await hydrated(page);
+    const opener = page.getByRole('button', { name: 'Delete', exact: true });
+    const dialog = page.getByRole('alertdialog');
+    const confirm = dialog.getByRole('button', { name: 'Delete app-db' });
+    const cancel = dialog.getByRole('button', { name: 'Cancel' });
+    await opener.click();
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(confirm).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(confirm).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Escape');
+    await expect(dialog).toHaveCount(0);
+    await expect(opener).toBeFocused();
+    // Opened from the keyboard and cancelled with its button: focus comes back too.
+    await page.keyboard.press('Enter');
+    await expect(cancel).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toHaveCount(0);
+    await expect(opener).toBeFocused();
+    expect(kubectl(['get', 'databases.postgresql.cnpg.io', 'app-db', '-n', 'analytics', '-o', 'name'])).toContain('app-db');
+  });
+
+  test('a 245-character name wraps: the detail page is no wider than the window', async ({ page }) => {
+    const name = `long-${'a'.repeat(240)}`;
+    // kubectl apply adds its last-applied annotation: one unbroken line of JSON naming it.
+    const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default' }, spec: { message: 'A long name' } };
+    kubectl(['apply', '-f', '-'], JSON.stringify(item));
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+      await hydrated(page);
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText('A long name');
+      await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found']);
+    }
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

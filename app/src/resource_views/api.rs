@@ -108,6 +108,34 @@ pub(crate) mod ssr {
         Ok(names)
     }
 
+    /// `ns` when the page shows it, else why not: inside a project, a namespace of another
+    /// project (or none) is refused, by the list as by an object's page, its edit and its
+    /// delete, whatever the request names.
+    pub(super) fn shown<'a>(namespaces: &[String], ns: &'a str) -> Result<&'a str, AppError> {
+        if namespaces.iter().any(|n| n == ns) {
+            Ok(ns)
+        } else {
+            Err(AppError::Invalid(format!("The namespace {ns:?} is not one this page shows.")))
+        }
+    }
+
+    /// Refuses an object outside `project`'s namespaces ([`shown`]); at organization level
+    /// every namespace is the page's. A cluster-scoped kind has no namespace to check.
+    async fn check_in_project(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        def: &Definition,
+        project: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<(), AppError> {
+        let (Some(project), Some(ns), true) = (project, namespace, def.info.namespaced) else {
+            return Ok(());
+        };
+        let namespaces = namespaces(state, token, cluster_id, Some(project)).await?;
+        shown(&namespaces, ns).map(|_| ())
+    }
+
     fn items(list: &Value) -> impl Iterator<Item = &Value> {
         list.get("items").and_then(Value::as_array).into_iter().flatten()
     }
@@ -137,10 +165,7 @@ pub(crate) mod ssr {
             Vec::new()
         };
         let namespace = match query.namespace.as_deref().filter(|n| !n.is_empty()) {
-            Some(ns) if def.info.namespaced && namespaces.iter().any(|n| n == ns) => Some(ns),
-            Some(ns) if def.info.namespaced => {
-                return Err(AppError::Invalid(format!("The namespace {ns:?} is not one this page shows.")));
-            }
+            Some(ns) if def.info.namespaced => Some(shown(&namespaces, ns)?),
             _ => None,
         };
         let mut path = def.collection_path(namespace);
@@ -316,16 +341,19 @@ pub(crate) mod ssr {
         Ok(format!("{}/{}", def.collection_path(namespace), encode_segment(name)))
     }
 
-    /// Reads one object: its API path and what the cluster has of it.
+    /// Reads one object: its API path and what the cluster has of it. Under a project, only
+    /// an object in one of the project's namespaces ([`check_in_project`]).
     async fn read_object(
         state: &ConsoleState,
         token: &str,
         cluster_id: &str,
         def: &Definition,
+        project: Option<&str>,
         name: &str,
         namespace: Option<&str>,
     ) -> Result<(String, Value), AppError> {
         let path = object_path(def, name, namespace)?;
+        check_in_project(state, token, cluster_id, def, project, namespace).await?;
         let what = format!("{} {name}", def.info.kind);
         let object =
             state.backend.kube_get(token, cluster_id, &path).await.map_err(|e| user_error(e, &what))?;
@@ -369,13 +397,14 @@ pub(crate) mod ssr {
     pub async fn get_object(
         cluster_id: &str,
         crd: &str,
+        project: Option<&str>,
         name: &str,
         namespace: Option<&str>,
     ) -> Result<crate::resource_views::api::ObjectDetail, AppError> {
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
-        let (_, mut object) = read_object(&state, &token, cluster_id, &def, name, namespace).await?;
+        let (_, mut object) = read_object(&state, &token, cluster_id, &def, project, name, namespace).await?;
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
@@ -445,6 +474,7 @@ pub(crate) mod ssr {
     pub async fn delete_object(
         cluster_id: &str,
         crd: &str,
+        project: Option<&str>,
         name: &str,
         namespace: Option<&str>,
     ) -> Result<(), AppError> {
@@ -452,6 +482,7 @@ pub(crate) mod ssr {
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
         let path = object_path(&def, name, namespace)?;
+        check_in_project(&state, &token, cluster_id, &def, project, namespace).await?;
         match state.backend.kube(http::Method::DELETE, &token, cluster_id, &path, None).await {
             Ok((200 | 202 | 404, _)) => {
                 tracing::info!(kind = %def.info.kind, name, namespace = namespace.unwrap_or_default(), "object deleted");
@@ -521,21 +552,80 @@ pub(crate) mod ssr {
         Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
     }
 
+    /// Which of `offered` the user may create the kind in: all of them when the cluster allows
+    /// it in every namespace (one review), else those whose own review allows it. A user may
+    /// create in some namespaces only; the first of the page's is not the one to ask about.
+    async fn creatable(
+        state: &ConsoleState,
+        token: &str,
+        cluster_id: &str,
+        def: &Definition,
+        offered: &[String],
+    ) -> Vec<String> {
+        // A namespaced kind's review without a namespace asks about all namespaces.
+        if may(state, token, cluster_id, def, "create", "", None).await {
+            return offered.to_vec();
+        }
+        let mut creatable = Vec::new();
+        for some in offered.chunks(CREATE_REVIEWS_AT_ONCE) {
+            let reviews: Vec<_> =
+                some.iter().map(|ns| may(state, token, cluster_id, def, "create", "", Some(ns))).collect();
+            let allowed = futures::future::join_all(reviews).await;
+            creatable
+                .extend(some.iter().zip(allowed).filter(|(_, allowed)| *allowed).map(|(ns, _)| ns.clone()));
+        }
+        creatable
+    }
+
+    /// How many namespaces' create reviews run at once (an organization-level page offers every
+    /// namespace of the cluster).
+    const CREATE_REVIEWS_AT_ONCE: usize = 4;
+
+    /// The namespace a create form starts in: `preferred` (the list's filter) when the user may
+    /// create there, else the first they may.
+    pub(super) fn create_namespace(creatable: &[String], preferred: Option<&str>) -> Option<String> {
+        preferred
+            .filter(|p| creatable.iter().any(|n| n == p))
+            .map(str::to_owned)
+            .or_else(|| creatable.first().cloned())
+    }
+
+    /// Why a create form of a namespaced kind is not offered: no namespace on the page, or
+    /// none of them where the user may create.
+    pub(super) fn create_refusal(plural: &str, offered: &[String], creatable: &[String]) -> Option<String> {
+        let place = match offered {
+            [] => return Some("This project has no namespaces to create it in.".to_owned()),
+            _ if !creatable.is_empty() => return None,
+            [only] => format!("in namespace {only}"),
+            _ => "in any namespace of this page".to_owned(),
+        };
+        Some(format!(
+            "You may not create {plural} {place}: the cluster's RBAC for your account does not allow it."
+        ))
+    }
+
     pub async fn form_setup(
         cluster_id: &str,
         crd: &str,
         project: Option<&str>,
         existing: crate::resource_views::api::Existing,
+        preferred_namespace: Option<&str>,
     ) -> Result<crate::resource_views::api::FormSetup, AppError> {
         use crate::resource_views::schema_form::{FormValues, form_for};
         check_cluster(cluster_id)?;
         let (state, token) = user()?;
         let def = definition(&state, &token, cluster_id, crd).await?;
         let spec = form_for(&schema_of(&def), def.info.namespaced);
-        let namespaces = if def.info.namespaced {
+        let offered = if def.info.namespaced {
             namespaces(&state, &token, cluster_id, project).await?
         } else {
             Vec::new()
+        };
+        // A new object may go only where the user may create it.
+        let namespaces = if def.info.namespaced && existing.is_none() {
+            creatable(&state, &token, cluster_id, &def, &offered).await
+        } else {
+            offered.clone()
         };
         let mut form_unavailable = None;
         // A form past its input limit is not drawn: millions of inputs would exhaust the server
@@ -551,16 +641,18 @@ pub(crate) mod ssr {
         let (values, labels, verb, name, ns, loaded) = match &existing {
             Some((name, namespace)) => {
                 let (_, object) =
-                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
+                    read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
+                        .await?;
                 let values = drawable(FormValues::from_object(&spec, &object));
                 (values, labels_text(&object), "update", name.clone(), namespace.clone(), Some(object))
             }
             None => {
                 let mut values = drawable(FormValues::defaults(&spec));
-                if let Some(first) = namespaces.first() {
-                    values.set("metadata.namespace", first.clone());
+                let ns = create_namespace(&namespaces, preferred_namespace);
+                if let Some(ns) = &ns {
+                    values.set("metadata.namespace", ns.clone());
                 }
-                (values, String::new(), "create", String::new(), namespaces.first().cloned(), None)
+                (values, String::new(), "create", String::new(), ns, None)
             }
         };
         let resource_version =
@@ -569,8 +661,9 @@ pub(crate) mod ssr {
             Some(object) => edit_buffer(object),
             None => new_object(&def, &spec, &values),
         });
-        let refusal = if def.info.namespaced && namespaces.is_empty() && existing.is_none() {
-            Some("This project has no namespaces to create it in.".to_owned())
+        let refusal = if def.info.namespaced && existing.is_none() {
+            // The reviews were asked above, one per namespace where needed.
+            create_refusal(&def.info.plural, &offered, &namespaces)
         } else if may(&state, &token, cluster_id, &def, verb, &name, ns.as_deref()).await {
             None
         } else {
@@ -644,7 +737,8 @@ pub(crate) mod ssr {
         let (method, path) = match &existing {
             Some((name, namespace)) => {
                 let (path, original) =
-                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
+                    read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
+                        .await?;
                 object = merge_update(&original, &object);
                 // The version the form was loaded at: a change since is refused (409), not
                 // overwritten.
@@ -816,7 +910,8 @@ pub(crate) mod ssr {
         let (method, path, object, before) = match &existing {
             Some((name, namespace)) => {
                 let (path, live) =
-                    read_object(&state, &token, cluster_id, &def, name, namespace.as_deref()).await?;
+                    read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
+                        .await?;
                 let object = match restore(edited.clone(), &live, resource_version) {
                     Ok(object) => object,
                     Err(message) => return Ok(YamlOutcome::Invalid(message)),
@@ -864,7 +959,8 @@ pub(crate) mod ssr {
             Ok((409, _)) if existing.is_some() => {
                 let (name, namespace) = existing.clone().unwrap_or_default();
                 let (_, live) =
-                    read_object(&state, &token, cluster_id, &def, &name, namespace.as_deref()).await?;
+                    read_object(&state, &token, cluster_id, &def, project, &name, namespace.as_deref())
+                        .await?;
                 Ok(YamlOutcome::Conflict(conflict(loaded, &edited, &live)))
             }
             Ok((status, body)) => {
@@ -930,10 +1026,11 @@ pub struct EventRow {
 pub async fn get_object(
     cluster_id: String,
     crd: String,
+    project: Option<String>,
     name: String,
     namespace: Option<String>,
 ) -> Result<ObjectDetail, AppError> {
-    ssr::get_object(&cluster_id, &crd, &name, namespace.as_deref()).await
+    ssr::get_object(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await
 }
 
 /// Deletes one object (404 counts as done).
@@ -941,10 +1038,11 @@ pub async fn get_object(
 pub async fn delete_object(
     cluster_id: String,
     crd: String,
+    project: Option<String>,
     name: String,
     namespace: Option<String>,
 ) -> Result<(), AppError> {
-    ssr::delete_object(&cluster_id, &crd, &name, namespace.as_deref()).await
+    ssr::delete_object(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await
 }
 
 /// What a generated create or edit form starts from.
@@ -954,7 +1052,8 @@ pub struct FormSetup {
     pub values: super::schema_form::FormValues,
     /// `metadata.labels` as `key=value` lines.
     pub labels: String,
-    /// The namespaces a new object may go to (namespaced kinds).
+    /// The namespaces a new object may go to (namespaced kinds): those of the page where the
+    /// user may create it.
     pub namespaces: Vec<String>,
     /// Why the user may not create or edit here (a SelfSubjectAccessReview said no).
     pub refusal: Option<String>,
@@ -984,15 +1083,17 @@ pub enum SubmitOutcome {
     Conflict,
 }
 
-/// The form for a new object, or for editing `existing`.
+/// The form for a new object, or for editing `existing`; a new object starts in `namespace`
+/// (the list's filter) when the user may create there.
 #[server(endpoint = "form", input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn load_form(
     cluster_id: String,
     crd: String,
     project: Option<String>,
     existing: Existing,
+    namespace: Option<String>,
 ) -> Result<FormSetup, AppError> {
-    ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing).await
+    ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing, namespace.as_deref()).await
 }
 
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
@@ -1114,3 +1215,7 @@ pub struct YamlEdit {
 #[cfg(all(test, feature = "ssr"))]
 #[path = "api_tests.rs"]
 mod tests;
+
+#[cfg(all(test, feature = "ssr"))]
+#[path = "api_scope_tests.rs"]
+mod scope_tests;

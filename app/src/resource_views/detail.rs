@@ -53,6 +53,7 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
             get_object(
                 ctx.scope.cluster_id.clone(),
                 ctx.scope.crd.clone(),
+                ctx.scope.project.clone(),
                 ctx.name.clone(),
                 ctx.namespace.clone(),
             )
@@ -162,7 +163,7 @@ fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> im
     let created = creation_timestamp.unwrap_or_default();
     let (labels, annotations): (Vec<_>, Vec<_>) =
         (labels.into_iter().collect(), annotations.into_iter().collect());
-    let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="break-words">{value}</dd></div> };
+    let row = |label: &'static str, value: AnyView| view! { <div class="py-1"><dt class="text-xs font-medium text-muted">{label}</dt><dd class="min-w-0 wrap-anywhere">{value}</dd></div> };
     view! {
         <section class="card" aria-labelledby="metadata-heading">
             <h2 id="metadata-heading" class="card-title">"Metadata"</h2>
@@ -197,13 +198,13 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
                     let href = format!("{list}?labels={}", crate::plugins::model::encode_segment(&text));
                     let title = format!("{}Show all with {text}", described.unwrap_or_default());
                     view! {
-                        <li class="badge font-mono">
+                        <li class="badge max-w-full font-mono wrap-anywhere">
                             <leptos_router::components::A href=href attr:title=title attr:class="hover:underline">{text}</leptos_router::components::A>
                         </li>
                     }
                     .into_any()
                 }
-                None => view! { <li class="badge font-mono" title=described>{text}</li> }.into_any(),
+                None => view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{text}</li> }.into_any(),
             }
         })
         .collect_view();
@@ -247,7 +248,7 @@ fn fields(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -> An
             view! {
                 <div class="py-1.5" class:sm:col-span-2=wide>
                     <dt class="text-xs font-medium text-muted" title=title>{super::schema_form::label_for(key)}</dt>
-                    <dd class="break-words">
+                    <dd class="min-w-0 wrap-anywhere">
                         {value_view(&field_schema, v, depth + 1, room)}
                         {description.filter(|d| d.len() <= 200).map(|d| view! { <p class="mt-0.5 text-xs text-muted">{d}</p> })}
                     </dd>
@@ -407,7 +408,7 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         let navigate = navigate.clone();
         let list = list.clone();
         leptos::task::spawn_local(async move {
-            match delete_object(c.scope.cluster_id, c.scope.crd, c.name, c.namespace).await {
+            match delete_object(c.scope.cluster_id, c.scope.crd, c.scope.project, c.name, c.namespace).await {
                 Ok(()) => navigate(&list, Default::default()),
                 Err(e) => {
                     error.set(Some(e.to_string()));
@@ -417,21 +418,59 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         });
     };
     let name = ctx.with_value(|c| c.name.clone());
+    // The keyboard follows the dialog: focus goes to Cancel when it opens, Escape cancels,
+    // Tab stays on its two buttons, and focus returns to Delete when it closes.
+    let opener = NodeRef::<leptos::html::Button>::new();
+    let confirm = NodeRef::<leptos::html::Button>::new();
+    let cancel_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move || {
+        if confirming.get()
+            && let Some(cancel) = cancel_button.get()
+        {
+            let _ = cancel.focus();
+        }
+    });
+    let cancel = move || {
+        confirming.set(false);
+        if let Some(opener) = opener.get_untracked() {
+            let _ = opener.focus();
+        }
+    };
+    let keys = move |ev: leptos::ev::KeyboardEvent| match ev.key().as_str() {
+        "Escape" if !busy.get_untracked() => {
+            ev.prevent_default();
+            cancel();
+        }
+        "Tab" => {
+            let (first, last) =
+                if ev.shift_key() { (cancel_button, confirm) } else { (confirm, cancel_button) };
+            let at_edge = last.get_untracked().is_some_and(|last| {
+                let last: &leptos::web_sys::EventTarget = last.as_ref();
+                ev.target().as_ref() == Some(last)
+            });
+            if at_edge && let Some(first) = first.get_untracked() {
+                ev.prevent_default();
+                let _ = first.focus();
+            }
+        }
+        _ => {}
+    };
     view! {
-        <button type="button" class="button-secondary text-danger" on:click=move |_| confirming.set(true)
+        <button type="button" class="button-secondary text-danger" node_ref=opener on:click=move |_| confirming.set(true)
             aria-expanded=move || confirming.get().to_string()>
             "Delete"
         </button>
         <Show when=move || confirming.get()>
-            <div role="alertdialog" aria-labelledby="delete-title" class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
+            <div role="alertdialog" aria-labelledby="delete-title" aria-describedby="delete-warning" on:keydown=keys
+                class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
                 <p id="delete-title" class="font-semibold">{format!("Delete {subject}?")}</p>
-                <p class="mt-1 text-sm">"This cannot be undone."</p>
+                <p id="delete-warning" class="mt-1 text-sm">"This cannot be undone."</p>
                 {move || error.get().map(|e| view! { <p role="alert" class="mt-2 text-sm text-danger">{e}</p> })}
                 <div class="mt-3 flex gap-2">
-                    <button type="button" class="button inline-flex bg-danger" disabled=move || busy.get() on:click=delete.clone()>
+                    <button type="button" class="button inline-flex bg-danger" node_ref=confirm disabled=move || busy.get() on:click=delete.clone()>
                         {format!("Delete {name}")}
                     </button>
-                    <button type="button" class="button-secondary" disabled=move || busy.get() on:click=move |_| confirming.set(false)>
+                    <button type="button" class="button-secondary" node_ref=cancel_button disabled=move || busy.get() on:click=move |_| cancel()>
                         "Cancel"
                     </button>
                 </div>

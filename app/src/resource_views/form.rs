@@ -46,6 +46,8 @@ struct FormState {
 #[component]
 pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     let ctx = context.clone();
+    // `?namespace=`: the list's filter, carried by its Create link.
+    let namespace = use_query_map().read_untracked().get("namespace").filter(|n| !n.is_empty());
     let setup = Resource::new(
         || (),
         move |_| {
@@ -55,6 +57,7 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
                 scope.crd.clone(),
                 scope.project.clone(),
                 ctx.existing.clone(),
+                namespace.clone(),
             )
         },
     );
@@ -426,9 +429,12 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
         .unwrap_or_default();
     let input = if path == "metadata.namespace" && !state.editing {
         let names = state.namespaces.get_value();
+        // Marked as well as set: the server's page (and a page without JavaScript) shows the
+        // namespace the form starts in, which need not be the first.
+        let start = state.values.with_untracked(|v| v.get(&path).to_owned());
         view! {
             <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set>
-                {names.into_iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+                {names.into_iter().map(|n| view! { <option value=n.clone() selected=n == start>{n.clone()}</option> }).collect_view()}
             </select>
         }
         .into_any()

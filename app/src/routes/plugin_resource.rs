@@ -313,7 +313,14 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         kind: (label.clone(), list_href.clone()),
         last: (target.view != ResourceView::List).then(|| heading.clone()),
     };
-    let create_href = paths::create(project, &entry.installation_name, &target.crd);
+    // The list's namespace filter goes along: the form starts in that namespace when the user
+    // may create there. Read from the URL as it changes, so a new filter does not redraw the page.
+    let create_base = paths::create(project, &entry.installation_name, &target.crd);
+    let query = use_query_map();
+    let create_href = move || match query.read().get("namespace").filter(|n| !n.is_empty()) {
+        Some(ns) => format!("{create_base}?namespace={}", crate::plugins::model::encode_segment(&ns)),
+        None => create_base.clone(),
+    };
     let show_create = target.view == ResourceView::List && can_create;
     let title = format!("{heading} · {}", entry.display_name);
     let create_label = format!("Create {}", kind.kind);
@@ -359,7 +366,8 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         <Title text=title />
         {crumbs.render()}
         <div class="mb-4 flex flex-wrap items-center justify-between gap-3">
-            <h1 class="text-2xl font-semibold tracking-tight">{heading}</h1>
+            // A name may be 253 characters without a break: it wraps anywhere, not past the page.
+            <h1 class="min-w-0 text-2xl font-semibold tracking-tight wrap-anywhere">{heading}</h1>
             <div class="flex flex-wrap items-center gap-2">
                 {switch.map(|(href, label)| view! { <A href=href attr:class="button-secondary">{label}</A> })}
                 {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
@@ -398,7 +406,7 @@ impl Breadcrumbs {
                     <li>{self.plugin}</li>
                     {sep()}
                     {kind}
-                    {self.last.map(|last| view! { {sep()} <li aria-current="page" class="text-ink">{last}</li> })}
+                    {self.last.map(|last| view! { {sep()} <li aria-current="page" class="min-w-0 text-ink wrap-anywhere">{last}</li> })}
                 </ol>
             </nav>
         }
@@ -456,6 +464,22 @@ fn CustomPage(
         can_create,
         drawn_for: DrawnFor::of(&session),
     };
+    // Inside a project, an object's page opens only in one of the project's namespaces, as its
+    // list and the generated views do: `?ns=` of another project's is refused, not framed.
+    let outside = target.project.clone().zip(target.object.as_ref().and_then(|o| o.namespace.clone()));
+    if let Some((project, ns)) = outside.filter(|_| kind.namespaced && target.view == ResourceView::Detail) {
+        let list =
+            Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, Some(p)));
+        return when_loaded("Loading namespaces…", list, move |names| {
+            if names.contains(&ns) {
+                view! { <PluginFrame spec=spec.clone() /> }.into_any()
+            } else {
+                let error = AppError::Invalid(format!("The namespace {ns:?} is not one this page shows."));
+                view! { <ErrorView error /> }.into_any()
+            }
+        })
+        .into_any();
+    }
     // A create page in a project gets the project's namespaces (seed: "Create views in a
     // project"). At organization level it gets none: the user's list of every namespace of the
     // cluster is more than the plugin's own rights would show it.
