@@ -17,7 +17,7 @@ pub mod table;
 
 pub use error::SettingsError;
 pub use file::load_file;
-pub use layer::{Key, Layer, Source};
+pub use layer::{Key, Layer, Source, ValueKind};
 pub use resolve::{
     AuditViewSettings, ClusterSettings, FgaSettings, Mode, OidcSettings, ScaleSettings, ServiceListen,
     ServiceUrls, Settings, resolve,

@@ -461,6 +461,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_key_kind_agrees_with_its_value_name() {
+        // The settings file accepts bare numbers and booleans by the key's kind; a new
+        // number or flag setting must say so there too.
+        for spec in &SPECS {
+            let expected = match spec.value_name {
+                "N" | "HOURS" => crate::ValueKind::Number,
+                "BOOL" => crate::ValueKind::Flag,
+                _ => crate::ValueKind::Text,
+            };
+            assert_eq!(spec.key.kind(), expected, "{}", spec.flag);
+        }
+    }
+
+    #[test]
     fn entry_i_is_the_key_with_discriminant_i_and_every_spelling_is_unique() {
         for (i, s) in SPECS.iter().enumerate() {
             assert_eq!(s.key as usize, i, "{s:?}");
