@@ -140,6 +140,7 @@ fn health_routes<S: Clone + Send + Sync + 'static>(
 pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackError> {
     use fundament_settings::Key;
     check_site(&settings)?;
+    settings.check_plugin_sdk()?;
     let hint = format!("--{} or {}", Key::ConsoleListen.flag(), Key::ConsoleListen.env());
     let listener = crate::listen::bind("console", settings.console_listen, hint).await?;
     let sessions = crate::console_auth::AuthnSessions::new(

@@ -57,6 +57,15 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         settings.directory = Some(path);
     }
     console::check_site(&settings)?;
+    // Paths the stack would otherwise find missing only when asked for them (an SDK file that
+    // answers 404, a state file no write reaches): refused now, naming the setting.
+    settings.check_plugin_sdk()?;
+    if matches!(settings.mode, Mode::Mock | Mode::Sandbox) {
+        settings.check_fixtures_dir()?;
+    }
+    if settings.mode == Mode::Mock {
+        settings.check_state_file()?;
+    }
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     // Two stops: the services drain first (they are the cluster's and the runtimes' clients,
     // and their in-flight requests need both), then the cluster and the runtimes stop.

@@ -17,6 +17,8 @@ pub enum StackError {
     Listen(#[from] ListenError),
     #[error(transparent)]
     Site(#[from] crate::console::SiteMissing),
+    #[error(transparent)]
+    Settings(#[from] fundament_settings::SettingsError),
 }
 
 fn hint(key: Key) -> String {
@@ -196,6 +198,7 @@ pub async fn plugin_proxy(
     store: Arc<dyn fundament_shared_store::SharedStore>,
     faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
+    settings.check_plugin_sdk()?;
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());

@@ -151,7 +151,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_STATE_FILE",
         "cluster.state-file",
         "PATH",
-        "Keep the embedded cluster's objects in this file across restarts",
+        "Keep the embedded cluster's objects in this file across restarts; its directory must exist",
         "none (memory only)",
     ),
     spec(
@@ -169,7 +169,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_FIXTURES_DIR",
         "cluster.fixtures-dir",
         "DIR",
-        "Cluster-wide fixtures (YAML)",
+        "Cluster-wide fixtures (YAML); the directory must exist",
         "`fixtures/cluster`",
     ),
     spec(
@@ -259,7 +259,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_PLUGIN_SDK_DIR",
         "plugin-proxy.sdk-dir",
         "DIR",
-        "The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at /plugin-ui/",
+        "The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at /plugin-ui/; a directory without plugin-sdk.min.js, plugin-sdk.css and plugin-sdk.d.ts is refused at start",
         "`plugin-sdk`",
     ),
     spec(
