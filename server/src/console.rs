@@ -155,7 +155,7 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
             .layer(axum::middleware::from_fn(crate::middleware::server_timing));
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     let bound = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
-    bound.serve(crate::dev::shutdown_signal()).await;
+    bound.serve(crate::signal::shutdown_signal()).await;
     Ok(())
 }
 
