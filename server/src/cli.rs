@@ -410,6 +410,9 @@ fn run_cluster(args: &SettingsArgs) -> ExitCode {
         Ok((settings, _)) => settings,
         Err(error) => return usage_error(&error),
     };
+    if let Err(error) = settings.check_fixtures_dir().and_then(|()| settings.check_state_file()) {
+        return usage_error(&error);
+    }
     run_to_end(crate::cluster::run(settings))
 }
 

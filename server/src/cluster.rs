@@ -29,7 +29,7 @@ pub async fn start(settings: &Settings) -> Result<Running, StartError> {
 /// Services (as `fundament dev` runs them), until SIGINT or SIGTERM; so plugin-proxy replicas of
 /// their own reach the pages through its service proxy.
 pub async fn run(settings: Settings) -> Result<(), StartError> {
-    let shutdown = crate::dev::shutdown_signal();
+    let shutdown = crate::signal::shutdown_signal();
     let running = start(&settings).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     match crate::plugins::start_runtimes(&running.definitions.0, fundament_seed::ORGANIZATION, stopped, None)

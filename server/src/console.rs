@@ -140,6 +140,7 @@ fn health_routes<S: Clone + Send + Sync + 'static>(
 pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackError> {
     use fundament_settings::Key;
     check_site(&settings)?;
+    settings.check_plugin_sdk()?;
     let hint = format!("--{} or {}", Key::ConsoleListen.flag(), Key::ConsoleListen.env());
     let listener = crate::listen::bind("console", settings.console_listen, hint).await?;
     let sessions = crate::console_auth::AuthnSessions::new(
@@ -154,7 +155,7 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
             .layer(axum::middleware::from_fn(crate::middleware::server_timing));
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     let bound = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
-    bound.serve(crate::dev::shutdown_signal()).await;
+    bound.serve(crate::signal::shutdown_signal()).await;
     Ok(())
 }
 

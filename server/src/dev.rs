@@ -48,7 +48,7 @@ fn hint(key: Key) -> String {
 
 /// Starts the stack and serves until SIGINT or SIGTERM.
 pub async fn run(mut settings: Settings) -> Result<(), DevError> {
-    let shutdown = shutdown_signal();
+    let shutdown = crate::signal::shutdown_signal();
     if settings.mode != Mode::Mock && settings.directory.is_none() {
         // The development stack's users and clusters, as a file: real and sandbox clusters
         // get the same demo users as mock mode unless told otherwise.
@@ -57,6 +57,15 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         settings.directory = Some(path);
     }
     console::check_site(&settings)?;
+    // Paths the stack would otherwise find missing only when asked for them (an SDK file that
+    // answers 404, a state file no write reaches): refused now, naming the setting.
+    settings.check_plugin_sdk()?;
+    if matches!(settings.mode, Mode::Mock | Mode::Sandbox) {
+        settings.check_fixtures_dir()?;
+    }
+    if settings.mode == Mode::Mock {
+        settings.check_state_file()?;
+    }
     let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
     // Two stops: the services drain first (they are the cluster's and the runtimes' clients,
     // and their in-flight requests need both), then the cluster and the runtimes stop.
@@ -161,30 +170,6 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
     // The banner is the command's output, not a log line: it goes to stderr so
     // stdout stays a clean stream of JSON logs when redirected.
     let _ = std::io::stderr().write_all(text.as_bytes());
-}
-
-/// SIGTERM or Ctrl-C (SIGINT): handled from the moment this is called, not from its first
-/// poll, so a signal that arrives while the stack is still starting is not the default action
-/// (an abrupt exit without a drain) but a graceful stop once it is up. Call it before binding.
-pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
-    use tokio::signal::unix::{SignalKind, signal};
-    let terminate = signal(SignalKind::terminate());
-    let interrupt = signal(SignalKind::interrupt());
-    async move {
-        let received = |registered: std::io::Result<tokio::signal::unix::Signal>| async move {
-            match registered {
-                Ok(mut signal) => {
-                    signal.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            () = received(terminate) => {},
-            () = received(interrupt) => {},
-        }
-        tracing::info!("shutting down");
-    }
 }
 
 /// What the stack runs against, and the plugin runtimes it started for it.

@@ -37,7 +37,7 @@ fn shoot_cluster(settings: &Settings, name: &str) -> ClusterConfig {
 }
 
 pub async fn run(settings: Settings) -> Result<(), GardenError> {
-    let shutdown = crate::dev::shutdown_signal();
+    let shutdown = crate::signal::shutdown_signal();
     let directory = crate::services::directory(&settings)?.current();
     let mut shoots = Vec::new();
     for c in &directory.clusters {

@@ -16,6 +16,7 @@ pub mod middleware;
 pub mod plugins;
 pub mod sandbox;
 pub mod services;
+pub mod signal;
 pub mod stack;
 
 /// The stack's state directory: `--state-dir`, else `$XDG_STATE_HOME/fundament`

@@ -17,6 +17,8 @@ pub enum StackError {
     Listen(#[from] ListenError),
     #[error(transparent)]
     Site(#[from] crate::console::SiteMissing),
+    #[error(transparent)]
+    Settings(#[from] fundament_settings::SettingsError),
 }
 
 fn hint(key: Key) -> String {
@@ -196,6 +198,7 @@ pub async fn plugin_proxy(
     store: Arc<dyn fundament_shared_store::SharedStore>,
     faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
+    settings.check_plugin_sdk()?;
     let listener =
         listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
@@ -291,15 +294,54 @@ pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackEr
         }
         Service::Console => return crate::console::run_alone(settings).await,
     };
-    let service = service.name();
-    tracing::info!(service, addr = ?bound.listener.local_addr().ok(), "listening");
-    bound.serve(crate::dev::shutdown_signal()).await;
+    log_listening(service.name(), &bound.listener);
+    bound.serve(crate::signal::shutdown_signal()).await;
     Ok(())
+}
+
+/// The `listening` line: the address itself (`127.0.0.1:8081`), which an operator or a script
+/// reads the port from.
+fn log_listening(service: &str, listener: &tokio::net::TcpListener) {
+    match listener.local_addr() {
+        Ok(addr) => tracing::info!(service, %addr, "listening"),
+        Err(error) => tracing::info!(service, %error, "listening (its address is unknown)"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_listening_line_gives_the_address_itself() {
+        let buffer = Buffer::default();
+        let lines = buffer.clone();
+        let sub = fundament_telemetry::subscriber(
+            fundament_telemetry::LogFormat::Json,
+            tracing_subscriber::EnvFilter::new("info"),
+            move || lines.clone(),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tracing::subscriber::with_default(sub, || log_listening("authn", &listener));
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(json["addr"], addr.to_string(), "{text}");
+        assert_eq!(json["service"], "authn", "{text}");
+    }
 
     /// A service's last writes run after it stopped serving, before `serve` returns (and the
     /// process with it).

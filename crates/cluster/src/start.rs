@@ -82,8 +82,20 @@ pub enum StartError {
     Install { plugin: String, detail: String },
     #[error("garden: cannot write {what}: {detail}")]
     Garden { what: String, detail: String },
-    #[error("embedded cluster: cannot listen on {addr}: {source}")]
+    /// Worded as the other services' (server/src/listen.rs): the port, and the setting that moves it.
+    #[error(
+        "embedded cluster cannot listen on {addr}: {} (set --cluster-listen or FUNDAMENT_CLUSTER_LISTEN)",
+        bind_reason(.addr, .source)
+    )]
     Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+fn bind_reason(addr: &SocketAddr, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::AddrInUse {
+        format!("port {} is already in use", addr.port())
+    } else {
+        error.to_string()
+    }
 }
 
 /// A started cluster.
@@ -332,4 +344,37 @@ pub fn kubeconfig_from_state(
             })?,
     };
     Ok(kubeconfig::admin(url, &ca, &token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_taken_port_names_the_port_and_the_setting() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = ClusterConfig {
+            listen: addr,
+            public_url: String::new(),
+            state_dir: dir.path().join("state"),
+            state_file: None,
+            admin_token: None,
+            fixtures_dir: dir.path().join("fixtures"),
+            plugin_dirs: Vec::new(),
+            development_plugin_dirs: Vec::new(),
+            organization: "acme-corp".into(),
+            faults: None,
+        };
+        let Err(error) = start(config).await else { panic!("started on a taken port") };
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "embedded cluster cannot listen on {addr}: port {} is already in use \
+                 (set --cluster-listen or FUNDAMENT_CLUSTER_LISTEN)",
+                addr.port()
+            )
+        );
+    }
 }

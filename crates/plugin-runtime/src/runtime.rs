@@ -78,7 +78,8 @@ impl Runtime {
     /// Reports a phase and a human-readable message, shown on the PluginInstallation.
     /// It does not change readiness.
     pub fn set_status(&self, phase: Phase, message: &str) {
-        tracing::info!(phase = ?phase, message, "plugin status");
+        // Not `message`: that is the event's own field, and a JSON line would carry the key twice.
+        tracing::info!(phase = ?phase, status_message = message, "plugin status");
         let mut status = self.inner.status.write().unwrap_or_else(PoisonError::into_inner);
         *status = Status { phase, message: message.to_owned() };
     }
@@ -139,6 +140,40 @@ mod tests {
         assert_eq!(rt.status().phase, Phase::Degraded);
         assert_eq!(rt.status().message, "webhook unreachable");
         assert!(!rt.is_ready());
+    }
+
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_status_line_has_each_key_once() {
+        let buffer = Buffer::default();
+        let lines = buffer.clone();
+        let sub = fundament_telemetry::subscriber(
+            fundament_telemetry::LogFormat::Json,
+            tracing_subscriber::EnvFilter::new("info"),
+            move || lines.clone(),
+        );
+        tracing::subscriber::with_default(sub, || {
+            runtime().set_status(Phase::Degraded, "webhook unreachable")
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let line = text.lines().next().unwrap_or_else(|| panic!("no line: {text}"));
+        assert_eq!(line.matches("\"message\":").count(), 1, "{line}");
+        let json: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(json["message"], "plugin status", "{line}");
+        assert_eq!(json["status_message"], "webhook unreachable", "{line}");
+        assert_eq!(json["phase"], "Degraded", "{line}");
     }
 
     #[test]

@@ -18,6 +18,19 @@ pub enum SettingsError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A path setting names what is not there (checked where a command needs it).
+    #[error(
+        "{key} {path}: {problem} (set --{flag} or {env})",
+        key = .key.describe(), path = .path.display(), flag = .key.flag(), env = .key.env()
+    )]
+    Missing {
+        /// The setting.
+        key: Key,
+        /// The path it gives.
+        path: PathBuf,
+        /// What is not there.
+        problem: String,
+    },
     /// The settings file could not be read.
     #[error("cannot read settings file {}: {reason}", .path.display())]
     Unreadable {

@@ -126,6 +126,15 @@ impl Key {
         matches!(self, Key::ClusterAdminToken | Key::SharedStore)
     }
 
+    /// What kind of value it takes, which decides what the settings file may write bare.
+    pub fn kind(self) -> ValueKind {
+        match self {
+            Key::AuditViewEntries | Key::AuditViewHours => ValueKind::Number,
+            Key::AllowInsecureKubeconfig => ValueKind::Flag,
+            _ => ValueKind::Text,
+        }
+    }
+
     /// How error messages name the setting.
     pub fn describe(self) -> String {
         match self {
@@ -141,6 +150,18 @@ impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.flag())
     }
+}
+
+/// What a setting's value is. All three sources hand it over as text (a flag's or a variable's
+/// text, or a file value turned into that text) and one parser per setting judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A whole number: the file may write `5` as well as `"5"`.
+    Number,
+    /// `true` or `false`: the file may write them bare as well as quoted.
+    Flag,
+    /// Anything else: the file writes a string.
+    Text,
 }
 
 /// Where a value came from.

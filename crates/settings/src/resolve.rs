@@ -123,6 +123,61 @@ impl Settings {
     }
 }
 
+/// The files the console (`/plugin-ui/`) and plugin-proxy (`/plugins/sdk/v1/`) serve from
+/// `--plugin-sdk-dir`; the script is served minified.
+pub const PLUGIN_SDK_FILES: [&str; 3] = ["plugin-sdk.min.js", "plugin-sdk.css", "plugin-sdk.d.ts"];
+
+impl Settings {
+    /// For the commands that serve the plugin SDK (the console, plugin-proxy, `dev`): its files
+    /// are there. Without them every plugin page loses its SDK while every `/readyz` says ready,
+    /// so a wrong directory stops the command at start instead.
+    pub fn check_plugin_sdk(&self) -> Result<(), SettingsError> {
+        let dir = &self.cluster.plugin_sdk_dir;
+        require_directory(Key::PluginSdkDir, dir)?;
+        match PLUGIN_SDK_FILES.iter().find(|file| !dir.join(file).is_file()) {
+            Some(file) => Err(missing(Key::PluginSdkDir, dir, format!("no {file} in that directory"))),
+            None => Ok(()),
+        }
+    }
+
+    /// For the commands that seed a cluster from the fixtures (`cluster`, `dev` in mock and
+    /// sandbox mode): the directory is there. A missing one would seed nothing, and the first
+    /// error would be about something else.
+    pub fn check_fixtures_dir(&self) -> Result<(), SettingsError> {
+        require_directory(Key::FixturesDir, &self.cluster.fixtures_dir)
+    }
+
+    /// For the commands that run the embedded cluster: the state file's directory is there (the
+    /// file itself is made at start). Without it the cluster would start and refuse every write.
+    pub fn check_state_file(&self) -> Result<(), SettingsError> {
+        let Some(file) = &self.cluster.state_file else {
+            return Ok(());
+        };
+        // A bare file name lives in the working directory, which exists.
+        let parent = file.parent().filter(|p| !p.as_os_str().is_empty());
+        match parent {
+            Some(dir) if !dir.is_dir() => {
+                Err(missing(Key::StateFile, file, format!("its directory {} does not exist", dir.display())))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn missing(key: Key, path: &std::path::Path, problem: String) -> SettingsError {
+    SettingsError::Missing { key, path: path.to_owned(), problem }
+}
+
+fn require_directory(key: Key, dir: &std::path::Path) -> Result<(), SettingsError> {
+    if dir.is_dir() {
+        Ok(())
+    } else if dir.exists() {
+        Err(missing(key, dir, "not a directory".to_owned()))
+    } else {
+        Err(missing(key, dir, "no such directory".to_owned()))
+    }
+}
+
 /// OpenID Connect sign-in. The client secret itself is read from its file by the service that
 /// needs it (authn), so it never sits in the settings of the others.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -803,5 +858,76 @@ mod tests {
         assert_eq!(env.get(Key::Mode), None);
         let env = Layer::from_env(|name| (name == "FUNDAMENT_MODE").then(|| "real".to_owned()));
         assert_eq!(env.get(Key::Mode), Some("real"));
+    }
+
+    fn with_paths(paths: &[(Key, &std::path::Path)]) -> Settings {
+        let mut flags = Layer::new(Source::Flag);
+        for (key, path) in paths {
+            flags.set(*key, path.to_str().unwrap());
+        }
+        resolve(&[&flags]).unwrap()
+    }
+
+    #[test]
+    fn a_plugin_sdk_dir_without_the_sdk_is_refused_naming_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nonexistent");
+        let err = with_paths(&[(Key::PluginSdkDir, &missing)]).check_plugin_sdk().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "plugin sdk dir {}: no such directory (set --plugin-sdk-dir or FUNDAMENT_PLUGIN_SDK_DIR)",
+                missing.display()
+            )
+        );
+        let settings = with_paths(&[(Key::PluginSdkDir, dir.path())]);
+        let err = settings.check_plugin_sdk().unwrap_err().to_string();
+        assert!(err.contains("no plugin-sdk.min.js in that directory"), "{err}");
+        for file in PLUGIN_SDK_FILES {
+            std::fs::write(dir.path().join(file), "").unwrap();
+        }
+        settings.check_plugin_sdk().unwrap();
+        // The checkout's own SDK passes.
+        with_paths(&[(Key::PluginSdkDir, &crate::checkout::repo().join("plugin-sdk"))])
+            .check_plugin_sdk()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_missing_fixtures_dir_is_refused_naming_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nonexistent");
+        let err = with_paths(&[(Key::FixturesDir, &missing)]).check_fixtures_dir().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "fixtures dir {}: no such directory (set --fixtures-dir or FUNDAMENT_FIXTURES_DIR)",
+                missing.display()
+            )
+        );
+        let file = dir.path().join("file.yaml");
+        std::fs::write(&file, "").unwrap();
+        let err = with_paths(&[(Key::FixturesDir, &file)]).check_fixtures_dir().unwrap_err().to_string();
+        assert!(err.contains("not a directory"), "{err}");
+        with_paths(&[(Key::FixturesDir, dir.path())]).check_fixtures_dir().unwrap();
+    }
+
+    #[test]
+    fn a_state_file_in_a_missing_directory_is_refused_naming_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("missing-dir/cl.state");
+        let err = with_paths(&[(Key::StateFile, &file)]).check_state_file().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "state file {}: its directory {} does not exist (set --state-file or FUNDAMENT_STATE_FILE)",
+                file.display(),
+                dir.path().join("missing-dir").display()
+            )
+        );
+        // The file itself need not exist yet; no state file, or a bare name, is fine too.
+        with_paths(&[(Key::StateFile, &dir.path().join("cl.state"))]).check_state_file().unwrap();
+        with_paths(&[(Key::StateFile, std::path::Path::new("cl.state"))]).check_state_file().unwrap();
+        resolve(&[]).unwrap().check_state_file().unwrap();
     }
 }

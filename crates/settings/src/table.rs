@@ -151,7 +151,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_STATE_FILE",
         "cluster.state-file",
         "PATH",
-        "Keep the embedded cluster's objects in this file across restarts",
+        "Keep the embedded cluster's objects in this file across restarts; its directory must exist",
         "none (memory only)",
     ),
     spec(
@@ -169,7 +169,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_FIXTURES_DIR",
         "cluster.fixtures-dir",
         "DIR",
-        "Cluster-wide fixtures (YAML)",
+        "Cluster-wide fixtures (YAML); the directory must exist",
         "`fixtures/cluster`",
     ),
     spec(
@@ -259,7 +259,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_PLUGIN_SDK_DIR",
         "plugin-proxy.sdk-dir",
         "DIR",
-        "The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at /plugin-ui/",
+        "The plugin SDK's files, served by plugin-proxy at /plugins/sdk/v1/ and by the console at /plugin-ui/; a directory without plugin-sdk.min.js, plugin-sdk.css and plugin-sdk.d.ts is refused at start",
         "`plugin-sdk`",
     ),
     spec(
@@ -459,6 +459,20 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_kind_agrees_with_its_value_name() {
+        // The settings file accepts bare numbers and booleans by the key's kind; a new
+        // number or flag setting must say so there too.
+        for spec in &SPECS {
+            let expected = match spec.value_name {
+                "N" | "HOURS" => crate::ValueKind::Number,
+                "BOOL" => crate::ValueKind::Flag,
+                _ => crate::ValueKind::Text,
+            };
+            assert_eq!(spec.key.kind(), expected, "{}", spec.flag);
+        }
+    }
 
     #[test]
     fn entry_i_is_the_key_with_discriminant_i_and_every_spelling_is_unique() {

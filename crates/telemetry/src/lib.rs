@@ -47,8 +47,7 @@ impl LogFormat {
 
 /// Installs the global subscriber writing to stdout (services). Call once, first thing in `main`.
 pub fn init(format: LogFormat) {
-    // A second init (tests that call main's helpers twice) keeps the first subscriber.
-    let _ = subscriber(format, default_filter(), std::io::stdout).try_init();
+    install(format, std::io::stdout);
 }
 
 /// Installs the global subscriber writing to stderr, for commands whose stdout is their answer
@@ -56,11 +55,65 @@ pub fn init(format: LogFormat) {
 /// JSON unless stderr is a terminal.
 pub fn init_stderr() {
     let format = if std::io::stderr().is_terminal() { LogFormat::Pretty } else { LogFormat::Json };
-    let _ = subscriber(format, default_filter(), std::io::stderr).try_init();
+    install(format, std::io::stderr);
 }
 
-fn default_filter() -> EnvFilter {
-    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
+/// The variable whose filter replaces [`DEFAULT_FILTER`].
+pub const FILTER_VARIABLE: &str = "RUST_LOG";
+
+fn install<W>(format: LogFormat, writer: W)
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let (filter, invalid) = filter_of(std::env::var(FILTER_VARIABLE));
+    // A second init (tests that call main's helpers twice) keeps the first subscriber, and
+    // the first one has said what was wrong with the variable already.
+    if subscriber(format, filter, writer).try_init().is_ok()
+        && let Some(invalid) = invalid
+    {
+        invalid.log();
+    }
+}
+
+/// `RUST_LOG`'s filter when it is set and valid, else the default. A value that is set but not
+/// a filter is reported (once the subscriber is installed: before, the warning would go
+/// nowhere) rather than silently replaced, which would leave the operator wondering why their
+/// filter has no effect.
+fn filter_of(value: Result<String, std::env::VarError>) -> (EnvFilter, Option<InvalidFilter>) {
+    let default = || EnvFilter::new(DEFAULT_FILTER);
+    match value {
+        Err(std::env::VarError::NotPresent) => (default(), None),
+        Err(std::env::VarError::NotUnicode(raw)) => (
+            default(),
+            Some(InvalidFilter {
+                value: raw.to_string_lossy().into_owned(),
+                reason: "not valid UTF-8".to_owned(),
+            }),
+        ),
+        Ok(value) => match EnvFilter::builder().parse(&value) {
+            Ok(filter) => (filter, None),
+            Err(error) => (default(), Some(InvalidFilter { value, reason: error.to_string() })),
+        },
+    }
+}
+
+/// A `RUST_LOG` that is not a filter, and why.
+#[derive(Debug)]
+struct InvalidFilter {
+    value: String,
+    reason: String,
+}
+
+impl InvalidFilter {
+    fn log(&self) {
+        tracing::warn!(
+            variable = FILTER_VARIABLE,
+            value = %self.value,
+            reason = %self.reason,
+            default = DEFAULT_FILTER,
+            "{FILTER_VARIABLE} is not a valid log filter: using the default filter"
+        );
+    }
 }
 
 /// The subscriber [`init`] installs, writing to `writer`.
@@ -284,6 +337,34 @@ mod tests {
         assert_eq!(lines.len(), 1, "one line for the first 503, none for the reported one: {text}");
         assert!(lines[0].contains("\"level\":\"WARN\"") && lines[0].contains("request failed"), "{text}");
         assert!(lines[0].contains("\"path\":\"/down\""), "{text}");
+    }
+
+    #[test]
+    fn an_invalid_rust_log_is_named_once_and_the_default_used() {
+        let (filter, invalid) = filter_of(Ok("not a=valid[filter".to_owned()));
+        assert_eq!(filter.to_string(), EnvFilter::new(DEFAULT_FILTER).to_string());
+        let invalid = invalid.expect("the value is not a filter");
+        let buffer = Buffer::default();
+        let sub = subscriber(LogFormat::Json, filter, buffer.clone());
+        tracing::subscriber::with_default(sub, || invalid.log());
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        let json: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(json["level"], "WARN", "{text}");
+        assert_eq!(json["variable"], "RUST_LOG", "{text}");
+        assert_eq!(json["value"], "not a=valid[filter", "{text}");
+        assert!(json["reason"].as_str().is_some_and(|r| !r.is_empty()), "{text}");
+        assert!(json["message"].as_str().unwrap().contains("RUST_LOG is not a valid log filter"), "{text}");
+    }
+
+    #[test]
+    fn an_unset_or_valid_rust_log_says_nothing() {
+        let (filter, invalid) = filter_of(Err(std::env::VarError::NotPresent));
+        assert!(invalid.is_none());
+        assert_eq!(filter.to_string(), EnvFilter::new(DEFAULT_FILTER).to_string());
+        let (filter, invalid) = filter_of(Ok("debug,hyper=warn".to_owned()));
+        assert!(invalid.is_none());
+        assert_eq!(filter.to_string(), EnvFilter::new("debug,hyper=warn").to_string());
     }
 
     async fn boom() -> &'static str {

@@ -71,8 +71,20 @@ fn busy_port_names_port_and_service() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let site = fake_site();
-    let output =
-        fundament(&["dev", "--console-listen", &addr, "--site-root", site.path().to_str().unwrap()], &[]);
+    let (sdk, fixtures) = checkout_paths();
+    let site = site.path().to_str().unwrap();
+    let args = [
+        "dev",
+        "--console-listen",
+        &addr,
+        "--site-root",
+        site,
+        "--plugin-sdk-dir",
+        &sdk,
+        "--fixtures-dir",
+        &fixtures,
+    ];
+    let output = fundament(&args, &[]);
     let err = one_line_error(&output);
     let port = addr.rsplit(':').next().unwrap();
     assert_eq!(
@@ -80,6 +92,53 @@ fn busy_port_names_port_and_service() {
         format!(
             "fundament: console cannot listen on {addr}: port {port} is already in use (set --console-listen or FUNDAMENT_CONSOLE_LISTEN)"
         )
+    );
+}
+
+/// The checkout's plugin SDK and cluster fixtures (the tests run away from the checkout, where
+/// the relative defaults name nothing).
+fn checkout_paths() -> (String, String) {
+    let repo = crate::checkout::repo();
+    let path = |p: &str| repo.join(p).to_str().unwrap().to_owned();
+    (path("plugin-sdk"), path("fixtures/cluster"))
+}
+
+#[test]
+fn a_missing_plugin_sdk_dir_is_refused_at_start() {
+    let site = fake_site();
+    let site = site.path().to_str().unwrap();
+    let err =
+        one_line_error(&fundament(&["dev", "--site-root", site, "--plugin-sdk-dir", "/nonexistent"], &[]));
+    assert_eq!(
+        err,
+        "fundament: plugin sdk dir /nonexistent: no such directory (set --plugin-sdk-dir or FUNDAMENT_PLUGIN_SDK_DIR)"
+    );
+}
+
+#[test]
+fn a_missing_fixtures_dir_is_refused_at_start() {
+    let site = fake_site();
+    let site = site.path().to_str().unwrap();
+    let (sdk, _) = checkout_paths();
+    let args = ["dev", "--site-root", site, "--plugin-sdk-dir", &sdk, "--fixtures-dir", "/nonexistent"];
+    let err = one_line_error(&fundament(&args, &[]));
+    assert_eq!(
+        err,
+        "fundament: fixtures dir /nonexistent: no such directory (set --fixtures-dir or FUNDAMENT_FIXTURES_DIR)"
+    );
+    let err = one_line_error(&fundament(&["cluster", "--fixtures-dir", "/nonexistent"], &[]));
+    assert!(err.contains("fixtures dir /nonexistent: no such directory"), "{err}");
+}
+
+#[test]
+fn a_state_file_in_a_missing_directory_is_refused_at_start() {
+    let (_, fixtures) = checkout_paths();
+    let args = ["cluster", "--fixtures-dir", &fixtures, "--state-file", "/nonexistent-dir/cl.state"];
+    let err = one_line_error(&fundament(&args, &[]));
+    assert_eq!(
+        err,
+        "fundament: state file /nonexistent-dir/cl.state: its directory /nonexistent-dir does not exist \
+         (set --state-file or FUNDAMENT_STATE_FILE)"
     );
 }
 
