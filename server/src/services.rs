@@ -368,7 +368,10 @@ pub fn authn_state(
         installations: Arc::new(ClusterInstallations(clusters)),
         revocations,
         config: AuthnConfig {
-            mock: dev_sign_in,
+            dev_sign_in,
+            // The fault switches break things on purpose: mock mode only, even where the seed
+            // users may sign in (sandbox and real mode without a provider).
+            fault_switches: settings.mode == Mode::Mock,
             users: if dev_sign_in { dev_users(&*directory(settings)?) } else { Vec::new() },
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
