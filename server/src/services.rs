@@ -538,6 +538,21 @@ mod tests {
         );
     }
 
+    /// An IP address as plugin-proxy's URL stops start-up naming the setting, in every form the
+    /// URL parser reads as one (it normalises them all to a dotted quad).
+    #[test]
+    fn an_ip_address_as_the_plugin_proxy_url_stops_start_up_naming_the_setting() {
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        for ip in ["http://127.0.0.1:46082", "http://2130706433", "http://127.1", "http://[::1]:8082"] {
+            settings.urls.plugin_proxy = url::Url::parse(ip).unwrap();
+            let message = plugin_origins(&settings).unwrap_err().to_string();
+            assert!(message.contains("needs a host name, not an IP address"), "{ip}: {message}");
+            assert!(message.contains("--plugin-proxy-url or FUNDAMENT_PLUGIN_PROXY_URL"), "{ip}: {message}");
+        }
+        settings.urls.plugin_proxy = url::Url::parse("http://localhost:46082").unwrap();
+        assert!(plugin_origins(&settings).is_ok());
+    }
+
     #[test]
     fn dev_sign_in_is_offered_in_mock_mode_and_elsewhere_only_without_a_provider() {
         let mut settings = fundament_settings::resolve(&[]).unwrap();
