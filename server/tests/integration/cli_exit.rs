@@ -136,6 +136,23 @@ fn tokens_are_printed_in_mock_mode_only_for_known_users() {
         &[],
     ));
     assert!(err.contains("invalid --ttl"), "{err}");
+    // Past the lifetime (and past i64 once multiplied): refused, not an already expired token.
+    let out = fundament(
+        &[
+            "token",
+            "user",
+            "--email",
+            "alice@acme-corp.com",
+            "--ttl",
+            "9999999999999999h",
+            "--state-dir",
+            state,
+        ],
+        &[],
+    );
+    assert!(!out.status.success() && out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = one_line_error(&out);
+    assert!(err.contains("a UserToken lives at most 8h"), "{err}");
 }
 
 /// A command whose answer is its stdout (here a PluginToken) writes its log lines to stderr:
