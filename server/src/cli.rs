@@ -84,7 +84,8 @@ enum TokenCommand {
         /// A seed user's email.
         #[arg(long)]
         email: String,
-        /// Lifetime such as 8h or 15m; a negative one gives an expired token (for tests).
+        /// Lifetime such as 8h (the default and the longest a UserToken lives) or 15m; a negative
+        /// one gives an expired token (for tests).
         #[arg(long, allow_hyphen_values = true)]
         ttl: Option<String>,
         #[command(flatten)]
@@ -101,7 +102,8 @@ enum TokenCommand {
         /// The installation name, e.g. acme-corp--cert-manager.
         #[arg(long)]
         installation: String,
-        /// Lifetime such as 15m (the default); a negative one gives an expired token (for tests).
+        /// Lifetime such as 15m (the default and the longest a PluginToken lives) or 5m; a
+        /// negative one gives an expired token (for tests).
         #[arg(long, allow_hyphen_values = true)]
         ttl: Option<String>,
         #[command(flatten)]

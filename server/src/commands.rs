@@ -16,6 +16,15 @@ pub enum CommandError {
     UnknownUser(String),
     #[error("invalid --ttl {0:?}: expected a duration such as 15m, 900s, 1h or -1m")]
     BadTtl(String),
+    /// Longer than the token kind lives anywhere else (README): such a token would outlive
+    /// every session and key rotation the documented lifetimes are planned around.
+    #[error(
+        "invalid --ttl {ttl:?}: a {kind} lives at most {max}; give at most {max}, or a negative one for an already expired token"
+    )]
+    TtlTooLong { ttl: String, kind: &'static str, max: String },
+    /// A negative lifetime past what a timestamp holds.
+    #[error("invalid --ttl {0:?}: out of range")]
+    TtlOutOfRange(String),
     #[error("invalid --cluster {0:?}: expected a cluster UUID")]
     BadCluster(String),
     #[error("cluster {0} is not the embedded cluster; mock mode can mint only for {1}")]
@@ -33,23 +42,63 @@ fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-/// `15m`, `900s`, `1h`, `-1m`, `900` (seconds).
-pub fn parse_ttl(text: &str) -> Result<i64, CommandError> {
+/// A token kind's `--ttl` bound: its name and its documented lifetime, the longest allowed.
+#[derive(Debug, Clone, Copy)]
+pub struct TtlLimit {
+    kind: &'static str,
+    max_secs: i64,
+}
+
+/// UserTokens: 8 h.
+pub const USER_TTL: TtlLimit =
+    TtlLimit { kind: "UserToken", max_secs: fundament_tokens::USER_TOKEN_TTL_SECS };
+/// PluginTokens: 15 min.
+pub const PLUGIN_TTL: TtlLimit =
+    TtlLimit { kind: "PluginToken", max_secs: fundament_tokens::PLUGIN_TOKEN_TTL_SECS };
+
+/// `15m`, `900s`, `1h`, `-1m`, `900` (seconds), in seconds; at most `limit`'s lifetime. A
+/// negative one (an already expired token, for tests) has no bound but the arithmetic's.
+pub fn parse_ttl(text: &str, limit: TtlLimit) -> Result<i64, CommandError> {
     let bad = || CommandError::BadTtl(text.to_string());
     let t = text.trim();
-    let (sign, t) = match t.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, t),
+    let (negative, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
     };
     let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: i64 = digits.parse().map_err(|_| bad())?;
+    if digits.is_empty() {
+        return Err(bad());
+    }
     let factor = match unit {
         "" | "s" => 1,
         "m" => 60,
         "h" => 3600,
         _ => return Err(bad()),
     };
-    Ok(sign * n * factor)
+    // Only digits are left, so a failed parse is a number past i64: out of range like an
+    // overflowing product, never wrapped around into a token that expired long ago.
+    let secs = digits.parse::<i64>().ok().and_then(|n| n.checked_mul(factor));
+    match (negative, secs) {
+        (true, Some(secs)) => Ok(-secs),
+        (true, None) => Err(CommandError::TtlOutOfRange(text.to_string())),
+        (false, Some(secs)) if secs <= limit.max_secs => Ok(secs),
+        (false, _) => Err(CommandError::TtlTooLong {
+            ttl: text.to_string(),
+            kind: limit.kind,
+            max: duration(limit.max_secs),
+        }),
+    }
+}
+
+/// `8h`, `15m` or `90s`: how `--ttl` is written.
+fn duration(secs: i64) -> String {
+    if secs % 3600 == 0 {
+        format!("{}h", secs / 3600)
+    } else if secs % 60 == 0 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}s")
+    }
 }
 
 fn user<'a>(email: &str) -> Result<&'a fundament_seed::User, CommandError> {
@@ -66,7 +115,7 @@ fn mock_signer(settings: &Settings) -> Result<Signer, CommandError> {
 pub fn user_token(settings: &Settings, email: &str, ttl: Option<&str>) -> Result<String, CommandError> {
     let signer = mock_signer(settings)?;
     let u = user(email)?;
-    let ttl = ttl.map(parse_ttl).transpose()?.unwrap_or(fundament_tokens::USER_TOKEN_TTL_SECS);
+    let ttl = ttl.map(|t| parse_ttl(t, USER_TTL)).transpose()?.unwrap_or(USER_TTL.max_secs);
     Ok(signer.sign_user(u.id, u.email, u.name, now(), ttl))
 }
 
@@ -79,7 +128,7 @@ pub async fn plugin_token(
 ) -> Result<String, CommandError> {
     let signer = mock_signer(settings)?;
     let u = user(email)?;
-    let ttl = ttl.map(parse_ttl).transpose()?.unwrap_or(fundament_tokens::PLUGIN_TOKEN_TTL_SECS);
+    let ttl = ttl.map(|t| parse_ttl(t, PLUGIN_TTL)).transpose()?.unwrap_or(PLUGIN_TTL.max_secs);
     let cluster = uuid_lower(cluster)?;
     let access = services::ClusterAccess::of(settings)?;
     let clusters = services::clusters(settings, &access).await?;
@@ -128,14 +177,38 @@ pub fn lint(dir: &Path) -> (String, bool) {
 mod tests {
     use super::*;
 
+    /// A TTL past the token's documented lifetime is refused naming it, and one past what the
+    /// arithmetic holds is refused too, never wrapped around into an already expired token.
+    #[test]
+    fn ttls_longer_than_the_documented_lifetime_are_refused() {
+        let err = parse_ttl("9999999999999999h", USER_TTL).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid --ttl \"9999999999999999h\": a UserToken lives at most 8h; give at most 8h, or a negative one for an already expired token"
+        );
+        let err = parse_ttl("16m", PLUGIN_TTL).unwrap_err().to_string();
+        assert!(err.contains("a PluginToken lives at most 15m"), "{err}");
+        for long in ["9h", "28801", "481m", "99999999999999999999", "9223372036854775807m"] {
+            let err = parse_ttl(long, USER_TTL).unwrap_err();
+            assert!(matches!(err, CommandError::TtlTooLong { .. }), "{long}: {err}");
+        }
+        assert!(matches!(parse_ttl("901s", PLUGIN_TTL), Err(CommandError::TtlTooLong { .. })));
+        assert_eq!(parse_ttl("-9999h", PLUGIN_TTL).unwrap(), -9999 * 3600, "expired, as long ago as asked");
+        let err = parse_ttl("-9999999999999999h", PLUGIN_TTL).unwrap_err().to_string();
+        assert_eq!(err, "invalid --ttl \"-9999999999999999h\": out of range");
+    }
+
     #[test]
     fn ttls_read_like_durations() {
-        assert_eq!(parse_ttl("15m").unwrap(), 900);
-        assert_eq!(parse_ttl("900").unwrap(), 900);
-        assert_eq!(parse_ttl("-1m").unwrap(), -60);
-        assert_eq!(parse_ttl("2h").unwrap(), 7200);
-        assert!(parse_ttl("soon").is_err());
-        assert!(parse_ttl("5d").is_err());
+        assert_eq!(parse_ttl("15m", PLUGIN_TTL).unwrap(), 900);
+        assert_eq!(parse_ttl("900", PLUGIN_TTL).unwrap(), 900);
+        assert_eq!(parse_ttl("-1m", PLUGIN_TTL).unwrap(), -60);
+        assert_eq!(parse_ttl("2h", USER_TTL).unwrap(), 7200);
+        assert_eq!(parse_ttl("8h", USER_TTL).unwrap(), 8 * 3600);
+        for bad in ["soon", "5d", "", "-", "h", "1.5h"] {
+            let err = parse_ttl(bad, USER_TTL).unwrap_err();
+            assert!(matches!(err, CommandError::BadTtl(_)), "{bad}: {err}");
+        }
         assert!(uuid_lower("019B4000-2000-7000-8000-000000000001").is_ok());
         assert!(uuid_lower("nope").is_err());
     }

@@ -15,28 +15,35 @@ pub enum SandboxError {
     NoKubeconfig,
     #[error(transparent)]
     Cluster(#[from] UpstreamError),
-    #[error("installing into the sandbox cluster: {0}")]
-    Install(#[from] InstallError),
+    #[error("installing into the sandbox cluster at {server}: {source}")]
+    Install { server: String, source: InstallError },
+    #[error("uninstalling from the sandbox cluster at {server}: {source}")]
+    Uninstall { server: String, source: InstallError },
     #[error(transparent)]
     Directory(#[from] crate::services::ServiceError),
 }
 
-/// The installer, on the kubeconfig's own identity (verified as the gateway verifies it).
-async fn installer(settings: &Settings) -> Result<Installer, SandboxError> {
+/// The installer, on the kubeconfig's own identity (verified as the gateway verifies it), and
+/// the API server's URL for messages (without any credentials it may carry).
+async fn installer(settings: &Settings) -> Result<(Installer, String), SandboxError> {
     let path = settings.kubeconfig.as_ref().ok_or(SandboxError::NoKubeconfig)?;
     let verification = crate::services::verification(settings);
-    let upstream = Upstream::from_kube_config(load_kubeconfig(path).await?, verification)?;
-    Ok(Installer::new(upstream.own_client()))
+    let config = load_kubeconfig(path).await?;
+    let server = fundament_kube_core::cause::server(&config.cluster_url);
+    let upstream = Upstream::from_kube_config(config, verification)?;
+    Ok((Installer::new(upstream.own_client()), server))
 }
 
 /// Installs the platform and `definitions` (idempotent: a second run changes nothing).
 pub async fn install(settings: &Settings, definitions: &[PluginDefinition]) -> Result<(), SandboxError> {
     let (organization, _) = crate::services::single_cluster(settings)?;
-    let installer = installer(settings).await?;
-    let platform = installer.install_platform(&settings.cluster.fixtures_dir).await?;
+    let (installer, server) = installer(settings).await?;
+    let failed = |source| SandboxError::Install { server: server.clone(), source };
+    let platform = installer.install_platform(&settings.cluster.fixtures_dir).await.map_err(failed)?;
     tracing::info!(%platform, "sandbox: platform installed");
     for def in definitions {
-        let installed = installer.install_plugin(&organization, &def.dir, def.development).await?;
+        let installed =
+            installer.install_plugin(&organization, &def.dir, def.development).await.map_err(failed)?;
         tracing::info!(installation = %installed.installation, summary = %installed.summary, "sandbox: plugin installed");
     }
     Ok(())
@@ -44,7 +51,8 @@ pub async fn install(settings: &Settings, definitions: &[PluginDefinition]) -> R
 
 /// `fundament uninstall`: removes what sandbox mode installed, nothing else.
 pub async fn uninstall(settings: Settings) -> Result<(), SandboxError> {
-    let summary = installer(&settings).await?.uninstall().await?;
+    let (installer, server) = installer(&settings).await?;
+    let summary = installer.uninstall().await.map_err(|source| SandboxError::Uninstall { server, source })?;
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "uninstalled: {summary}");
     Ok(())

@@ -368,7 +368,10 @@ pub fn authn_state(
         installations: Arc::new(ClusterInstallations(clusters)),
         revocations,
         config: AuthnConfig {
-            mock: dev_sign_in,
+            dev_sign_in,
+            // The fault switches break things on purpose: mock mode only, even where the seed
+            // users may sign in (sandbox and real mode without a provider).
+            fault_switches: settings.mode == Mode::Mock,
             users: if dev_sign_in { dev_users(&*directory(settings)?) } else { Vec::new() },
             dev_hosts: settings.urls.authn.host_str().map(str::to_owned).into_iter().collect(),
         },
@@ -533,6 +536,21 @@ mod tests {
             err.starts_with(&format!("the OIDC client secret file {} cannot be read: ", missing.display())),
             "{err}"
         );
+    }
+
+    /// An IP address as plugin-proxy's URL stops start-up naming the setting, in every form the
+    /// URL parser reads as one (it normalises them all to a dotted quad).
+    #[test]
+    fn an_ip_address_as_the_plugin_proxy_url_stops_start_up_naming_the_setting() {
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        for ip in ["http://127.0.0.1:46082", "http://2130706433", "http://127.1", "http://[::1]:8082"] {
+            settings.urls.plugin_proxy = url::Url::parse(ip).unwrap();
+            let message = plugin_origins(&settings).unwrap_err().to_string();
+            assert!(message.contains("needs a host name, not an IP address"), "{ip}: {message}");
+            assert!(message.contains("--plugin-proxy-url or FUNDAMENT_PLUGIN_PROXY_URL"), "{ip}: {message}");
+        }
+        settings.urls.plugin_proxy = url::Url::parse("http://localhost:46082").unwrap();
+        assert!(plugin_origins(&settings).is_ok());
     }
 
     #[test]

@@ -369,4 +369,70 @@ mod tests {
         bound.serve(async {}).await;
         assert!(finished.load(Ordering::SeqCst), "finished after the drain, before serve returned");
     }
+
+    /// One HTTP/1.1 request over a real socket: the status and the body.
+    async fn http(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        (status, answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+    }
+
+    /// `fundament dev --mode sandbox` without an identity provider, as `fundament dev` builds
+    /// its authn: the seed users sign in, but the development fault switches are mock mode's
+    /// only and answer 404 here (docs/dev-switches.md).
+    #[tokio::test]
+    async fn sandbox_dev_without_a_provider_signs_in_but_has_no_fault_switches() {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        // Never called: authn only needs to know the cluster.
+        std::fs::write(
+            &kubeconfig,
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\n",
+        )
+        .unwrap();
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        settings.mode = fundament_settings::Mode::Sandbox;
+        settings.kubeconfig = Some(kubeconfig);
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        settings.directory = Some(fixtures.join("directory.yaml"));
+        settings.fga.tuples = fixtures.join("fga/tuples.yaml");
+        settings.state_dir = Some(dir.path().join("state"));
+        settings.listen.authn = "127.0.0.1:0".parse().unwrap();
+        let dev_sign_in = services::dev_sign_in(&settings);
+        assert!(dev_sign_in, "no provider: the seed users sign in");
+        let bound = authn(
+            &settings,
+            &ClusterAccess::of(&settings).unwrap(),
+            services::live_signer(&settings).unwrap(),
+            services::shared_store(&settings).unwrap(),
+            dev_sign_in,
+            None,
+        )
+        .await
+        .unwrap();
+        let addr = bound.listener.local_addr().unwrap();
+        tokio::spawn(bound.serve(std::future::pending()));
+
+        let (status, body) =
+            http(addr, "POST", "/authn.v1.AuthnService/DevSignIn", r#"{"email":"alice@acme-corp.com"}"#)
+                .await;
+        assert_eq!(status, 200, "{body}");
+        for (method, path, body) in [
+            ("GET", "/dev/faults/mint-plugin-token", ""),
+            ("PUT", "/dev/faults/mint-plugin-token", r#"{"fail":true}"#),
+            ("POST", "/dev/faults/rotate-signing-key", ""),
+        ] {
+            let (status, answer) = http(addr, method, path, body).await;
+            assert_eq!(status, 404, "{method} {path}: {answer}");
+            assert!(answer.contains("unimplemented"), "{method} {path}: {answer}");
+        }
+    }
 }

@@ -34,7 +34,7 @@ pub(crate) struct Switch {
 /// Whether the mint fault is on. Mock mode only: a state built for production with the flag set
 /// by mistake still mints.
 pub(crate) fn mint_plugin_token_fails(state: &AuthnState) -> bool {
-    state.config.mock && state.fail_mint_plugin_token.load(Ordering::SeqCst)
+    state.config.fault_switches && state.fail_mint_plugin_token.load(Ordering::SeqCst)
 }
 
 /// `GET /dev/faults/mint-plugin-token` → `{"fail": bool}`.

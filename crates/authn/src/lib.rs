@@ -1,7 +1,8 @@
 //! authn: who the user is, and what a plugin may do on their behalf.
 //!
 //! A Connect-compatible JSON unary service (`POST /<package>.<Service>/<Method>`):
-//! - `authn.v1.AuthnService/DevSignIn` — mock mode's user picker: a UserToken (the console keeps
+//! - `authn.v1.AuthnService/DevSignIn` — the development user picker (mock mode, and
+//!   `fundament dev` without an identity provider): a UserToken (the console keeps
 //!   it in its own session cookie; authn sets none and reads none: bearer tokens only);
 //! - `authn.v1.AuthnService/GetUserInfo` — the caller's identity, from their UserToken;
 //! - `authn.v1.AuthnService/SignOut` — revokes the caller's session (see [`Revocations`]);

@@ -1,4 +1,5 @@
-//! `authn.v1.AuthnService/DevSignIn`: mock mode's sign-in, a user picker without passwords.
+//! `authn.v1.AuthnService/DevSignIn`: the development sign-in, a user picker without passwords
+//! (mock mode, and `fundament dev` in the other modes until an identity provider is configured).
 
 use fundament_kube_core::validation::is_dns1123_label;
 use std::sync::Arc;
@@ -20,13 +21,13 @@ pub(crate) struct DevSignInRequest {
 }
 
 /// Signs in a configured user by email: a UserToken in the body (no cookie: the console keeps
-/// the session in a cookie of its own origin). Outside mock mode the procedure is not routed at all (404 `unimplemented`); the check
+/// the session in a cookie of its own origin). Without `config.dev_sign_in` the procedure is not routed at all (404 `unimplemented`); the check
 /// here is a second wall, so a production deployment can never be entered without credentials.
 pub(crate) async fn dev_sign_in(
     State(state): State<Arc<AuthnState>>,
     ConnectJson(request): ConnectJson<DevSignInRequest>,
 ) -> Result<Response, ConnectError> {
-    if !state.config.mock {
+    if !state.config.dev_sign_in {
         return Err(ConnectError::unknown_procedure("authn.v1.AuthnService/DevSignIn"));
     }
     let email = request.email.trim();

@@ -72,9 +72,13 @@ pub enum LookupError {
 /// Settings of the service.
 #[derive(Debug, Clone, Default)]
 pub struct AuthnConfig {
-    /// Mock mode: `DevSignIn` signs in any user of `users` without a password.
-    pub mock: bool,
-    /// The users `DevSignIn` knows (mock mode only).
+    /// `DevSignIn` signs in any user of `users` without a password: mock mode, and
+    /// `fundament dev` in the other modes until an identity provider is configured.
+    pub dev_sign_in: bool,
+    /// Mock mode only: the development fault switches (`/dev/faults/…`). Never on in sandbox
+    /// or real mode, even where `dev_sign_in` is (docs/dev-switches.md).
+    pub fault_switches: bool,
+    /// The users `DevSignIn` knows (empty unless `dev_sign_in`).
     pub users: Vec<User>,
     /// Host names (without port) the development endpoints answer on besides the loopback
     /// names: authn's configured URL's host.
@@ -94,7 +98,7 @@ pub struct AuthnState {
     pub config: AuthnConfig,
     /// Mock mode's fault switch (`PUT /dev/faults/mint-plugin-token`): while set, `MintPluginToken`
     /// answers `unavailable`, so tests can drive the console's handling of a failing mint. Start
-    /// it `false`; outside mock mode it is never read.
+    /// it `false`; without `config.fault_switches` (outside mock mode) it is never read.
     pub fail_mint_plugin_token: AtomicBool,
     /// OpenID Connect sign-in, when an issuer is configured.
     pub oidc: Option<Arc<crate::oidc::Oidc>>,

@@ -75,11 +75,13 @@ pub enum InstallError {
     NotGone { object: ObjectName, seconds: u64 },
 }
 
-/// The API server's own message and code, or what kept the request from it.
+/// The API server's own message and code, or what kept the request from it with its root
+/// cause (a refused connection, a certificate the kubeconfig's CA did not sign, …): kube-rs's
+/// own message alone is `ServiceError: client error (Connect)` for all of them.
 pub(crate) fn server_message(error: &kube::Error) -> (u16, String) {
     match error {
         kube::Error::Api(status) => (status.code, status.message.clone()),
-        other => (0, other.to_string()),
+        other => (0, fundament_kube_core::cause::chain(other)),
     }
 }
 

@@ -368,7 +368,8 @@ async fn forward(
             | UpstreamError::BodyIdle { .. }
             | UpstreamError::BodyDeadline { .. }
             | UpstreamError::Timeout { .. }
-            | UpstreamError::Transport(_) => e.to_status(),
+            | UpstreamError::Transport(_)
+            | UpstreamError::Unreachable { .. } => e.to_status(),
             _ => {
                 tracing::warn!(error = %e, "forwarding failed");
                 Status::bad_gateway("failed to contact the Kubernetes API")

@@ -327,7 +327,7 @@ async fn list(client: &kube::Client) -> Result<(Vec<Value>, String), UpstreamErr
     let res = tokio::time::timeout(Duration::from_secs(15), client.send(request(PATH)?))
         .await
         .map_err(|_| UpstreamError::Transport("timeout".into()))?
-        .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        .map_err(|e| UpstreamError::Transport(fundament_kube_core::cause::chain(&e)))?;
     let status = res.status();
     let bytes = res.into_body().collect_bytes().await.map_err(|e| UpstreamError::Body(e.to_string()))?;
     // A 404 (no PluginInstallation CRD yet) too: nothing to follow, each lookup asks.
@@ -351,7 +351,7 @@ async fn watch(
     let res = tokio::time::timeout(Duration::from_secs(30), client.send(request(&path)?))
         .await
         .map_err(|_| UpstreamError::Transport("timeout".into()))?
-        .map_err(|e| UpstreamError::Transport(e.to_string()))?;
+        .map_err(|e| UpstreamError::Transport(fundament_kube_core::cause::chain(&e)))?;
     if !res.status().is_success() {
         return Ok(false);
     }

@@ -40,6 +40,10 @@ pub enum UpstreamError {
     Client { server: String, detail: String },
     #[error("cannot reach the cluster: {0}")]
     Transport(String),
+    /// A call did not get through to the cluster: refused, a TLS failure, … (`detail` holds
+    /// the root cause).
+    #[error("cannot reach the cluster at {server}: {detail}")]
+    Unreachable { server: String, detail: String },
     /// The cluster took the connection but sent no answer in time.
     #[error("the cluster did not answer within {seconds} s")]
     Timeout { seconds: u64 },
@@ -165,11 +169,13 @@ struct Transports {
     own: kube::Client,
     /// No identity ([`anonymous`]): every forwarded request.
     forwarding: kube::Client,
+    /// The API server's URL, for messages ([`fundament_kube_core::cause::server`]).
+    server: String,
 }
 
 impl Transports {
     fn new(mut config: kube::Config, verification: ServerVerification) -> Result<Self, UpstreamError> {
-        let server = config.cluster_url.to_string();
+        let server = fundament_kube_core::cause::server(&config.cluster_url);
         if config.accept_invalid_certs {
             if verification == ServerVerification::Required {
                 return Err(UpstreamError::Insecure { server });
@@ -179,13 +185,17 @@ impl Transports {
         // Retries are the caller's decision: a forwarded POST must never be sent twice.
         config.default_retry = false;
         let client = |config: kube::Config| {
-            kube::Client::try_from(config)
-                .map_err(|e| UpstreamError::Client { server: server.clone(), detail: e.to_string() })
+            kube::Client::try_from(config).map_err(|e| UpstreamError::Client {
+                server: server.clone(),
+                detail: fundament_kube_core::cause::chain(&e),
+            })
         };
-        let forwarding = forwarding_client(anonymous(&config))
-            .map_err(|e| UpstreamError::Client { server: server.clone(), detail: e.to_string() })?;
+        let forwarding = forwarding_client(anonymous(&config)).map_err(|e| UpstreamError::Client {
+            server: server.clone(),
+            detail: fundament_kube_core::cause::chain(&e),
+        })?;
         let own = client(config)?;
-        Ok(Self { own, forwarding })
+        Ok(Self { own, forwarding, server })
     }
 }
 
@@ -296,7 +306,7 @@ impl UpstreamError {
     /// retried by clients; anything else is internal and not described.
     pub fn to_status(&self) -> Status {
         match self {
-            UpstreamError::Transport(_) => {
+            UpstreamError::Transport(_) | UpstreamError::Unreachable { .. } => {
                 tracing::warn!(error = %self, "the cluster could not be reached");
                 Status::failure(503, "ServiceUnavailable", "the cluster cannot be reached; try again")
             }
@@ -321,8 +331,9 @@ impl UpstreamError {
     }
 }
 
-fn transport(e: kube::Error) -> UpstreamError {
-    UpstreamError::Transport(e.to_string())
+/// A call to `server` that did not get through, with its root cause.
+fn unreachable(server: &str, e: kube::Error) -> UpstreamError {
+    UpstreamError::Unreachable { server: server.to_owned(), detail: fundament_kube_core::cause::chain(&e) }
 }
 
 /// A request body, read whole (kube-rs sends bodies it holds) up to [`MAX_REQUEST_BODY`],
@@ -440,7 +451,9 @@ impl Upstream {
             Err(UpstreamError::Timeout { seconds }) => {
                 self.health.record_failure(format!("no answer within {seconds}s"));
             }
-            Err(UpstreamError::Transport(_)) => self.health.record_failure("unreachable"),
+            Err(UpstreamError::Transport(_) | UpstreamError::Unreachable { .. }) => {
+                self.health.record_failure("unreachable")
+            }
             // Nothing the cluster did (a request that could not be built).
             Err(_) => {}
         }
@@ -453,12 +466,12 @@ impl Upstream {
         wait: Duration,
     ) -> Result<http::Response<kube::client::Body>, UpstreamError> {
         self.own_calls.fetch_add(1, Ordering::Relaxed);
-        let own = self.transports().own.clone();
+        let transports = self.transports();
         let path = req.uri().path().to_owned();
-        let result = tokio::time::timeout(wait, own.send(req))
+        let result = tokio::time::timeout(wait, transports.own.send(req))
             .await
             .map_err(|_| UpstreamError::Timeout { seconds: wait.as_secs() })
-            .and_then(|sent| sent.map_err(transport));
+            .and_then(|sent| sent.map_err(|e| unreachable(&transports.server, e)));
         self.observe(&path, &result);
         result
     }
@@ -685,11 +698,11 @@ impl Upstream {
             .map_err(|_| UpstreamError::Transport("the token is not a valid header value".into()))?;
         let mut req = outgoing(method, path_and_query, headers, body, self.request_body_time).await?;
         req.headers_mut().insert(header::AUTHORIZATION, auth);
-        let forwarding = self.transports().forwarding.clone();
-        let res = tokio::time::timeout(HEAD_TIMEOUT, forwarding.send(req))
+        let transports = self.transports();
+        let res = tokio::time::timeout(HEAD_TIMEOUT, transports.forwarding.send(req))
             .await
             .map_err(|_| UpstreamError::Timeout { seconds: HEAD_TIMEOUT.as_secs() })
-            .and_then(|sent| sent.map_err(transport));
+            .and_then(|sent| sent.map_err(|e| unreachable(&transports.server, e)));
         self.observe(path_and_query, &res);
         let response = incoming(res?, proxied(path_and_query))?;
         Ok(crate::server_errors::withheld(response, proxied(path_and_query)).await)

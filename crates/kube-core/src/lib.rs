@@ -19,10 +19,13 @@
 //!   object of any kind with its metadata typed;
 //! - [`bounded_value`]: a JSON value read from YAML (or any format) with a bound
 //!   on how many values it holds, so that aliases cannot expand it without end;
-//! - [`json_depth`]: JSON nested deeper than a reader takes, its deep parts marked.
+//! - [`json_depth`]: JSON nested deeper than a reader takes, its deep parts marked;
+//! - [`cause`]: an error on the way to a server as one line, its root cause and the server
+//!   named (without credentials).
 #![forbid(unsafe_code)]
 
 pub mod bounded_value;
+pub mod cause;
 pub mod cluster_info;
 pub mod headers;
 pub mod json_depth;

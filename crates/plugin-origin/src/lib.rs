@@ -52,7 +52,7 @@ pub enum PluginHost {
 
 impl PluginOrigins {
     /// From plugin-proxy's base URL or origin (`http://localhost:8082/`); `None`
-    /// when it is not an `http(s)` URL with a host.
+    /// when it is not an `http(s)` URL with a host name (an IP address will not do).
     pub fn from_base(url: &str) -> Option<PluginOrigins> {
         let (scheme, rest) = url.split_once("://")?;
         let scheme = scheme.to_ascii_lowercase();
@@ -73,8 +73,8 @@ impl PluginOrigins {
             }
             _ => (authority, String::new()),
         };
-        if host.is_empty() || host.starts_with('[') {
-            // An IP literal has no subdomains to give installations.
+        if host.is_empty() || is_ip_address(host) {
+            // An IP address has no subdomains to give installations.
             return None;
         }
         Some(PluginOrigins { scheme, host: host.to_ascii_lowercase(), port })
@@ -120,6 +120,22 @@ impl PluginOrigins {
     fn label_under(&self, host: &str) -> Option<String> {
         let label = host.strip_suffix(self.host.as_str())?.strip_suffix('.')?;
         is_dns1123_label(label).then(|| label.to_string())
+    }
+}
+
+/// Whether a URL's host is an IP address rather than a name: an IPv6 literal (`[::1]`), or a
+/// host that URL parsers (the WHATWG standard's, which browsers and the `url` crate follow)
+/// read as IPv4: any host whose last label is a number, decimal or `0x` hex, so `127.0.0.1`
+/// and also `127.1`, `2130706433`, `0x7f.1` and `017700000001`. No DNS name ends that way.
+fn is_ip_address(host: &str) -> bool {
+    if host.starts_with('[') {
+        return true;
+    }
+    let host = host.strip_suffix('.').unwrap_or(host);
+    let last = host.rsplit('.').next().unwrap_or_default();
+    match last.strip_prefix("0x").or_else(|| last.strip_prefix("0X")) {
+        Some(hex) => hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()),
     }
 }
 
@@ -183,6 +199,33 @@ mod tests {
     fn bases_that_cannot_host_installations() {
         for bad in ["ftp://x", "http://", "http://[::1]:8082", "http://u@h", "localhost:8082", "http://h:x"] {
             assert_eq!(PluginOrigins::from_base(bad), None, "{bad}");
+        }
+    }
+
+    /// Each installation's origin is `<installation>.<host>`, which an IP address cannot have:
+    /// refused in every form a URL parser reads as one, not only as a dotted quad.
+    #[test]
+    fn ip_addresses_cannot_host_installations() {
+        for bad in [
+            "http://127.0.0.1:46082",
+            "http://127.0.0.1",
+            "https://10.0.0.7/",
+            "http://127.0.0.1.:8082",
+            "http://127.1",
+            "http://2130706433",
+            "http://0x7f.1",
+            "http://0X7F000001",
+            "http://017700000001",
+            "http://[::1]:8082",
+            "http://[2001:db8::1]",
+        ] {
+            assert_eq!(PluginOrigins::from_base(bad), None, "{bad}");
+        }
+        // Names with digits are names.
+        for good in
+            ["http://plugins.10x.example", "http://1.example.com:8082", "http://0xcafe.io", "http://a1"]
+        {
+            assert!(PluginOrigins::from_base(good).is_some(), "{good}");
         }
     }
 }

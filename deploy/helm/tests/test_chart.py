@@ -312,6 +312,8 @@ class Secrets(unittest.TestCase):
         self.assertIn("oidc.issuer", render_error("sandbox-values.yaml", ["oidc.issuer="]))
         self.assertIn("directory.content", render_error("sandbox-values.yaml", ["directory.content="]))
         self.assertIn("frameKey.key", render_error("real-values.yaml", ["frameKey.existingSecret="]))
+        for ip in ["https://10.0.0.7", "https://10.0.0.7:8443", "https://2130706433", "https://127.1", "https://[::1]:8443"]:
+            self.assertIn("urls.pluginProxy " + ip + ": a host name is required, not an IP address", render_error("sandbox-values.yaml", ["urls.pluginProxy=" + ip]))
         self.assertIn(
             'signingKeys.current "2026-10" must name one of signingKeys.keys without .pem (2026-11.pem, 2026-12.pem)',
             render_error("real-values.yaml", ["signingKeys.current=2026-10"]),

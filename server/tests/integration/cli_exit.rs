@@ -195,6 +195,23 @@ fn tokens_are_printed_in_mock_mode_only_for_known_users() {
         &[],
     ));
     assert!(err.contains("invalid --ttl"), "{err}");
+    // Past the lifetime (and past i64 once multiplied): refused, not an already expired token.
+    let out = fundament(
+        &[
+            "token",
+            "user",
+            "--email",
+            "alice@acme-corp.com",
+            "--ttl",
+            "9999999999999999h",
+            "--state-dir",
+            state,
+        ],
+        &[],
+    );
+    assert!(!out.status.success() && out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = one_line_error(&out);
+    assert!(err.contains("a UserToken lives at most 8h"), "{err}");
 }
 
 /// A command whose answer is its stdout (here a PluginToken) writes its log lines to stderr:
@@ -250,5 +267,35 @@ fn a_token_command_logs_to_stderr_never_into_its_answer() {
     assert!(!output.status.success(), "an unreachable cluster gives no token; stderr: {stderr}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), "", "stdout holds the answer only");
     assert!(stderr.contains("\"level\":\"WARN\""), "the lookup's warnings are on stderr: {stderr}");
-    assert!(stderr.contains("cannot reach the cluster"), "the error names the cluster: {stderr}");
+    // The last line is the command's error (the log lines before it name causes of their own).
+    let error = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        error.starts_with("fundament: ") && error.contains(&format!("cannot reach the cluster at {url}: ")),
+        "names the cluster: {stderr}"
+    );
+    assert!(error.to_lowercase().contains("connection refused"), "and why it cannot be reached: {stderr}");
+}
+
+/// `fundament uninstall` against a server nobody listens on says what it was doing, where,
+/// and why it did not get through (not kube-rs's bare "client error (Connect)").
+#[test]
+fn uninstall_from_an_unreachable_server_names_it_and_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let server = format!("http://127.0.0.1:{}", closed.port());
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: s3cret-token\n"
+        ),
+    )
+    .unwrap();
+    let out = fundament(&["uninstall", "--kubeconfig", kubeconfig.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("uninstalling from the sandbox cluster at {server}: ")), "{stderr}");
+    assert!(!stderr.contains("installing into"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("connection refused"), "{stderr}");
+    assert!(!stderr.contains("s3cret-token"), "{stderr}");
 }

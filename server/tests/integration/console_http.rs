@@ -50,7 +50,8 @@ fn sessions() -> Arc<server::console_auth::AuthnSessions> {
                 )),
                 revocations: Arc::new(fundament_authn::Revocations::in_memory()),
                 config: fundament_authn::AuthnConfig {
-                    mock: true,
+                    dev_sign_in: true,
+                    fault_switches: true,
                     users: server::services::dev_users(&fundament_directory::seed()),
                     dev_hosts: Vec::new(),
                 },

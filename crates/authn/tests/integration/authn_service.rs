@@ -165,7 +165,11 @@ async fn dev_sign_in_refuses_unknown_and_missing_emails() {
 
 #[tokio::test]
 async fn dev_sign_in_does_not_exist_outside_mock_mode() {
-    let h = Harness::with(AuthnConfig { mock: false, ..mock_config() }, Fga::Seeded, Lookup::Seeded);
+    let h = Harness::with(
+        AuthnConfig { dev_sign_in: false, fault_switches: false, ..mock_config() },
+        Fga::Seeded,
+        Lookup::Seeded,
+    );
     let reply = h.call(SIGN_IN, None, json!({"email": "alice@acme-corp.com"})).await;
     assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
     assert!(!reply.headers.contains_key("set-cookie"));

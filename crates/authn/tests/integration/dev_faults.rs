@@ -11,6 +11,7 @@ use serde_json::json;
 
 const SWITCH: &str = "/dev/faults/mint-plugin-token";
 const SWITCHED_OFF: &str = "plugin token minting is switched off by the development fault switch (PUT /dev/faults/mint-plugin-token)";
+const SIGN_IN: &str = "authn.v1.AuthnService/DevSignIn";
 const BAD_BODY: &str = "expected a JSON body {\"fail\": true} or {\"fail\": false}\n";
 
 impl Harness {
@@ -110,10 +111,15 @@ async fn an_unauthenticated_or_malformed_mint_answers_as_without_the_switch() {
 
 #[tokio::test]
 async fn the_switch_does_not_exist_outside_mock_mode() {
-    let h = Harness::with(AuthnConfig { mock: false, ..mock_config() }, Fga::Seeded, Lookup::Seeded);
+    // `fundament dev --mode sandbox|real` without an identity provider: the seed users sign in,
+    // but the fault switches stay mock mode's.
+    let h =
+        Harness::with(AuthnConfig { fault_switches: false, ..mock_config() }, Fga::Seeded, Lookup::Seeded);
     for reply in [h.get_switch().await, h.put_switch(r#"{"fail": true}"#).await] {
         assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
     }
+    let signed_in = h.call(SIGN_IN, None, json!({"email": "alice@acme-corp.com"})).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "DevSignIn still works: {}", signed_in.text);
     // A second wall: even set directly on the state, the flag is ignored outside mock mode.
     h.state.fail_mint_plugin_token.store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(h.mint_as_alice().await.status, StatusCode::OK);
@@ -172,9 +178,15 @@ async fn a_rotation_signs_with_a_new_key_and_keeps_the_previous_one_published() 
 
 #[tokio::test]
 async fn the_rotation_is_for_local_tools_in_mock_mode_only() {
-    let h = Harness::with(AuthnConfig { mock: false, ..mock_config() }, Fga::Seeded, Lookup::Seeded);
-    let reply = h.rotate().await;
-    assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
+    for config in [
+        AuthnConfig { fault_switches: false, ..mock_config() },
+        AuthnConfig { dev_sign_in: false, fault_switches: false, ..mock_config() },
+    ] {
+        let h = Harness::with(config, Fga::Seeded, Lookup::Seeded);
+        let reply = h.rotate().await;
+        assert_eq!((reply.status.as_u16(), reply.body["code"].as_str()), (404, Some("unimplemented")));
+        assert_eq!(h.jwks_kids().await.len(), 1, "nothing rotated");
+    }
     let h = Harness::new();
     let from_a_page =
         Request::post(ROTATE).header("origin", "http://localhost:3000").body(Body::empty()).unwrap();

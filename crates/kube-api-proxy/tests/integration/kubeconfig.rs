@@ -342,7 +342,11 @@ async fn tls_server_name_and_ca_files_are_honoured() {
     let unnamed = upstream(&kubeconfig(dir.path(), &server, &with_file, "    token: t\n")).await.unwrap();
     let failed =
         unnamed.forward(Method::GET, "/version", &HeaderMap::new(), Body::empty(), "x").await.err().unwrap();
-    assert!(matches!(failed, UpstreamError::Transport(_)), "the name does not match: {failed}");
+    assert!(matches!(failed, UpstreamError::Unreachable { .. }), "the name does not match: {failed}");
+    // The message names the server and the reason, not only kube-rs's "client error (Connect)".
+    let message = failed.to_string();
+    assert!(message.starts_with(&format!("cannot reach the cluster at {server}: ")), "{message}");
+    assert!(message.contains("certificate not valid for name"), "{message}");
     // A CA that did not sign the server's certificate is not trusted either.
     let other = Ca::new();
     let wrong = upstream(&kubeconfig(
@@ -353,7 +357,32 @@ async fn tls_server_name_and_ca_files_are_honoured() {
     ))
     .await
     .unwrap();
-    assert!(wrong.forward(Method::GET, "/version", &HeaderMap::new(), Body::empty(), "x").await.is_err());
+    let failed =
+        wrong.forward(Method::GET, "/version", &HeaderMap::new(), Body::empty(), "x").await.err().unwrap();
+    let message = failed.to_string();
+    assert!(message.starts_with(&format!("cannot reach the cluster at {server}: ")), "{message}");
+    assert!(message.contains("invalid peer certificate"), "{message}");
+}
+
+/// A server nobody listens on: both the gateway's own calls and forwarded ones say where they
+/// went and why they did not get through (kube-rs alone says "client error (Connect)").
+#[tokio::test]
+async fn a_refused_connection_names_the_server_and_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let server = format!("https://127.0.0.1:{}", closed.port());
+    let up =
+        upstream(&kubeconfig(dir.path(), &server, &ca_data(&Ca::new()), "    token: t\n")).await.unwrap();
+    let forwarded =
+        up.forward(Method::GET, "/version", &HeaderMap::new(), Body::empty(), "x").await.err().unwrap();
+    let own = up.installations().await.err().unwrap();
+    for failed in [forwarded, own] {
+        assert!(matches!(failed, UpstreamError::Unreachable { .. }), "{failed}");
+        let message = failed.to_string();
+        assert!(message.starts_with(&format!("cannot reach the cluster at {server}: ")), "{message}");
+        assert!(message.to_lowercase().contains("connection refused"), "{message}");
+        assert!(!message.contains("token"), "no credentials: {message}");
+    }
 }
 
 /// An HTTP CONNECT proxy that counts the tunnels it opened.

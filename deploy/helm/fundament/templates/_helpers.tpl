@@ -189,6 +189,8 @@ bytes, as the file will hold them). */ -}}
 {{- $u := urlParse (get $.Values.urls $name) -}}
 {{- if not (and $u.scheme $u.host) -}}{{- fail (printf "urls.%s must be an absolute URL" $name) -}}{{- end -}}
 {{- end -}}
+{{- /* Installation x's pages are on x.<plugins host>: an IP address has none (any host whose last label is a number is one to browsers). */ -}}
+{{- if regexMatch "^\\[|(^|\\.)([0-9]+|0[xX][0-9a-fA-F]*)\\.?(:[0-9]*)?$" (urlParse .Values.urls.pluginProxy).host -}}{{- fail (printf "urls.pluginProxy %s: a host name is required, not an IP address (installation x's pages are on x.<host>)" .Values.urls.pluginProxy) -}}{{- end -}}
 {{- range $c := include "fundament.services" . | fromYamlArray -}}
 {{- $a := (get $.Values $c.key).autoscaling -}}
 {{- if and (ne $mode "mock") $a $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}

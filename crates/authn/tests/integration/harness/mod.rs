@@ -108,7 +108,12 @@ pub fn users() -> Vec<User> {
 }
 
 pub fn mock_config() -> AuthnConfig {
-    AuthnConfig { mock: true, users: users(), dev_hosts: vec!["authn.internal".into()] }
+    AuthnConfig {
+        dev_sign_in: true,
+        fault_switches: true,
+        users: users(),
+        dev_hosts: vec!["authn.internal".into()],
+    }
 }
 
 impl Harness {
