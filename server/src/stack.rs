@@ -312,22 +312,9 @@ fn log_listening(service: &str, listener: &tokio::net::TcpListener) {
 mod tests {
     use super::*;
 
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[tokio::test]
     async fn the_listening_line_gives_the_address_itself() {
-        let buffer = Buffer::default();
+        let buffer = fundament_telemetry::CapturedLogs::default();
         let lines = buffer.clone();
         let sub = fundament_telemetry::subscriber(
             fundament_telemetry::LogFormat::Json,
@@ -337,7 +324,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tracing::subscriber::with_default(sub, || log_listening("authn", &listener));
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         let json: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(json["addr"], addr.to_string(), "{text}");
         assert_eq!(json["service"], "authn", "{text}");
@@ -401,7 +388,11 @@ mod tests {
         let mut settings = fundament_settings::resolve(&[]).unwrap();
         settings.mode = fundament_settings::Mode::Sandbox;
         settings.kubeconfig = Some(kubeconfig);
-        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        // Read at run time: a test binary outlives the clone that built it (scripts/test).
+        let fixtures = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it"),
+        )
+        .join("../fixtures");
         settings.directory = Some(fixtures.join("directory.yaml"));
         settings.fga.tuples = fixtures.join("fga/tuples.yaml");
         settings.state_dir = Some(dir.path().join("state"));
