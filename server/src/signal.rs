@@ -27,25 +27,11 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'stat
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     /// The line names the signal's module, not `server::dev`: the standalone services log it too.
     #[tokio::test]
     async fn the_shutting_down_line_has_the_signal_target() {
-        let buffer = Buffer::default();
+        let buffer = fundament_telemetry::CapturedLogs::default();
         let lines = buffer.clone();
         let sub = fundament_telemetry::subscriber(
             fundament_telemetry::LogFormat::Json,
@@ -61,7 +47,7 @@ mod tests {
             .unwrap();
         assert!(sent.success());
         tokio::time::timeout(std::time::Duration::from_secs(10), shutdown).await.unwrap();
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         let json: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(json["message"], "shutting down", "{text}");
         assert_eq!(json["target"], "server::signal", "{text}");

@@ -280,24 +280,10 @@ mod tests {
         assert!(Revocations::load(&path).unwrap().is_revoked("a"));
     }
 
-    /// Collects what is logged at WARN and above.
-    #[derive(Clone, Default)]
-    struct Warnings(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Warnings {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// The README's "logging once": a store that stays down is one warning, not one per retry.
     #[tokio::test]
     async fn a_store_that_stays_down_is_logged_once_however_often_it_is_tried() {
-        let warnings = Warnings::default();
+        let warnings = fundament_telemetry::CapturedLogs::default();
         let sink = warnings.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(tracing::Level::WARN)
@@ -308,7 +294,7 @@ mod tests {
         // Tried at 0, 0.1, 0.3, 0.7 and 1.5 s.
         tokio::time::sleep(Duration::from_millis(1_600)).await;
         r.close_streams();
-        let text = String::from_utf8(warnings.0.lock().unwrap().clone()).unwrap();
+        let text = warnings.text();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("cannot follow the shared store"), "{text}");
     }

@@ -9,34 +9,13 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fundament_kube_api_proxy::audit::{LogAudit, MemoryAudit};
 use fundament_kube_api_proxy_testing::{self as testing, CLUSTER_ID, SeededCluster};
 use fundament_tokens::Signer;
 use serde_json::Value;
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::MakeWriter;
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'w> MakeWriter<'w> for Buffer {
-    type Writer = Buffer;
-    fn make_writer(&'w self) -> Self::Writer {
-        self.clone()
-    }
-}
 
 const CLIENTS: usize = 64;
 const ROUNDS: usize = 4;
@@ -48,7 +27,7 @@ fn spans(line: &Value) -> Vec<&Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn under_64_concurrent_requests_each_line_names_only_its_own_request() {
-    let buffer = Buffer::default();
+    let buffer = fundament_telemetry::CapturedLogs::default();
     let filter = EnvFilter::new(fundament_telemetry::DEFAULT_FILTER);
     let subscriber =
         fundament_telemetry::subscriber(fundament_telemetry::LogFormat::Json, filter, buffer.clone());
@@ -94,7 +73,7 @@ async fn under_64_concurrent_requests_each_line_names_only_its_own_request() {
     }
     assert_eq!(asked.len(), CLIENTS * ROUNDS);
 
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let text = buffer.text();
     let mut lines_per_request: HashMap<String, usize> = HashMap::new();
     for line in text.lines() {
         let json: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));

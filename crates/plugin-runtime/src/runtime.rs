@@ -142,22 +142,9 @@ mod tests {
         assert!(!rt.is_ready());
     }
 
-    #[derive(Clone, Default)]
-    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn the_status_line_has_each_key_once() {
-        let buffer = Buffer::default();
+        let buffer = fundament_telemetry::CapturedLogs::default();
         let lines = buffer.clone();
         let sub = fundament_telemetry::subscriber(
             fundament_telemetry::LogFormat::Json,
@@ -167,7 +154,7 @@ mod tests {
         tracing::subscriber::with_default(sub, || {
             runtime().set_status(Phase::Degraded, "webhook unreachable")
         });
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         let line = text.lines().next().unwrap_or_else(|| panic!("no line: {text}"));
         assert_eq!(line.matches("\"message\":").count(), 1, "{line}");
         let json: serde_json::Value = serde_json::from_str(line).unwrap();

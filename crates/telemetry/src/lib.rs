@@ -240,41 +240,22 @@ pub fn catch_panics(answer: PanicAnswer) -> CatchPanicLayer<PanicAnswer> {
     CatchPanicLayer::custom(answer)
 }
 
+mod capture;
 mod outage;
+pub use capture::CapturedLogs;
 pub use outage::Outage;
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
 
     use axum::{Router, body::Body, routing::get};
     use tower::ServiceExt;
 
     use super::*;
 
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Buffer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'w> MakeWriter<'w> for Buffer {
-        type Writer = Buffer;
-        fn make_writer(&'w self) -> Self::Writer {
-            self.clone()
-        }
-    }
-
     #[tokio::test]
     async fn a_request_logs_one_json_line_without_query_or_headers() {
-        let buffer = Buffer::default();
+        let buffer = CapturedLogs::default();
         let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
         let _guard = tracing::subscriber::set_default(sub);
 
@@ -294,7 +275,7 @@ mod tests {
         let response = app.oneshot(request).await.unwrap();
         assert_eq!(response.status(), 200);
 
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         for line in &lines {
@@ -313,7 +294,7 @@ mod tests {
     #[tokio::test]
     async fn a_server_error_is_one_warning_and_none_when_the_service_reported_it() {
         use axum::response::IntoResponse;
-        let buffer = Buffer::default();
+        let buffer = CapturedLogs::default();
         let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
         let _guard = tracing::subscriber::set_default(sub);
         let app = Router::new()
@@ -332,7 +313,7 @@ mod tests {
                 app.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
             assert_eq!(response.status(), 503);
         }
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "one line for the first 503, none for the reported one: {text}");
         assert!(lines[0].contains("\"level\":\"WARN\"") && lines[0].contains("request failed"), "{text}");
@@ -344,10 +325,10 @@ mod tests {
         let (filter, invalid) = filter_of(Ok("not a=valid[filter".to_owned()));
         assert_eq!(filter.to_string(), EnvFilter::new(DEFAULT_FILTER).to_string());
         let invalid = invalid.expect("the value is not a filter");
-        let buffer = Buffer::default();
+        let buffer = CapturedLogs::default();
         let sub = subscriber(LogFormat::Json, filter, buffer.clone());
         tracing::subscriber::with_default(sub, || invalid.log());
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         assert_eq!(text.lines().count(), 1, "{text}");
         let json: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(json["level"], "WARN", "{text}");
@@ -373,7 +354,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_handler_answers_the_service_error_and_the_router_keeps_serving() {
-        let buffer = Buffer::default();
+        let buffer = CapturedLogs::default();
         let sub = subscriber(LogFormat::Json, EnvFilter::new("info"), buffer.clone());
         let _guard = tracing::subscriber::set_default(sub);
         let answer = PanicAnswer(|| ("application/json", r#"{"code":"internal"}"#.to_string()));
@@ -388,7 +369,7 @@ mod tests {
         assert_eq!(&body[..], br#"{"code":"internal"}"#);
         let response = app.oneshot(Request::get("/fine").body(Body::empty()).unwrap()).await.unwrap();
         assert_eq!(response.status(), 200);
-        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let text = buffer.text();
         assert!(text.contains("handler panicked") && text.contains("secret detail"), "{text}");
     }
 }
