@@ -24,6 +24,8 @@ pub mod resource_views;
 pub mod routes;
 #[cfg(feature = "ssr")]
 pub mod state;
+#[cfg(all(test, feature = "ssr"))]
+mod test_sessions;
 pub mod theme;
 
 use leptos::prelude::*;

@@ -592,38 +592,8 @@ mod tests {
     use super::*;
     use crate::plugins::cache::CRD_TTL;
 
-    /// Sessions whose token names its user: `token-of-<user>`, or `token-of-<user>#<n>` for
-    /// a user's n-th session. Any other token is no session.
-    #[derive(Debug)]
-    struct TokensOfUsers;
-
-    impl crate::state::SessionAuthority for TokensOfUsers {
-        fn dev_sign_in<'a>(
-            &'a self,
-            _: &'a str,
-        ) -> std::pin::Pin<
-            Box<
-                dyn Future<Output = Result<crate::state::IssuedSession, crate::state::SignInError>>
-                    + Send
-                    + 'a,
-            >,
-        > {
-            Box::pin(async { Err(crate::state::SignInError::Failed) })
-        }
-        fn verify(&self, token: &str) -> Option<crate::state::SessionUser> {
-            let user = token.strip_prefix("token-of-")?.split('#').next()?;
-            Some(crate::state::SessionUser { id: user.to_owned(), email: String::new(), name: String::new() })
-        }
-        fn sign_out<'a>(
-            &'a self,
-            _: &'a str,
-        ) -> std::pin::Pin<Box<dyn Future<Output = crate::state::SignOutOutcome> + Send + 'a>> {
-            Box::pin(async { crate::state::SignOutOutcome::Ended })
-        }
-    }
-
     fn users() -> Arc<dyn crate::state::SessionAuthority> {
-        Arc::new(TokensOfUsers)
+        Arc::new(crate::test_sessions::TokensOfUsers)
     }
 
     const CLUSTER: &str = "019b4000-2000-7000-8000-000000000001";

@@ -18,31 +18,6 @@ const CRD: &str = "demoitems.demo.fundament.io";
 const NAMESPACES: [&str; 3] = ["analytics", "default", "staging"];
 const ANALYTICS: [&str; 1] = ["analytics"];
 
-/// Sessions whose token is `token-of-<user>`.
-#[derive(Debug)]
-struct TokensOfUsers;
-
-impl crate::state::SessionAuthority for TokensOfUsers {
-    fn dev_sign_in<'a>(
-        &'a self,
-        _: &'a str,
-    ) -> std::pin::Pin<
-        Box<dyn Future<Output = Result<crate::state::IssuedSession, crate::state::SignInError>> + Send + 'a>,
-    > {
-        Box::pin(async { Err(crate::state::SignInError::Failed) })
-    }
-    fn verify(&self, token: &str) -> Option<crate::state::SessionUser> {
-        let user = token.strip_prefix("token-of-")?;
-        Some(crate::state::SessionUser { id: user.to_owned(), email: String::new(), name: String::new() })
-    }
-    fn sign_out<'a>(
-        &'a self,
-        _: &'a str,
-    ) -> std::pin::Pin<Box<dyn Future<Output = crate::state::SignOutOutcome> + Send + 'a>> {
-        Box::pin(async { crate::state::SignOutOutcome::Ended })
-    }
-}
-
 struct EveryCluster;
 
 impl fundament_fga::CanView for EveryCluster {
@@ -118,7 +93,7 @@ async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let sessions: Arc<dyn crate::state::SessionAuthority> = Arc::new(TokensOfUsers);
+    let sessions: Arc<dyn crate::state::SessionAuthority> = Arc::new(crate::test_sessions::TokensOfUsers);
     let state = crate::state::ConsoleState {
         sessions: Arc::clone(&sessions),
         mock: true,
