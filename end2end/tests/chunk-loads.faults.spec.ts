@@ -3,7 +3,9 @@
 // whole module ("unreachable"): one network blip, or a newer console deployed while the tab was
 // open (its files have other names), left the page dead. scripts/site-files.mjs
 // `resilientChunkLoads` replaces that: a failed load is tried again, and a navigation the user
-// asked for goes to the server as a full page load once it fails twice.
+// asked for goes to the server as a full page load once it fails three times. With the failing
+// dependencies (end2end/playwright.faults.config.ts): here what fails is the console's own files,
+// through the page's routing; no switch is flipped, so it shares its worker's stack with them.
 import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
 
