@@ -145,7 +145,7 @@ impl ProviderClient {
         let response = tokio::time::timeout(TIMEOUT, self.client.request(request))
             .await
             .map_err(|_| unreachable(format!("no answer within {} s", TIMEOUT.as_secs())))?
-            .map_err(|e| unreachable(error_chain(&e)))?;
+            .map_err(|e| unreachable(fundament_kube_core::cause::chain(&e)))?;
         let status = response.status().as_u16();
         let body = tokio::time::timeout(TIMEOUT, Limited::new(response.into_body(), MAX_BODY).collect())
             .await
@@ -287,18 +287,6 @@ pub fn check_endpoint(issuer: &url::Url, field: &'static str, endpoint: &str) ->
 /// A URL for a log line: never its query.
 fn strip_query(url: &str) -> String {
     url.split(['?', '#']).next().unwrap_or_default().to_owned()
-}
-
-/// An error with its sources, for the log ("connection refused" is in the source).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]
