@@ -92,6 +92,12 @@ addEventListener('click', (e) => {
     const url = new URL(link.href, location.href);
     if (url.origin === location.origin) navigationIntent = { href: url.href, at: performance.now() };
 }, true);
+// A navigation the console starts itself (after a save, at a plugin page's request) names its
+// target here first, as a click on a link does (app/src/chunks.rs \`use_navigate\`).
+globalThis.__fundamentNavigating = (to) => {
+    const url = new URL(to, location.href);
+    if (url.origin === location.origin) navigationIntent = { href: url.href, at: performance.now() };
+};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function wrapAsyncCb(callee) {
     return async (callbackIndex, callbackData) => {

@@ -86,8 +86,9 @@ function page({ prefetch } = {}) {
   const body = replaced.slice(0, replaced.indexOf('const __chunk_9'));
   const wrapAsyncCb = new Function(...Object.keys(env), `${body}\nreturn wrapAsyncCb;`)(...Object.values(env));
   const click = (path) => clicks.forEach((listener) => listener({ button: 0, target: new Element(`http://console.test${path}`) }));
+  const navigate = (path) => env.globalThis.__fundamentNavigating(path);
   return {
-    wrapAsyncCb, click, assigned, reported,
+    wrapAsyncCb, click, navigate, assigned, reported,
     now: () => clock,
     advance: (ms) => { clock += ms; },
     /** Runs `run` once the clock has passed `at` (while the code waits). */
@@ -151,6 +152,21 @@ test('a click waiting on a chunk that keeps failing goes to the server after the
   assert.deepEqual(p.assigned.map((a) => a.href), ['http://console.test/clusters']);
   assert.equal(c.attempts(), 3);
   assert.deepEqual(p.reported, [], 'never reported: the page is going');
+});
+
+test('a navigation the console starts itself goes to the server once its chunk fails three times', async () => {
+  const p = page();
+  p.navigate('/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io/x?ns=default');
+  const c = chunk(Infinity);
+  await p.wrapAsyncCb(c.load)(1, 0);
+  assert.deepEqual(p.assigned.map((a) => a.href), ['http://console.test/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io/x?ns=default']);
+  assert.equal(c.attempts(), 3);
+
+  const elsewhere = page();
+  elsewhere.navigate('https://evil.test/');
+  await elsewhere.wrapAsyncCb(chunk(6).load)(1, 0);
+  assert.deepEqual(elsewhere.assigned, [], "only the console's own pages");
+  assert.deepEqual(elsewhere.reported, [true]);
 });
 
 test('without a click, a failing chunk is tried again at growing intervals and never reloads the page', async () => {

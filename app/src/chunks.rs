@@ -135,6 +135,33 @@ pub fn prefetch_on_intent() {
     });
 }
 
+/// `leptos_router`'s `use_navigate`, telling the chunk loader first where each navigation goes:
+/// when the route's chunk keeps failing to load (a newer console was deployed and its chunks
+/// have other names), the loader then sends the browser there as a full page load, as it does
+/// for a clicked link (scripts/site-files.mjs `resilientChunkLoads`). A navigation the console
+/// starts itself (after a save, at a plugin page's request) would otherwise wait on a chunk
+/// that is not coming, after the user's change was saved, with nothing on screen saying so.
+pub fn use_navigate() -> impl Fn(&str, leptos_router::NavigateOptions) + Clone + 'static {
+    let navigate = leptos_router::hooks::use_navigate();
+    move |to: &str, options| {
+        #[cfg(feature = "hydrate")]
+        name_navigation(to);
+        navigate(to, options)
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn name_navigation(to: &str) {
+    use wasm_bindgen::{JsCast, JsValue};
+
+    let named = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("__fundamentNavigating"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    if let Some(name) = named {
+        let _ = name.call1(&JsValue::UNDEFINED, &JsValue::from_str(to));
+    }
+}
+
 /// Runs a prefetch's load, telling the chunk loader which link it is for: a chunk that does not
 /// load is tried again, and sends the browser to a link the user clicks only when the load is
 /// the one that click waits for (scripts/site-files.mjs `resilientChunkLoads`). The loader

@@ -8,6 +8,7 @@
 // through the page's routing; no switch is flipped, so it shares its worker's stack with them.
 import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
+import { kubectl } from './kubectl';
 
 const CHUNKS = /\/pkg\/(chunk_|split_)[^/]*\.wasm$/;
 
@@ -80,4 +81,28 @@ test('a chunk that is gone (a newer console deployed) sends the navigation to th
   await expect(page.getByRole('cell', { name: 'prod-eu' })).toBeVisible();
   expect(await marked(page), 'a page load').toBe(false);
   expect(errors, 'nothing uncaught: no module abort ("unreachable"), no unlooked-at fetch').toEqual([]);
+});
+
+test('a navigation the console starts itself (after a save) goes to the server when its chunk is gone', async ({ page }) => {
+  const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+  const name = `e2e-chunks-${Date.now()}`;
+  await signIn(page, 'alice@acme-corp.com', `${DEMO}/create`);
+  await hydrated(page);
+  const errors = uncaught(page);
+  await markWindow(page);
+  try {
+    await page.locator('[name="metadata.name"]').fill(name);
+    await page.locator('[name="metadata.namespace"]').selectOption('default');
+    await page.locator('[name="spec.message"]').fill('Saved while the console was replaced');
+    // A newer console is deployed while the form is open: the detail page's chunk is gone.
+    await page.route(CHUNKS, (route) => route.fulfill({ status: 404, contentType: 'text/plain', body: 'gone' }));
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    // The save went through; the server renders where the form was going.
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    await expect(page.getByRole('region', { name: 'Spec' })).toContainText('Saved while the console was replaced');
+    expect(await marked(page), 'a page load').toBe(false);
+    expect(errors, 'nothing uncaught: no module abort ("unreachable"), no unlooked-at fetch').toEqual([]);
+  } finally {
+    kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found']);
+  }
 });

@@ -110,7 +110,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
     let frame = NodeRef::<leptos::html::Iframe>::new();
     #[cfg(feature = "hydrate")]
     {
-        let navigate = leptos_router::hooks::use_navigate();
+        let navigate = crate::chunks::use_navigate();
         let spec = spec.clone();
         Effect::new(move |_| {
             let Some(iframe) = frame.get() else { return };

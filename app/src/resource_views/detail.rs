@@ -5,9 +5,9 @@
 
 use std::cell::Cell;
 
+use crate::chunks::use_navigate;
 use fundament_kube_core::ObjectMeta;
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 use serde::Deserialize;
 use serde_json::Value;
 

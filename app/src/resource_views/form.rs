@@ -6,8 +6,9 @@
 //! An edit keeps the resourceVersion it was loaded at, so a change by someone else
 //! since is refused, never overwritten.
 
+use crate::chunks::use_navigate;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_navigate, use_query_map};
+use leptos_router::hooks::{use_location, use_query_map};
 
 use super::api::{
     Existing, FormInput, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form,

@@ -4,8 +4,8 @@
 //! someone else changed the object since it was loaded, their change with the choice
 //! to reload — discarding the edit or re-applying it. Never a silent overwrite.
 
+use crate::chunks::use_navigate;
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 
 use super::api::{Conflict, YamlEdit, YamlOutcome, save_yaml};
 use super::form::FormContext;
