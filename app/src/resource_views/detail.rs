@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::api::{EventRow, ObjectDetail, delete_object, get_object};
 use super::scope::ResourceScope;
 use crate::{
-    components::status::{LivePaused, when_loaded},
+    components::status::{LivePaused, when_found},
     plugins::model::KindInfo,
 };
 use fundament_plugin_types::KindGuide;
@@ -67,12 +67,14 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     keep_current(&context, detail, changes, asked_at, paused);
     #[cfg(not(feature = "hydrate"))]
     let _ = asked_at;
+    let missing = Some(context.scope.missing(&context.name, context.namespace.as_deref()));
     let ctx = StoredValue::new(context);
     view! {
         <LivePaused paused />
-        {when_loaded(
+        {when_found(
             "Loading…",
             detail,
+            missing,
             move |detail| view! { <Detail detail context=ctx.get_value() /> }.into_any(),
         )}
     }

@@ -18,7 +18,7 @@ use super::schema_form::{
 };
 use super::scope::ResourceScope;
 use super::yaml_tab::{YamlBuffer, YamlEditor};
-use crate::components::status::when_loaded;
+use crate::components::status::when_found;
 use fundament_plugin_types::KindGuide;
 
 /// What the form creates or edits.
@@ -61,9 +61,12 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
             )
         },
     );
+    // An edit form's object may be gone; a create form loads none.
+    let missing =
+        context.existing.as_ref().map(|(name, namespace)| context.scope.missing(name, namespace.as_deref()));
     let ctx = StoredValue::new(context);
     let reload = Callback::new(move |()| setup.refetch());
-    when_loaded("Loading the form…", setup, move |setup| match setup.refusal.clone() {
+    when_found("Loading the form…", setup, missing, move |setup| match setup.refusal.clone() {
         Some(reason) => view! {
             <div role="alert" class="card max-w-2xl">
                 <p class="font-semibold">"You cannot do this here"</p>
