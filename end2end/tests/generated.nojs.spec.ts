@@ -35,3 +35,16 @@ test('the edit form and its YAML tab render without JavaScript', async ({ page }
   expect(await yaml.inputValue()).not.toMatch(/managedFields|resourceVersion/);
   await expect(page.locator('[name="spec.message"]')).toBeHidden();
 });
+
+test("the detail page's YAML opens from the URL without JavaScript", async ({ page }) => {
+  const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+  await page.goto(DEMO);
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+  await page.goto(`${DEMO}/hello-world?ns=default`);
+  const code = page.getByRole('region', { name: 'YAML' }).locator('pre');
+  await expect(code).toBeHidden();
+  await page.goto(`${DEMO}/hello-world?ns=default&yaml=1`);
+  await expect(code).toBeVisible();
+  await expect(code).toContainText('message: Hello, world!');
+});

@@ -154,6 +154,51 @@ test.describe('YAML editing', () => {
     await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText('metadata.name cannot change');
   });
 
+  test('the chosen tab is in the URL: a reload keeps it, and Back leaves the form', async ({ page }) => {
+    const name = demoItem('Kept');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+    await hydrated(page);
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
+    const yaml = page.getByRole('tab', { name: 'YAML' });
+    await yaml.click();
+    await expect(yaml).toHaveAttribute('aria-selected', 'true');
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1&yaml=1`);
+    await page.reload();
+    await hydrated(page);
+    await expect(yaml).toHaveAttribute('aria-selected', 'true');
+    await expect(page.getByRole('textbox', { name: 'YAML', exact: true })).toHaveValue(/message: Kept/);
+    await expect(page.locator('[name="spec.message"]')).toBeHidden();
+    // Back to the form tab: the URL says so too.
+    await page.getByRole('tab', { name: 'Form' }).click();
+    await expect(page.getByRole('tab', { name: 'Form' })).toHaveAttribute('aria-selected', 'true');
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
+    await page.reload();
+    await hydrated(page);
+    await expect(page.locator('[name="spec.message"]')).toBeVisible();
+    // A tab is not a page of its own: Back returns to the object, not to the other tab.
+    await page.goBack();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+  });
+
+  test("the detail page's YAML stays open across a reload", async ({ page }) => {
+    const name = demoItem('Open');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+    await hydrated(page);
+    const code = page.getByRole('region', { name: 'YAML' }).locator('pre');
+    await expect(code).toBeHidden();
+    await page.locator('summary', { hasText: 'YAML' }).click();
+    await expect(code).toBeVisible();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&yaml=1`);
+    await page.reload();
+    await hydrated(page);
+    await expect(code).toBeVisible();
+    await expect(code).toContainText('message: Open');
+    await page.locator('summary', { hasText: 'YAML' }).click();
+    await expect(code).toBeHidden();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+  });
+
   test('?yaml=1 opens the YAML tab from the server render', async ({ page }) => {
     const name = demoItem('Server');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1&yaml=1`);

@@ -193,7 +193,7 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
         if with.is_empty() { "/audit".to_owned() } else { format!("/audit?{with}") }
     };
     view! {
-        <Form method="GET" action="" attr:class="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-4" attr:aria-label="Filter the audit record">
+        <Form method="GET" action="" on_form_data=crate::components::without_nameless_submitter() attr:class="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-4" attr:aria-label="Filter the audit record">
             {TEXT_FIELDS.into_iter().map(|(key, label, placeholder)| view! {
                 <label class="field">
                     <span class="field-label">{label}</span>

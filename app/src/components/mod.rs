@@ -15,6 +15,15 @@ pub fn project_of_path(path: &str) -> Option<&str> {
     (!id.is_empty()).then_some(id)
 }
 
+/// For a GET `<Form>`'s `on_form_data`: drops the nameless entry the router adds for the button
+/// that submitted the form. Leptos 0.8's `form_data_from_event` appends the submitter's name and
+/// value even when the button has none, so a hydrated filter form navigated to `…&=`. A browser
+/// submitting the form itself (no JavaScript) leaves a nameless button out; so does this.
+/// Inputs without a name are never in the form's data, so the only nameless entry is that one.
+pub fn without_nameless_submitter() -> std::sync::Arc<dyn Fn(&leptos::web_sys::FormData)> {
+    std::sync::Arc::new(|data| data.delete(""))
+}
+
 /// Closes the `<details>` menu a click came from (browser only), so a menu
 /// does not stay open over the page it just navigated to.
 pub fn close_menu(menu: leptos::prelude::NodeRef<leptos::html::Details>) {

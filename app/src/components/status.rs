@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use crate::routes::not_found::{BackLink, NotFoundContent};
 
 /// Shown while a page's data loads. The ring turns only where motion is welcome
 /// (`prefers-reduced-motion: no-preference`); the label says the same without it.
@@ -24,8 +25,13 @@ pub const RETRY_SECONDS: u32 = 5;
 /// without reloading the page, and a passing failure (a service down, restarting, busy or
 /// slow) is asked again by itself after [`RETRY_SECONDS`], or the time the service asked
 /// for. Without JavaScript "Try again" is a link to the same page.
+/// Something that does not exist is the not-found page instead (404 on the server, no
+/// "Try again": asking again gets the same answer).
 #[component]
-pub fn ErrorView(error: AppError, #[prop(optional)] retry: Option<Callback<()>>) -> impl IntoView {
+pub fn ErrorView(error: AppError, #[prop(optional)] retry: Option<Callback<()>>) -> AnyView {
+    if let AppError::NotFound(what) = error {
+        return view! { <NotFoundContent what /> }.into_any();
+    }
     let signed_out = error == AppError::Unauthenticated;
     let passing = error.is_passing();
     let wait = error.retry_after().unwrap_or(RETRY_SECONDS);
@@ -45,6 +51,7 @@ pub fn ErrorView(error: AppError, #[prop(optional)] retry: Option<Callback<()>>)
             </p>
         </div>
     }
+    .into_any()
 }
 
 /// "Try again": runs `retry` in place; without JavaScript (or without `retry`) it is a link
@@ -111,12 +118,50 @@ pub fn when_loaded<T>(
 where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
 {
+    loaded_or_missing(label, resource, None, show)
+}
+
+/// What a page that shows one thing says when the thing does not exist: its name as the user
+/// knows it (kind, namespace and name) rather than the server's words, and where to find the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub what: String,
+    pub back: BackLink,
+}
+
+/// [`when_loaded`] for a page about one thing: when the answer is that it does not exist,
+/// the not-found page names it as `missing` says and links back (without `missing`, in the
+/// server's words).
+pub fn when_found<T>(
+    label: &'static str,
+    resource: Resource<Result<T, AppError>>,
+    missing: Option<Missing>,
+    show: impl Fn(T) -> AnyView + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
+    loaded_or_missing(label, resource, missing, show)
+}
+
+fn loaded_or_missing<T>(
+    label: &'static str,
+    resource: Resource<Result<T, AppError>>,
+    missing: Option<Missing>,
+    show: impl Fn(T) -> AnyView + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+{
     let retry = Callback::new(move |()| resource.refetch());
     view! {
         <Transition fallback=move || view! { <Loading label /> }>
-            {move || resource.get().map(|answer| match answer {
-                Ok(value) => show(value),
-                Err(error) => view! { <ErrorView error retry /> }.into_any(),
+            {move || resource.get().map(|answer| match (answer, missing.clone()) {
+                (Ok(value), _) => show(value),
+                (Err(AppError::NotFound(_)), Some(Missing { what, back })) => {
+                    view! { <NotFoundContent what back /> }.into_any()
+                }
+                (Err(error), _) => view! { <ErrorView error retry /> }.into_any(),
             })}
         </Transition>
     }
@@ -132,5 +177,46 @@ pub fn LivePaused(paused: RwSignal<bool>) -> impl IntoView {
                 "Live updates are paused: the cluster cannot be reached right now. What is shown may be out of date; the console reconnects by itself."
             </p>
         </Show>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Renders `view` on the server as a request's render does, and returns its HTML and the
+    /// status the render set.
+    pub(crate) fn render_status(view: impl FnOnce() -> AnyView) -> (String, Option<http::StatusCode>) {
+        let owner = Owner::new();
+        owner.with(|| {
+            let response = leptos_axum::ResponseOptions::default();
+            provide_context(response.clone());
+            leptos_meta::provide_meta_context();
+            let html = view().to_html();
+            let status = response.0.read().ok().and_then(|parts| parts.status);
+            (html, status)
+        })
+    }
+
+    #[test]
+    fn a_missing_thing_is_a_404_without_try_again() {
+        let error = AppError::NotFound("Certificate web".into());
+        let (html, status) = render_status(|| view! { <ErrorView error /> }.into_any());
+        assert_eq!(status, Some(http::StatusCode::NOT_FOUND));
+        assert!(html.contains("Certificate web does not exist, or you cannot see it."), "{html}");
+        assert!(html.contains("Not found"), "{html}");
+        assert!(!html.contains("Try again"), "{html}");
+    }
+
+    #[test]
+    fn a_passing_failure_keeps_try_again_and_leaves_the_status_alone() {
+        let error =
+            AppError::Unavailable { message: "The cluster does not answer.".into(), retry_after: None };
+        let (html, status) = render_status(|| view! { <ErrorView error /> }.into_any());
+        assert_eq!(status, None);
+        assert!(html.contains("Try again"), "{html}");
+        let (html, status) = render_status(|| view! { <ErrorView error=AppError::Internal /> }.into_any());
+        assert_eq!(status, None);
+        assert!(html.contains("Try again"), "{html}");
     }
 }

@@ -8,13 +8,17 @@ use std::cell::Cell;
 use crate::chunks::use_navigate;
 use fundament_kube_core::ObjectMeta;
 use leptos::prelude::*;
+use leptos_router::{
+    NavigateOptions,
+    hooks::{use_location, use_query_map},
+};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{EventRow, ObjectDetail, delete_object, get_object};
 use super::scope::ResourceScope;
 use crate::{
-    components::status::{LivePaused, when_loaded},
+    components::status::{LivePaused, when_found},
     plugins::model::KindInfo,
 };
 use fundament_plugin_types::KindGuide;
@@ -67,12 +71,14 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     keep_current(&context, detail, changes, asked_at, paused);
     #[cfg(not(feature = "hydrate"))]
     let _ = asked_at;
+    let missing = Some(context.scope.missing(&context.name, context.namespace.as_deref()));
     let ctx = StoredValue::new(context);
     view! {
         <LivePaused paused />
-        {when_loaded(
+        {when_found(
             "Loading…",
             detail,
+            missing,
             move |detail| view! { <Detail detail context=ctx.get_value() /> }.into_any(),
         )}
     }
@@ -129,6 +135,20 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
     let edit = format!("{edit}{}edit=1", if edit.contains('?') { '&' } else { '?' });
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
     let status = object.get("status").cloned().unwrap_or(Value::Null);
+    // The YAML's disclosure is in the URL (`?yaml=1`), as the form's YAML tab is: a reload or a
+    // shared link opens it again. Without JavaScript it still opens and closes, and the link opens it.
+    let (location, query) = (use_location(), use_query_map());
+    let yaml_open = query.read_untracked().get("yaml").as_deref() == Some("1");
+    let navigate = use_navigate();
+    let keep_in_url = move |ev: leptos::ev::Event| {
+        let open = event_target::<leptos::web_sys::Element>(&ev).has_attribute("open");
+        let query = query.get_untracked();
+        // Also fired for a disclosure the page opened from the URL: nothing to change then.
+        if (query.get("yaml").as_deref() == Some("1")) != open {
+            let href = super::form::yaml_href(&location.pathname.get_untracked(), &query, open);
+            navigate(&href, NavigateOptions { replace: true, scroll: false, ..Default::default() });
+        }
+    };
     view! {
         <div class="mb-4 flex flex-wrap justify-end gap-2">
             {can_update.then(|| view! { <leptos_router::components::A href=edit attr:class="button-secondary">"Edit"</leptos_router::components::A> })}
@@ -144,7 +164,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
             {(!status.is_null()).then(|| view! { <Status schema=status_schema status guide=context.guide.clone() /> })}
             <Events events />
             <section class="card" aria-labelledby="yaml-heading">
-                <details>
+                <details open=yaml_open on:toggle=keep_in_url>
                     <summary id="yaml-heading" class="card-title cursor-pointer">"YAML"</summary>
                     <pre class="overflow-x-auto rounded-lg bg-raised p-3 font-mono text-xs" aria-label="YAML"><code>{yaml}</code></pre>
                 </details>

@@ -8,7 +8,11 @@
 
 use crate::chunks::use_navigate;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_query_map};
+use leptos_router::{
+    NavigateOptions,
+    hooks::{use_location, use_query_map},
+    params::ParamsMap,
+};
 
 use super::api::{
     Existing, FormInput, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form,
@@ -19,7 +23,7 @@ use super::schema_form::{
 };
 use super::scope::ResourceScope;
 use super::yaml_tab::{YamlBuffer, YamlEditor};
-use crate::components::status::when_loaded;
+use crate::components::status::when_found;
 use fundament_plugin_types::KindGuide;
 
 /// What the form creates or edits.
@@ -62,9 +66,12 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
             )
         },
     );
+    // An edit form's object may be gone; a create form loads none.
+    let missing =
+        context.existing.as_ref().map(|(name, namespace)| context.scope.missing(name, namespace.as_deref()));
     let ctx = StoredValue::new(context);
     let reload = Callback::new(move |()| setup.refetch());
-    when_loaded("Loading the form…", setup, move |setup| match setup.refusal.clone() {
+    when_found("Loading the form…", setup, missing, move |setup| match setup.refusal.clone() {
         Some(reason) => view! {
             <div role="alert" class="card max-w-2xl">
                 <p class="font-semibold">"You cannot do this here"</p>
@@ -103,6 +110,17 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
     let busy = RwSignal::new(false);
     let navigate = use_navigate();
     let ctx = StoredValue::new(context);
+    let (form_href, yaml_href) = tab_hrefs();
+    // The tab shown is in the URL, so a reload or a shared link opens it again. Replaced, not
+    // pushed: a tab is a view of the same form, so Back leaves the form rather than flipping tabs.
+    let show = {
+        let (navigate, form_href, yaml_href) = (navigate.clone(), form_href.clone(), yaml_href.clone());
+        move |to_yaml: bool| {
+            as_yaml.set(to_yaml);
+            let href = if to_yaml { &yaml_href } else { &form_href };
+            navigate(href, NavigateOptions { replace: true, scroll: false, ..Default::default() });
+        }
+    };
     let switch = move |to_yaml: bool| {
         if busy.get_untracked() || as_yaml.get_untracked() == to_yaml {
             return;
@@ -113,10 +131,11 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         let unchanged = synced
             .with_value(|(v, l, t)| if to_yaml { *v == values && *l == label_text } else { *t == text });
         if unchanged {
-            as_yaml.set(to_yaml);
+            show(to_yaml);
             return;
         }
         busy.set(true);
+        let show = show.clone();
         leptos::task::spawn_local(async move {
             let (cluster, crd) = (c.scope.cluster_id, c.scope.crd);
             if to_yaml {
@@ -125,7 +144,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                         synced.set_value((values, label_text, text.clone()));
                         buffer.replace_text(text);
                         general.set(Vec::new());
-                        as_yaml.set(true);
+                        show(true);
                     }
                     Ok(ToYaml::Refused { errors, general: messages }) => {
                         state.errors.set(errors);
@@ -140,7 +159,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                         state.values.set(values);
                         labels.set(label_text);
                         buffer.message.set(None);
-                        as_yaml.set(false);
+                        show(false);
                     }
                     Ok(ToForm::Invalid(message)) => buffer.message.set(Some(message)),
                     Err(error) => buffer.message.set(Some(error.to_string())),
@@ -192,8 +211,8 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
     let submit_check = submit.clone();
     let action = if state.editing { "Save" } else { "Create" };
     let fields = spec.fields.iter().map(|f| field_view(f, f.path.clone(), state)).collect_view();
-    let (form_href, yaml_href) = tab_hrefs();
     let tab = move |to_yaml: bool, href: String, label: &'static str| {
+        let switch = switch.clone();
         let id = if to_yaml { "tab-yaml" } else { "tab-form" };
         let panel = if to_yaml { "panel-yaml" } else { "panel-form" };
         view! {
@@ -276,11 +295,22 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
 /// The tabs' links: this page without and with `yaml=1`.
 fn tab_hrefs() -> (String, String) {
     let path = use_location().pathname.get_untracked();
-    let mut query = use_query_map().get_untracked();
-    query.remove("yaml");
-    let form = format!("{path}{}", query.to_query_string());
-    query.insert("yaml", "1".to_owned());
-    (form, format!("{path}{}", query.to_query_string()))
+    let query = use_query_map().get_untracked();
+    (yaml_href(&path, &query, false), yaml_href(&path, &query, true))
+}
+
+/// `path` with `query`, with `yaml=1` last or without it; the other parameters keep their order.
+pub(super) fn yaml_href(path: &str, query: &ParamsMap, yaml: bool) -> String {
+    use crate::plugins::model::encode_segment;
+    let mut pairs: Vec<String> = query
+        .into_iter()
+        .filter(|(key, _)| *key != "yaml")
+        .map(|(key, value)| format!("{}={}", encode_segment(key), encode_segment(value)))
+        .collect();
+    if yaml {
+        pairs.push("yaml=1".to_owned());
+    }
+    if pairs.is_empty() { path.to_owned() } else { format!("{path}?{}", pairs.join("&")) }
 }
 
 /// The labels the guide describes, under the labels input.
@@ -485,4 +515,29 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
         </div>
     }
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(pairs: &[(&'static str, &str)]) -> ParamsMap {
+        let mut map = ParamsMap::new();
+        for (key, value) in pairs {
+            map.insert(*key, (*value).to_owned());
+        }
+        map
+    }
+
+    #[test]
+    fn the_tab_is_in_the_url_and_the_other_parameters_stay_as_they_were() {
+        let edit = query(&[("ns", "default"), ("edit", "1")]);
+        assert_eq!(yaml_href("/p/web", &edit, true), "/p/web?ns=default&edit=1&yaml=1");
+        assert_eq!(yaml_href("/p/web", &edit, false), "/p/web?ns=default&edit=1");
+        // Already on the YAML tab, wherever `yaml` stood: the order of the rest is kept.
+        let yaml_first = query(&[("yaml", "1"), ("ns", "default"), ("edit", "1")]);
+        assert_eq!(yaml_href("/p/web", &yaml_first, false), "/p/web?ns=default&edit=1");
+        assert_eq!(yaml_href("/p/web", &yaml_first, true), "/p/web?ns=default&edit=1&yaml=1");
+        assert_eq!(yaml_href("/p/web", &query(&[("yaml", "1")]), false), "/p/web");
+    }
 }

@@ -153,7 +153,7 @@ fn Filters(
         })
     };
     view! {
-        <Form method="GET" action="" attr:class="mb-4 flex flex-wrap items-end gap-3" attr:aria-label="Filter">
+        <Form method="GET" action="" on_form_data=crate::components::without_nameless_submitter() attr:class="mb-4 flex flex-wrap items-end gap-3" attr:aria-label="Filter">
             <input type="hidden" name="sort" prop:value=move || q().sort.to_param() />
             {move || wide.get().then(|| view! { <input type="hidden" name="wide" value="1" /> })}
             {move || (query_map.read().get("generated").as_deref() == Some("1"))

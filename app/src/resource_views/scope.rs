@@ -1,7 +1,9 @@
 //! Which kind a generated view shows, and where: what the list, the detail
 //! view and the form all need first.
 
+use crate::components::status::Missing;
 use crate::plugins::model::{KindInfo, paths};
+use crate::routes::not_found::BackLink;
 
 /// A kind of a plugin installation on one cluster, seen from a project or
 /// from the whole organization.
@@ -28,6 +30,17 @@ impl ResourceScope {
         paths::detail(self.project.as_deref(), &self.installation, &self.crd, name, namespace)
     }
 
+    /// What the not-found page of one object of the kind says: the object as
+    /// `Kind namespace/name` (a cluster-scoped kind's as `Kind name`), and a link to the list.
+    pub fn missing(&self, name: &str, namespace: Option<&str>) -> Missing {
+        let what = match namespace.filter(|_| self.kind.namespaced) {
+            Some(namespace) => format!("{} {namespace}/{name}", self.kind.kind),
+            None => format!("{} {name}", self.kind.kind),
+        };
+        let back = BackLink { href: self.list_path(), label: format!("Back to the {} list", self.kind.kind) };
+        Missing { what, back }
+    }
+
     /// The kind's objects in every namespace, as the tab's shared watch follows them.
     #[cfg(feature = "hydrate")]
     pub fn collection(&self) -> super::watch::Collection {
@@ -38,5 +51,41 @@ impl ResourceScope {
             plural: self.kind.plural.clone(),
             namespace: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(namespaced: bool) -> ResourceScope {
+        ResourceScope {
+            cluster_id: "c".into(),
+            project: Some("webshop".into()),
+            installation: "acme-corp--demo".into(),
+            crd: "demoitems.demo.fundament.io".into(),
+            kind: KindInfo {
+                kind: "DemoItem".into(),
+                plural: "demoitems".into(),
+                group: "demo.fundament.io".into(),
+                version: "v1".into(),
+                namespaced,
+            },
+        }
+    }
+
+    #[test]
+    fn a_missing_object_is_named_as_kind_namespace_and_name_with_a_link_to_its_list() {
+        let missing = scope(true).missing("web", Some("default"));
+        assert_eq!(missing.what, "DemoItem default/web");
+        assert_eq!(
+            missing.back,
+            BackLink {
+                href: "/projects/webshop/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io".into(),
+                label: "Back to the DemoItem list".into(),
+            }
+        );
+        // A cluster-scoped kind has no namespace to name, whatever the URL said.
+        assert_eq!(scope(false).missing("web", Some("default")).what, "DemoItem web");
     }
 }

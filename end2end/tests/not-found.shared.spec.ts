@@ -1,0 +1,43 @@
+// A page for something that does not exist answers 404 on the server's render, says what
+// was looked for, links back to where it could be found, and offers no "Try again" (asking
+// again gets the same answer). The same with and without JavaScript.
+import { test, expect, type Page } from '@playwright/test';
+
+const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+
+/** Signs in through the sign-in page's form (it works without JavaScript too). */
+async function signIn(page: Page) {
+  await page.goto('/sign-in');
+  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
+}
+
+test('a missing object answers 404, names the object and links back to its list', async ({ page }) => {
+  await signIn(page);
+  for (const query of ['', '&edit=1', '&edit=1&yaml=1']) {
+    const response = await page.goto(`${DEMO}/no-such-item?ns=default${query}`);
+    expect(response?.status(), query).toBe(404);
+    const main = page.getByRole('main');
+    await expect(main.getByRole('heading', { name: 'Not found' })).toBeVisible();
+    await expect(main).toContainText('DemoItem default/no-such-item does not exist, or you cannot see it.');
+    await expect(main.getByRole('link', { name: 'Try again' })).toHaveCount(0);
+    await expect(main.getByRole('link', { name: 'Back to the DemoItem list' })).toHaveAttribute('href', DEMO);
+  }
+  await page.getByRole('main').getByRole('link', { name: 'Back to the DemoItem list' }).click();
+  await expect(page).toHaveURL(DEMO);
+  await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+});
+
+test('an unknown plugin, kind or project answers 404 too', async ({ page }) => {
+  await signIn(page);
+  for (const path of [
+    '/plugin-resources/acme-corp--nope/demoitems.demo.fundament.io',
+    '/plugin-resources/acme-corp--demo/nothings.demo.fundament.io/x?ns=default',
+    '/projects/no-such-project/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io',
+  ]) {
+    const response = await page.goto(path);
+    expect(response?.status(), path).toBe(404);
+    await expect(page.getByRole('main').getByRole('heading', { name: 'Not found' })).toBeVisible();
+    await expect(page.getByRole('main').getByRole('link', { name: 'Try again' })).toHaveCount(0);
+  }
+});
