@@ -97,7 +97,7 @@ fn onward(target: &str, what: &str, cookies: &[String]) -> Response {
 
 fn one_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     let cookies = headers.get_all(header::COOKIE);
-    match fundament_session::single_cookie(cookies.iter().filter_map(|v| v.to_str().ok()), name) {
+    match fundament_session::single_cookie(cookies.iter(), name) {
         fundament_session::SessionCookie::One(value) => Some(value.to_owned()),
         _ => None,
     }

@@ -172,7 +172,7 @@ pub fn set_security_headers() {
 pub fn request_cookie(name: &str) -> Option<String> {
     let parts = use_context::<http::request::Parts>()?;
     let cookies = parts.headers.get_all(http::header::COOKIE);
-    fundament_session::cookie_value(cookies.iter().filter_map(|v| v.to_str().ok()), name).map(str::to_owned)
+    fundament_session::cookie_value(cookies.iter(), name).map(str::to_owned)
 }
 
 /// The session token on the request being handled: `None` without one, and when the request
@@ -185,7 +185,7 @@ pub fn request_session_token() -> Option<String> {
 /// The session token in these headers, as [`request_session_token`] reads it.
 pub fn session_token_of(headers: &http::HeaderMap) -> Option<String> {
     let cookies = headers.get_all(http::header::COOKIE);
-    match fundament_session::session_cookie(cookies.iter().filter_map(|v| v.to_str().ok())) {
+    match fundament_session::session_cookie(cookies.iter()) {
         fundament_session::SessionCookie::One(token) => Some(token.to_owned()),
         fundament_session::SessionCookie::Absent => None,
         fundament_session::SessionCookie::Conflict => {

@@ -5,8 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Cookie holding the user's choice.
-pub const THEME_COOKIE: &str = "fundament_theme";
+/// Cookie holding the user's choice. `__Host-`, like the session's: where the plugin origins
+/// share the console's parent domain, a plugin page could otherwise set `fundament_theme` for
+/// that domain (or under a longer path, which the browser sends first) and choose the console's
+/// theme for the user.
+pub const THEME_COOKIE: &str = "__Host-fundament_theme";
 
 /// The user's theme choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 // the host that set them; sign-out ends the session everywhere.
 import { test, expect } from '@playwright/test';
 import http from 'node:http';
-import { signIn, hydrated } from '../tests/fixtures';
+import { signIn, hydrated, userMenu } from '../tests/fixtures';
 
 const TLS = 9443;
 const CONSOLE = `https://console.example.test:${TLS}`;
@@ -151,4 +151,45 @@ test("a page of the console's site reads no console page as the user, even witho
   } finally {
     await context.close();
   }
+});
+
+test("cookies a plugin page sets for the parent domain neither sign the user out nor stop other plugins' pages", async ({ page, context }) => {
+  // Here the plugin origins share the console's parent domain (example.test), so a plugin page
+  // may set a cookie with Domain=example.test; the browser then sends it to the console and to
+  // every plugin origin. Chromium stores and sends UTF-8 in cookie names and values, and one
+  // such byte made the console and plugin-proxy drop the whole Cookie header: the user was
+  // signed out of the console, and every plugin frame refused, for as long as the planted
+  // cookie lived. A name that is the session cookie's after a no-break space (which the
+  // browser's __Host- check does not see as prefixed) must stay another name, and the theme
+  // cookie's unprefixed name chooses nothing.
+  const certificates = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+  await signIn(page, 'alice@acme-corp.com', certificates);
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  const pluginFrame = page.frames().find((f) => f.url().startsWith(CERT_MANAGER))!;
+  const planted = await pluginFrame.evaluate((cluster) => {
+    for (const cookie of [
+      'tossed=\u00fc; Domain=example.test; Path=/; Max-Age=600',
+      'fundament_theme=dark; Domain=example.test; Path=/; Max-Age=600',
+      '\u00a0__Host-fundament_auth=planted; Domain=example.test; Path=/; Max-Age=600',
+      `\u00a0__Host-fundament_frame-${cluster}=planted; Domain=example.test; Path=/; Max-Age=600`,
+    ]) {
+      document.cookie = cookie;
+    }
+    return document.cookie;
+  }, PROD);
+  expect(planted, 'the browser kept the planted cookies').toContain('tossed=\u00fc');
+  const sent = (await context.cookies(CONSOLE)).map((c) => c.name);
+  expect(sent, 'the browser sends them to the console').toEqual(expect.arrayContaining(['tossed', '\u00a0__Host-fundament_auth']));
+
+  // The console still reads alice's session.
+  await page.goto('/');
+  await hydrated(page);
+  await expect(userMenu(page, 'Alice')).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
+  // Nor does the page choose the console's theme (the user's choice is a __Host- cookie).
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'system');
+  // And a plugin page opens: plugin-proxy reads its frame cookie beside them.
+  await page.goto(certificates);
+  await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'ready');
+  await expect(page.frameLocator('[data-plugin-frame] iframe').getByRole('link', { name: 'web-tls-cert' })).toBeVisible();
 });

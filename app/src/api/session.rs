@@ -325,8 +325,8 @@ pub async fn set_theme(theme: String) -> Result<(), AppError> {
     use crate::theme::{THEME_COOKIE, Theme};
     let theme = Theme::parse(&theme).ok_or_else(|| AppError::Invalid(format!("Unknown theme {theme:?}.")))?;
     let cookie = match theme {
-        Theme::System => format!("{THEME_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax"),
-        other => format!("{THEME_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax", other.as_str()),
+        Theme::System => format!("{THEME_COOKIE}=; Secure; Path=/; Max-Age=0; SameSite=Lax"),
+        other => format!("{THEME_COOKIE}={}; Secure; Path=/; Max-Age=31536000; SameSite=Lax", other.as_str()),
     };
     ssr::set_cookie(&cookie);
     ssr::back_to_referring_page();

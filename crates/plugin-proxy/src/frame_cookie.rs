@@ -147,9 +147,11 @@ pub fn set_cookie(cluster_id: &str, value: &str, max_age: i64) -> String {
 }
 
 /// The frame cookie of `cluster_id` in a request, if it carries exactly one (a request with two
-/// is refused, never resolved to one of them).
+/// is refused, never resolved to one of them). The header is read as bytes: another cookie that
+/// holds bytes past ASCII (which any installation may set for the plugins' parent domain, where
+/// that is no public suffix) leaves this one readable.
 pub fn from_headers<'h>(headers: &'h http::HeaderMap, cluster_id: &str) -> Option<&'h str> {
-    let values = headers.get_all(http::header::COOKIE).into_iter().filter_map(|v| v.to_str().ok());
+    let values = headers.get_all(http::header::COOKIE);
     match fundament_session::single_cookie(values, &cookie_name(cluster_id)) {
         fundament_session::SessionCookie::One(value) => Some(value),
         fundament_session::SessionCookie::Absent => None,
@@ -232,5 +234,18 @@ mod tests {
             assert!(cookie.split("; ").any(|a| a == attribute), "{attribute}");
         }
         assert!(!cookie.contains("Domain"));
+    }
+
+    #[test]
+    fn a_cookie_of_other_bytes_beside_it_leaves_the_frame_cookie_readable() {
+        // Any installation may set a cookie for the plugins' parent domain where that is no public
+        // suffix; Chromium sends its UTF-8 as is. Read as text, the whole header was unreadable
+        // and every installation's frame was refused.
+        const A: &str = "019b4000-2000-7000-8000-000000000001";
+        let mut h = http::HeaderMap::new();
+        let header =
+            format!("tossed=\u{fc}; \u{a0}__Host-fundament_frame-{A}=planted; __Host-fundament_frame-{A}=x");
+        h.append(http::header::COOKIE, http::HeaderValue::from_bytes(header.as_bytes()).unwrap());
+        assert_eq!(from_headers(&h, A), Some("x"));
     }
 }

@@ -62,14 +62,43 @@ pub fn fits_a_browser(set_cookie: &str) -> bool {
     set_cookie.split(';').next().is_some_and(|name_and_value| name_and_value.len() <= 4_096)
 }
 
-/// Finds a cookie's value in `Cookie` header values (the first of that name).
-pub fn cookie_value<'a>(headers: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
-    headers
-        .into_iter()
-        .flat_map(|h| h.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
+/// The `name=value` pairs of `Cookie` header values, read as bytes.
+///
+/// A browser sends whatever bytes a page put in a cookie: Chromium keeps UTF-8 in names and
+/// values. Where the plugin origins share the console's parent domain, a plugin page may set
+/// such a cookie for that domain, and it then rides along with every request to the console and
+/// to every other plugin origin. So the header is never read as text as a whole (one byte past
+/// ASCII would make the whole header unreadable, and the request carry no session: the user
+/// signed out for as long as the planted cookie lives); each pair stands on its own. Only the
+/// blanks of the header's syntax (space and tab) are trimmed, never Unicode white space: a
+/// no-break space before a name is part of it (the browser's `__Host-` check does not take
+/// `\u{a0}__Host-…` for a prefixed name, so no reader here may either).
+fn pairs<'a, H: AsRef<[u8]> + ?Sized + 'a>(
+    headers: impl IntoIterator<Item = &'a H>,
+) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
+    headers.into_iter().flat_map(|h| h.as_ref().split(|&b| b == b';')).filter_map(|pair| {
+        let pair = blanks_trimmed(pair);
+        let at = pair.iter().position(|&b| b == b'=')?;
+        Some((&pair[..at], &pair[at + 1..]))
+    })
+}
+
+/// `bytes` without the space and tab around them (`trim_ascii` would also take form and line
+/// feeds, which are no blanks of a `Cookie` header).
+fn blanks_trimmed(bytes: &[u8]) -> &[u8] {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |i| i + 1);
+    &bytes[start..end]
+}
+
+/// Finds a cookie's value in `Cookie` header values (the first of that name whose value is
+/// text; header values as bytes, see [`pairs`]).
+pub fn cookie_value<'a, H: AsRef<[u8]> + ?Sized + 'a>(
+    headers: impl IntoIterator<Item = &'a H>,
+    name: &str,
+) -> Option<&'a str> {
+    pairs(headers).filter(|(k, _)| *k == name.as_bytes()).find_map(|(_, v)| std::str::from_utf8(v).ok())
 }
 
 /// A credential cookie a request carries (the session here, a plugin frame's at plugin-proxy):
@@ -80,24 +109,30 @@ pub enum SessionCookie<'a> {
     Absent,
     /// Exactly one.
     One(&'a str),
-    /// More than one: planted or shadowed. Refused, never resolved to one of them.
+    /// More than one: planted or shadowed; or one whose value is not text, which no service
+    /// of ours set. Refused, never resolved to one of them.
     Conflict,
 }
 
 /// The session cookie among `Cookie` header values.
-pub fn session_cookie<'a>(headers: impl IntoIterator<Item = &'a str>) -> SessionCookie<'a> {
+pub fn session_cookie<'a, H: AsRef<[u8]> + ?Sized + 'a>(
+    headers: impl IntoIterator<Item = &'a H>,
+) -> SessionCookie<'a> {
     single_cookie(headers, COOKIE_NAME)
 }
 
-/// The cookie `wanted` among `Cookie` header values, which must appear at most once.
-pub fn single_cookie<'a>(headers: impl IntoIterator<Item = &'a str>, wanted: &str) -> SessionCookie<'a> {
+/// The cookie `wanted` among `Cookie` header values, which must appear at most once. Other
+/// cookies, whatever bytes they hold, change nothing.
+pub fn single_cookie<'a, H: AsRef<[u8]> + ?Sized + 'a>(
+    headers: impl IntoIterator<Item = &'a H>,
+    wanted: &str,
+) -> SessionCookie<'a> {
     let mut found = SessionCookie::Absent;
-    for (name, value) in
-        headers.into_iter().flat_map(|h| h.split(';')).filter_map(|p| p.trim().split_once('='))
-    {
-        if name != wanted {
+    for (name, value) in pairs(headers) {
+        if name != wanted.as_bytes() {
             continue;
         }
+        let Ok(value) = std::str::from_utf8(value) else { return SessionCookie::Conflict };
         found = match found {
             SessionCookie::Absent if value.is_empty() => SessionCookie::Absent,
             SessionCookie::Absent => SessionCookie::One(value),
@@ -161,5 +196,32 @@ mod tests {
             session_cookie(["__Host-fundament_auth=a", "__Host-fundament_auth=b"]),
             SessionCookie::Conflict
         );
+    }
+
+    #[test]
+    fn a_planted_cookie_of_any_bytes_leaves_the_session_readable_and_is_never_it() {
+        // What Chromium sends for cookies a sibling page set for the parent domain: UTF-8 bytes
+        // in values and names. Read as text as a whole, the header was unreadable: no session.
+        let header: &[u8] = b"tossed=\xc3\xbc; \xc2\xa0n=1; __Host-fundament_auth=alice; raw=\xff\xfe";
+        assert_eq!(session_cookie([header]), SessionCookie::One("alice"));
+        assert_eq!(cookie_value([header], COOKIE_NAME), Some("alice"));
+        assert_eq!(cookie_value([header], "tossed"), Some("\u{fc}"));
+        // A no-break space (or any Unicode white space) before the name is part of the name:
+        // the browser let a sibling set it because it is not the `__Host-` name.
+        for planted in [
+            "\u{a0}__Host-fundament_auth=bob",
+            "\u{2003}__Host-fundament_auth=bob",
+            "__Host-fundament_auth\u{a0}=bob",
+        ] {
+            assert_eq!(session_cookie([planted]), SessionCookie::Absent, "{planted:?}");
+            assert_eq!(cookie_value([planted], COOKIE_NAME), None, "{planted:?}");
+            let beside = format!("{planted}; __Host-fundament_auth=alice");
+            assert_eq!(session_cookie([beside.as_str()]), SessionCookie::One("alice"), "{planted:?}");
+        }
+        // The header's own blanks are still no part of a name.
+        assert_eq!(session_cookie(["a=1;\t __Host-fundament_auth=alice \t"]), SessionCookie::One("alice"));
+        // A session cookie whose value is not text was set by no service of ours: refused.
+        let odd: &[u8] = b"__Host-fundament_auth=\xff";
+        assert_eq!(session_cookie([odd]), SessionCookie::Conflict);
     }
 }

@@ -194,6 +194,29 @@ fn a_session_cookie_planted_beside_the_real_one_is_refused_not_resolved() {
 }
 
 #[test]
+fn a_cookie_of_bytes_past_ascii_beside_the_session_leaves_it_readable() {
+    run(async {
+        let alice = session_cookie("alice@acme-corp.com").await;
+        // What Chromium sends when a page of a sibling host (a plugin origin under the console's
+        // parent domain) set a cookie of UTF-8 for that domain. Read as text as a whole, the header
+        // was unreadable and alice signed out for as long as the cookie lived. A name that is the
+        // session's after a no-break space (which the browser's `__Host-` check lets a sibling
+        // set) is another name, not a second session.
+        for planted in ["tossed=\u{fc}", "\u{a0}__Host-fundament_auth=planted"] {
+            let cookies = format!("{planted}; {alice}");
+            let request = Request::get("/clusters")
+                .header(header::ACCEPT, "text/html")
+                .header(header::COOKIE, http::HeaderValue::from_bytes(cookies.as_bytes()).unwrap())
+                .body(Body::empty())
+                .unwrap();
+            let (status, _, body) = send(request).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(signed_in_as(&body, "Alice"), "{planted:?}: {body:.200}");
+        }
+    });
+}
+
+#[test]
 fn sign_out_revokes_the_session_on_the_server() {
     run(async {
         let cookie = session_cookie("alice@acme-corp.com").await;
@@ -462,9 +485,12 @@ fn sign_in_from_another_origin_is_refused() {
 #[test]
 fn the_theme_cookie_sets_data_theme_before_any_script() {
     run(async {
-        let (_, _, body) = send(get("/", Some("fundament_theme=dark"))).await;
+        let (_, _, body) = send(get("/", Some("__Host-fundament_theme=dark"))).await;
         assert!(body.contains(r#"data-theme="dark""#));
-        let (_, _, body) = send(get("/", Some("fundament_theme=%22%3E%3Cscript%3E"))).await;
+        let (_, _, body) = send(get("/", Some("__Host-fundament_theme=%22%3E%3Cscript%3E"))).await;
+        assert!(body.contains(r#"data-theme="system""#));
+        // The unprefixed name, which a sibling host may set for the parent domain, chooses nothing.
+        let (_, _, body) = send(get("/", Some("fundament_theme=dark"))).await;
         assert!(body.contains(r#"data-theme="system""#));
     });
 }
