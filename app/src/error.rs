@@ -1,7 +1,10 @@
 //! The one error type of the console's server functions. Its messages are
 //! written for users; internal detail is logged on the server and never sent.
 
-use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use leptos::server_fn::{
+    Bytes, Decodes,
+    error::{FromServerFnError, IntoAppError, ServerFnErrorErr},
+};
 use serde::{Deserialize, Serialize};
 
 /// What went wrong, in words a user can act on.
@@ -35,6 +38,12 @@ impl AppError {
         matches!(self, AppError::Unavailable { .. } | AppError::Transport(_))
     }
 
+    /// Whether it says that the session ended (signed out, revoked, expired): the tab then
+    /// says so and stops what it keeps doing for the session (`crate::session_end`).
+    pub fn ends_session(&self) -> bool {
+        matches!(self, AppError::Unauthenticated)
+    }
+
     /// Seconds the service asked to wait before trying again, if it named any.
     pub fn retry_after(&self) -> Option<u32> {
         match self {
@@ -51,5 +60,38 @@ impl FromServerFnError for AppError {
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         AppError::Transport(value)
+    }
+
+    /// Every server function's error in the browser passes here: one place learns that the
+    /// session ended, whichever call found out.
+    fn de(data: Bytes) -> Self {
+        let error = <Self::Encoder as Decodes<Self>>::decode(data)
+            .unwrap_or_else(|e| ServerFnErrorErr::Deserialization(e.to_string()).into_app_error());
+        #[cfg(feature = "hydrate")]
+        if error.ends_session() {
+            crate::session_end::end();
+        }
+        error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_unauthenticated_answer_ends_the_session() {
+        assert!(AppError::Unauthenticated.ends_session());
+        for other in [
+            AppError::Invalid("x".into()),
+            AppError::NotFound("x".into()),
+            AppError::Internal,
+            AppError::Unavailable { message: "down".into(), retry_after: None },
+            AppError::Transport(ServerFnErrorErr::Request("offline".into())),
+        ] {
+            assert!(!other.ends_session(), "{other:?}");
+        }
+        let decoded = AppError::de(AppError::Unauthenticated.ser());
+        assert_eq!(decoded, AppError::Unauthenticated, "read back as the browser reads it");
     }
 }

@@ -22,6 +22,7 @@ pub mod plugins;
 pub mod request_owner;
 pub mod resource_views;
 pub mod routes;
+pub mod session_end;
 #[cfg(feature = "ssr")]
 pub mod state;
 #[cfg(all(test, feature = "ssr"))]

@@ -137,11 +137,15 @@ fn follow(
                         }
                         Err(error) => {
                             // The page's first answer shows its own errors; the tail says why it
-                            // stopped and tries again shortly (later when the server says when).
+                            // stopped and tries again shortly (later when the server says when),
+                            // unless the session ended: then only a new sign-in helps.
+                            let _ = notes.failed.try_set(Some(error.to_string()));
+                            if error.ends_session() {
+                                break;
+                            }
                             let wait = error
                                 .retry_after()
                                 .map_or(RETRY_AFTER_ERROR, |s| std::time::Duration::from_secs(s.into()));
-                            let _ = notes.failed.try_set(Some(error.to_string()));
                             set_timeout(move || restart.update(|n| *n += 1), wait);
                             break;
                         }

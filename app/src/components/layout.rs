@@ -33,7 +33,7 @@ pub fn ConsoleLayout() -> impl IntoView {
 /// The page's path with its query, to come back to after signing in. The router's `search`
 /// has no leading `?` on the server (and may have one in the browser): without it a
 /// bookmarked `/x?a=1&b=2` came back as `/xa=1&b=2`.
-fn path_and_query(path: &str, search: &str) -> String {
+pub(crate) fn path_and_query(path: &str, search: &str) -> String {
     match search.trim_start_matches('?') {
         "" => path.to_owned(),
         query => format!("{path}?{query}"),
@@ -44,6 +44,9 @@ fn path_and_query(path: &str, search: &str) -> String {
 fn SignedIn(session: Session) -> impl IntoView {
     crate::components::dismiss_menus_on_escape_or_outside_click();
     crate::plugins::registry::PluginRegistry::provide(&session);
+    // A sign-out in another tab, or a 401, is shown on this page (`crate::session_end`).
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| crate::session_end::follow_other_tabs());
     view! {
         <a href="#main" class="skip-link">"Skip to main content"</a>
         <Header session />

@@ -26,8 +26,9 @@ pub fn UserMenu(viewer: Viewer) -> impl IntoView {
                 </p>
                 <hr class="my-1 border-line" />
                 <FollowSystemTheme />
-                // A plain form: signing out reloads the page, dropping all client state.
-                <form method="post" action="/api/sign-out">
+                // A plain form: signing out reloads the page, dropping all client state. The
+                // console's other tabs are told as it is posted (`crate::session_end`).
+                <form method="post" action="/api/sign-out" on:submit=|_| crate::session_end::announce()>
                     <button type="submit" class="menu-item w-full">"Sign out"</button>
                 </form>
             </div>

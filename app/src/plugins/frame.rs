@@ -79,6 +79,8 @@ pub enum FrameStatus {
     /// The page sent more messages than a page needs and was unloaded
     /// (`super::message_budget`).
     Flooded,
+    /// The session ended: the page was unloaded (`crate::session_end`).
+    SignedOut,
 }
 
 /// The signals the host drives and the view shows.
@@ -131,6 +133,7 @@ pub fn PluginFrame(spec: FrameSpec) -> impl IntoView {
     let state = move || match (status.get(), auth.get()) {
         (FrameStatus::NotOpened, _) => "not-opened",
         (FrameStatus::Flooded, _) => "flooded",
+        (FrameStatus::SignedOut, _) => "signed-out",
         (_, Some(_)) => "auth-failed",
         (FrameStatus::Loading, None) => "loading",
         (FrameStatus::Ready, None) => "ready",
@@ -177,6 +180,7 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
     let not_opened_label = spec.plugin_label.clone();
     let label = spec.plugin_label.clone();
     let loading = format!("Loading the {} page…", spec.plugin_label);
+    let signed_out = format!("You were signed out: the {} page was closed.", spec.plugin_label);
     let timed_out = format!(
         "The {} page {} did not load: it sent no plugin:ready within {} seconds. \
          Check that the plugin is running and that the page includes the plugin SDK.",
@@ -208,6 +212,10 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
                 {failure.is_transient().then(|| view! { <RetryIn seconds=RETRY_SECONDS retry=open_again /> })}
             </FrameAlert>
         })}
+        // The console's notice is the alert; this only says why the place is empty.
+        <Show when=move || status.get() == FrameStatus::SignedOut>
+            <p class="mb-3 text-sm text-muted">{signed_out.clone()}</p>
+        </Show>
         <Show when=move || status.get() == FrameStatus::Flooded>
             <FrameAlert title="The plugin page was stopped" text=flooded.clone()>
                 <TryAgain retry=Some(open_again) />

@@ -80,6 +80,7 @@ pub struct HostHandle {
     media: Option<MediaQueryList>,
     _on_mutation: Option<Callback>,
     on_media: Option<Callback>,
+    _on_session_end: crate::session_end::Listening,
 }
 
 impl HostHandle {
@@ -168,6 +169,13 @@ pub fn mount(
     host.start_ready_timer();
     // Last: the listener is in place before the page can say it is ready.
     host.open();
+    // After `open`: a frame mounted after the session ended is told at once, and blanked.
+    let weak = Rc::downgrade(&host);
+    let on_session_end = crate::session_end::on_end(move || {
+        if let Some(host) = weak.upgrade() {
+            host.signed_out();
+        }
+    });
 
     HostHandle {
         host,
@@ -176,6 +184,7 @@ pub fn mount(
         media,
         _on_mutation: on_mutation,
         on_media: Some(on_media),
+        _on_session_end: on_session_end,
     }
 }
 
@@ -208,6 +217,22 @@ impl Host {
         }
     }
 
+    /// The session ended (`crate::session_end`): the page is unloaded, which ends its scripts,
+    /// its token is forgotten, and nothing is asked or answered for it any more. A page that
+    /// reloads itself or says `plugin:ready` again gets no init (and no cached token); "Sign in
+    /// again" on the console's notice is the way back.
+    fn signed_out(&self) {
+        self.alive.set(false);
+        self.clear_timers();
+        *self.keeper.borrow_mut() = TokenKeeper::default();
+        self.init_waiting.set(false);
+        self.init_sent.set(false);
+        self.iframe.set_src("about:blank");
+        self.signals.auth.set(None);
+        self.signals.opened.set(None);
+        self.signals.status.set(FrameStatus::SignedOut);
+    }
+
     /// The frame sent more messages than a page needs: its page is unloaded (which ends its
     /// scripts and its flood) and its messages are no longer read, until the user opens it
     /// again.
@@ -222,7 +247,7 @@ impl Host {
     /// Opens a page that was not opened, did not load or was stopped once more, with a fresh
     /// ticket (and a fresh token if it had none): the dependency that failed may be back.
     fn reopen(self: &Rc<Self>) {
-        if self.signals.status.get_untracked() == FrameStatus::Ready {
+        if !self.alive.get() || self.signals.status.get_untracked() == FrameStatus::Ready {
             return;
         }
         let was_flooded = self.signals.status.get_untracked() == FrameStatus::Flooded;
@@ -242,6 +267,9 @@ impl Host {
     /// installation's origin and redirects to the clean URL), so no console credential ever
     /// reaches the plugin's origin.
     fn open(self: &Rc<Self>) {
+        if crate::session_end::has_ended() {
+            return;
+        }
         self.ask(frame_ticket, |host, reply| match reply {
             Ok(TicketReply::Ticket(ticket)) => {
                 let separator = if host.spec.src.contains('?') { '&' } else { '?' };
@@ -252,6 +280,8 @@ impl Host {
                     fundament_plugin_origin::FRAME_TICKET_PARAM
                 ));
             }
+            // The server no longer takes the session as the page's: it ended.
+            Ok(TicketReply::Failed(AuthFailure::Unauthorized)) => crate::session_end::end(),
             Ok(TicketReply::Failed(failure)) => host.not_opened(failure),
             Err(_) => host.not_opened(AuthFailure::MintFailed),
         });
@@ -284,7 +314,10 @@ impl Host {
     }
 
     fn receive(self: &Rc<Self>, event: &MessageEvent) {
-        if event.origin() != self.spec.origin || self.signals.status.get_untracked() == FrameStatus::Flooded {
+        if !self.alive.get()
+            || event.origin() != self.spec.origin
+            || self.signals.status.get_untracked() == FrameStatus::Flooded
+        {
             return;
         }
         // Counted before the sender is looked at: a frame the page nests (same origin) costs
@@ -429,7 +462,7 @@ impl Host {
 
     /// Mints now (joining a mint that is already running).
     fn mint_now(self: &Rc<Self>) {
-        if !self.keeper.borrow_mut().begin() {
+        if crate::session_end::has_ended() || !self.keeper.borrow_mut().begin() {
             return;
         }
         if let Some(t) = self.mint_timer.borrow_mut().take() {
@@ -457,6 +490,12 @@ impl Host {
     }
 
     fn mint_failed(self: &Rc<Self>, failure: AuthFailure) {
+        if failure == AuthFailure::Unauthorized {
+            // The session ended (signed out elsewhere, revoked, expired, or the browser's session
+            // is someone else's now): the whole tab learns it, and this frame is unloaded.
+            crate::session_end::end();
+            return;
+        }
         let next = self.keeper.borrow_mut().failed(failure);
         match next {
             AfterFailure::Retry(delay) => {

@@ -136,6 +136,9 @@ impl PluginRegistry {
                 };
                 let Some(initial_failed) = failing else { return };
                 let again = move || {
+                    if crate::session_end::has_ended() {
+                        return;
+                    }
                     if initial_failed {
                         self.initial.refetch();
                     } else {
@@ -155,6 +158,10 @@ impl PluginRegistry {
     #[cfg(feature = "hydrate")]
     fn refresh(self) {
         use crate::resource_views::watch::{Collection, last_version};
+        // The poll that stands in for a refused watch stops with the session too.
+        if crate::session_end::has_ended() {
+            return;
+        }
         let cluster = self.cluster_id.get_untracked();
         let after = last_version(&Collection::installations(&cluster));
         leptos::task::spawn_local(async move {

@@ -29,7 +29,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Response};
 
-use super::watch_event::{Meta, WatchEvent, parse_event_line};
+use super::watch_event::{End, Meta, WatchEvent, end_of, end_of_error, parse_event_line};
 use crate::plugins::model::encode_segment;
 
 /// A function that runs `action` once, `delay` after the first of a burst of calls: a view
@@ -367,6 +367,11 @@ fn current(stream: &Shared, generation: u64) -> bool {
 
 /// Opens the watch from the stream's resourceVersion.
 fn connect(stream: &Shared) {
+    // After the session's end nothing is asked again: a retry or a view that subscribes then
+    // would only be answered 401.
+    if crate::session_end::has_ended() {
+        return;
+    }
     let Ok(controller) = AbortController::new() else { return };
     let (url, generation) = {
         let mut s = stream.borrow_mut();
@@ -392,25 +397,6 @@ fn connect(stream: &Shared) {
             ended(&stream, end);
         }
     });
-}
-
-/// How a connection (or a list) ended.
-enum End {
-    /// Closed by the server, dropped by the network, or a passing failure (5xx, 429): resume.
-    Dropped,
-    /// 410: the version is too old to resume from.
-    Gone,
-    /// Refused for good.
-    Refused,
-}
-
-fn end_of(status: u16) -> Option<End> {
-    match status {
-        200 => None,
-        410 => Some(End::Gone),
-        429 | 500..=599 => Some(End::Dropped),
-        _ => Some(End::Refused),
-    }
 }
 
 async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> End {
@@ -480,12 +466,7 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
                 }
             };
             let (object, changed) = match event {
-                WatchEvent::Error(status) => {
-                    return match status.code() {
-                        Some(410) | None => End::Gone,
-                        Some(_) => End::Dropped,
-                    };
-                }
+                WatchEvent::Error(status) => return end_of_error(status.code()),
                 WatchEvent::Bookmark(object) => (object, false),
                 WatchEvent::Added(object) | WatchEvent::Modified(object) | WatchEvent::Deleted(object) => {
                     (object, true)
@@ -531,6 +512,7 @@ fn ended(stream: &Shared, end: End) {
         End::Dropped => retry(stream, connect),
         End::Gone => relist(stream),
         End::Refused => refuse(stream),
+        End::SignedOut => crate::session_end::end(),
     }
 }
 
@@ -592,6 +574,9 @@ fn retry(stream: &Shared, again: fn(&Shared)) {
 /// Lists the collection once for a version to watch from, tells every subscriber to read
 /// again, and watches from there.
 fn relist(stream: &Shared) {
+    if crate::session_end::has_ended() {
+        return;
+    }
     let (url, generation) = {
         let mut s = stream.borrow_mut();
         s.generation += 1;
@@ -622,6 +607,7 @@ fn relist(stream: &Shared) {
                 connect(&stream);
             }
             Err(End::Refused) => refuse(&stream),
+            Err(End::SignedOut) => crate::session_end::end(),
             Err(_) => retry(&stream, relist),
         }
     });
@@ -689,6 +675,19 @@ fn linger(stream: &Shared) {
     }
     let target = Rc::clone(stream);
     s.linger = set_timeout_with_handle(move || close(&target), LINGER).ok();
+}
+
+/// The session ended: every watch of the tab is closed where it is and its pending retries
+/// come to nothing. Subscribers are told nothing: the tab's notice says why nothing is live.
+pub fn stop_all() {
+    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
+    for stream in streams {
+        let mut s = stream.borrow_mut();
+        s.generation += 1;
+        if let Some(old) = s.connection.take() {
+            old.abort();
+        }
+    }
 }
 
 fn close(stream: &Shared) {

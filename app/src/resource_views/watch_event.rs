@@ -52,6 +52,40 @@ impl Status {
     }
 }
 
+/// How a watch connection (or the list before it) ended, and so what the hub does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Closed by the server, dropped by the network, or a passing failure (5xx, 429): resume.
+    Dropped,
+    /// 410: the version is too old to resume from.
+    Gone,
+    /// Refused for good for this collection (403, 404…).
+    Refused,
+    /// 401: the session ended. Not this collection's matter: every watch of the tab stops and
+    /// none is tried again (`crate::session_end`).
+    SignedOut,
+}
+
+/// How an answer of this status ends the connection (`None`: 200, it goes on).
+pub(crate) fn end_of(status: u16) -> Option<End> {
+    match status {
+        200 => None,
+        401 => Some(End::SignedOut),
+        410 => Some(End::Gone),
+        429 | 500..=599 => Some(End::Dropped),
+        _ => Some(End::Refused),
+    }
+}
+
+/// How an ERROR event with this Status code ends the stream.
+pub(crate) fn end_of_error(code: Option<u16>) -> End {
+    match code {
+        Some(410) | None => End::Gone,
+        Some(401) => End::SignedOut,
+        Some(_) => End::Dropped,
+    }
+}
+
 /// A line as read in one pass: the type, and of the object its metadata and a top-level `code`
 /// of any JSON type (a number is kept; anything else is no code). Plain structs with a lenient
 /// field, not a tagged enum or a `serde_json::Value`: both would add their buffering code to
@@ -164,6 +198,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_401_ends_the_session_not_just_the_watch() {
+        assert_eq!(end_of(200), None);
+        assert_eq!(end_of(401), Some(End::SignedOut), "the session ended: stop, never retry");
+        assert_eq!(end_of(403), Some(End::Refused));
+        assert_eq!(end_of(404), Some(End::Refused));
+        assert_eq!(end_of(410), Some(End::Gone));
+        assert_eq!(end_of(429), Some(End::Dropped));
+        assert_eq!(end_of(503), Some(End::Dropped));
+        assert_eq!(end_of_error(Some(401)), End::SignedOut);
+        assert_eq!(end_of_error(Some(410)), End::Gone);
+        assert_eq!(end_of_error(None), End::Gone);
+        assert_eq!(end_of_error(Some(500)), End::Dropped);
+    }
 
     fn changed(name: &str, resource_version: &str) -> Changed {
         Changed {

@@ -74,7 +74,7 @@ fn ProviderSignIn(provider: String, next: String) -> impl IntoView {
 }
 
 /// Percent-encodes a value for a query string (the browser and the server read it back alike).
-fn query_escape(value: &str) -> String {
+pub(crate) fn query_escape(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
