@@ -23,11 +23,12 @@ const isWatch = (r: Request) => new URL(r.url()).searchParams.get('watch') === '
 
 const notice = (page: Page) => page.getByRole('alert').filter({ hasText: 'You were signed out' });
 
-/** After the notice: nothing more is asked for the dead session, also past the watch hub's
- *  longest back-off (10 s) and the registry's poll (5 s). */
+/** After the notice: nothing more is asked for the dead session, for longer than the registry's
+ *  poll (5 s) and than the watch hub's first back-offs (1 s, then 2 s: a watch that was open,
+ *  or that one 401 ended, would be back within them). */
 async function asksNothingMore(page: Page, calls: Request[]) {
   const seen = calls.length;
-  await page.waitForTimeout(12_000);
+  await page.waitForTimeout(6_000);
   expect(calls.slice(seen).map((r) => `${r.method()} ${r.url()}`), 'requests after the notice').toEqual([]);
 }
 
