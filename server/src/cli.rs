@@ -499,6 +499,29 @@ mod tests {
         }
     }
 
+    /// Every setting can come from the environment or the settings file as well as from its
+    /// flag, so no usage line may list one as a required flag (`fundament console --x <X>`);
+    /// `--help` still lists each flag with its variable (the test above).
+    #[test]
+    fn no_usage_line_requires_a_setting_flag() {
+        fn usages(cmd: &mut clap::Command, out: &mut Vec<String>) {
+            out.push(cmd.render_usage().to_string());
+            for sub in cmd.get_subcommands_mut() {
+                usages(sub, out);
+            }
+        }
+        let mut all = Vec::new();
+        usages(&mut Cli::command(), &mut all);
+        assert!(all.len() > 10, "{all:?}");
+        for usage in all {
+            for key in Key::all() {
+                let flag = format!("--{} ", key.flag());
+                assert!(!usage.contains(&flag), "{usage}");
+            }
+            assert!(!usage.contains("--config "), "{usage}");
+        }
+    }
+
     #[test]
     fn flags_beat_environment() {
         let args = SettingsArgs {
@@ -528,7 +551,10 @@ mod tests {
         let args = SettingsArgs::default().with_flag(Key::Mode, "real");
         let (settings, _) = args.resolve(|_| None).unwrap();
         let err = settings.check_cluster_access().unwrap_err().to_string();
-        assert!(err.contains("--gardener-kubeconfig or GARDENER_KUBECONFIG"), "{err}");
+        assert!(
+            err.starts_with("--gardener-kubeconfig (GARDENER_KUBECONFIG, or stack.gardener-kubeconfig"),
+            "{err}"
+        );
         // organization-api reaches no cluster: it starts in any mode without a kubeconfig.
         assert!(!Service::OrganizationApi.reaches_clusters() && Service::KubeApiProxy.reaches_clusters());
         let args =

@@ -1,7 +1,35 @@
 //! Wiring of the embedded cluster: settings to [`fundament_cluster::ClusterConfig`].
 
+use std::net::SocketAddr;
+
 use fundament_cluster::{ClusterConfig, Running, StartError};
-use fundament_settings::Settings;
+use fundament_settings::{Key, Settings};
+
+use crate::listen::ListenError;
+
+/// Why the embedded cluster could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// Its address could not be bound: worded as every service's busy port.
+    #[error(transparent)]
+    Listen(#[from] ListenError),
+    /// Anything else (its state, fixtures, plugins).
+    #[error(transparent)]
+    Start(StartError),
+}
+
+/// A start failure of `service`, an embedded cluster that was to listen on `listen`
+/// (`--cluster-listen`): failing to bind that address is the server's [`ListenError`], which
+/// names the setting that moves it (the cluster crate knows no settings). Any other address
+/// (a simulated garden's Shoots take a free port each) is no setting's, and stays as it is.
+pub fn start_error(service: &'static str, listen: SocketAddr, error: StartError) -> ClusterError {
+    match error {
+        StartError::Bind { addr, source } if addr == listen => {
+            ListenError::new(service, addr, Key::ClusterListen, source).into()
+        }
+        other => ClusterError::Start(other),
+    }
+}
 
 /// The cluster configuration the settings describe.
 pub fn config(settings: &Settings) -> ClusterConfig {
@@ -20,17 +48,21 @@ pub fn config(settings: &Settings) -> ClusterConfig {
     }
 }
 
-/// Starts the embedded cluster.
-pub async fn start(settings: &Settings) -> Result<Running, StartError> {
-    fundament_cluster::start(config(settings)).await
+/// Starts the embedded cluster from `config` (made by [`config`] from `settings`).
+pub async fn start(settings: &Settings, config: ClusterConfig) -> Result<Running, ClusterError> {
+    fundament_cluster::start(config).await.map_err(|e| start_error(SERVICE, settings.cluster.listen, e))
 }
+
+/// How errors name the embedded cluster.
+const SERVICE: &str = "embedded cluster";
 
 /// `fundament cluster`: the embedded cluster alone, with the plugin runtimes behind its
 /// Services (as `fundament dev` runs them), until SIGINT or SIGTERM; so plugin-proxy replicas of
 /// their own reach the pages through its service proxy.
-pub async fn run(settings: Settings) -> Result<(), StartError> {
+pub async fn run(settings: Settings) -> Result<(), ClusterError> {
     let shutdown = crate::signal::shutdown_signal();
-    let running = start(&settings).await?;
+    crate::listen::warn_url_mismatches(&settings, &[Key::ClusterListen]);
+    let running = start(&settings, config(&settings)).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     match crate::plugins::start_runtimes(&running.definitions.0, fundament_seed::ORGANIZATION, stopped, None)
         .await
@@ -55,4 +87,33 @@ pub async fn run(settings: Settings) -> Result<(), StartError> {
 pub fn kubeconfig(settings: &Settings) -> Result<String, StartError> {
     let c = config(settings);
     fundament_cluster::kubeconfig_from_state(&c.state_dir, &c.public_url, c.admin_token.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded cluster's busy port reads as every other service's (server/src/listen.rs):
+    /// the address, the port, and the setting that moves it.
+    #[tokio::test]
+    async fn a_taken_cluster_port_is_worded_as_every_services_busy_port() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
+        settings.cluster.listen = addr;
+        settings.state_dir = Some(dir.path().to_owned());
+        settings.cluster.fixtures_dir = dir.path().join("fixtures");
+        settings.cluster.plugins_dir = dir.path().join("plugins");
+        let Err(error) = start(&settings, config(&settings)).await else { panic!("started on a taken port") };
+        assert!(matches!(error, ClusterError::Listen(ListenError::InUse { .. })), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "embedded cluster cannot listen on {addr}: port {} is already in use \
+                 (set --cluster-listen or FUNDAMENT_CLUSTER_LISTEN)",
+                addr.port()
+            )
+        );
+    }
 }

@@ -141,8 +141,7 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
     use fundament_settings::Key;
     check_site(&settings)?;
     settings.check_plugin_sdk()?;
-    let hint = format!("--{} or {}", Key::ConsoleListen.flag(), Key::ConsoleListen.env());
-    let listener = crate::listen::bind("console", settings.console_listen, hint).await?;
+    let listener = crate::listen::bind("console", settings.console_listen, Key::ConsoleListen).await?;
     let sessions = crate::console_auth::AuthnSessions::new(
         settings.urls.authn.as_str(),
         crate::services::credentials(&settings),

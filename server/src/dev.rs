@@ -27,7 +27,7 @@ pub enum DevError {
     Listen(#[from] listen::ListenError),
     /// The embedded cluster could not start (state, fixtures, port).
     #[error(transparent)]
-    Cluster(#[from] fundament_cluster::StartError),
+    Cluster(#[from] crate::cluster::ClusterError),
     /// The sandbox cluster could not be set up.
     #[error(transparent)]
     Sandbox(#[from] Box<crate::sandbox::SandboxError>),
@@ -40,10 +40,6 @@ pub enum DevError {
     /// authn, organization-api or kube-api-proxy could not start.
     #[error(transparent)]
     Stack(#[from] crate::stack::StackError),
-}
-
-fn hint(key: Key) -> String {
-    format!("--{} or {}", key.flag(), key.env())
 }
 
 /// Starts the stack and serves until SIGINT or SIGTERM.
@@ -66,7 +62,18 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     if settings.mode == Mode::Mock {
         settings.check_state_file()?;
     }
-    let listener = listen::bind("console", settings.console_listen, hint(Key::ConsoleListen)).await?;
+    let mut listening = vec![
+        Key::ConsoleListen,
+        Key::AuthnListen,
+        Key::OrganizationApiListen,
+        Key::KubeApiProxyListen,
+        Key::PluginProxyListen,
+    ];
+    if settings.mode == Mode::Mock {
+        listening.push(Key::ClusterListen);
+    }
+    listen::warn_url_mismatches(&settings, &listening);
+    let listener = listen::bind("console", settings.console_listen, Key::ConsoleListen).await?;
     // Two stops: the services drain first (they are the cluster's and the runtimes' clients,
     // and their in-flight requests need both), then the cluster and the runtimes stop.
     let (stop_services, services_stopped) = tokio::sync::watch::channel(false);
@@ -194,7 +201,7 @@ impl Target {
             Mode::Mock => {
                 let mut config = crate::cluster::config(settings);
                 config.faults = faults.map(|f| f.switch(fundament_dev_faults::Service::Cluster));
-                let cluster = fundament_cluster::start(config).await?;
+                let cluster = crate::cluster::start(settings, config).await?;
                 let runtimes = crate::plugins::start_runtimes(
                     &cluster.definitions.0,
                     organization,

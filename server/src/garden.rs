@@ -15,6 +15,9 @@ use fundament_settings::Settings;
 pub enum GardenError {
     #[error(transparent)]
     Start(#[from] StartError),
+    /// The garden's own address (`--cluster-listen`) could not be bound.
+    #[error(transparent)]
+    Listen(#[from] crate::listen::ListenError),
     #[error("a Shoot's cluster id must be a UUID (it is the Shoot's label): {0}")]
     ClusterId(String),
     #[error(transparent)]
@@ -66,7 +69,13 @@ pub async fn run(settings: Settings) -> Result<(), GardenError> {
     cluster.plugin_dirs = Vec::new();
     cluster.development_plugin_dirs = Vec::new();
     cluster.state_file = None;
-    let running = garden::start(GardenConfig::new(cluster, shoots)).await?;
+    let running =
+        garden::start(GardenConfig::new(cluster, shoots)).await.map_err(
+            |e| match crate::cluster::start_error("garden", settings.cluster.listen, e) {
+                crate::cluster::ClusterError::Listen(e) => GardenError::Listen(e),
+                crate::cluster::ClusterError::Start(e) => GardenError::Start(e),
+            },
+        )?;
     let (_stop, stopped) = tokio::sync::watch::channel(false);
     for shoot in &running.shoots {
         let organization = directory

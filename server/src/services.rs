@@ -17,7 +17,7 @@ use fundament_kube_api_proxy::upstream::{ServerVerification, Upstream, UpstreamC
 use fundament_kube_api_proxy::{DefinitionSource, Gateway, PublishedDefinition};
 use fundament_organization_api::Catalog;
 use fundament_plugin_types::PluginInstallation;
-use fundament_settings::{Mode, Settings};
+use fundament_settings::{Key, Mode, Settings, SettingsError};
 use fundament_shared_store::SharedStore;
 use fundament_tokens::Signer;
 use futures::future::BoxFuture;
@@ -37,14 +37,10 @@ pub enum ServiceError {
     Upstream(#[from] fundament_kube_api_proxy::upstream::UpstreamError),
     #[error("mode {0} needs a kubeconfig")]
     NoKubeconfig(Mode),
-    #[error(
-        "an OIDC issuer needs the client secret in authn: set --oidc-client-secret-file or FUNDAMENT_OIDC_CLIENT_SECRET_FILE"
-    )]
-    NoOidcSecret,
-    #[error(
-        "mode {0} needs a directory of organizations, projects, clusters and users: set --directory or FUNDAMENT_DIRECTORY (fixtures/directory.yaml shows the format)"
-    )]
-    NoDirectory(Mode),
+    /// A setting the mode or another setting makes necessary is not set (worded by the
+    /// settings crate, as those it finds itself).
+    #[error(transparent)]
+    Required(#[from] fundament_settings::SettingsError),
     #[error("the directory lists no organization with a cluster, so there is no cluster to serve")]
     NoCluster,
     #[error("{0}; set by --audit-log or FUNDAMENT_AUDIT_LOG")]
@@ -207,7 +203,12 @@ pub fn directory(settings: &Settings) -> Result<Arc<dyn Directory>, ServiceError
             Ok(directory)
         }
         None if settings.mode == Mode::Mock => Ok(Arc::new(fundament_directory::seed())),
-        None => Err(ServiceError::NoDirectory(settings.mode)),
+        None => Err(SettingsError::required(
+            Key::Directory,
+            format!("in {} mode", settings.mode),
+            "the directory of organizations, projects, clusters and users (fixtures/directory.yaml shows the format)",
+        )
+        .into()),
     }
 }
 
@@ -243,10 +244,27 @@ pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clu
             } else {
                 tracing::info!(namespaces = %namespaces.join(","), "clusters are found as Shoots in these garden namespaces only");
             }
-            let garden = Garden::new(garden, verification).in_namespaces(namespaces.clone());
-            Clusters::Garden(Arc::new(garden))
+            let garden = Arc::new(Garden::new(garden, verification).in_namespaces(namespaces.clone()));
+            // In the background: the service is ready without it (README "Readiness": the
+            // garden never gates, or a garden outage would take every replica out at once).
+            tokio::spawn(check_garden(Arc::clone(&garden), path.clone()));
+            Clusters::Garden(garden)
         }
     })
+}
+
+/// Real mode, at start: one call to the garden, so that an operator learns at once from the
+/// log (and `/readyz?verbose`'s `garden` line) that the clusters cannot be reached, instead of
+/// from the first user's "cluster unavailable". The service serves either way.
+async fn check_garden(garden: Arc<Garden>, kubeconfig: PathBuf) {
+    match garden.garden().check_reachable().await {
+        Ok(()) => tracing::info!(kubeconfig = %kubeconfig.display(), "the garden answers"),
+        Err(error) => tracing::warn!(
+            kubeconfig = %kubeconfig.display(),
+            %error,
+            "the garden cannot be reached: every cluster is unavailable until it can (serving meanwhile; /readyz?verbose shows the garden's state)"
+        ),
+    }
 }
 
 /// organization-api's catalog, as the gateway reads allowedResources from it.
@@ -328,9 +346,13 @@ pub fn oidc(
     let config = fundament_authn::oidc::OidcConfig {
         issuer: o.issuer.clone(),
         client_id: o.client_id.clone(),
-        client_secret: oidc_client_secret(
-            o.client_secret_file.as_deref().ok_or(ServiceError::NoOidcSecret)?,
-        )?,
+        client_secret: oidc_client_secret(o.client_secret_file.as_deref().ok_or_else(|| {
+            SettingsError::required(
+                Key::OidcClientSecretFile,
+                format!("for authn with --{}", Key::OidcIssuer.flag()),
+                "the file holding the OIDC client secret",
+            )
+        })?)?,
         provider_name: o.provider_name.clone(),
         scopes: o.scopes.clone(),
         claims: fundament_authn::oidc::identity::ClaimNames {
@@ -484,6 +506,75 @@ mod tests {
         settings.audit_log = Some(path.to_path_buf());
         settings.state_dir = Some(state_dir.to_path_buf());
         settings
+    }
+
+    /// Outside mock mode a service alone has no directory unless told: the error says the
+    /// setting is required and names each of its spellings.
+    #[test]
+    fn a_directory_is_required_outside_mock_mode() {
+        let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
+        settings.mode = Mode::Real;
+        let Err(error) = directory(&settings) else { panic!("real mode without --directory") };
+        assert_eq!(
+            error.to_string(),
+            "--directory (FUNDAMENT_DIRECTORY, or stack.directory in the settings file) is required in real \
+             mode and is not set: the directory of organizations, projects, clusters and users \
+             (fixtures/directory.yaml shows the format)"
+        );
+    }
+
+    /// Real mode with a garden nobody answers at: the service is set up at once (it does not
+    /// wait for the garden), and one call at start logs a WARN naming the garden's server and
+    /// fails the garden's `/readyz?verbose` line (not gating) instead of leaving it "no call yet".
+    #[tokio::test]
+    async fn an_unreachable_garden_is_logged_at_start_and_shown_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let server = format!("http://127.0.0.1:{}", closed.port());
+        let kubeconfig = dir.path().join("garden.kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: g\nclusters:\n- name: g\n  cluster:\n    server: {server}\ncontexts:\n- name: g\n  context:\n    cluster: g\n    user: u\nusers:\n- name: u\n  user:\n    token: t\n"
+            ),
+        )
+        .unwrap();
+        let mut settings = fundament_settings::resolve(&[]).expect("defaults resolve");
+        settings.mode = Mode::Real;
+        settings.gardener_kubeconfig = Some(kubeconfig);
+        let logs = fundament_telemetry::CapturedLogs::default();
+        let lines = logs.clone();
+        let _log = tracing::subscriber::set_default(fundament_telemetry::subscriber(
+            fundament_telemetry::LogFormat::Json,
+            tracing_subscriber::EnvFilter::new("info"),
+            move || lines.clone(),
+        ));
+        let access = ClusterAccess::of(&settings).unwrap();
+        let clusters = clusters(&settings, &access).await.unwrap();
+        assert!(clusters.configured(), "ready without waiting for the garden");
+        let garden = || clusters.dependencies().into_iter().find(|(name, _)| name == "garden").unwrap().1;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !matches!(garden().observed(), fundament_health::Observed::Failing { .. }) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the garden was never called: {:?}",
+                garden().observed()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // The WARN is written after the failure is recorded: give it its moment.
+        let warned = || {
+            logs.text()
+                .lines()
+                .any(|l| l.contains("\"level\":\"WARN\"") && l.contains("the garden cannot be reached"))
+        };
+        while !warned() {
+            assert!(std::time::Instant::now() < deadline, "no WARN: {}", logs.text());
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let text = logs.text();
+        let line = text.lines().find(|l| l.contains("the garden cannot be reached")).unwrap();
+        assert!(line.contains(&server), "names the garden's server: {line}");
     }
 
     /// Mock mode's one OpenFGA switch fails the checks of every checker put behind it, and

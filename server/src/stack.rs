@@ -21,10 +21,6 @@ pub enum StackError {
     Settings(#[from] fundament_settings::SettingsError),
 }
 
-fn hint(key: Key) -> String {
-    format!("--{} or {}", key.flag(), key.env())
-}
-
 /// How long a service drains at shutdown: in-flight requests finish and open streams end
 /// cleanly within it; what is still open then is cut. A Kubernetes Deployment's
 /// `terminationGracePeriodSeconds` must exceed it (30 s, the default, does).
@@ -107,7 +103,7 @@ pub async fn authn(
     dev_sign_in: bool,
     faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
-    let listener = listen::bind("authn", settings.listen.authn, hint(Key::AuthnListen)).await?;
+    let listener = listen::bind("authn", settings.listen.authn, Key::AuthnListen).await?;
     let state = services::authn_state(
         settings,
         signer,
@@ -136,7 +132,7 @@ pub async fn organization_api(
     faults: Option<fundament_dev_faults::Switch>,
 ) -> Result<Bound, StackError> {
     let listener =
-        listen::bind("organization-api", settings.listen.organization_api, hint(Key::OrganizationApiListen))
+        listen::bind("organization-api", settings.listen.organization_api, Key::OrganizationApiListen)
             .await?;
     // No CORS: no browser page calls organization-api (the console's server does).
     let mut router = fundament_organization_api::router(services::catalog(settings)?);
@@ -161,7 +157,7 @@ pub async fn kube_api_proxy(
     faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
     let listener =
-        listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, hint(Key::KubeApiProxyListen)).await?;
+        listen::bind("kube-api-proxy", settings.listen.kube_api_proxy, Key::KubeApiProxyListen).await?;
     // Public keys only, from authn's JWKS (refetched when a token names an unknown key), and
     // the revoked sessions, followed from authn.
     let gateway = services::gateway(
@@ -199,8 +195,7 @@ pub async fn plugin_proxy(
     faults: Option<&fundament_dev_faults::Switchboard>,
 ) -> Result<Bound, StackError> {
     settings.check_plugin_sdk()?;
-    let listener =
-        listen::bind("plugin-proxy", settings.listen.plugin_proxy, hint(Key::PluginProxyListen)).await?;
+    let listener = listen::bind("plugin-proxy", settings.listen.plugin_proxy, Key::PluginProxyListen).await?;
     let origin = |u: &url::Url| fundament_kube_api_proxy::cors::origin_of(u.as_str());
     let frame_key = services::frame_key(settings)?;
     let proxy = fundament_plugin_proxy::PluginProxy {
@@ -253,6 +248,17 @@ impl Service {
         !matches!(self, Service::OrganizationApi | Service::Console)
     }
 
+    /// The setting of the address it listens on.
+    pub fn listen_key(self) -> Key {
+        match self {
+            Service::Console => Key::ConsoleListen,
+            Service::Authn => Key::AuthnListen,
+            Service::OrganizationApi => Key::OrganizationApiListen,
+            Service::KubeApiProxy => Key::KubeApiProxyListen,
+            Service::PluginProxy => Key::PluginProxyListen,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Service::Console => "console",
@@ -265,6 +271,7 @@ impl Service {
 }
 
 pub async fn run_one(settings: Settings, service: Service) -> Result<(), StackError> {
+    listen::warn_url_mismatches(&settings, &[service.listen_key()]);
     let bound = match service {
         Service::OrganizationApi => organization_api(&settings, None).await?,
         Service::PluginProxy => {

@@ -507,6 +507,13 @@ impl Upstream {
         serde_json::from_slice(&bytes).map(Some).map_err(|e| UpstreamError::Body(e.to_string()))
     }
 
+    /// One call of the gateway's own, `GET /version`, made once at start (real mode's garden)
+    /// so that a server that cannot be reached is known, and logged, before the first request
+    /// needs it. Recorded in [`Upstream::health`] as every call is; never repeated by a probe.
+    pub async fn check_reachable(&self) -> Result<(), UpstreamError> {
+        self.call::<Value>(Method::GET, "/version", None).await.map(|_| ())
+    }
+
     /// A token of `namespace/name`, from the cache until 80 % of its lifetime.
     pub async fn service_account_token(
         &self,

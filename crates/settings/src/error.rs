@@ -18,6 +18,20 @@ pub enum SettingsError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A setting that the mode or another setting makes necessary is set nowhere. Its default
+    /// does not come into it (it has none), so the message names every spelling that sets it.
+    #[error(
+        "--{flag} ({env}, or {file_key} in the settings file) is required {when} and is not set: {what}",
+        flag = .key.flag(), env = .key.env(), file_key = .key.file_key()
+    )]
+    Required {
+        /// The setting.
+        key: Key,
+        /// When it is required: `in real mode`, `with --openfga-url`.
+        when: String,
+        /// What it is, in words: `the Gardener's kubeconfig`.
+        what: String,
+    },
     /// A path setting names what is not there (checked where a command needs it).
     #[error(
         "{key} {path}: {problem} (set --{flag} or {env})",
@@ -47,4 +61,12 @@ pub enum SettingsError {
         /// The parser's message, on one line.
         reason: String,
     },
+}
+
+impl SettingsError {
+    /// `key` is required `when` (`in real mode`, `with --oidc-issuer`) and set nowhere; `what`
+    /// says what it is.
+    pub fn required(key: Key, when: impl Into<String>, what: impl Into<String>) -> Self {
+        SettingsError::Required { key, when: when.into(), what: what.into() }
+    }
 }

@@ -12,12 +12,14 @@ mod checkout;
 mod error;
 mod file;
 mod layer;
+mod listen_url;
 mod resolve;
 pub mod table;
 
 pub use error::SettingsError;
 pub use file::load_file;
 pub use layer::{Key, Layer, Source, ValueKind};
+pub use listen_url::{ListenUrlMismatch, url_misses_listen};
 pub use resolve::{
     AuditViewSettings, ClusterSettings, FgaSettings, Mode, OidcSettings, PLUGIN_SDK_FILES, ScaleSettings,
     ServiceListen, ServiceUrls, Settings, resolve,

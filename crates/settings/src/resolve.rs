@@ -105,12 +105,8 @@ impl Settings {
     /// organization-api reach no cluster and do not ask. The error says which setting and
     /// where to set it.
     pub fn check_cluster_access(&self) -> Result<(), SettingsError> {
-        let needs = |key: Key, what: &str| SettingsError::Invalid {
-            key,
-            origin: Source::Default,
-            value: String::new(),
-            reason: format!("mode {} needs {what} (--{} or {})", self.mode, key.flag(), key.env()),
-        };
+        let needs =
+            |key: Key, what: &str| SettingsError::required(key, format!("in {} mode", self.mode), what);
         match self.mode {
             Mode::Sandbox if self.kubeconfig.is_none() => {
                 Err(needs(Key::Kubeconfig, "the cluster's kubeconfig"))
@@ -451,12 +447,11 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
         tuples: r.required(Key::FgaTuples, path)?,
     };
     if fga.openfga_url.is_some() && fga.store_id.is_none() {
-        return Err(SettingsError::Invalid {
-            key: Key::OpenFgaStore,
-            origin: Source::Default,
-            value: String::new(),
-            reason: "an OpenFGA URL needs a store id (--openfga-store or FUNDAMENT_OPENFGA_STORE)".to_owned(),
-        });
+        return Err(SettingsError::required(
+            Key::OpenFgaStore,
+            format!("with --{}", Key::OpenFgaUrl.flag()),
+            "the OpenFGA store id",
+        ));
     }
     let state_dir = r.parse(Key::StateDir, path)?;
     let audit_log = r.parse(Key::AuditLog, path)?;
@@ -549,13 +544,13 @@ fn resolve_oidc(r: &Resolver<'_>) -> Result<Option<OidcSettings>, SettingsError>
     let Some(issuer) = r.parse(Key::OidcIssuer, parse_issuer)? else {
         return Ok(None);
     };
-    let needed = |key: Key| SettingsError::Invalid {
-        key,
-        origin: Source::Default,
-        value: String::new(),
-        reason: format!("an OIDC issuer needs it (--{} or {})", key.flag(), key.env()),
-    };
-    let client_id = r.parse(Key::OidcClientId, text)?.ok_or_else(|| needed(Key::OidcClientId))?;
+    let client_id = r.parse(Key::OidcClientId, text)?.ok_or_else(|| {
+        SettingsError::required(
+            Key::OidcClientId,
+            format!("with --{}", Key::OidcIssuer.flag()),
+            "the console's client id at the provider",
+        )
+    })?;
     let client_secret_file = r.parse(Key::OidcClientSecretFile, |v| {
         if v.is_empty() { Err("expected a path".to_owned()) } else { Ok(PathBuf::from(v)) }
     })?;
@@ -616,19 +611,17 @@ mod tests {
     fn each_mode_names_the_kubeconfig_it_needs() {
         let sandbox = layer(Source::Flag, &[(Key::Mode, "sandbox")]);
         let err = resolve(&[&sandbox]).unwrap().check_cluster_access().unwrap_err().to_string();
-        assert!(
-            err.contains(
-                "mode sandbox needs the cluster's kubeconfig (--kubeconfig or PLUGIN_SANDBOX_KUBECONFIG)"
-            ),
-            "{err}"
+        assert_eq!(
+            err,
+            "--kubeconfig (PLUGIN_SANDBOX_KUBECONFIG, or stack.kubeconfig in the settings file) is required \
+             in sandbox mode and is not set: the cluster's kubeconfig"
         );
         let real = layer(Source::Flag, &[(Key::Mode, "real"), (Key::Kubeconfig, "/tmp/kc")]);
         let err = resolve(&[&real]).unwrap().check_cluster_access().unwrap_err().to_string();
-        assert!(
-            err.contains(
-                "mode real needs the Gardener's kubeconfig (--gardener-kubeconfig or GARDENER_KUBECONFIG)"
-            ),
-            "{err}"
+        assert_eq!(
+            err,
+            "--gardener-kubeconfig (GARDENER_KUBECONFIG, or stack.gardener-kubeconfig in the settings file) \
+             is required in real mode and is not set: the Gardener's kubeconfig"
         );
         let real = layer(Source::Env, &[(Key::Mode, "real"), (Key::GardenerKubeconfig, "/tmp/garden")]);
         let s = resolve(&[&real]).unwrap();
@@ -655,6 +648,23 @@ mod tests {
                 resolve(&[&layer(Source::Env, &[(Key::GardenNamespaces, bad)])]).unwrap_err().to_string();
             assert!(err.contains(says) && err.contains("FUNDAMENT_GARDEN_NAMESPACES"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_required_setting_that_is_not_set_says_so_never_from_the_default() {
+        let url = layer(Source::Env, &[(Key::OpenFgaUrl, "http://openfga:8080")]);
+        let err = resolve(&[&url]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--openfga-store (FUNDAMENT_OPENFGA_STORE, or fga.openfga-store in the settings file) is required \
+             with --openfga-url and is not set: the OpenFGA store id"
+        );
+        let with_store =
+            layer(Source::Env, &[(Key::OpenFgaUrl, "http://openfga:8080"), (Key::OpenFgaStore, "s")]);
+        resolve(&[&with_store]).unwrap();
+        // Every spelling named in the message sets it.
+        let file = parse_file_layer("[stack]\nmode = \"real\"\ngardener-kubeconfig = \"/etc/garden\"\n");
+        resolve(&[&file]).unwrap().check_cluster_access().unwrap();
     }
 
     #[test]
@@ -831,9 +841,10 @@ mod tests {
         assert!(issuer("https://id.example.com/\n").is_err());
         let without = layer(Source::Env, &[(Key::OidcIssuer, "https://id.example.com")]);
         let err = resolve(&[&without]).unwrap_err().to_string();
-        assert!(
-            err.contains("an OIDC issuer needs it (--oidc-client-id or FUNDAMENT_OIDC_CLIENT_ID)"),
-            "{err}"
+        assert_eq!(
+            err,
+            "--oidc-client-id (FUNDAMENT_OIDC_CLIENT_ID, or oidc.client-id in the settings file) is required \
+             with --oidc-issuer and is not set: the console's client id at the provider"
         );
         let without =
             layer(Source::Env, &[(Key::OidcIssuer, "https://id.example.com"), (Key::OidcClientId, "c")]);

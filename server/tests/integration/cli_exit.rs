@@ -46,6 +46,24 @@ fn unknown_mode_from_the_environment() {
     );
 }
 
+/// A setting that the mode requires and nobody set is named as required, with each of its
+/// spellings; not as an invalid empty value "from the default".
+#[test]
+fn a_required_setting_that_is_not_set_is_named_with_every_spelling() {
+    let err = one_line_error(&fundament(&["kube-api-proxy"], &[("FUNDAMENT_MODE", "real")]));
+    assert_eq!(
+        err,
+        "fundament: --gardener-kubeconfig (GARDENER_KUBECONFIG, or stack.gardener-kubeconfig in the settings \
+         file) is required in real mode and is not set: the Gardener's kubeconfig"
+    );
+    let err = one_line_error(&fundament(&["dev"], &[("FUNDAMENT_OIDC_ISSUER", "https://id.example.com")]));
+    assert_eq!(
+        err,
+        "fundament: --oidc-client-id (FUNDAMENT_OIDC_CLIENT_ID, or oidc.client-id in the settings file) is \
+         required with --oidc-issuer and is not set: the console's client id at the provider"
+    );
+}
+
 #[test]
 fn malformed_url_flag() {
     let err = one_line_error(&fundament(&["dev", "--kube-api-proxy-url", "not a url"], &[]));
@@ -93,6 +111,42 @@ fn busy_port_names_port_and_service() {
             "fundament: console cannot listen on {addr}: port {port} is already in use (set --console-listen or FUNDAMENT_CONSOLE_LISTEN)"
         )
     );
+}
+
+/// The embedded cluster's busy port reads as the console's above, in `fundament cluster` and in
+/// `fundament dev`, which starts it.
+#[test]
+fn a_busy_cluster_port_names_port_and_setting() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let port = addr.rsplit(':').next().unwrap();
+    let expected = format!(
+        "fundament: embedded cluster cannot listen on {addr}: port {port} is already in use (set --cluster-listen or FUNDAMENT_CLUSTER_LISTEN)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let state = state.path().to_str().unwrap();
+    let (sdk, fixtures) = checkout_paths();
+    let cluster = ["cluster", "--cluster-listen", &addr, "--fixtures-dir", &fixtures, "--state-dir", state];
+    assert_eq!(one_line_error(&fundament(&cluster, &[])), expected);
+    let site = fake_site();
+    let site = site.path().to_str().unwrap();
+    let console = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let dev = [
+        "dev",
+        "--cluster-listen",
+        &addr,
+        "--console-listen",
+        &console,
+        "--site-root",
+        site,
+        "--plugin-sdk-dir",
+        &sdk,
+        "--fixtures-dir",
+        &fixtures,
+        "--state-dir",
+        state,
+    ];
+    assert_eq!(one_line_error(&fundament(&dev, &[])), expected);
 }
 
 /// The checkout's plugin SDK and cluster fixtures (the tests run away from the checkout, where
