@@ -15,15 +15,27 @@ use leptos::prelude::*;
 pub enum Chunk {
     /// The list, detail and form generated from a CRD.
     Generated,
+    /// The sign-in panel, which any page shows when signed out.
+    SignIn,
 }
 
 impl Chunk {
-    pub const ALL: [Chunk; 1] = [Chunk::Generated];
+    pub const ALL: [Chunk; 2] = [Chunk::Generated, Chunk::SignIn];
 
     /// The `data-chunk` value.
     pub const fn name(self) -> &'static str {
         match self {
             Chunk::Generated => "generated",
+            Chunk::SignIn => "sign-in",
+        }
+    }
+
+    /// Loads the chunk.
+    #[cfg(feature = "hydrate")]
+    pub async fn preload(self) {
+        match self {
+            Chunk::Generated => crate::routes::plugin_resource::preload_generated().await,
+            Chunk::SignIn => crate::routes::sign_in::preload().await,
         }
     }
 
@@ -101,7 +113,7 @@ pub async fn preload_rendered() {
         }
     }
     for chunk in chunks {
-        crate::routes::plugin_resource::preload(chunk).await;
+        chunk.preload().await;
     }
 }
 

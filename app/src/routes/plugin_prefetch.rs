@@ -84,7 +84,7 @@ mod browser {
         let Some(params) = use_context::<ArcMemo<ParamsMap>>().map(|p| p.get_untracked()) else { return };
         let installation = params.get("plugin").unwrap_or_default();
         if let Some(chunk) = likely_chunk(view, &installation) {
-            leptos::task::spawn_local(crate::routes::plugin_resource::preload(chunk));
+            leptos::task::spawn_local(chunk.preload());
         }
         let session = use_context::<CurrentSession>().and_then(|s| s.0);
         if let (Some(session), Some(crd)) = (session, params.get("kind")) {

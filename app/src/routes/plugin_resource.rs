@@ -55,12 +55,10 @@ fn plugin_host(args: CustomArgs) -> AnyView {
     view! { <CustomPage session target entry kind file can_create /> }.into_any()
 }
 
-/// Loads a view's chunk (before hydrating a page the server rendered with it).
+/// Loads the generated views' chunk (before hydrating a page the server rendered with it).
 #[cfg(feature = "hydrate")]
-pub(crate) async fn preload(chunk: crate::chunks::Chunk) {
-    match chunk {
-        crate::chunks::Chunk::Generated => __preload_generated_view().await,
-    }
+pub(crate) async fn preload_generated() {
+    __preload_generated_view().await
 }
 
 /// A generated view and what it shows.

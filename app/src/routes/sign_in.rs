@@ -21,8 +21,30 @@ pub fn SignInPage() -> impl IntoView {
 
 /// The sign-in card. Signing in is a plain form post answered with a redirect
 /// and a full page load: the same with and without JavaScript.
+///
+/// Its code is a wasm chunk of its own, loaded only where it is shown: every page shows it
+/// when signed out, so it would otherwise be in the main chunk, which every signed-in page's
+/// first load downloads too (the sign-in methods and seed users, their deserializers, the
+/// choices' views).
 #[component]
 pub fn SignInPanel(next: String) -> impl IntoView {
+    crate::chunks::lazy_view(sign_in_panel(next))
+}
+
+/// Loads the panel's chunk (before hydrating a page the server rendered with it).
+#[cfg(feature = "hydrate")]
+pub(crate) async fn preload() {
+    __preload_sign_in_panel().await
+}
+
+#[lazy]
+fn sign_in_panel(next: String) -> AnyView {
+    view! { <div class="contents" data-chunk={crate::chunks::Chunk::SignIn.name()}><Panel next /></div> }
+        .into_any()
+}
+
+#[component]
+fn Panel(next: String) -> impl IntoView {
     let query = use_query_map();
     let failure = query.read_untracked().get("error").and_then(|c| SignInFailure::from_code(&c));
     view! {
