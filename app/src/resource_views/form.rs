@@ -113,6 +113,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
     };
     let general = RwSignal::new(submitted.general);
     let conflict = RwSignal::new(submitted.conflict);
+    let conflict_from_post = submitted.conflict;
     let checked = RwSignal::new(submitted.checked);
     let busy = RwSignal::new(false);
     let navigate = use_navigate();
@@ -276,11 +277,21 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                          Reload it to see the change (your edit is discarded), or use the YAML tab to see \
                          the change and re-apply your edit."
                     )}</p>
-                    // A link, so it reloads without JavaScript too.
-                    <a href=reload_href.clone() class="button-secondary mt-2 inline-flex"
-                        on:click=move |ev| { ev.prevent_default(); reload.run(()); }>
-                        "Reload the form"
-                    </a>
+                    {if conflict_from_post {
+                        // Answered to a post without JavaScript: a link, so it reloads without it too.
+                        view! {
+                            <a href=reload_href.clone() class="button-secondary mt-2 inline-flex"
+                                on:click=move |ev| { ev.prevent_default(); reload.run(()); }>
+                                "Reload the form"
+                            </a>
+                        }.into_any()
+                    } else {
+                        view! {
+                            <button type="button" class="button-secondary mt-2" on:click=move |_| reload.run(())>
+                                "Reload the form"
+                            </button>
+                        }.into_any()
+                    }}
                 </div>
             })}
             {move || checked.get().then(|| view! {

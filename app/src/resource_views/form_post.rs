@@ -137,16 +137,16 @@ mod server {
         pub input: FormInput,
     }
 
-    /// Reads a posted form: `(name, value)` pairs, the form's values by their inputs' names
+    /// Reads a posted form, or says why not (status and message): `(name, value)` pairs, the form's values by their inputs' names
     /// ([`FormValues::from_pairs`]), besides the button, labels and version.
-    pub fn parse(body: &[u8]) -> Result<Posted, Answer> {
+    pub fn parse(body: &[u8]) -> Result<Posted, (StatusCode, String)> {
         let mut action = SAVE.to_owned();
         let mut labels = String::new();
         let mut resource_version = String::new();
         let mut values = Vec::new();
         for (count, (name, value)) in url::form_urlencoded::parse(body).enumerate() {
             if count >= MAX_FIELDS {
-                return Err(Answer::Refused(
+                return Err((
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!(
                         "The form has more fields than the console takes ({MAX_FIELDS}): use the YAML tab or kubectl."
@@ -161,10 +161,7 @@ mod server {
             }
         }
         if ![SAVE, CHECK, DELETE].contains(&action.as_str()) {
-            return Err(Answer::Refused(
-                StatusCode::BAD_REQUEST,
-                format!("{action:?} is not something this form does."),
-            ));
+            return Err((StatusCode::BAD_REQUEST, format!("{action:?} is not something this form does.")));
         }
         let input = FormInput { values: FormValues::from_pairs(values), labels, resource_version };
         Ok(Posted { action, input })
@@ -192,7 +189,7 @@ mod server {
     pub async fn respond(page: &PagePath, query: Option<&str>, body: &[u8]) -> Answer {
         let posted = match parse(body) {
             Ok(posted) => posted,
-            Err(refused) => return refused,
+            Err((status, message)) => return Answer::Refused(status, message),
         };
         let flag = |key: &str| query_value(query, key).as_deref() == Some("1");
         // `<list>/create?object=1` is the page of an object named `create` (`paths::detail`).
@@ -316,19 +313,19 @@ mod server {
 
     /// Reads the body of a form post: `application/x-www-form-urlencoded`, at most
     /// [`MAX_BODY_BYTES`].
-    async fn read_form(headers: &HeaderMap, body: Body) -> Result<Bytes, Answer> {
+    async fn read_form(headers: &HeaderMap, body: Body) -> Result<Bytes, (StatusCode, String)> {
         let form = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("application/x-www-form-urlencoded"));
         if !form {
-            return Err(Answer::Refused(
+            return Err((
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "This page takes a form (application/x-www-form-urlencoded).".to_owned(),
             ));
         }
         axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-            Answer::Refused(
+            (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
                     "The form is larger than the console takes ({} MiB): use kubectl.",
@@ -362,7 +359,7 @@ mod server {
                     .with(|| leptos::reactive::computed::ScopedFuture::new(respond(&page, query, &body)))
                     .await
             }
-            Err(refused) => refused,
+            Err((status, message)) => Answer::Refused(status, message),
         };
         match answer {
             Answer::SeeOther(path) => see_other(&path),
