@@ -177,6 +177,9 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .route(app::oidc_route::CALLBACK_PATH, axum::routing::get(app::oidc_route::callback))
         .route(app::oidc_route::END_SESSION_PATH, axum::routing::get(app::oidc_route::end_session))
         .with_state(state.clone());
+    // The generated form and delete confirmation post to their own pages without JavaScript.
+    let form_posts =
+        app::resource_views::form_post::FormPosts { console: state.clone(), options: options.clone() };
     let context = move || provide_context(state.clone());
     let pkg_dir = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     // Precompressed by scripts/site.mjs: brotli and gzip files beside each.
@@ -184,8 +187,15 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .fallback_service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip())
         .layer(axum::middleware::from_fn(pkg_cache_control));
     let shell_options = options.clone();
-    Router::new()
-        .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()))
+    let mut pages = Router::new()
+        .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()));
+    for path in app::resource_views::form_post::PATHS {
+        pages = pages.route(
+            path,
+            axum::routing::post(app::resource_views::form_post::handle).with_state(form_posts.clone()),
+        );
+    }
+    pages
         .nest_service("/pkg", pkg)
         .merge(cluster_route)
         .merge(health)

@@ -426,6 +426,7 @@ pub(crate) mod ssr {
             events,
             can_delete,
             can_update,
+            delete_refused: None,
         })
     }
 
@@ -682,6 +683,7 @@ pub(crate) mod ssr {
             yaml,
             resource_version,
             form_unavailable,
+            submitted: None,
         })
     }
 
@@ -704,6 +706,33 @@ pub(crate) mod ssr {
             object["metadata"]["namespace"] = Value::String(ns.to_owned());
         }
         object
+    }
+
+    /// The values a form is drawn with, before the user changes them: an edit's from the object,
+    /// a create's defaults. A form posted without JavaScript takes from them which empty parts
+    /// exist (`FormValues::keep_presence_of`).
+    pub async fn drawn_values(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        existing: &crate::resource_views::api::Existing,
+    ) -> Result<crate::resource_views::schema_form::FormValues, AppError> {
+        use crate::resource_views::schema_form::{FormValues, form_for};
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        let spec = form_for(&schema_of(&def), def.info.namespaced);
+        let values = match existing {
+            Some((name, namespace)) => {
+                let (_, object) =
+                    read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
+                        .await?;
+                FormValues::from_object(&spec, &object)
+            }
+            None => FormValues::defaults(&spec),
+        };
+        // Past the input limit the form was not drawn: nothing exists but what was posted.
+        Ok(values.unwrap_or_default())
     }
 
     pub async fn submit_form(
@@ -1007,6 +1036,9 @@ pub struct ObjectDetail {
     /// What the user may do with it (SelfSubjectAccessReviews).
     pub can_delete: bool,
     pub can_update: bool,
+    /// Why a delete posted without JavaScript was refused (`form_post`), shown in its
+    /// confirmation.
+    pub delete_refused: Option<String>,
 }
 
 /// One Kubernetes event about the object.
@@ -1030,7 +1062,12 @@ pub async fn get_object(
     name: String,
     namespace: Option<String>,
 ) -> Result<ObjectDetail, AppError> {
-    ssr::get_object(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await
+    // Read before any await: a delete this request posted without JavaScript, refused.
+    let refused = leptos::prelude::use_context::<super::form_post::DeleteRefused>();
+    let mut detail =
+        ssr::get_object(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await?;
+    detail.delete_refused = refused.map(|r| r.0);
+    Ok(detail)
 }
 
 /// Deletes one object (404 counts as done).
@@ -1067,6 +1104,23 @@ pub struct FormSetup {
     /// inputs or text than a form takes, `schema_form::MAX_INPUTS` and `MAX_FORM_TEXT`): it opens in the YAML tab, and the
     /// form's tab says so instead of offering an empty form.
     pub form_unavailable: Option<String>,
+    /// The form was posted without JavaScript and is shown again (`form_post`): the values are
+    /// the posted ones, and this is what the server said about them.
+    pub submitted: Option<Submitted>,
+}
+
+/// What the server said about a form posted without JavaScript, shown with the posted values
+/// as the hydrated form shows an answer of [`submit_form`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Submitted {
+    /// Messages at the fields they name.
+    pub errors: Vec<super::schema_form::FieldError>,
+    /// The rest.
+    pub general: Vec<String>,
+    /// Someone else changed the object since the form was loaded.
+    pub conflict: bool,
+    /// A check (dry run) the API server accepts.
+    pub checked: bool,
 }
 
 /// The object to edit: name and namespace.
@@ -1093,7 +1147,15 @@ pub async fn load_form(
     existing: Existing,
     namespace: Option<String>,
 ) -> Result<FormSetup, AppError> {
-    ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing, namespace.as_deref()).await
+    // Read before any await, as everything from the request context: the form this request
+    // posted without JavaScript, shown again with its values.
+    let posted = leptos::prelude::use_context::<super::form_post::PostedForm>();
+    let mut setup =
+        ssr::form_setup(&cluster_id, &crd, project.as_deref(), existing, namespace.as_deref()).await?;
+    if let Some(posted) = posted {
+        posted.apply(&mut setup);
+    }
+    Ok(setup)
 }
 
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
@@ -1218,4 +1280,4 @@ mod tests;
 
 #[cfg(all(test, feature = "ssr"))]
 #[path = "api_scope_tests.rs"]
-mod scope_tests;
+pub(crate) mod scope_tests;

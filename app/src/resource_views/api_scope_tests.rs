@@ -12,8 +12,8 @@ use super::Existing;
 use super::ssr::{delete_object, form_setup, get_object};
 use crate::error::AppError;
 
-const CLUSTER: &str = "019b4000-2000-7000-8000-000000000001";
-const CRD: &str = "demoitems.demo.fundament.io";
+pub(crate) const CLUSTER: &str = "019b4000-2000-7000-8000-000000000001";
+pub(crate) const CRD: &str = "demoitems.demo.fundament.io";
 /// The cluster's namespaces, and those of project `analytics` (labelled with it).
 const NAMESPACES: [&str; 3] = ["analytics", "default", "staging"];
 const ANALYTICS: [&str; 1] = ["analytics"];
@@ -31,10 +31,12 @@ impl fundament_fga::CanView for EveryCluster {
 }
 
 /// A kube-api-proxy for bob, who may create DemoItems in `staging` only (and read
-/// everything): it keeps every request it gets as `<METHOD> <path>`.
+/// everything): it keeps every request it gets as `<METHOD> <path>` (and ` (dry run)`).
+/// A DemoItem whose message is `refuse` is refused at that field; an update of another
+/// resourceVersion than the object's (`5`) conflicts.
 #[derive(Default)]
-struct Gateway {
-    requests: Mutex<Vec<String>>,
+pub(crate) struct Gateway {
+    pub(crate) requests: Mutex<Vec<String>>,
 }
 
 fn crd() -> Value {
@@ -57,7 +59,8 @@ async fn answer(
     body: axum::body::Bytes,
 ) -> (http::StatusCode, axum::Json<Value>) {
     let path = uri.path().strip_prefix(&format!("/clusters/{CLUSTER}")).unwrap_or_default().to_owned();
-    gateway.requests.lock().unwrap().push(format!("{method} {path}"));
+    let dry_run = if uri.query().is_some_and(|q| q.contains("dryRun")) { " (dry run)" } else { "" };
+    gateway.requests.lock().unwrap().push(format!("{method} {path}{dry_run}"));
     let names = |names: &[&str]| json!({"items": names.iter().map(|n| json!({"metadata": {"name": n}})).collect::<Vec<_>>()});
     let ok = |v: Value| (http::StatusCode::OK, axum::Json(v));
     match (method.as_str(), path.as_str()) {
@@ -80,6 +83,22 @@ async fn answer(
                 "metadata": {"name": name, "namespace": ns, "resourceVersion": "5"}, "spec": {"message": "hi"}}))
         }
         ("GET", p) if p.starts_with("/api/v1/namespaces/") => ok(json!({"items": []})),
+        ("POST" | "PUT", p) if p.starts_with("/apis/demo.fundament.io/v1/namespaces/") => {
+            let object: Value = serde_json::from_slice(&body).unwrap();
+            if object["spec"]["message"] == "refuse" {
+                let status = json!({"kind": "Status", "code": 422, "reason": "Invalid",
+                    "message": "DemoItem is invalid: spec.message: Invalid value: \"refuse\": not this one",
+                    "details": {"causes": [{"field": "spec.message", "message": "Invalid value: \"refuse\": not this one"}]}});
+                return (http::StatusCode::UNPROCESSABLE_ENTITY, axum::Json(status));
+            }
+            if method == http::Method::PUT && object["metadata"]["resourceVersion"] != "5" {
+                return (
+                    http::StatusCode::CONFLICT,
+                    axum::Json(json!({"kind": "Status", "code": 409, "reason": "Conflict"})),
+                );
+            }
+            (http::StatusCode::CREATED, axum::Json(object))
+        }
         ("DELETE", _) => ok(json!({"kind": "Status", "status": "Success"})),
         _ => (http::StatusCode::NOT_FOUND, axum::Json(json!({"kind": "Status", "code": 404}))),
     }
@@ -87,7 +106,7 @@ async fn answer(
 
 /// The console's state for `user`, with its kube-api-proxy the fake [`Gateway`], as the
 /// owner of a request carrying the user's session cookie.
-async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
+pub(crate) async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
     let gateway = Arc::new(Gateway::default());
     let app = axum::Router::new().fallback(answer).with_state(Arc::clone(&gateway));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -126,7 +145,7 @@ async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
 }
 
 /// Runs a server function's body as `owner`'s request.
-async fn run<T>(owner: &Owner, call: impl Future<Output = T>) -> T {
+pub(crate) async fn run<T>(owner: &Owner, call: impl Future<Output = T>) -> T {
     owner.with(|| leptos::reactive::computed::ScopedFuture::new(call)).await
 }
 

@@ -31,6 +31,8 @@ pub struct DetailContext {
     pub namespace: Option<String>,
     /// What the plugin says about the kind's conditions and labels.
     pub guide: KindGuide,
+    /// `?delete=1`: the delete confirmation as the page shows it without JavaScript.
+    pub confirm_delete: bool,
 }
 
 /// Deeper than this, values are shown as JSON.
@@ -130,7 +132,16 @@ fn keep_current(
 
 #[component]
 fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
-    let ObjectDetail { object, yaml, spec_schema, status_schema, events, can_delete, can_update } = detail;
+    let ObjectDetail {
+        object,
+        yaml,
+        spec_schema,
+        status_schema,
+        events,
+        can_delete,
+        can_update,
+        delete_refused,
+    } = detail;
     let edit = context.scope.detail_path(&context.name, context.namespace.as_deref());
     let edit = format!("{edit}{}edit=1", if edit.contains('?') { '&' } else { '?' });
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
@@ -152,7 +163,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
     view! {
         <div class="mb-4 flex flex-wrap justify-end gap-2">
             {can_update.then(|| view! { <leptos_router::components::A href=edit attr:class="button-secondary">"Edit"</leptos_router::components::A> })}
-            {can_delete.then(|| view! { <DeleteAction context=context.clone() /> })}
+            {can_delete.then(|| view! { <DeleteAction context=context.clone() refused=delete_refused /> })}
         </div>
         <div class="grid gap-4">
             <Metadata object=object.clone() kind=context.scope.kind.clone() guide=context.guide.clone()
@@ -411,17 +422,19 @@ fn Events(events: Vec<EventRow>) -> impl IntoView {
     }
 }
 
-/// Delete, after a confirmation that names the object.
+/// Delete, after a confirmation that names the object. With JavaScript the confirmation is a
+/// dialog on the page; without, Delete opens this page with `?delete=1`, whose confirmation
+/// posts the delete (`form_post`). `refused`: why such a post was refused.
 #[component]
-fn DeleteAction(context: DetailContext) -> impl IntoView {
+fn DeleteAction(context: DetailContext, refused: Option<String>) -> impl IntoView {
     let confirming = RwSignal::new(false);
     let busy = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
+    let error = RwSignal::new(refused);
     let navigate = use_navigate();
     let subject = format!("{} {}", context.scope.kind.kind, context.name);
     let list = context.scope.list_path();
     let ctx = StoredValue::new(context);
-    let delete = move |_| {
+    let delete = move |_: leptos::ev::MouseEvent| {
         busy.set(true);
         error.set(None);
         let c = ctx.get_value();
@@ -438,6 +451,16 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         });
     };
     let name = ctx.with_value(|c| c.name.clone());
+    let (path, query) = (use_location().pathname.get_untracked(), use_query_map().get_untracked());
+    if ctx.with_value(|c| c.confirm_delete) {
+        return view! { <DeleteConfirmation path query subject name error busy delete /> }.into_any();
+    }
+    // This page's query as the opener's fields (a form's `GET` replaces the action's query).
+    let fields = query
+        .into_iter()
+        .filter(|(key, _)| *key != "delete" && *key != "edit")
+        .map(|(key, value)| view! { <input type="hidden" name=key.to_string() value=value /> })
+        .collect_view();
     // The keyboard follows the dialog: focus goes to Cancel when it opens, Escape cancels,
     // Tab stays on its two buttons, and focus returns to Delete when it closes.
     let opener = NodeRef::<leptos::html::Button>::new();
@@ -476,10 +499,15 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
         _ => {}
     };
     view! {
-        <button type="button" class="button-secondary text-danger" node_ref=opener on:click=move |_| confirming.set(true)
-            aria-expanded=move || confirming.get().to_string()>
-            "Delete"
-        </button>
+        <form method="get" action=path class="contents">
+            {fields}
+            <input type="hidden" name="delete" value="1" />
+            <button type="submit" class="button-secondary text-danger" node_ref=opener
+                on:click=move |ev| { ev.prevent_default(); confirming.set(true); }
+                aria-expanded=move || confirming.get().to_string()>
+                "Delete"
+            </button>
+        </form>
         <Show when=move || confirming.get()>
             <div role="alertdialog" aria-labelledby="delete-title" aria-describedby="delete-warning" on:keydown=keys
                 class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
@@ -496,5 +524,40 @@ fn DeleteAction(context: DetailContext) -> impl IntoView {
                 </div>
             </div>
         </Show>
+    }
+    .into_any()
+}
+
+/// The delete confirmation of `?delete=1`: a form that posts the delete to this page, and
+/// Cancel back to it. With JavaScript, Delete calls the server function as the dialog does.
+#[component]
+fn DeleteConfirmation(
+    path: String,
+    query: leptos_router::params::ParamsMap,
+    subject: String,
+    name: String,
+    error: RwSignal<Option<String>>,
+    busy: RwSignal<bool>,
+    delete: impl Fn(leptos::ev::MouseEvent) + Clone + Send + 'static,
+) -> impl IntoView {
+    let here = format!("{path}{}", query.to_query_string());
+    let mut back = query;
+    back.remove("delete");
+    let cancel = format!("{path}{}", back.to_query_string());
+    view! {
+        <form method="post" action=here role="alertdialog" aria-labelledby="delete-title"
+            aria-describedby="delete-warning" class="w-full rounded-lg border border-danger/40 bg-danger/10 p-4">
+            <p id="delete-title" class="font-semibold">{format!("Delete {subject}?")}</p>
+            <p id="delete-warning" class="mt-1 text-sm">"This cannot be undone."</p>
+            {move || error.get().map(|e| view! { <p role="alert" class="mt-2 text-sm text-danger">{e}</p> })}
+            <div class="mt-3 flex gap-2">
+                <button type="submit" name=super::form_post::ACTION value=super::form_post::DELETE
+                    class="button inline-flex bg-danger" disabled=move || busy.get()
+                    on:click=move |ev| { ev.prevent_default(); delete(ev); }>
+                    {format!("Delete {name}")}
+                </button>
+                <leptos_router::components::A href=cancel attr:class="button-secondary inline-flex">"Cancel"</leptos_router::components::A>
+            </div>
+        </form>
     }
 }

@@ -18,6 +18,7 @@ use super::api::{
     Existing, FormInput, FormSetup, SubmitOutcome, ToForm, ToYaml, form_to_yaml, load_form, submit_form,
     yaml_to_form,
 };
+use super::form_post;
 use super::schema_form::{
     Field, FieldError, FormSpec, FormValues, Kind, child_path, entry_key_path, entry_value_path, item_path,
 };
@@ -87,26 +88,41 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
 /// tabs are links, so without JavaScript they still switch).
 #[component]
 fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> impl IntoView {
-    let FormSetup { spec, values, labels, namespaces, yaml, resource_version, form_unavailable, .. } = setup;
+    let FormSetup {
+        spec,
+        values,
+        labels,
+        namespaces,
+        yaml,
+        resource_version,
+        form_unavailable,
+        submitted,
+        ..
+    } = setup;
     let as_yaml = RwSignal::new(
         form_unavailable.is_some() || use_query_map().read_untracked().get("yaml").as_deref() == Some("1"),
     );
     let buffer = YamlBuffer::new(yaml, resource_version);
     let labels = RwSignal::new(labels);
     // What the form and the YAML held when they last agreed: a switch without changes
-    // converts nothing.
-    let synced = StoredValue::new((values.clone(), labels.get_untracked(), buffer.text.get_untracked()));
+    // converts nothing. A form posted without JavaScript and shown again holds what was posted,
+    // which the YAML (as loaded) does not.
+    let synced = StoredValue::new(
+        submitted.is_none().then(|| (values.clone(), labels.get_untracked(), buffer.text.get_untracked())),
+    );
+    let submitted = submitted.unwrap_or_default();
     let state = FormState {
         spec: StoredValue::new(spec.clone()),
         values: RwSignal::new(values),
-        errors: RwSignal::new(Vec::new()),
+        errors: RwSignal::new(submitted.errors),
         editing: context.existing.is_some(),
         namespaces: StoredValue::new(namespaces),
         guide: StoredValue::new(context.guide.clone()),
     };
-    let general = RwSignal::new(Vec::<String>::new());
-    let conflict = RwSignal::new(false);
-    let checked = RwSignal::new(false);
+    let general = RwSignal::new(submitted.general);
+    let conflict = RwSignal::new(submitted.conflict);
+    let conflict_from_post = submitted.conflict;
+    let checked = RwSignal::new(submitted.checked);
     let busy = RwSignal::new(false);
     let navigate = use_navigate();
     let ctx = StoredValue::new(context);
@@ -128,8 +144,12 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         let c = ctx.get_value();
         let (values, label_text, text) =
             (state.values.get_untracked(), labels.get_untracked(), buffer.text.get_untracked());
-        let unchanged = synced
-            .with_value(|(v, l, t)| if to_yaml { *v == values && *l == label_text } else { *t == text });
+        let unchanged =
+            synced.with_value(|synced| {
+                synced.as_ref().is_some_and(|(v, l, t)| {
+                    if to_yaml { *v == values && *l == label_text } else { *t == text }
+                })
+            });
         if unchanged {
             show(to_yaml);
             return;
@@ -141,7 +161,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
             if to_yaml {
                 match form_to_yaml(cluster, crd, text, values.clone(), label_text.clone()).await {
                     Ok(ToYaml::Yaml(text)) => {
-                        synced.set_value((values, label_text, text.clone()));
+                        synced.set_value(Some((values, label_text, text.clone())));
                         buffer.replace_text(text);
                         general.set(Vec::new());
                         show(true);
@@ -155,7 +175,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
             } else {
                 match yaml_to_form(cluster, crd, text.clone()).await {
                     Ok(ToForm::Form { values, labels: label_text }) => {
-                        synced.set_value((values.clone(), label_text.clone(), text));
+                        synced.set_value(Some((values.clone(), label_text.clone(), text)));
                         state.values.set(values);
                         labels.set(label_text);
                         buffer.message.set(None);
@@ -211,6 +231,12 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
     let submit_check = submit.clone();
     let action = if state.editing { "Save" } else { "Create" };
     let fields = spec.fields.iter().map(|f| field_view(f, f.path.clone(), state)).collect_view();
+    // Without JavaScript the form posts to its own page (`form_post`), which saves and goes on
+    // to the object's page, or shows the form again with the server's messages.
+    let post_to = form_href.clone();
+    let reload_href = form_href.clone();
+    let loaded_version = buffer.version.get_untracked();
+    let loaded_labels = labels.get_untracked();
     let tab = move |to_yaml: bool, href: String, label: &'static str| {
         let switch = switch.clone();
         let id = if to_yaml { "tab-yaml" } else { "tab-form" };
@@ -246,7 +272,12 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
             </div>
         })}
         <form class="card grid max-w-3xl gap-4" novalidate hidden=form_unavailable.is_some()
+            method="post" action=post_to
             on:submit=move |ev| { ev.prevent_default(); submit(false); }>
+            {editing.then(|| view! {
+                <input type="hidden" name=form_post::RESOURCE_VERSION value=loaded_version
+                    prop:value=move || buffer.version.get() />
+            })}
             {move || {
                 let messages = general.get();
                 (!messages.is_empty()).then(|| view! {
@@ -266,9 +297,21 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                          Reload it to see the change (your edit is discarded), or use the YAML tab to see \
                          the change and re-apply your edit."
                     )}</p>
-                    <button type="button" class="button-secondary mt-2" on:click=move |_| reload.run(())>
-                        "Reload the form"
-                    </button>
+                    {if conflict_from_post {
+                        // Answered to a post without JavaScript: a link, so it reloads without it too.
+                        view! {
+                            <a href=reload_href.clone() class="button-secondary mt-2 inline-flex"
+                                on:click=move |ev| { ev.prevent_default(); reload.run(()); }>
+                                "Reload the form"
+                            </a>
+                        }.into_any()
+                    } else {
+                        view! {
+                            <button type="button" class="button-secondary mt-2" on:click=move |_| reload.run(())>
+                                "Reload the form"
+                            </button>
+                        }.into_any()
+                    }}
                 </div>
             })}
             {move || checked.get().then(|| view! {
@@ -279,13 +322,19 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                 <label class="field-label" for="f-metadata-labels">"Labels"</label>
                 <textarea id="f-metadata-labels" name="metadata.labels" class="input font-mono" rows="3"
                     placeholder="key=value, one per line"
-                    prop:value=move || labels.get() on:input=move |ev| labels.set(event_target_value(&ev))></textarea>
+                    prop:value=move || labels.get() on:input=move |ev| labels.set(event_target_value(&ev))>
+                    // The server's render (and the page without JavaScript) shows the text too.
+                    {loaded_labels}
+                </textarea>
                 {label_help(&ctx.with_value(|c| c.guide.clone()))}
             </div>
             <div class="flex gap-2">
-                <button type="submit" class="button inline-flex" disabled=move || busy.get()>{action}</button>
-                <button type="button" class="button-secondary" disabled=move || busy.get()
-                    on:click=move |_| submit_check(true)>"Check"</button>
+                // Submit buttons both, so that without JavaScript the post says which was pressed.
+                <button type="submit" name=form_post::ACTION value=form_post::SAVE class="button inline-flex"
+                    disabled=move || busy.get()>{action}</button>
+                <button type="submit" name=form_post::ACTION value=form_post::CHECK class="button-secondary"
+                    disabled=move || busy.get()
+                    on:click=move |ev| { ev.prevent_default(); submit_check(true); }>"Check"</button>
             </div>
         </form>
         </div>
@@ -404,6 +453,7 @@ fn repeated(field: &Field, label: String, path: String, state: FormState, kind: 
                             <div class="field">
                                 <label class="field-label" for=input_id(&key)>"Key"</label>
                                 <input id=input_id(&key) name=key.clone() class="input"
+                                    value=state.values.with_untracked(|v| v.get(&key).to_owned())
                                     prop:value={let k = key.clone(); move || state.values.with(|v| v.get(&k).to_owned())}
                                     on:input={let k = key.clone(); move |ev| state.values.update(|v| v.set(k.clone(), event_target_value(&ev)))} />
                             </div>
@@ -458,11 +508,11 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
         .as_ref()
         .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned))
         .unwrap_or_default();
+    // Marked as well as set (`value`, `selected`, a textarea's text): the server's page, and so
+    // the page without JavaScript, shows and posts the value the form starts with.
+    let start = state.values.with_untracked(|v| v.get(&path).to_owned());
     let input = if path == "metadata.namespace" && !state.editing {
         let names = state.namespaces.get_value();
-        // Marked as well as set: the server's page (and a page without JavaScript) shows the
-        // namespace the form starts in, which need not be the first.
-        let start = state.values.with_untracked(|v| v.get(&path).to_owned());
         view! {
             <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set>
                 {names.into_iter().map(|n| view! { <option value=n.clone() selected=n == start>{n.clone()}</option> }).collect_view()}
@@ -476,7 +526,7 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
                 view! {
                     <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
                         <option value="">"—"</option>
-                        {options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
+                        {options.into_iter().map(|o| view! { <option value=o.clone() selected=o == start>{o.clone()}</option> }).collect_view()}
                     </select>
                 }
                 .into_any()
@@ -484,24 +534,24 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
             Kind::Boolean => view! {
                 <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
                     <option value="">"— (default)"</option>
-                    <option value="true">"Yes"</option>
-                    <option value="false">"No"</option>
+                    <option value="true" selected=start == "true">"Yes"</option>
+                    <option value="false" selected=start == "false">"No"</option>
                 </select>
             }
             .into_any(),
             Kind::Raw => view! {
                 <textarea id=id.clone() name=path.clone() class="input font-mono" rows="4" placeholder="JSON"
-                    prop:value=value on:input=set readonly=readonly></textarea>
+                    prop:value=value on:input=set readonly=readonly>{start}</textarea>
             }
             .into_any(),
             Kind::Integer | Kind::Number => view! {
                 <input id=id.clone() name=path.clone() class="input" type="number" inputmode="decimal"
-                    placeholder=placeholder prop:value=value on:input=set readonly=readonly />
+                    placeholder=placeholder value=start prop:value=value on:input=set readonly=readonly />
             }
             .into_any(),
             _ => view! {
                 <input id=id.clone() name=path.clone() class="input" autocomplete="off"
-                    placeholder=placeholder prop:value=value on:input=set readonly=readonly />
+                    placeholder=placeholder value=start prop:value=value on:input=set readonly=readonly />
             }
             .into_any(),
         }

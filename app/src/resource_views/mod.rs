@@ -6,6 +6,7 @@
 pub mod api;
 pub mod detail;
 pub mod form;
+pub mod form_post;
 pub mod label_selector;
 pub mod list;
 pub mod schema_form;

@@ -781,6 +781,14 @@ impl FormValues {
         values
     }
 
+    /// Takes from `drawn`, the values the form was drawn with, which optional objects, arrays
+    /// and maps exist even when empty: a form posted without JavaScript carries only its inputs'
+    /// text ([`FormValues::from_pairs`]), and an edit must not drop an empty part of the object
+    /// the user did not touch.
+    pub fn keep_presence_of(&mut self, drawn: &FormValues) {
+        self.present = drawn.present.clone();
+    }
+
     /// The text at `path`; empty when unset.
     pub fn get(&self, path: &str) -> &str {
         self.values.get(path).map_or("", String::as_str)

@@ -1576,6 +1576,43 @@ fn a_form_posted_without_javascript_reads_back() {
     assert_eq!(object["spec"]["grantTemplates"][1]["name"], json!("kms-access"));
 }
 
+/// A post without JavaScript carries only its inputs' text: an edit keeps the empty parts of the
+/// object it did not show (an empty optional object and list) from the form as it was drawn.
+#[test]
+fn an_edit_posted_without_javascript_keeps_the_empty_parts_it_was_drawn_with() {
+    let spec = form_for(
+        &kind_schema(
+            &["spec"],
+            object(
+                &[],
+                json!({
+                    "message": {"type": "string"},
+                    "options": object(&[], json!({"verbose": {"type": "boolean"}})),
+                    "tags": {"type": "array", "items": {"type": "string"}}
+                }),
+            ),
+            None,
+        ),
+        false,
+    );
+    let original = json!({"metadata": {"name": "web"}, "spec": {"message": "hi", "options": {}, "tags": []}});
+    let drawn = FormValues::from_object(&spec, &original).unwrap();
+    let posted = || {
+        FormValues::from_pairs([
+            ("metadata.name", "web"),
+            ("spec.message", "changed"),
+            ("spec.options.verbose", ""),
+        ])
+    };
+    let assembled =
+        |values: &FormValues| assemble(&spec, values, "demo.fundament.io/v1", "DemoItem").unwrap();
+    let mut kept = posted();
+    kept.keep_presence_of(&drawn);
+    assert_eq!(assembled(&kept)["spec"], json!({"message": "changed", "options": {}, "tags": []}));
+    // Without the drawn form's, the post alone drops them.
+    assert_eq!(assembled(&posted())["spec"], json!({"message": "changed"}));
+}
+
 #[test]
 fn everything_crosses_the_wire() {
     let spec = form_for(&fsc_schema(), true);

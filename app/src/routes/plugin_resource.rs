@@ -139,6 +139,8 @@ struct Target {
     generated: bool,
     /// Detail with `?edit=1`: the generated edit form.
     edit: bool,
+    /// Detail with `?delete=1`: the generated delete confirmation (without JavaScript).
+    delete: bool,
 }
 
 impl Target {
@@ -162,6 +164,7 @@ impl Target {
                 .map(|name| ResourceRef { name, namespace: query.get("ns").filter(|ns| !ns.is_empty()) }),
             generated: flag("generated"),
             edit: flag("edit"),
+            delete: flag("delete"),
         }
     }
 }
@@ -356,7 +359,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         }
         (None, ResourceView::Detail) => {
             let (name, namespace) = object();
-            let context = DetailContext { scope, name, namespace, guide };
+            let context = DetailContext { scope, name, namespace, guide, confirm_delete: target.delete };
             crate::chunks::lazy_view(generated_view(Generated::Detail(context)))
         }
     };

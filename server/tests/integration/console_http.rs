@@ -482,6 +482,42 @@ fn sign_in_from_another_origin_is_refused() {
     });
 }
 
+/// The generated form posts to its own page without JavaScript: such a post reaches the form's
+/// handler (not a 405 of the page's `GET` route), which takes it only from a console page.
+#[test]
+fn a_generated_form_post_is_taken_from_a_console_page_only() {
+    run(async {
+        let post = |origin: Option<&str>, content_type: &str| {
+            let mut builder =
+                Request::post("/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io/create")
+                    .header(header::CONTENT_TYPE, content_type);
+            if let Some(origin) = origin {
+                builder = builder.header(header::ORIGIN, origin);
+            }
+            builder.body(Body::from("metadata.name=web&metadata.namespace=default")).unwrap()
+        };
+        let form = "application/x-www-form-urlencoded";
+        // No Origin and no fetch metadata: the layer for every write lets it pass, the form's
+        // handler does not.
+        let (status, _, body) = send(post(None, form)).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (StatusCode::FORBIDDEN, "cross-origin requests may not change anything here\n")
+        );
+        assert_eq!(send(post(Some("http://localhost:8082"), form)).await.0, StatusCode::FORBIDDEN);
+        // From the console's origin it reaches the handler, which takes a form only.
+        let (status, _, body) = send(post(Some("http://localhost:3000"), "application/json")).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+        // An object's page takes a post too.
+        let edit = Request::post("/projects/webshop/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io/web?ns=default&edit=1")
+            .header(header::CONTENT_TYPE, "text/plain")
+            .header(header::ORIGIN, "http://localhost:3000")
+            .body(Body::empty())
+            .unwrap();
+        assert_eq!(send(edit).await.0, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    });
+}
+
 #[test]
 fn the_theme_cookie_sets_data_theme_before_any_script() {
     run(async {
