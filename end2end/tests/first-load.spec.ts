@@ -22,6 +22,19 @@ test.describe('first load', () => {
     expect(total(loaded), report(loaded)).toBeLessThanOrEqual(HOME_BUDGET_BYTES);
   });
 
+  // The sign-in panel, which any page shows signed out, is a chunk of its own
+  // (app/src/routes/sign_in.rs): the signed-in home above does without it, and the home
+  // signed out loads it and nothing else, and hydrates with it.
+  test('the signed-out home loads the sign-in panel\'s chunk and no other', async ({ browser, baseURL }) => {
+    const own = chunksOf(splitManifest(), 'sign_in_panel_');
+    const context = await browser.newContext({ baseURL });
+    const loaded = await firstLoad(context, baseURL!, HOME);
+    await context.close();
+    const fetched = chunks(loaded);
+    expect(fetched.some((c) => c.startsWith('split_sign_in_panel_')), report(loaded)).toBe(true);
+    expect(fetched.filter((c) => !own.has(c)), report(loaded)).toEqual([]);
+  });
+
   // The plugin's frame host is part of the plugin routes' chunk (app/src/routes/plugin_resource.rs).
   test("a plugin page stays within its budget and loads its route's chunks, not the generated views'",
     async ({ browser, baseURL }) => {
