@@ -1,4 +1,4 @@
-import { expect, type Frame, type Locator, type Page } from '@playwright/test';
+import { expect, type BrowserContext, type Frame, type Locator, type Page } from '@playwright/test';
 
 /**
  * Clicks a link in a plugin's frame whose click makes the console open another view, and so
@@ -30,6 +30,18 @@ export const contextMenu = (page: Page) => page.locator('summary').filter({ hasT
 
 /** The user menu's button for the user with this display name. */
 export const userMenu = (page: Page, name: string) => page.locator('summary').filter({ hasText: `User menu: ${name}` });
+
+/** Alice signs out in a new tab of `context`, whose tabs share her session cookie as a
+ *  browser's do; returns that tab, on the sign-in page. */
+export async function signOutInNewTab(context: BrowserContext): Promise<Page> {
+  const other = await context.newPage();
+  await other.goto('/');
+  await hydrated(other);
+  await userMenu(other, 'Alice').click();
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  await expect(other.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+  return other;
+}
 
 /** The frame of a plugin page, by its file name. */
 export function pluginFrame(page: Page, file: string): Frame {

@@ -6,7 +6,7 @@ import { test, expect, type Page, type Frame } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clickReplacingItsFrame, frameReady, hydrated, messages, pluginFrame, recordMessages, signIn, userMenu } from './fixtures';
+import { clickReplacingItsFrame, frameReady, hydrated, messages, pluginFrame, recordMessages, signIn, signOutInNewTab, userMenu } from './fixtures';
 import { kubectl } from './kubectl';
 
 export const auditLog = process.env.FUNDAMENT_AUDIT_LOG ?? path.join(os.tmpdir(), 'fundament-e2e-audit.jsonl');
@@ -206,12 +206,7 @@ test.describe('plugin pages in the console', () => {
     expect(mints.length).toBeGreaterThan(0);
     signedOut = true;
     // In another tab, alice signs out and bob signs in: the browser now holds bob's session.
-    const other = await context.newPage();
-    await other.goto('/');
-    await hydrated(other);
-    await userMenu(other, 'Alice').click();
-    await other.getByRole('button', { name: 'Sign out' }).click();
-    await expect(other.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+    const other = await signOutInNewTab(context);
     await signIn(other, 'bob@acme-corp.com');
 
     // Alice's old tab knows it was signed out and unloaded its plugin page

@@ -3,7 +3,7 @@
 // The tab says so once, with a way back; its watches stop and are not retried; its plugin page
 // is unloaded. Two tabs of one browser context share the session cookie as real tabs do.
 import { test, expect, type Page, type Request } from '@playwright/test';
-import { frameReady, hydrated, signIn, userMenu } from './fixtures';
+import { frameReady, hydrated, signIn, signOutInNewTab } from './fixtures';
 import { AUTHN, CONSOLE, send } from './origins';
 
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
@@ -50,12 +50,7 @@ test.describe('the end of a session in an open tab', () => {
     await expect.poll(() => calls.filter(isWatch).length).toBeGreaterThan(0);
     await expect(notice(page)).toHaveCount(0);
 
-    const other = await context.newPage();
-    await other.goto('/');
-    await hydrated(other);
-    await userMenu(other, 'Alice').click();
-    await other.getByRole('button', { name: 'Sign out' }).click();
-    await expect(other.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+    const other = await signOutInNewTab(context);
     // The tab that signed out is not told it was signed out: it left.
     await expect(notice(other)).toHaveCount(0);
 

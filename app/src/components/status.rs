@@ -118,7 +118,7 @@ pub fn when_loaded<T>(
 where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
 {
-    loaded_or_missing(label, resource, None, show)
+    when_found(label, resource, None, show)
 }
 
 /// What a page that shows one thing says when the thing does not exist: its name as the user
@@ -133,18 +133,6 @@ pub struct Missing {
 /// the not-found page names it as `missing` says and links back (without `missing`, in the
 /// server's words).
 pub fn when_found<T>(
-    label: &'static str,
-    resource: Resource<Result<T, AppError>>,
-    missing: Option<Missing>,
-    show: impl Fn(T) -> AnyView + Send + Sync + 'static,
-) -> impl IntoView
-where
-    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
-{
-    loaded_or_missing(label, resource, missing, show)
-}
-
-fn loaded_or_missing<T>(
     label: &'static str,
     resource: Resource<Result<T, AppError>>,
     missing: Option<Missing>,
