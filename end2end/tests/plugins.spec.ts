@@ -210,7 +210,7 @@ test.describe('plugin pages in the console', () => {
     await signIn(other, 'bob@acme-corp.com');
 
     // Alice's old tab knows it was signed out and unloaded its plugin page
-    // (end2end/tests/sign-out.spec.ts). Whatever such a page still manages to ask, as alice's page
+    // (end2end/tests/sign-out.faults.spec.ts). Whatever such a page still manages to ask, as alice's page
     // asked before, the console answers no token for bob's session.
     await expect(page.getByRole('alert').filter({ hasText: 'You were signed out' })).toBeVisible();
     await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'signed-out');

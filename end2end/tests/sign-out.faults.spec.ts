@@ -2,6 +2,9 @@
 // BroadcastChannel) or a session revoked elsewhere (found by the tab's watch, answered 401).
 // The tab says so once, with a way back; its watches stop and are not retried; its plugin page
 // is unloaded. Two tabs of one browser context share the session cookie as real tabs do.
+// With the failing dependencies (end2end/playwright.faults.config.ts, lane 2) rather than the
+// console suite, whose lane is the longest: these tests mostly wait (for requests that must not
+// come), and they flip no switch, so they share their worker's stack.
 import { test, expect, type Page, type Request } from '@playwright/test';
 import { frameReady, hydrated, signIn, signOutInNewTab } from './fixtures';
 import { AUTHN, CONSOLE, send } from './origins';
