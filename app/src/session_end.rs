@@ -175,17 +175,15 @@ mod browser {
         });
     }
 
-    /// Tells the other tabs that this one signs out (the sign-out form is being posted).
+    /// Tells the other tabs that this one signs out (the sign-out form is being posted). The
+    /// sign-out button is only on signed-in pages, which opened the tab's channel
+    /// ([`follow_other_tabs`]) as they hydrated; without one, the browser has no channels.
     pub fn announce() {
-        let sent = TAB.with_borrow(|tab| {
-            tab.as_ref().map(|(channel, _)| channel.post_message(&JsValue::from_str(SIGNED_OUT)).is_ok())
+        TAB.with_borrow(|tab| {
+            if let Some((channel, _)) = tab {
+                let _ = channel.post_message(&JsValue::from_str(SIGNED_OUT));
+            }
         });
-        if sent.is_none()
-            && let Ok(channel) = BroadcastChannel::new(CHANNEL)
-        {
-            let _ = channel.post_message(&JsValue::from_str(SIGNED_OUT));
-            channel.close();
-        }
     }
 }
 
