@@ -8,7 +8,7 @@
 import { defineConfig } from '@playwright/test';
 import os from 'node:os';
 import path from 'node:path';
-import { chromiumArgs, executablePath, keptOnFailure } from './chromium';
+import { chromiumArgs, fullChromium, keptOnFailure } from './chromium';
 import { certFile, certificate, keyFile } from './production/tls';
 
 const root = path.resolve(__dirname, '..');
@@ -47,7 +47,9 @@ export default defineConfig({
     baseURL: `https://console.example.test:${PORTS.tls}`,
     ...keptOnFailure,
     launchOptions: {
-      executablePath,
+      // The browser users run: this suite's attacks (cookies planted across host names) must be
+      // refused there (end2end/chromium.ts).
+      executablePath: fullChromium,
       args: [
         ...chromiumArgs,
         '--host-resolver-rules=MAP *.example.test 127.0.0.1, MAP example.test 127.0.0.1',

@@ -11,6 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { frameReady, hydrated, pluginFrame, signIn, userMenu } from './fixtures';
 import { AUTHN, CONSOLE, GATEWAY, PROD, originOf, pluginToken, root, send, userToken } from './origins';
+import { chromiumArgs, fullChromium } from '../chromium';
+
+// Every attack here is refused in the browser users run, not only in the headless shell the other
+// suites use (end2end/chromium.ts).
+test.use({ launchOptions: { executablePath: fullChromium, args: chromiumArgs } });
 
 const INSTALLATION = 'acme-corp--hostile';
 const HOSTILE_ORIGIN = originOf(INSTALLATION);
@@ -463,10 +468,9 @@ test.describe('a hostile plugin page', () => {
     // all storage, which refuses the attack before per-installation origins are even tested. A
     // regular profile with third-party cookies allowed (as many users' browsers are) gives
     // frames their storage, partitioned by the console's site: the case origins must decide.
-    const launch = testInfo.project.use.launchOptions ?? {};
     const context = await chromium.launchPersistentContext(testInfo.outputPath('profile'), {
-      executablePath: launch.executablePath,
-      args: [...(launch.args ?? []), '--disable-features=TrackingProtection3pcd'],
+      executablePath: fullChromium,
+      args: [...chromiumArgs, '--disable-features=TrackingProtection3pcd'],
       baseURL: CONSOLE,
     });
     try {

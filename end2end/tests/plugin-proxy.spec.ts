@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { chromiumArgs, executablePath } from '../chromium';
+import { chromiumArgs, fullChromium } from '../chromium';
 import { CONSOLE, PROD, frameCookie, frameTicket, originOf, pluginToken, send, userToken } from './origins';
 
 const INSTALLATION = 'acme-corp--cert-manager';
@@ -17,7 +17,7 @@ const page = (version: string, file: string) => `/clusters/${PROD}/plugins/${INS
 // was served from loopback and its Local Network Access checks would block the
 // iframe's request to localhost:8082. The real console, served from localhost,
 // is not subject to that: switch the check off for these tests only.
-test.use({ launchOptions: { executablePath, args: [...chromiumArgs, '--disable-features=LocalNetworkAccessChecks'] } });
+test.use({ launchOptions: { executablePath: fullChromium, args: [...chromiumArgs, '--disable-features=LocalNetworkAccessChecks'] } });
 
 test('the asset route: a ticket once, then the cookie of that origin; headers, versions, methods, traversal', async () => {
   const ticket = await frameTicket(userToken('alice@acme-corp.com'), INSTALLATION);
