@@ -16,6 +16,10 @@ pub enum AppError {
     /// A value the user gave is not acceptable; the message says why.
     #[error("{0}")]
     Invalid(String),
+    /// The user may not see or do this; the message says what and why (the cluster's words).
+    /// Not passing: asking again gets the same answer until someone grants it.
+    #[error("{0}")]
+    Forbidden(String),
     /// Something the user asked for does not exist, or they cannot see it.
     #[error("{0} does not exist, or you cannot see it.")]
     NotFound(String),
@@ -84,6 +88,7 @@ mod tests {
         assert!(AppError::Unauthenticated.ends_session());
         for other in [
             AppError::Invalid("x".into()),
+            AppError::Forbidden("x".into()),
             AppError::NotFound("x".into()),
             AppError::Internal,
             AppError::Unavailable { message: "down".into(), retry_after: None },

@@ -41,3 +41,20 @@ test('an unknown plugin, kind or project answers 404 too', async ({ page }) => {
     await expect(page.getByRole('main').getByRole('link', { name: 'Try again' })).toHaveCount(0);
   }
 });
+
+test('a page the console cannot serve as asked answers 400, says why, and offers no "Try again"', async ({ page }) => {
+  await signIn(page);
+  for (const [path, why] of [
+    [`${DEMO}?labels=${encodeURIComponent('app in (web')}`, 'The label selector "app in (web" is not valid'],
+    [`/projects/analytics${DEMO}?namespace=default`, 'The namespace "default" is not one this page shows.'],
+  ]) {
+    const response = await page.goto(path);
+    expect(response?.status(), path).toBe(400);
+    const alert = page.getByRole('main').getByRole('alert');
+    await expect(alert).toContainText(why);
+    await expect(alert.getByRole('link', { name: 'Try again' })).toHaveCount(0);
+  }
+  // The filter keeps what was typed, to be put right.
+  await page.goto(`${DEMO}?labels=${encodeURIComponent('app in (web')}`);
+  await expect(page.getByLabel('Label selector')).toHaveValue('app in (web');
+});

@@ -19,6 +19,7 @@ pub fn status_of(error: &AppError) -> StatusCode {
     match error {
         AppError::Unauthenticated => StatusCode::UNAUTHORIZED,
         AppError::Invalid(_) => StatusCode::BAD_REQUEST,
+        AppError::Forbidden(_) => StatusCode::FORBIDDEN,
         AppError::NotFound(_) => StatusCode::NOT_FOUND,
         AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         AppError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -71,6 +72,7 @@ mod tests {
     fn each_kind_of_error_has_the_status_that_means_it() {
         assert_eq!(status_of(&AppError::Unauthenticated), 401);
         assert_eq!(status_of(&AppError::Invalid("bad selector".into())), 400);
+        assert_eq!(status_of(&AppError::Forbidden("You may not read Certificates".into())), 403);
         assert_eq!(status_of(&AppError::NotFound("Certificate web".into())), 404);
         assert_eq!(status_of(&AppError::Internal), 500);
         assert_eq!(status_of(&AppError::Unavailable { message: "down".into(), retry_after: Some(3) }), 503);

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::routes::not_found::{BackLink, NotFoundContent};
+use crate::routes::not_found::{BackLink, NotFoundContent, set_page_status};
 
 /// Shown while a page's data loads. The ring turns only where motion is welcome
 /// (`prefers-reduced-motion: no-preference`); the label says the same without it.
@@ -25,27 +25,42 @@ pub const RETRY_SECONDS: u32 = 5;
 /// without reloading the page, and a passing failure (a service down, restarting, busy or
 /// slow) is asked again by itself after [`RETRY_SECONDS`], or the time the service asked
 /// for. Without JavaScript "Try again" is a link to the same page.
-/// Something that does not exist is the not-found page instead (404 on the server, no
-/// "Try again": asking again gets the same answer).
+/// What asking again cannot change has no "Try again", and its status on the server:
+/// something that does not exist is the not-found page (404); a request the console cannot
+/// serve as asked (a label selector that does not parse, a namespace outside the project) says
+/// why (400), and so does a refusal (403: "You may not read …", until someone grants it).
+/// A failure on the server or a passing one keeps the page's 200: some ingresses put their own
+/// page in place of a 5xx answer's, and with it the retry.
 #[component]
 pub fn ErrorView(error: AppError, #[prop(optional)] retry: Option<Callback<()>>) -> AnyView {
-    if let AppError::NotFound(what) = error {
-        return view! { <NotFoundContent what /> }.into_any();
+    let settled = match &error {
+        AppError::NotFound(what) => return view! { <NotFoundContent what=what.clone() /> }.into_any(),
+        AppError::Invalid(_) => Some(400),
+        AppError::Forbidden(_) => Some(403),
+        _ => None,
+    };
+    if let Some(status) = settled {
+        set_page_status(status);
     }
     let signed_out = error == AppError::Unauthenticated;
     let passing = error.is_passing();
     let wait = error.retry_after().unwrap_or(RETRY_SECONDS);
+    let heading = match &error {
+        _ if passing => "Not available right now",
+        AppError::Forbidden(_) => "Not allowed",
+        _ => "This page could not be loaded",
+    };
     view! {
         <div role="alert" class="m-6 rounded-lg border border-danger/40 bg-danger/10 p-4" data-passing=passing.to_string()>
-            <h2 class="font-semibold text-danger">
-                {if passing { "Not available right now" } else { "This page could not be loaded" }}
-            </h2>
+            <h2 class="font-semibold text-danger">{heading}</h2>
             <p class="mt-1 text-sm">{error.to_string()}</p>
             <p class="mt-3 flex flex-wrap items-center gap-3 text-sm">
                 {if signed_out {
-                    view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any()
+                    Some(view! { <a class="link" href="/sign-in">"Sign in"</a> }.into_any())
+                } else if settled.is_none() {
+                    Some(view! { <TryAgain retry /> }.into_any())
                 } else {
-                    view! { <TryAgain retry /> }.into_any()
+                    None
                 }}
                 {retry.filter(|_| passing).map(|retry| view! { <RetryIn seconds=wait retry /> })}
             </p>
@@ -206,5 +221,25 @@ pub(crate) mod tests {
         let (html, status) = render_status(|| view! { <ErrorView error=AppError::Internal /> }.into_any());
         assert_eq!(status, None);
         assert!(html.contains("Try again"), "{html}");
+    }
+
+    #[test]
+    fn what_asking_again_cannot_change_has_its_status_and_no_try_again() {
+        let cases = [
+            (
+                AppError::Invalid("The label selector \"a=\" is not valid.".into()),
+                400,
+                "This page could not be loaded",
+            ),
+            (AppError::Forbidden("You may not read Certificates: forbidden".into()), 403, "Not allowed"),
+        ];
+        for (error, code, heading) in cases {
+            let message = error.to_string();
+            let (html, status) = render_status(|| view! { <ErrorView error /> }.into_any());
+            assert_eq!(status, Some(http::StatusCode::from_u16(code).unwrap()), "{html}");
+            assert!(html.contains(heading), "{html}");
+            assert!(html.contains(&message), "{html}");
+            assert!(!html.contains("Try again"), "{html}");
+        }
     }
 }

@@ -121,7 +121,7 @@ pub(crate) mod ssr {
             BackendError::Status { status: 401, .. } => AppError::Unauthenticated,
             BackendError::Status { status: 403, message, .. } => {
                 tracing::info!(%error, "refused");
-                AppError::Invalid(format!("You may not read {what}: {message}"))
+                AppError::Forbidden(format!("You may not read {what}: {message}"))
             }
             BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
             BackendError::TooDeep { .. } => {

@@ -490,7 +490,7 @@ pub(crate) mod ssr {
                 Ok(())
             }
             Ok((401, _)) => Err(AppError::Unauthenticated),
-            Ok((403, body)) => Err(AppError::Invalid(format!(
+            Ok((403, body)) => Err(AppError::Forbidden(format!(
                 "You may not delete {} {name}: {}",
                 def.info.kind,
                 body.get("message").and_then(Value::as_str).unwrap_or("forbidden")

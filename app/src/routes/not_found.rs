@@ -31,7 +31,7 @@ impl Default for BackLink {
 /// again gets the same answer.
 #[component]
 pub fn NotFoundContent(what: String, #[prop(optional)] back: Option<BackLink>) -> impl IntoView {
-    set_not_found_status();
+    set_page_status(404);
     let BackLink { href, label } = back.unwrap_or_default();
     view! {
         <Title text="Not found" />
@@ -44,13 +44,18 @@ pub fn NotFoundContent(what: String, #[prop(optional)] back: Option<BackLink>) -
     }
 }
 
-/// Answers the request being rendered with 404. Every route renders in `SsrMode::Async`
-/// (lib.rs), so the status is set while the page renders, before the response's head is sent.
-fn set_not_found_status() {
+/// Answers the request being rendered with `status` (a no-op in the browser). Every route
+/// renders in `SsrMode::Async` (lib.rs), so the status is set while the page renders, before
+/// the response's head is sent.
+pub(crate) fn set_page_status(status: u16) {
     #[cfg(feature = "ssr")]
-    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-        response.set_status(http::StatusCode::NOT_FOUND);
+    if let (Some(response), Ok(status)) =
+        (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status))
+    {
+        response.set_status(status);
     }
+    #[cfg(not(feature = "ssr"))]
+    let _ = status;
 }
 
 #[cfg(all(test, feature = "ssr"))]
