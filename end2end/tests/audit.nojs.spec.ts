@@ -16,4 +16,11 @@ test('the audit view lists and filters plugin calls without JavaScript', async (
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/decision=denied/);
   await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
+  // The answered page shows the filters it answers, so the next Apply keeps them.
+  await page.getByLabel('Status').fill('403');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/status=403/);
+  await expect(page.getByLabel('Status')).toHaveValue('403');
+  await expect(page.getByLabel('Decision')).toHaveValue('denied');
+  await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
 });

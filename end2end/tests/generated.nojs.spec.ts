@@ -19,6 +19,17 @@ test('the generated list filters by label and sorts without JavaScript', async (
   await expect(page.locator('main thead th[aria-sort="descending"]')).toContainText('Name');
   const sorted = await page.locator('main tbody tr td:first-child').allInnerTexts();
   expect(sorted).toEqual([...names].sort().reverse());
+  const sort = new URL(page.url()).searchParams.get('sort');
+  expect(sort).toBeTruthy();
+  // The server's page shows the filters it answered, and the form sends them on with the sort.
+  await expect(page.getByLabel('Label selector')).toHaveValue('plugins.camunda.io/cluster=payments');
+  await page.getByLabel('Search').fill('payments');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/[?&]q=payments/);
+  await expect(page).toHaveURL(/labels=plugins.camunda.io%2Fcluster%3Dpayments/);
+  expect(new URL(page.url()).searchParams.get('sort')).toBe(sort);
+  await expect(page.getByLabel('Search')).toHaveValue('payments');
+  await expect(page.locator('main thead th[aria-sort="descending"]')).toContainText('Name');
 });
 
 test('the edit form and its YAML tab render without JavaScript', async ({ page }) => {

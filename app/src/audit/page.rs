@@ -180,6 +180,8 @@ const TEXT_FIELDS: [(&str, &str, &str); 8] = [
 #[component]
 fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
     let params = use_query_map();
+    // Set as `value` too: `prop:value` is set in the browser only, and the server's page (all there
+    // is without JavaScript) must show the filters it answers.
     let value = move |key: &'static str| move || params.read().get(key).unwrap_or_default();
     let export_href = move || {
         let q = query.get();
@@ -201,7 +203,7 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
             {TEXT_FIELDS.into_iter().map(|(key, label, placeholder)| view! {
                 <label class="field">
                     <span class="field-label">{label}</span>
-                    <input name=key class="input" placeholder=placeholder prop:value=value(key) />
+                    <input name=key class="input" placeholder=placeholder value=value(key) prop:value=value(key) />
                 </label>
             }).collect_view()}
             <label class="field">
@@ -218,15 +220,15 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
             </label>
             <label class="field">
                 <span class="field-label">"Status"</span>
-                <input name="status" class="input" inputmode="numeric" placeholder="403" prop:value=value("status") />
+                <input name="status" class="input" inputmode="numeric" placeholder="403" value=value("status") prop:value=value("status") />
             </label>
             <label class="field">
                 <span class="field-label">"From (UTC)"</span>
-                <input name="since" type="datetime-local" class="input" prop:value=value("since") />
+                <input name="since" type="datetime-local" class="input" value=value("since") prop:value=value("since") />
             </label>
             <label class="field">
                 <span class="field-label">"Until (UTC)"</span>
-                <input name="until" type="datetime-local" class="input" prop:value=value("until") />
+                <input name="until" type="datetime-local" class="input" value=value("until") prop:value=value("until") />
             </label>
             {move || live.get().then(|| view! { <input type="hidden" name="live" value="1" /> })}
             <div class="flex flex-wrap items-end gap-3 sm:col-span-2 lg:col-span-4">

@@ -154,7 +154,9 @@ fn Filters(
     };
     view! {
         <Form method="GET" action="" on_form_data=crate::components::without_nameless_submitter() attr:class="mb-4 flex flex-wrap items-end gap-3" attr:aria-label="Filter">
-            <input type="hidden" name="sort" prop:value=move || q().sort.to_param() />
+            // `value` as well as `prop:value`: properties are set in the browser only, and the
+            // server's page (all there is without JavaScript) must show and send the filters.
+            <input type="hidden" name="sort" value=move || q().sort.to_param() />
             {move || wide.get().then(|| view! { <input type="hidden" name="wide" value="1" /> })}
             {move || (query_map.read().get("generated").as_deref() == Some("1"))
                 .then(|| view! { <input type="hidden" name="generated" value="1" /> })}
@@ -179,7 +181,7 @@ fn Filters(
             }}</Transition>
             <label class="field">
                 <span class="field-label">"Label selector"</span>
-                <input name="labels" class="input font-mono" placeholder="app=web,tier!=db" list="label-keys" prop:value=move || q().labels />
+                <input name="labels" class="input font-mono" placeholder="app=web,tier!=db" list="label-keys" value=move || q().labels prop:value=move || q().labels />
                 // The CRD has no schema for labels: the guide's are offered as `key=`, with their descriptions.
                 <datalist id="label-keys">
                     {labels.into_iter().map(|l| view! {
@@ -189,7 +191,7 @@ fn Filters(
             </label>
             <label class="field min-w-48 flex-1">
                 <span class="field-label">"Search"</span>
-                <input type="search" name="q" class="input" placeholder="Name, label or value" prop:value=move || q().search />
+                <input type="search" name="q" class="input" placeholder="Name, label or value" value=move || q().search prop:value=move || q().search />
             </label>
             <button type="submit" class="button inline-flex">"Apply"</button>
             <Transition fallback=|| ()>{wide_toggle}</Transition>
