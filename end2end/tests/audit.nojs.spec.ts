@@ -12,14 +12,18 @@ test('the audit view lists and filters plugin calls without JavaScript', async (
   await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
   const table = page.getByRole('table', { name: 'Plugin calls' });
   await expect(table).toBeVisible();
+  // cert-manager's calls only: other suites' plugins (the hostile one) are refused meanwhile.
   await page.getByLabel('Decision').selectOption('denied');
+  await page.getByLabel('Installation').fill('acme-corp--cert-manager');
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/decision=denied/);
   await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
   // The answered page shows the filters it answers, so the next Apply keeps them.
+  await expect(page.getByLabel('Installation')).toHaveValue('acme-corp--cert-manager');
   await page.getByLabel('Status').fill('403');
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/status=403/);
+  await expect(page).toHaveURL(/installation=acme-corp--cert-manager/);
   await expect(page.getByLabel('Status')).toHaveValue('403');
   await expect(page.getByLabel('Decision')).toHaveValue('denied');
   await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
