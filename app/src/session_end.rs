@@ -37,6 +37,10 @@ pub const CHANNEL: &str = "fundament-session";
 pub const SIGNED_OUT: &str = "signed-out";
 /// What a signed-in page posts on [`CHANNEL`], before its user's email.
 pub const SIGNED_IN: &str = "signed-in:";
+/// Where the tab asks who its session is: [`crate::api::session::signed_in_as`], asked with a
+/// plain `fetch` (the watches' code, in the main wasm already) rather than through its client
+/// function, whose request and answer code would be the main wasm's only copy.
+pub const SIGNED_IN_AS: &str = "/api/signed-in-as";
 
 /// What a message on [`CHANNEL`] hints at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,14 +173,16 @@ mod browser {
     use std::cell::{Cell, RefCell};
 
     use leptos::prelude::{document, window};
+    use leptos::server_fn::error::FromServerFnError;
     use wasm_bindgen::{JsCast, JsValue, closure::Closure};
-    use web_sys::{BroadcastChannel, MessageEvent};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{BroadcastChannel, MessageEvent, RequestInit, Response};
 
     use super::{
-        CHANNEL, Checks, Listening, Outcome, SIGNED_OUT, SessionEnd, hint, other_user_words, outcome,
-        sign_in_again_href, signed_in_message, worth_checking,
+        CHANNEL, Checks, Listening, Outcome, SIGNED_IN_AS, SIGNED_OUT, SessionEnd, hint, other_user_words,
+        outcome, sign_in_again_href, signed_in_message, worth_checking,
     };
-    use crate::api::session::Viewer;
+    use crate::{api::session::Viewer, error::AppError};
 
     /// The notice: static markup, filled with text (a user's name among it) apart. The classes
     /// are the stylesheet's (Tailwind reads them here).
@@ -312,19 +318,34 @@ mod browser {
     /// Asks the server whose the session is now, until no hint came during the last answer.
     async fn check() {
         loop {
-            let answer = crate::api::session::signed_in_as().await;
-            let Some(drawn_for) = DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())) else {
-                return;
-            };
-            match outcome(&drawn_for, answer) {
-                Outcome::Ended => end(),
-                Outcome::OtherUser(name) => finish(Some(name)),
-                Outcome::Unchanged => {}
+            let answer = ask().await;
+            let drawn_for =
+                DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
+            // Unreached (`None`) says nothing of the session: the tab's own calls find out.
+            match answer.map(|answer| outcome(&drawn_for, answer)) {
+                Some(Outcome::Ended) => end(),
+                Some(Outcome::OtherUser(name)) => finish(Some(name)),
+                _ => {}
             }
             if has_ended() || !CHECKS.with_borrow_mut(Checks::done) {
                 return;
             }
         }
+    }
+
+    /// The server function's answer, read as its client would (an error through
+    /// [`AppError::de`], which ends the tab on `Unauthenticated`); `None` when unreached.
+    async fn ask() -> Option<Result<Viewer, AppError>> {
+        let init = RequestInit::new();
+        init.set_method("POST");
+        let response = JsFuture::from(window().fetch_with_str_and_init(SIGNED_IN_AS, &init)).await.ok()?;
+        let response: Response = response.dyn_into().ok()?;
+        let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
+        Some(if response.ok() {
+            serde_json::from_str(&text).map_err(|_| AppError::Internal)
+        } else {
+            Err(AppError::de(text.into()))
+        })
     }
 
     /// The page a sign-out lands on (the sign-in panel) tells the other tabs, which then ask the

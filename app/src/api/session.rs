@@ -497,6 +497,12 @@ mod tests {
     use super::SignInFailure;
 
     #[test]
+    fn the_tabs_ask_the_session_where_it_is_served() {
+        use leptos::server_fn::ServerFn;
+        assert_eq!(<super::SignedInAs as ServerFn>::PATH, crate::session_end::SIGNED_IN_AS);
+    }
+
+    #[test]
     fn failure_codes_read_back_and_are_distinct() {
         let mut codes = Vec::new();
         for (failure, code, message) in super::FAILURES {
