@@ -1,15 +1,25 @@
-//! The end of the tab's session, as the browser learns of it:
-//! - a sign-out in another tab of this browser: the sign-out button says so on a
-//!   `BroadcastChannel` of the console's origin (plugin pages, on origins of their own, can
-//!   neither hear nor send on it) before its form is posted;
-//! - a 401 from the tab's own calls (a watch, a server function, a token or ticket request):
-//!   the sign-out happened elsewhere (another browser, an administrator's revocation, the
-//!   session's expiry), or the browser's session is now another user's.
+//! What a console tab learns of its session after its page was drawn:
+//! - a hint from another tab of this browser, on a `BroadcastChannel` of the console's origin
+//!   ([`CHANNEL`]; plugin pages, on origins of their own, can neither hear nor post on it):
+//!   the page a sign-out lands on (the sign-in panel) posts `signed-out` as it hydrates, after
+//!   the server confirmed the sign-out, and every signed-in page posts `signed-in:<email>`
+//!   with its user as it hydrates. A message is only a hint to check, never believed by
+//!   itself (any page of the console's origin could post one): on `signed-out`, or on
+//!   another user's `signed-in`, the tab asks the server who its session is now
+//!   ([`crate::api::session::signed_in_as`], one check at a time);
+//! - a 401 from the tab's own calls (a watch, a server function, a token or ticket request,
+//!   that check): the sign-out happened (here or elsewhere: another browser, an
+//!   administrator's revocation, the session's expiry).
 //!
-//! From then on the tab says so once ("You were signed out", an alert with a link to sign in
-//! that comes back to the page), its watches stop and are not retried (a dead cookie would only knock at
-//! the console, kube-api-proxy and authn again and again), and every plugin frame is unloaded
-//! with its token forgotten: a plugin page does not go on acting for a user who left.
+//! The session ended (a 401) or is now another user's (bob signed in in another tab while
+//! this one still shows alice, whose calls would now carry bob's cookie): from then on the tab
+//! says so once (an alert: "You were signed out" with a link to sign in that comes back to the
+//! page, or "You are now signed in as Bob in another tab" with a link that reloads the page),
+//! its watches stop and are not retried (a dead cookie would only knock at the console,
+//! kube-api-proxy and authn again and again, and another user's would act for them), and every
+//! plugin frame is unloaded with its token forgotten: a plugin page does not go on acting for
+//! a user who left, nor as one who did not open it. The same user's session (a hint that was
+//! wrong, or alice signing in again) changes nothing.
 //!
 //! Nothing here runs on the server, and nothing is read at render: the first render in the
 //! browser is the server's (no notice); the end is learnt in event handlers and tasks only, and
@@ -19,14 +29,101 @@
 
 use std::rc::{Rc, Weak};
 
+use crate::{api::session::Viewer, error::AppError};
+
 /// The console origin's channel for session news between its tabs.
 pub const CHANNEL: &str = "fundament-session";
-/// What the sign-out button posts on [`CHANNEL`].
+/// What the page a sign-out lands on posts on [`CHANNEL`].
 pub const SIGNED_OUT: &str = "signed-out";
+/// What a signed-in page posts on [`CHANNEL`], before its user's email.
+pub const SIGNED_IN: &str = "signed-in:";
+/// Where the tab asks who its session is: [`crate::api::session::signed_in_as`], asked with a
+/// plain `fetch` (the watches' code, in the main wasm already) rather than through its client
+/// function, whose request and answer code would be the main wasm's only copy.
+pub const SIGNED_IN_AS: &str = "/api/signed-in-as";
 
-/// Whether a message on [`CHANNEL`] says the session ended.
-pub fn is_sign_out(message: Option<&str>) -> bool {
-    message == Some(SIGNED_OUT)
+/// What a message on [`CHANNEL`] hints at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint<'a> {
+    /// This browser's session ended.
+    SignedOut,
+    /// This browser's session is this email's.
+    SignedIn(&'a str),
+}
+
+/// Reads a message on [`CHANNEL`]; anything else than ours (an object, another string) is `None`.
+pub fn hint(message: Option<&str>) -> Option<Hint<'_>> {
+    match message? {
+        SIGNED_OUT => Some(Hint::SignedOut),
+        other => other.strip_prefix(SIGNED_IN).filter(|email| !email.is_empty()).map(Hint::SignedIn),
+    }
+}
+
+/// What a signed-in page posts on [`CHANNEL`] for `email`.
+pub fn signed_in_message(email: &str) -> String {
+    format!("{SIGNED_IN}{email}")
+}
+
+/// Whether a tab drawn for `drawn_for` (email) asks the server after `hint`: a sign-out, or
+/// another user's sign-in. Its own user's page loaded in another tab is no news.
+pub fn worth_checking(hint: Option<Hint>, drawn_for: &str) -> bool {
+    match hint {
+        Some(Hint::SignedOut) => true,
+        Some(Hint::SignedIn(email)) => email != drawn_for,
+        None => false,
+    }
+}
+
+/// What the server's answer to "who is this session" means for a tab drawn for `drawn_for`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nobody: the session ended.
+    Ended,
+    /// Someone else, by this name.
+    OtherUser(String),
+    /// The tab's own user, or no answer (the server unreachable says nothing of the session;
+    /// the tab's own calls will find out).
+    Unchanged,
+}
+
+pub fn outcome(drawn_for: &str, answer: Result<Viewer, AppError>) -> Outcome {
+    match answer {
+        Ok(now) if now.email != drawn_for => Outcome::OtherUser(now.name),
+        Ok(_) => Outcome::Unchanged,
+        Err(e) if e.ends_session() => Outcome::Ended,
+        Err(_) => Outcome::Unchanged,
+    }
+}
+
+/// The server is asked once at a time: hints that come during a check lead to one more check
+/// after it (its answer may predate what they hint at), however many they are.
+#[derive(Debug, Default)]
+pub struct Checks {
+    running: bool,
+    again: bool,
+}
+
+impl Checks {
+    /// A hint calls for a check: whether to start one now (else one follows the running one).
+    pub fn wanted(&mut self) -> bool {
+        self.again = self.running;
+        !std::mem::replace(&mut self.running, true)
+    }
+
+    /// The running check was answered: whether to check again.
+    pub fn done(&mut self) -> bool {
+        self.running = std::mem::take(&mut self.again);
+        self.running
+    }
+}
+
+/// The notice's words when the session is now `now`'s and the page still `drawn_for`'s (display
+/// names): its title and what it means.
+pub fn other_user_words(now: &str, drawn_for: &str) -> (String, String) {
+    (
+        format!("You are now signed in as {now} in another tab."),
+        format!("This page still shows {drawn_for}'s view: its live updates and plugin pages stopped."),
+    )
 }
 
 /// Where "Sign in again" leads: the sign-in page, coming back to `path` with its query.
@@ -76,14 +173,20 @@ mod browser {
     use std::cell::{Cell, RefCell};
 
     use leptos::prelude::{document, window};
+    use leptos::server_fn::error::FromServerFnError;
     use wasm_bindgen::{JsCast, JsValue, closure::Closure};
-    use web_sys::{BroadcastChannel, MessageEvent};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{BroadcastChannel, MessageEvent, RequestInit, Response};
 
-    use super::{CHANNEL, Listening, SIGNED_OUT, SessionEnd, is_sign_out, sign_in_again_href};
+    use super::{
+        CHANNEL, Checks, Listening, Outcome, SIGNED_IN_AS, SIGNED_OUT, SessionEnd, hint, other_user_words,
+        outcome, sign_in_again_href, signed_in_message, worth_checking,
+    };
+    use crate::{api::session::Viewer, error::AppError};
 
-    /// The notice. Static markup, no user data; the link's `href` is set apart. The classes are
-    /// the stylesheet's (Tailwind reads them here).
-    const NOTICE: &str = r#"<p class="mx-auto flex max-w-3xl flex-wrap items-center gap-x-3 gap-y-1"><span class="font-semibold text-danger">You were signed out.</span> <span>Live updates and plugin pages stopped.</span> <a class="button inline-flex" rel="external">Sign in again</a></p>"#;
+    /// The notice: static markup, filled with text (a user's name among it) apart. The classes
+    /// are the stylesheet's (Tailwind reads them here).
+    const NOTICE: &str = r#"<p class="mx-auto flex max-w-3xl flex-wrap items-center gap-x-3 gap-y-1"><span class="font-semibold text-danger"></span> <span></span> <a class="button inline-flex" rel="external"></a></p>"#;
 
     /// The channel and its message handler, kept as long as the tab.
     type Tab = (BroadcastChannel, Closure<dyn FnMut(MessageEvent)>);
@@ -91,11 +194,13 @@ mod browser {
     thread_local! {
         static STATE: RefCell<SessionEnd> = RefCell::default();
         /// The tab's end of [`CHANNEL`]: it hears the other tabs, and tells them through the same
-        /// object (a channel does not hear its own messages), so the tab that signs out does not
-        /// show itself the notice while it leaves.
+        /// object (a channel does not hear its own messages).
         static TAB: RefCell<Option<Tab>> = const { RefCell::new(None) };
-        /// A signed-in page was drawn in this tab: only such a page is told it was signed out.
-        static SIGNED_IN: Cell<bool> = const { Cell::new(false) };
+        /// Whom the tab's signed-in page was drawn for: only such a page is told of the end.
+        static DRAWN_FOR: RefCell<Option<Viewer>> = const { RefCell::new(None) };
+        static CHECKS: RefCell<Checks> = RefCell::default();
+        /// The end was another user's sign-in, not a sign-out.
+        static OTHER_USER: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Whether the tab learnt that its session ended.
@@ -103,36 +208,64 @@ mod browser {
         STATE.with_borrow(SessionEnd::ended)
     }
 
-    /// The session ended: stops the tab's watches, tells the listeners (the plugin frames) and
-    /// shows the notice, once.
+    /// Whether the session ended because another user signed in (else it was a sign-out).
+    pub fn ended_for_other_user() -> bool {
+        OTHER_USER.get()
+    }
+
+    /// The session ended: see [`finish`].
     pub fn end() {
+        finish(None);
+    }
+
+    /// The session ended, or is now the user named `other`'s: stops the tab's watches, tells the
+    /// listeners (the plugin frames) and shows the notice, once.
+    fn finish(other: Option<String>) {
         let Some(listeners) = STATE.with_borrow_mut(SessionEnd::end) else { return };
+        // Before the listeners: a frame's words read it.
+        OTHER_USER.set(other.is_some());
         crate::resource_views::watch::stop_all();
         for listener in listeners {
             listener();
         }
-        if SIGNED_IN.get() {
-            show_notice();
+        if let Some(drawn_for) = DRAWN_FOR.with_borrow(Clone::clone) {
+            show_notice(other.as_deref(), &drawn_for.name);
         }
     }
 
     /// Adds the notice at the top of the page: an alert (read out when it appears) whose link
-    /// signs in again and comes back to the page the tab shows when it is followed.
-    fn show_notice() {
+    /// leads back to the page the tab shows when it is followed: signed out, by the sign-in
+    /// page; another user's, loaded again (the page drawn for that user).
+    fn show_notice(other: Option<&str>, drawn_for: &str) {
         let (Ok(notice), Some(body)) = (document().create_element("div"), document().body()) else { return };
         let _ = notice.set_attribute("role", "alert");
-        let _ = notice.set_attribute("data-signed-out", "");
+        let _ = notice.set_attribute(if other.is_some() { "data-other-user" } else { "data-signed-out" }, "");
         notice.set_class_name(
             "fixed inset-x-0 top-0 z-50 border-b border-danger/40 bg-canvas p-3 text-sm shadow-lg",
         );
         notice.set_inner_html(NOTICE);
-        let Ok(Some(link)) = notice.query_selector("a") else { return };
-        let here = || {
+        let (title, text, label, href): (_, _, _, fn(&str, &str) -> String) = match other {
+            None => (
+                "You were signed out.".to_owned(),
+                "Live updates and plugin pages stopped.".to_owned(),
+                "Sign in again",
+                sign_in_again_href,
+            ),
+            Some(now) => {
+                let (title, text) = other_user_words(now, drawn_for);
+                (title, text, "Reload", crate::components::layout::path_and_query)
+            }
+        };
+        let Ok(parts) = notice.query_selector_all("span,a") else { return };
+        for (i, words) in [title.as_str(), text.as_str(), label].into_iter().enumerate() {
+            if let Some(part) = parts.item(i as u32) {
+                part.set_text_content(Some(words));
+            }
+        }
+        let Some(link) = parts.item(2).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else { return };
+        let here = move || {
             let location = window().location();
-            sign_in_again_href(
-                &location.pathname().unwrap_or_default(),
-                &location.search().unwrap_or_default(),
-            )
+            href(&location.pathname().unwrap_or_default(), &location.search().unwrap_or_default())
         };
         let _ = link.set_attribute("href", &here());
         // The page may still move (its own links): the way back is the page of the moment.
@@ -155,10 +288,12 @@ mod browser {
         listening
     }
 
-    /// A signed-in page is shown: listens on [`CHANNEL`] for a sign-out in another tab (once
-    /// per tab), and the end, however it is learnt, is shown.
-    pub fn follow_other_tabs() {
-        SIGNED_IN.set(true);
+    /// A page drawn for `viewer` is shown: tells the other tabs whose the browser's session is
+    /// now, listens on [`CHANNEL`] for their hints (once per tab), and the end, however it is
+    /// learnt, is shown.
+    pub fn follow_other_tabs(viewer: &Viewer) {
+        let message = JsValue::from_str(&signed_in_message(&viewer.email));
+        DRAWN_FOR.set(Some(viewer.clone()));
         TAB.with_borrow_mut(|tab| {
             if tab.is_some() {
                 return;
@@ -166,34 +301,74 @@ mod browser {
             // A browser without BroadcastChannel still learns of the end by the 401s.
             let Ok(channel) = BroadcastChannel::new(CHANNEL) else { return };
             let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
-                if is_sign_out(event.data().as_string().as_deref()) {
-                    end();
+                let message = event.data().as_string();
+                let worth = DRAWN_FOR.with_borrow(|v| {
+                    v.as_ref().is_some_and(|v| worth_checking(hint(message.as_deref()), &v.email))
+                });
+                if worth && !has_ended() && CHECKS.with_borrow_mut(Checks::wanted) {
+                    leptos::task::spawn_local(check());
                 }
             });
             channel.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            let _ = channel.post_message(&message);
             *tab = Some((channel, on_message));
         });
     }
 
-    /// Tells the other tabs that this one signs out (the sign-out form is being posted). The
-    /// sign-out button is only on signed-in pages, which opened the tab's channel
-    /// ([`follow_other_tabs`]) as they hydrated; without one, the browser has no channels.
-    pub fn announce() {
-        TAB.with_borrow(|tab| {
-            if let Some((channel, _)) = tab {
-                let _ = channel.post_message(&JsValue::from_str(SIGNED_OUT));
+    /// Asks the server whose the session is now, until no hint came during the last answer.
+    async fn check() {
+        loop {
+            let answer = ask().await;
+            let drawn_for =
+                DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
+            // Unreached (`None`) says nothing of the session: the tab's own calls find out.
+            match answer.map(|answer| outcome(&drawn_for, answer)) {
+                Some(Outcome::Ended) => end(),
+                Some(Outcome::OtherUser(name)) => finish(Some(name)),
+                _ => {}
             }
-        });
+            if has_ended() || !CHECKS.with_borrow_mut(Checks::done) {
+                return;
+            }
+        }
+    }
+
+    /// The server function's answer, read as its client would (an error through
+    /// [`AppError::de`], which ends the tab on `Unauthenticated`); `None` when unreached.
+    async fn ask() -> Option<Result<Viewer, AppError>> {
+        let init = RequestInit::new();
+        init.set_method("POST");
+        let response = JsFuture::from(window().fetch_with_str_and_init(SIGNED_IN_AS, &init)).await.ok()?;
+        let response: Response = response.dyn_into().ok()?;
+        let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
+        Some(if response.ok() {
+            serde_json::from_str(&text).map_err(|_| AppError::Internal)
+        } else {
+            Err(AppError::de(text.into()))
+        })
+    }
+
+    /// The page a sign-out lands on (the sign-in panel) tells the other tabs, which then ask the
+    /// server: posted once the server signed out, never before (a sign-out whose post fails
+    /// leaves them as they are).
+    pub fn announce_signed_out() {
+        if let Ok(channel) = BroadcastChannel::new(CHANNEL) {
+            let _ = channel.post_message(&JsValue::from_str(SIGNED_OUT));
+            // The message is on its way to the other tabs once posted.
+            channel.close();
+        }
     }
 }
 
 #[cfg(feature = "hydrate")]
-pub use browser::{end, follow_other_tabs, has_ended, on_end};
+pub use browser::{announce_signed_out, end, follow_other_tabs, has_ended, on_end};
 
-/// Tells the other tabs of this browser that the session ends (from the sign-out form's submit).
-pub fn announce() {
+/// Whether the tab's session ended because another user signed in (the plugin frame's words).
+pub fn ended_for_other_user() -> bool {
     #[cfg(feature = "hydrate")]
-    browser::announce();
+    return browser::ended_for_other_user();
+    #[cfg(not(feature = "hydrate"))]
+    false
 }
 
 #[cfg(test)]
@@ -229,10 +404,76 @@ mod tests {
     }
 
     #[test]
-    fn only_the_sign_out_message_ends_the_session() {
-        assert!(is_sign_out(Some("signed-out")));
-        assert!(!is_sign_out(Some("signed-in")));
-        assert!(!is_sign_out(None), "an object or anything else is not ours");
+    fn only_our_messages_are_hints() {
+        assert_eq!(hint(Some("signed-out")), Some(Hint::SignedOut));
+        assert_eq!(hint(Some("signed-in:bob@acme-corp.com")), Some(Hint::SignedIn("bob@acme-corp.com")));
+        assert_eq!(
+            hint(Some(&signed_in_message("bob@acme-corp.com"))),
+            Some(Hint::SignedIn("bob@acme-corp.com"))
+        );
+        for other in ["signed-in", "signed-in:", "Signed-out", "signed-out ", "sign-out", ""] {
+            assert_eq!(hint(Some(other)), None, "{other:?}");
+        }
+        assert_eq!(hint(None), None, "an object or anything else is not ours");
+    }
+
+    #[test]
+    fn a_sign_out_or_another_users_sign_in_is_checked_never_believed() {
+        let alice = "alice@acme-corp.com";
+        assert!(worth_checking(Some(Hint::SignedOut), alice));
+        assert!(worth_checking(Some(Hint::SignedIn("bob@acme-corp.com")), alice));
+        assert!(
+            !worth_checking(Some(Hint::SignedIn(alice)), alice),
+            "alice's page in another tab is no news"
+        );
+        assert!(!worth_checking(None, alice));
+    }
+
+    #[test]
+    fn the_servers_answer_decides() {
+        let alice = "alice@acme-corp.com";
+        let viewer = |email: &str, name: &str| Viewer { email: email.into(), name: name.into() };
+        assert_eq!(outcome(alice, Ok(viewer("bob@acme-corp.com", "Bob"))), Outcome::OtherUser("Bob".into()));
+        assert_eq!(
+            outcome(alice, Ok(viewer(alice, "Alice"))),
+            Outcome::Unchanged,
+            "a wrong hint, or alice again"
+        );
+        assert_eq!(outcome(alice, Err(AppError::Unauthenticated)), Outcome::Ended);
+        for unknown in [
+            AppError::Internal,
+            AppError::Unavailable { message: "down".into(), retry_after: None },
+            AppError::Transport(leptos::server_fn::error::ServerFnErrorErr::Request("offline".into())),
+        ] {
+            assert_eq!(
+                outcome(alice, Err(unknown.clone())),
+                Outcome::Unchanged,
+                "{unknown:?} says nothing of the session"
+            );
+        }
+    }
+
+    #[test]
+    fn one_check_at_a_time_and_one_more_after_hints_during_it() {
+        let mut checks = Checks::default();
+        assert!(checks.wanted(), "the first hint starts a check");
+        assert!(!checks.wanted(), "a check is running");
+        assert!(!checks.wanted(), "however many hints come");
+        assert!(checks.done(), "one more check after it: its answer may predate the hints");
+        assert!(!checks.done(), "no hint during the second: done");
+        assert!(checks.wanted(), "the next hint starts a check again");
+        assert!(!checks.done());
+    }
+
+    #[test]
+    fn the_other_users_notice_names_both() {
+        assert_eq!(
+            other_user_words("Bob", "Alice"),
+            (
+                "You are now signed in as Bob in another tab.".to_owned(),
+                "This page still shows Alice's view: its live updates and plugin pages stopped.".to_owned()
+            )
+        );
     }
 
     #[test]

@@ -319,6 +319,14 @@ pub async fn sign_out() -> Result<(), AppError> {
     Ok(())
 }
 
+/// Who the browser's session is now: a tab checks after a hint from another tab
+/// (`crate::session_end`), which it never believes by itself. `Unauthenticated` without one.
+#[server(endpoint = "signed-in-as", output = crate::api::codec::Json)]
+pub async fn signed_in_as() -> Result<Viewer, AppError> {
+    let user = ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
+    Ok(Viewer { email: user.email, name: user.name })
+}
+
 /// Stores the theme choice (`system` clears it).
 #[server(endpoint = "theme", output = crate::api::codec::Json)]
 pub async fn set_theme(theme: String) -> Result<(), AppError> {
@@ -487,6 +495,12 @@ pub(crate) mod ssr {
 #[cfg(all(test, feature = "ssr"))]
 mod tests {
     use super::SignInFailure;
+
+    #[test]
+    fn the_tabs_ask_the_session_where_it_is_served() {
+        use leptos::server_fn::ServerFn;
+        assert_eq!(<super::SignedInAs as ServerFn>::PATH, crate::session_end::SIGNED_IN_AS);
+    }
 
     #[test]
     fn failure_codes_read_back_and_are_distinct() {

@@ -44,9 +44,13 @@ pub(crate) fn path_and_query(path: &str, search: &str) -> String {
 fn SignedIn(session: Session) -> impl IntoView {
     crate::components::dismiss_menus_on_escape_or_outside_click();
     crate::plugins::registry::PluginRegistry::provide(&session);
-    // A sign-out in another tab, or a 401, is shown on this page (`crate::session_end`).
+    // The other tabs learn whose the browser's session is now; a sign-out or another user's
+    // sign-in in one of them, or a 401, is shown on this page (`crate::session_end`).
     #[cfg(feature = "hydrate")]
-    Effect::new(|_| crate::session_end::follow_other_tabs());
+    {
+        let viewer = session.viewer.clone();
+        Effect::new(move |_| crate::session_end::follow_other_tabs(&viewer));
+    }
     view! {
         <a href="#main" class="skip-link">"Skip to main content"</a>
         <Header session />

@@ -27,8 +27,9 @@ pub fn UserMenu(viewer: Viewer) -> impl IntoView {
                 <hr class="my-1 border-line" />
                 <FollowSystemTheme />
                 // A plain form: signing out reloads the page, dropping all client state. The
-                // console's other tabs are told as it is posted (`crate::session_end`).
-                <form method="post" action="/api/sign-out" on:submit=|_| crate::session_end::announce()>
+                // console's other tabs are told by the page it lands on, once the server signed
+                // out, not as it is posted: a post that fails ends nothing (`crate::session_end`).
+                <form method="post" action="/api/sign-out">
                     <button type="submit" class="menu-item w-full">"Sign out"</button>
                 </form>
             </div>

@@ -180,7 +180,16 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
     let not_opened_label = spec.plugin_label.clone();
     let label = spec.plugin_label.clone();
     let loading = format!("Loading the {} page…", spec.plugin_label);
-    let signed_out = format!("You were signed out: the {} page was closed.", spec.plugin_label);
+    let closed_label = spec.plugin_label.clone();
+    // Read when it is shown: the session has ended by then, and it says how.
+    let closed = move || {
+        let why = if crate::session_end::ended_for_other_user() {
+            "Another user signed in"
+        } else {
+            "You were signed out"
+        };
+        format!("{why}: the {closed_label} page was closed.")
+    };
     let timed_out = format!(
         "The {} page {} did not load: it sent no plugin:ready within {} seconds. \
          Check that the plugin is running and that the page includes the plugin SDK.",
@@ -214,7 +223,7 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
         })}
         // The console's notice is the alert; this only says why the place is empty.
         <Show when=move || status.get() == FrameStatus::SignedOut>
-            <p class="mb-3 text-sm text-muted">{signed_out.clone()}</p>
+            <p class="mb-3 text-sm text-muted">{closed.clone()}</p>
         </Show>
         <Show when=move || status.get() == FrameStatus::Flooded>
             <FrameAlert title="The plugin page was stopped" text=flooded.clone()>

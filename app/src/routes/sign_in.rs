@@ -47,6 +47,10 @@ fn sign_in_panel(next: String) -> AnyView {
 fn Panel(next: String) -> impl IntoView {
     let query = use_query_map();
     let failure = query.read_untracked().get("error").and_then(|c| SignInFailure::from_code(&c));
+    // The page a sign-out lands on: the console's other tabs check their session
+    // (`crate::session_end`). Here, in the panel's chunk, it costs the main wasm nothing.
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| crate::session_end::announce_signed_out());
     view! {
         <Title text="Sign in" />
         <section class="card mx-auto my-10 w-full max-w-md" aria-labelledby="sign-in-heading">
