@@ -28,6 +28,25 @@ test('a missing object answers 404, names the object and links back to its list'
   await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
 });
 
+test("a plugin's own detail page is not opened for an object there is not", async ({ page }) => {
+  await signIn(page);
+  const certs = '/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
+  const response = await page.goto(`${certs}/no-such-cert?ns=default`);
+  expect(response?.status()).toBe(404);
+  const main = page.getByRole('main');
+  await expect(main).toContainText('Certificate default/no-such-cert does not exist, or you cannot see it.');
+  await expect(main.getByRole('link', { name: 'Back to the Certificate list' })).toHaveAttribute('href', certs);
+  await expect(page.locator('[data-plugin-frame]')).toHaveCount(0);
+  // Inside a project, an object of another project's namespace is refused, not framed.
+  const refused = await page.goto(`/projects/analytics${certs}/web-tls-cert?ns=default`);
+  expect(refused?.status()).toBe(400);
+  await expect(main.getByRole('alert')).toContainText('The namespace "default" is not one this page shows.');
+  await expect(page.locator('[data-plugin-frame]')).toHaveCount(0);
+  // One there is opens in its frame.
+  expect((await page.goto(`${certs}/web-tls-cert?ns=default`))?.status()).toBe(200);
+  await expect(page.locator('[data-plugin-frame]')).toHaveCount(1);
+});
+
 test('an unknown plugin, kind or project answers 404 too', async ({ page }) => {
   await signIn(page);
   for (const path of [

@@ -394,6 +394,19 @@ pub(crate) mod ssr {
         }
     }
 
+    pub async fn object_exists(
+        cluster_id: &str,
+        crd: &str,
+        project: Option<&str>,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(), AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        read_object(&state, &token, cluster_id, &def, project, name, namespace).await.map(|_| ())
+    }
+
     pub async fn get_object(
         cluster_id: &str,
         crd: &str,
@@ -1068,6 +1081,20 @@ pub async fn get_object(
         ssr::get_object(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await?;
     detail.delete_refused = refused.map(|r| r.0);
     Ok(detail)
+}
+
+/// Whether the user can read the object (in the project's namespaces, inside a project): what a
+/// plugin's own detail page is opened for. `NotFound` when it does not exist or the user cannot
+/// see it.
+#[server(endpoint = "object-exists", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+pub async fn object_exists(
+    cluster_id: String,
+    crd: String,
+    project: Option<String>,
+    name: String,
+    namespace: Option<String>,
+) -> Result<(), AppError> {
+    ssr::object_exists(&cluster_id, &crd, project.as_deref(), &name, namespace.as_deref()).await
 }
 
 /// Deletes one object (404 counts as done).

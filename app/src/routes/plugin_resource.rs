@@ -15,7 +15,7 @@ use leptos_router::{
 
 use crate::{
     api::session::Session,
-    components::status::{ErrorView, Loading, when_loaded},
+    components::status::{ErrorView, Loading, when_found, when_loaded},
     error::AppError,
     plugins::{
         api::{DrawnFor, namespaces},
@@ -28,6 +28,7 @@ use crate::{
         registry::PluginRegistry,
     },
     resource_views::{
+        api::object_exists,
         detail::{DetailContext, GeneratedDetail},
         form::{FormContext, GeneratedForm},
         list::{GeneratedList, ListContext},
@@ -465,19 +466,27 @@ fn CustomPage(
         can_create,
         drawn_for: DrawnFor::of(&session),
     };
-    // Inside a project, an object's page opens only in one of the project's namespaces, as its
-    // list and the generated views do: `?ns=` of another project's is refused, not framed.
-    let outside = target.project.clone().zip(target.object.as_ref().and_then(|o| o.namespace.clone()));
-    if let Some((project, ns)) = outside.filter(|_| kind.namespaced && target.view == ResourceView::Detail) {
-        let list =
-            Resource::new(move || (cluster_id.clone(), project.clone()), |(c, p)| namespaces(c, Some(p)));
-        return when_loaded("Loading namespaces…", list, move |names| {
-            if names.contains(&ns) {
-                view! { <PluginFrame spec=spec.clone() /> }.into_any()
-            } else {
-                let error = AppError::Invalid(format!("The namespace {ns:?} is not one this page shows."));
-                view! { <ErrorView error /> }.into_any()
-            }
+    // An object's page is framed only for an object the user can read, as the generated detail
+    // view is shown: one that does not exist (or that the user cannot see) is the not-found page
+    // with its 404, and inside a project `?ns=` of another project's namespace is refused (400),
+    // before the plugin's page is loaded for it.
+    if let (ResourceView::Detail, Some(object)) = (target.view, target.object.clone()) {
+        let scope = ResourceScope {
+            cluster_id: cluster_id.clone(),
+            project: target.project.clone(),
+            installation: entry.installation_name.clone(),
+            crd: target.crd.clone(),
+            kind: kind.clone(),
+        };
+        let missing = scope.missing(&object.name, object.namespace.as_deref());
+        let found = Resource::new(
+            move || (scope.cluster_id.clone(), scope.crd.clone(), scope.project.clone(), object.clone()),
+            |(cluster_id, crd, project, object)| {
+                object_exists(cluster_id, crd, project, object.name, object.namespace)
+            },
+        );
+        return when_found("Loading…", found, Some(missing), move |()| {
+            view! { <PluginFrame spec=spec.clone() /> }.into_any()
         })
         .into_any();
     }
