@@ -15,10 +15,14 @@ export type Loaded = { path: string; kind: string; bytes: number; brotli: number
  *  bytes), plus the dependency-failure states of issue 17 (the "not available right now"
  *  view with its countdown and retry, the paused-live banner, the registry's and the frame's
  *  retries: +7.4 KB and +6.2 KB, to 246,488 and 320,396 bytes), rounded up to the next 5 KB,
- *  so that they stop regressions; lower them as the bundle shrinks, down to the target. */
+ *  so that they stop regressions; lower them as the bundle shrinks, down to the target.
+ *  Raised once, on purpose: the plugin page's to 330,000 on 2026-12-07, when it reached
+ *  327,745 bytes (+6.2 KB) with a tab's check of who its session is after another tab's
+ *  sign-in or sign-out (app/src/session_end.rs, +1.7 KB in the main wasm and the frame's words)
+ *  and a plugin detail page's check that its object exists (the plugin routes' chunk). */
 export const FIRST_LOAD_TARGET_BYTES = 142_000;
 export const HOME_BUDGET_BYTES = 250_000;
-export const PLUGIN_PAGE_BUDGET_BYTES = 325_000;
+export const PLUGIN_PAGE_BUDGET_BYTES = 330_000;
 
 /** The signed-in home and a plugin page (cert-manager's own Certificates list) of the seed. */
 export const HOME = '/';
