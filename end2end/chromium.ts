@@ -1,6 +1,7 @@
 // How the Playwright suites (end2end/ and plugin-sdk/) start Debian's Chromium (Playwright cannot download
 // its own here): the binary, the flags every suite shares, and what a failed test keeps.
-//
+import fs from 'node:fs';
+
 // Two builds of the same Chromium (one Debian source package, one version; scripts/setup installs
 // both):
 // - `chromium-headless-shell`, for most suites: Chromium's own headless build (Blink, V8 and the
@@ -12,9 +13,11 @@
 //   plugin (fullChromium below): where the two builds could differ (process model, storage and
 //   cookie policy), the proof must hold in the browser users have.
 // CHROMIUM_PATH replaces the first (set it to /usr/bin/chromium to watch a run with --headed,
-// which the headless shell cannot do); CHROMIUM_FULL_PATH the second.
-export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium-headless-shell';
+// which the headless shell cannot do); CHROMIUM_FULL_PATH the second. Where only the browser is
+// installed (a plugin author's machine running the SDK's tests), every suite runs in it.
 export const fullChromium = process.env.CHROMIUM_FULL_PATH ?? '/usr/bin/chromium';
+const headlessShell = '/usr/bin/chromium-headless-shell';
+export const executablePath = process.env.CHROMIUM_PATH ?? (fs.existsSync(headlessShell) ? headlessShell : fullChromium);
 
 // Shared memory: Playwright launches Chromium with --disable-dev-shm-usage whatever the
 // arguments here (one of its default arguments), so Chromium keeps it in /tmp. Without the flag
