@@ -54,6 +54,18 @@ pub(crate) mod ssr {
 
     /// Reads the CRD named `<plural>.<group>`: the user's copy the console keeps for a few
     /// seconds (every generated-view call needs it), else a fresh one.
+    /// What every call about one kind starts with: a cluster id that is one, the signed-in
+    /// user's state and token, and the kind's definition as that user reads it.
+    async fn signed_in_kind(
+        cluster_id: &str,
+        crd: &str,
+    ) -> Result<(ConsoleState, String, Definition), AppError> {
+        check_cluster(cluster_id)?;
+        let (state, token) = user()?;
+        let def = definition(&state, &token, cluster_id, crd).await?;
+        Ok((state, token, def))
+    }
+
     pub async fn definition(
         state: &ConsoleState,
         token: &str,
@@ -401,9 +413,7 @@ pub(crate) mod ssr {
         name: &str,
         namespace: Option<&str>,
     ) -> Result<(), AppError> {
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         read_object(&state, &token, cluster_id, &def, project, name, namespace).await.map(|_| ())
     }
 
@@ -414,9 +424,7 @@ pub(crate) mod ssr {
         name: &str,
         namespace: Option<&str>,
     ) -> Result<crate::resource_views::api::ObjectDetail, AppError> {
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let (_, mut object) = read_object(&state, &token, cluster_id, &def, project, name, namespace).await?;
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
@@ -492,9 +500,7 @@ pub(crate) mod ssr {
         name: &str,
         namespace: Option<&str>,
     ) -> Result<(), AppError> {
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let path = object_path(&def, name, namespace)?;
         check_in_project(&state, &token, cluster_id, &def, project, namespace).await?;
         match state.backend.kube(http::Method::DELETE, &token, cluster_id, &path, None).await {
@@ -626,9 +632,7 @@ pub(crate) mod ssr {
         preferred_namespace: Option<&str>,
     ) -> Result<crate::resource_views::api::FormSetup, AppError> {
         use crate::resource_views::schema_form::{FormValues, form_for};
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let spec = form_for(&schema_of(&def), def.info.namespaced);
         let offered = if def.info.namespaced {
             namespaces(&state, &token, cluster_id, project).await?
@@ -731,9 +735,7 @@ pub(crate) mod ssr {
         existing: &crate::resource_views::api::Existing,
     ) -> Result<crate::resource_views::schema_form::FormValues, AppError> {
         use crate::resource_views::schema_form::{FormValues, form_for};
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let spec = form_for(&schema_of(&def), def.info.namespaced);
         let values = match existing {
             Some((name, namespace)) => {
@@ -761,9 +763,7 @@ pub(crate) mod ssr {
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
         };
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let spec = form_for(&schema_of(&def), def.info.namespaced);
         let api_version = format!("{}/{}", def.info.group, def.info.version);
         let refused =
@@ -868,9 +868,7 @@ pub(crate) mod ssr {
         use crate::resource_views::api::ToYaml;
         use crate::resource_views::schema_form::{assemble, form_for};
         use crate::resource_views::yaml_edit::{keep_unknown, parse_yaml};
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (_, _, def) = signed_in_kind(cluster_id, crd).await?;
         let schema = schema_of(&def);
         let spec = form_for(&schema, def.info.namespaced);
         let api_version = format!("{}/{}", def.info.group, def.info.version);
@@ -913,9 +911,7 @@ pub(crate) mod ssr {
         use crate::resource_views::api::ToForm;
         use crate::resource_views::schema_form::{FormValues, form_for};
         use crate::resource_views::yaml_edit::parse_yaml;
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (_, _, def) = signed_in_kind(cluster_id, crd).await?;
         let object = match parse_yaml(yaml) {
             Ok(object) if object.is_object() => object,
             Ok(_) => return Ok(ToForm::Invalid("The YAML must be one object (a mapping).".into())),
@@ -942,9 +938,7 @@ pub(crate) mod ssr {
         let crate::resource_views::api::YamlEdit { text: yaml, loaded, resource_version } = edit;
         use crate::resource_views::api::YamlOutcome;
         use crate::resource_views::yaml_edit::{diff, parse_yaml, prepare_create, restore};
-        check_cluster(cluster_id)?;
-        let (state, token) = user()?;
-        let def = definition(&state, &token, cluster_id, crd).await?;
+        let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let edited = match parse_yaml(yaml) {
             Ok(object) => object,
             Err(error) => return Ok(YamlOutcome::Invalid(error.to_string())),
