@@ -131,7 +131,7 @@ pub async fn plugin_token(
     let ttl = ttl.map(|t| parse_ttl(t, PLUGIN_TTL)).transpose()?.unwrap_or(PLUGIN_TTL.max_secs);
     let cluster = uuid_lower(cluster)?;
     let access = services::ClusterAccess::of(settings)?;
-    let clusters = services::clusters(settings, &access).await?;
+    let clusters = services::clusters(settings, &access, "fundament token plugin").await?;
     let up = clusters.get(&cluster).await.map_err(|_| {
         CommandError::NotEmbedded(cluster.clone(), fundament_seed::DEFAULT_CLUSTER_ID.to_string())
     })?;

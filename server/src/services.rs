@@ -223,8 +223,14 @@ pub fn single_cluster(settings: &Settings) -> Result<(String, String), ServiceEr
 }
 
 /// The clusters behind the gateway: mock and sandbox mode have one, the directory's default
-/// cluster; real mode has every Shoot of the garden.
-pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clusters, ServiceError> {
+/// cluster; real mode has every Shoot of the garden. `service` is who reaches them, named in
+/// what is logged about the garden: each service warns for itself, and `fundament dev` runs
+/// three of them in one process.
+pub async fn clusters(
+    settings: &Settings,
+    access: &ClusterAccess,
+    service: &'static str,
+) -> Result<Clusters, ServiceError> {
     let verification = verification(settings);
     Ok(match access {
         ClusterAccess::Embedded(config) => {
@@ -239,15 +245,16 @@ pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clu
             let namespaces = &settings.garden_namespaces;
             if namespaces.is_empty() {
                 tracing::warn!(
+                    service,
                     "clusters are found as Shoots in any namespace the garden's kubeconfig can list: whoever may label a Shoot there can claim a cluster id (--garden-namespaces restricts it)"
                 );
             } else {
-                tracing::info!(namespaces = %namespaces.join(","), "clusters are found as Shoots in these garden namespaces only");
+                tracing::info!(service, namespaces = %namespaces.join(","), "clusters are found as Shoots in these garden namespaces only");
             }
             let garden = Arc::new(Garden::new(garden, verification).in_namespaces(namespaces.clone()));
             // In the background: the service is ready without it (README "Readiness": the
             // garden never gates, or a garden outage would take every replica out at once).
-            tokio::spawn(check_garden(Arc::clone(&garden), path.clone()));
+            tokio::spawn(check_garden(Arc::clone(&garden), path.clone(), service));
             Clusters::Garden(garden)
         }
     })
@@ -256,10 +263,11 @@ pub async fn clusters(settings: &Settings, access: &ClusterAccess) -> Result<Clu
 /// Real mode, at start: one call to the garden, so that an operator learns at once from the
 /// log (and `/readyz?verbose`'s `garden` line) that the clusters cannot be reached, instead of
 /// from the first user's "cluster unavailable". The service serves either way.
-async fn check_garden(garden: Arc<Garden>, kubeconfig: PathBuf) {
+async fn check_garden(garden: Arc<Garden>, kubeconfig: PathBuf, service: &'static str) {
     match garden.garden().check_reachable().await {
-        Ok(()) => tracing::info!(kubeconfig = %kubeconfig.display(), "the garden answers"),
+        Ok(()) => tracing::info!(service, kubeconfig = %kubeconfig.display(), "the garden answers"),
         Err(error) => tracing::warn!(
+            service,
             kubeconfig = %kubeconfig.display(),
             %error,
             "the garden cannot be reached: every cluster is unavailable until it can (serving meanwhile; /readyz?verbose shows the garden's state)"
@@ -550,7 +558,7 @@ mod tests {
             move || lines.clone(),
         ));
         let access = ClusterAccess::of(&settings).unwrap();
-        let clusters = clusters(&settings, &access).await.unwrap();
+        let clusters = clusters(&settings, &access, "kube-api-proxy").await.unwrap();
         assert!(clusters.configured(), "ready without waiting for the garden");
         let garden = || clusters.dependencies().into_iter().find(|(name, _)| name == "garden").unwrap().1;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -575,6 +583,7 @@ mod tests {
         let text = logs.text();
         let line = text.lines().find(|l| l.contains("the garden cannot be reached")).unwrap();
         assert!(line.contains(&server), "names the garden's server: {line}");
+        assert!(line.contains(r#""service":"kube-api-proxy""#), "names the service that warns: {line}");
     }
 
     /// Mock mode's one OpenFGA switch fails the checks of every checker put behind it, and

@@ -108,7 +108,7 @@ pub async fn authn(
         settings,
         signer,
         services::with_faults(services::fga(settings)?, faults),
-        services::clusters(settings, access).await?,
+        services::clusters(settings, access, "authn").await?,
         store,
         dev_sign_in,
     )?;
@@ -164,7 +164,7 @@ pub async fn kube_api_proxy(
         settings,
         services::credentials(settings),
         services::with_faults(services::fga(settings)?, faults),
-        services::clusters(settings, access).await?,
+        services::clusters(settings, access, "kube-api-proxy").await?,
         services::catalog(settings)?,
         store,
     )?;
@@ -207,7 +207,7 @@ pub async fn plugin_proxy(
         credentials: services::credentials(settings),
         fga: services::with_faults(services::fga(settings)?, faults),
         fga_health: Default::default(),
-        clusters: services::clusters(settings, access).await?,
+        clusters: services::clusters(settings, access, "plugin-proxy").await?,
         runtimes,
         sdk_dir: Some(settings.cluster.plugin_sdk_dir.clone()),
         frame_key,
