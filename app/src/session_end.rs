@@ -136,8 +136,17 @@ pub fn sign_in_again_href(path: &str, search: &str) -> String {
 /// things can be tested apart from the browser.
 #[derive(Default)]
 pub struct SessionEnd {
-    ended: bool,
+    ended: Option<Ended>,
     listeners: Vec<Weak<dyn Fn()>>,
+}
+
+/// How the tab's session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Signed out (here, elsewhere, revoked or expired).
+    SignedOut,
+    /// Another user signed in in this browser.
+    OtherUser,
 }
 
 /// Keeps a listener registered ([`SessionEnd::listen`]); dropping it unregisters.
@@ -145,6 +154,11 @@ pub struct Listening(#[allow(dead_code)] Rc<dyn Fn()>);
 
 impl SessionEnd {
     pub fn ended(&self) -> bool {
+        self.ended.is_some()
+    }
+
+    /// How it ended, once it has.
+    pub fn how(&self) -> Option<Ended> {
         self.ended
     }
 
@@ -154,23 +168,25 @@ impl SessionEnd {
         let listener: Rc<dyn Fn()> = Rc::new(listener);
         self.listeners.retain(|l| l.strong_count() > 0);
         self.listeners.push(Rc::downgrade(&listener));
-        let now = self.ended.then(|| Rc::clone(&listener));
+        let now = self.ended.map(|_| Rc::clone(&listener));
         (Listening(listener), now)
     }
 
-    /// Records the end. The first time, the listeners still registered, to be run by the
-    /// caller (outside any borrow: a listener may register or drop others); later, `None`.
-    pub fn end(&mut self) -> Option<Vec<Rc<dyn Fn()>>> {
-        if std::mem::replace(&mut self.ended, true) {
+    /// Records the end, and how. The first time, the listeners still registered, to be run by
+    /// the caller (outside any borrow: a listener may register or drop others, or read how it
+    /// ended); later, `None`.
+    pub fn end(&mut self, how: Ended) -> Option<Vec<Rc<dyn Fn()>>> {
+        if self.ended.is_some() {
             return None;
         }
+        self.ended = Some(how);
         Some(std::mem::take(&mut self.listeners).iter().filter_map(Weak::upgrade).collect())
     }
 }
 
 #[cfg(feature = "hydrate")]
 mod browser {
-    use std::cell::{Cell, RefCell};
+    use std::cell::RefCell;
 
     use leptos::prelude::{document, window};
     use leptos::server_fn::error::FromServerFnError;
@@ -179,8 +195,8 @@ mod browser {
     use web_sys::{BroadcastChannel, MessageEvent, RequestInit, Response};
 
     use super::{
-        CHANNEL, Checks, Listening, Outcome, SIGNED_IN_AS, SIGNED_OUT, SessionEnd, hint, other_user_words,
-        outcome, sign_in_again_href, signed_in_message, worth_checking,
+        CHANNEL, Checks, Ended, Listening, Outcome, SIGNED_IN_AS, SIGNED_OUT, SessionEnd, hint,
+        other_user_words, outcome, sign_in_again_href, signed_in_message, worth_checking,
     };
     use crate::{api::session::Viewer, error::AppError};
 
@@ -199,8 +215,6 @@ mod browser {
         /// Whom the tab's signed-in page was drawn for: only such a page is told of the end.
         static DRAWN_FOR: RefCell<Option<Viewer>> = const { RefCell::new(None) };
         static CHECKS: RefCell<Checks> = RefCell::default();
-        /// The end was another user's sign-in, not a sign-out.
-        static OTHER_USER: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Whether the tab learnt that its session ended.
@@ -210,7 +224,7 @@ mod browser {
 
     /// Whether the session ended because another user signed in (else it was a sign-out).
     pub fn ended_for_other_user() -> bool {
-        OTHER_USER.get()
+        STATE.with_borrow(SessionEnd::how) == Some(Ended::OtherUser)
     }
 
     /// The session ended: see [`finish`].
@@ -221,9 +235,8 @@ mod browser {
     /// The session ended, or is now the user named `other`'s: stops the tab's watches, tells the
     /// listeners (the plugin frames) and shows the notice, once.
     fn finish(other: Option<String>) {
-        let Some(listeners) = STATE.with_borrow_mut(SessionEnd::end) else { return };
-        // Before the listeners: a frame's words read it.
-        OTHER_USER.set(other.is_some());
+        let how = if other.is_some() { Ended::OtherUser } else { Ended::SignedOut };
+        let Some(listeners) = STATE.with_borrow_mut(|s| s.end(how)) else { return };
         crate::resource_views::watch::stop_all();
         for listener in listeners {
             listener();
@@ -389,12 +402,12 @@ mod tests {
         drop(gone);
         assert!(!state.ended());
 
-        for listener in state.end().expect("the first end") {
+        for listener in state.end(Ended::SignedOut).expect("the first end") {
             listener();
         }
         assert_eq!(told.get(), 1, "the listener that is still registered, and only it");
         assert!(state.ended());
-        assert!(state.end().is_none(), "a second 401 or message tells nobody again");
+        assert!(state.end(Ended::SignedOut).is_none(), "a second 401 or message tells nobody again");
 
         let t = told.clone();
         let (_late, now) = state.listen(move || t.set(t.get() + 10));
