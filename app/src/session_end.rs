@@ -328,6 +328,23 @@ mod browser {
         });
     }
 
+    /// The console's server refused the page's own request (a plugin frame's ticket or token) as
+    /// no longer the session's: it ended, or it is another user's now. Asks which, so the notice
+    /// says so, and ends the tab either way.
+    pub fn refused() {
+        if has_ended() {
+            return;
+        }
+        leptos::task::spawn_local(async {
+            let drawn_for =
+                DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
+            match ask().await.map(|answer| outcome(&drawn_for, answer)) {
+                Some(Outcome::OtherUser(name)) => finish(Some(name)),
+                _ => end(),
+            }
+        });
+    }
+
     /// Asks the server whose the session is now, until no hint came during the last answer.
     async fn check() {
         loop {
@@ -374,7 +391,7 @@ mod browser {
 }
 
 #[cfg(feature = "hydrate")]
-pub use browser::{announce_signed_out, end, follow_other_tabs, has_ended, on_end};
+pub use browser::{announce_signed_out, end, follow_other_tabs, has_ended, on_end, refused};
 
 /// Whether the tab's session ended because another user signed in (the plugin frame's words).
 pub fn ended_for_other_user() -> bool {

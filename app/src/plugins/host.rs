@@ -280,8 +280,8 @@ impl Host {
                     fundament_plugin_origin::FRAME_TICKET_PARAM
                 ));
             }
-            // The server no longer takes the session as the page's: it ended.
-            Ok(TicketReply::Failed(AuthFailure::Unauthorized)) => crate::session_end::end(),
+            // The server no longer takes the session as the page's: it ended, or is another user's.
+            Ok(TicketReply::Failed(AuthFailure::Unauthorized)) => crate::session_end::refused(),
             Ok(TicketReply::Failed(failure)) => host.not_opened(failure),
             Err(_) => host.not_opened(AuthFailure::MintFailed),
         });
@@ -492,8 +492,8 @@ impl Host {
     fn mint_failed(self: &Rc<Self>, failure: AuthFailure) {
         if failure == AuthFailure::Unauthorized {
             // The session ended (signed out elsewhere, revoked, expired, or the browser's session
-            // is someone else's now): the whole tab learns it, and this frame is unloaded.
-            crate::session_end::end();
+            // is someone else's now): the whole tab learns which, and this frame is unloaded.
+            crate::session_end::refused();
             return;
         }
         let next = self.keeper.borrow_mut().failed(failure);
