@@ -12,9 +12,11 @@ test('the audit view lists and filters plugin calls without JavaScript', async (
   await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
   const table = page.getByRole('table', { name: 'Plugin calls' });
   await expect(table).toBeVisible();
-  // cert-manager's calls only: other suites' plugins (the hostile one) are refused meanwhile.
+  // This test's own call only (cert-manager reading secrets): other suites' calls, the hostile
+  // plugin's and cert-manager's refused by origin among them, are refused meanwhile.
   await page.getByLabel('Decision').selectOption('denied');
   await page.getByLabel('Installation').fill('acme-corp--cert-manager');
+  await page.getByLabel('Resource').fill('secrets');
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/decision=denied/);
   await expect(table.locator('tbody tr[data-audit-id]').first()).toContainText('refused by allowed-resources');
