@@ -252,7 +252,9 @@ async fn run_origin(mock: &Mock, run: &str, method: &Method, uri: &Uri, body: &B
     let file = path.strip_prefix(&mock.page_prefix()).filter(|f| !f.is_empty());
     let found = match (sdk, file) {
         (Some((content_type, text)), _) => Ok((content_type.to_string(), text.as_bytes().to_vec())),
-        (None, Some(file)) => console_file(mock, file).await.map(|bytes| (content_type(file), bytes)),
+        (None, Some(file)) => console_file(mock, file)
+            .await
+            .map(|bytes| (fundament_plugin_origin::console_file_type(file), bytes)),
         (None, None) => Err(Refused::NotFound),
     };
     let csp = format!(
@@ -283,19 +285,6 @@ async fn run_origin(mock: &Mock, run: &str, method: &Method, uri: &Uri, body: &B
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
-}
-
-/// As plugin-proxy types files.
-fn content_type(file: &str) -> String {
-    let lower = file.to_ascii_lowercase();
-    match lower.rsplit('.').next().unwrap_or_default() {
-        "html" | "htm" => "text/html; charset=utf-8".into(),
-        "js" | "mjs" => "text/javascript; charset=utf-8".into(),
-        "css" => "text/css; charset=utf-8".into(),
-        "json" => "application/json".into(),
-        "ts" => "text/plain; charset=utf-8".into(),
-        _ => mime_guess::from_path(&lower).first_or_octet_stream().essence_str().to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,34 @@ pub fn page_csp(kube_api_proxy: &str, console: &str) -> String {
     )
 }
 
+/// The Content-Type a plugin's console file is served with, by its name: plugin-proxy types
+/// what a runtime sends without a type (or as bare bytes) with it, `fundament plugin check`
+/// serves a folder's files with it, and a Rust plugin's runtime (`fundament-plugin-runtime`)
+/// declares it. The types a page is made of are spelled out (browsers refuse module scripts
+/// and stylesheets of the wrong type under `nosniff`); TypeScript sources are text, not the
+/// extension table's MPEG transport stream; the rest come from that table, with UTF-8 for text.
+pub fn console_file_type(file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or_default();
+    let extension = name.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase()).unwrap_or_default();
+    let known = match extension.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" | "map" => "application/json",
+        "svg" => "image/svg+xml",
+        "wasm" => "application/wasm",
+        "txt" | "ts" | "mts" => "text/plain; charset=utf-8",
+        _ => {
+            return match mime_guess::from_path(file).first() {
+                Some(mime) if mime.type_() == mime_guess::mime::TEXT => format!("{mime}; charset=utf-8"),
+                Some(mime) => mime.to_string(),
+                None => "application/octet-stream".to_owned(),
+            };
+        }
+    };
+    known.to_owned()
+}
+
 /// The plugins host and what hangs off it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginOrigins {
@@ -141,6 +169,32 @@ fn is_ip_address(host: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn console_files_are_typed_by_name() {
+        let cases = [
+            ("index.html", "text/html; charset=utf-8"),
+            ("PAGE.HTM", "text/html; charset=utf-8"),
+            ("sub/app.js", "text/javascript; charset=utf-8"),
+            ("mod.mjs", "text/javascript; charset=utf-8"),
+            ("style.css", "text/css; charset=utf-8"),
+            ("data.json", "application/json"),
+            ("app.js.map", "application/json"),
+            ("icon.svg", "image/svg+xml"),
+            ("module.wasm", "application/wasm"),
+            ("notes.txt", "text/plain; charset=utf-8"),
+            ("src/sdk.d.ts", "text/plain; charset=utf-8"),
+            ("logo.png", "image/png"),
+            ("font.woff2", "font/woff2"),
+            ("notes.md", "text/markdown; charset=utf-8"),
+            ("blob.unknownext", "application/octet-stream"),
+            ("Makefile", "application/octet-stream"),
+            ("dir.d/noext", "application/octet-stream"),
+        ];
+        for (file, expected) in cases {
+            assert_eq!(super::console_file_type(file), expected, "{file}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use fundament_kube_api_proxy::upstream::UpstreamError;
 use fundament_kube_core::Query;
-use fundament_plugin_origin::PluginHost;
+use fundament_plugin_origin::{PluginHost, console_file_type};
 
 use crate::asset_path::{self, AssetPath};
 use crate::frame_cookie::{self, FrameSession};
@@ -31,18 +31,6 @@ fn keys_unavailable() -> Response {
     );
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response
-}
-
-fn content_type(file: &str) -> String {
-    let lower = file.to_ascii_lowercase();
-    match lower.rsplit('.').next().unwrap_or_default() {
-        "html" | "htm" => "text/html; charset=utf-8".into(),
-        "js" | "mjs" => "text/javascript; charset=utf-8".into(),
-        "css" => "text/css; charset=utf-8".into(),
-        "json" => "application/json".into(),
-        "ts" => "text/plain; charset=utf-8".into(),
-        _ => mime_guess::from_path(&lower).first_or_octet_stream().essence_str().to_string(),
-    }
 }
 
 /// `GET /clusters/<cluster>/plugins/<installation>/<version>/console/<file>`, on that
@@ -283,7 +271,7 @@ fn declared_as(file: &str) -> Option<(&'static str, &'static [&'static str])> {
 /// stylesheet only as what its name says), else the one its name implies.
 fn served_type(file: &str, declared: Option<&str>) -> Result<String, RuntimeFailure> {
     let declared = declared.map(str::trim).filter(|v| !v.is_empty());
-    let Some(declared) = declared else { return Ok(content_type(file)) };
+    let Some(declared) = declared else { return Ok(console_file_type(file)) };
     let essence = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     match declared_as(file) {
         Some((what, types)) if !types.contains(&essence.as_str()) => {
@@ -291,7 +279,7 @@ fn served_type(file: &str, declared: Option<&str>) -> Result<String, RuntimeFail
         }
         Some(_) => Ok(declared.to_string()),
         // A runtime that only knows bytes says nothing about what the file is.
-        None if essence == "application/octet-stream" => Ok(content_type(file)),
+        None if essence == "application/octet-stream" => Ok(console_file_type(file)),
         None => Ok(declared.to_string()),
     }
 }
@@ -387,7 +375,7 @@ pub async fn sdk(State(proxy): State<Arc<PluginProxy>>, Path(file): Path<String>
     match tokio::fs::read(dir.join(stored)).await {
         Ok(bytes) => (
             [
-                (header::CONTENT_TYPE, content_type(&file)),
+                (header::CONTENT_TYPE, console_file_type(&file)),
                 // The v1 path keeps its name across compatible releases: revalidate after a while.
                 (header::CACHE_CONTROL, "public, max-age=300".to_string()),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),

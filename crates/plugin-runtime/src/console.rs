@@ -47,7 +47,7 @@ fn file(path: &str, contents: Cow<'static, [u8]>) -> Response {
         Cow::Borrowed(bytes) => Body::from(bytes),
         Cow::Owned(bytes) => Body::from(bytes),
     };
-    let content_type = HeaderValue::from_str(&content_type(path))
+    let content_type = HeaderValue::from_str(&fundament_plugin_origin::console_file_type(path))
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
     nosniff((StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response())
 }
@@ -65,56 +65,4 @@ fn plain(status: StatusCode, message: &'static str) -> Response {
 fn nosniff(mut response: Response) -> Response {
     response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
-}
-
-/// The Content-Type for a file name. The types a page is made of are spelled out (browsers
-/// refuse module scripts and stylesheets of the wrong type under `nosniff`); the rest come from
-/// the extension table, with UTF-8 for text.
-fn content_type(path: &str) -> Cow<'static, str> {
-    let extension = path.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase()).unwrap_or_default();
-    let known = match extension.as_str() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "wasm" => "application/wasm",
-        "txt" => "text/plain; charset=utf-8",
-        _ => {
-            return match mime_guess::from_path(path).first() {
-                Some(mime) if mime.type_() == mime_guess::mime::TEXT => {
-                    format!("{mime}; charset=utf-8").into()
-                }
-                Some(mime) => mime.to_string().into(),
-                None => "application/octet-stream".into(),
-            };
-        }
-    };
-    known.into()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn content_types_of_page_files() {
-        let cases = [
-            ("index.html", "text/html; charset=utf-8"),
-            ("PAGE.HTM", "text/html; charset=utf-8"),
-            ("sub/app.js", "text/javascript; charset=utf-8"),
-            ("mod.mjs", "text/javascript; charset=utf-8"),
-            ("style.css", "text/css; charset=utf-8"),
-            ("data.json", "application/json"),
-            ("icon.svg", "image/svg+xml"),
-            ("logo.png", "image/png"),
-            ("font.woff2", "font/woff2"),
-            ("notes.md", "text/markdown; charset=utf-8"),
-            ("blob.unknownext", "application/octet-stream"),
-            ("Makefile", "application/octet-stream"),
-        ];
-        for (path, expected) in cases {
-            assert_eq!(content_type(path), expected, "{path}");
-        }
-    }
 }
