@@ -157,6 +157,26 @@ test.describe('the audit view', () => {
     }
   });
 
+  test('Back and Forward keep the decision shown as the record is filtered', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', '/audit');
+    await hydrated(page);
+    const form = page.getByRole('form', { name: 'Filter the audit record' });
+    const decision = form.getByLabel('Decision');
+    await decision.selectOption('allowed');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/[?&]decision=allowed/);
+    await page.goBack();
+    await expect(page).toHaveURL(/\/audit$/);
+    await expect(decision).toHaveValue('');
+    await page.goForward();
+    await expect(page).toHaveURL(/[?&]decision=allowed/);
+    await expect(decision).toHaveValue('allowed');
+    await form.getByLabel('User').fill('alice');
+    await form.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/[?&]user=alice/);
+    expect(new URL(page.url()).searchParams.get('decision')).toBe('allowed');
+  });
+
   test('the export is refused to another site', async ({ request }) => {
     const answer = await request.get('/audit/export', { headers: { 'Sec-Fetch-Site': 'cross-site' } });
     expect(answer.status()).toBe(403);

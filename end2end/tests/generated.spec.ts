@@ -319,6 +319,51 @@ test.describe('generated views', () => {
     }
   });
 
+  test('on a phone, a detail page with its YAML open is no wider than the window', async ({ page }) => {
+    const name = `phone-${Date.now()}`;
+    // One unbroken line of YAML far wider than a phone.
+    const message = `https://example.com/${'a'.repeat(120)}`;
+    const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default' }, spec: { message } };
+    kubectl(['apply', '-f', '-'], JSON.stringify(item));
+    try {
+      await page.setViewportSize({ width: 375, height: 800 });
+      await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&yaml=1`);
+      await hydrated(page);
+      const yaml = page.getByRole('region', { name: 'YAML' }).getByLabel('YAML');
+      await expect(yaml).toContainText(message);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+      // The YAML's long lines scroll inside its card instead.
+      expect(await yaml.evaluate((pre) => pre.scrollWidth > pre.clientWidth)).toBe(true);
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
+  test('Back and Forward keep the namespace shown as the list is filtered, so Apply keeps the filter', async ({ page }) => {
+    const LIST = `/projects/webshop${DEMO}`;
+    await signIn(page, 'alice@acme-corp.com', LIST);
+    await hydrated(page);
+    const namespace = page.getByLabel('Namespace');
+    await namespace.selectOption('default');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/[?&]namespace=default/);
+    await page.getByLabel('Search').fill('hello');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/[?&]q=hello/);
+    await page.goBack();
+    await page.goBack();
+    await expect(page).toHaveURL(LIST);
+    await expect(namespace).toHaveValue('');
+    await page.goForward();
+    await expect(page).toHaveURL(/[?&]namespace=default/);
+    await expect(namespace).toHaveValue('default');
+    await expect(page.getByLabel('Search')).toHaveValue('');
+    await page.getByLabel('Search').fill('world');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/[?&]q=world/);
+    expect(new URL(page.url()).searchParams.get('namespace')).toBe('default');
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

@@ -2,13 +2,15 @@
 // was looked for, links back to where it could be found, and offers no "Try again" (asking
 // again gets the same answer). The same with and without JavaScript.
 import { test, expect, type Page } from '@playwright/test';
+import { kubectl } from './kubectl';
+import { send } from './origins';
 
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 
 /** Signs in through the sign-in page's form (it works without JavaScript too). */
-async function signIn(page: Page) {
+async function signIn(page: Page, email = 'alice@acme-corp.com') {
   await page.goto('/sign-in');
-  await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+  await page.getByRole('button', { name: `Sign in as ${email}` }).click();
   await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
 }
 
@@ -73,7 +75,78 @@ test('a page the console cannot serve as asked answers 400, says why, and offers
     await expect(alert).toContainText(why);
     await expect(alert.getByRole('link', { name: 'Try again' })).toHaveCount(0);
   }
-  // The filter keeps what was typed, to be put right.
-  await page.goto(`${DEMO}?labels=${encodeURIComponent('app in (web')}`);
+  // The filter keeps what was typed, to be put right, and the namespace chosen with it.
+  await page.goto(`/projects/webshop${DEMO}?namespace=default&labels=${encodeURIComponent('app in (web')}`);
   await expect(page.getByLabel('Label selector')).toHaveValue('app in (web');
+  await expect(page.getByLabel('Namespace')).toHaveValue('default');
+  await page.getByLabel('Label selector').fill('app=web');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/[?&]labels=app%3Dweb/);
+  expect(new URL(page.url()).searchParams.get('namespace')).toBe('default');
+  // A namespace the page does not show stays shown as chosen, beside the way out of it.
+  await page.goto(`/projects/analytics${DEMO}?namespace=default`);
+  await expect(page.getByLabel('Namespace')).toHaveValue('default');
+  await page.getByLabel('Namespace').selectOption({ label: 'All namespaces' });
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page.getByRole('main').getByText('No demoitems in this view.')).toBeVisible();
+  expect(new URL(page.url()).searchParams.get('namespace') ?? '').toBe('');
+  // An audit filter no call could match is refused too, rather than answering "no calls".
+  const decision = await page.goto('/audit?decision=zzz');
+  expect(decision?.status()).toBe(400);
+  await expect(page.getByRole('main').getByRole('alert')).toContainText('the audit filter decision must be allowed, denied or error');
+});
+
+test('a page asked for with a trailing slash is sent to its one URL, query and all', async ({ page }) => {
+  await signIn(page);
+  for (const [path, to] of [
+    ['/clusters/', '/clusters'],
+    ['/audit/?decision=denied', '/audit?decision=denied'],
+    [`${DEMO}//?sort=-0`, `${DEMO}?sort=-0`],
+  ]) {
+    const response = await page.goto(path);
+    expect(response?.status(), path).toBe(200);
+    expect(response?.request().redirectedFrom()?.url(), path).toMatch(new RegExp(`${path.replace(/[?]/g, '\\?')}$`));
+    expect(page.url().slice(new URL(page.url()).origin.length), path).toBe(to);
+  }
+  // Never to another host: `//host` is a host to a browser. (Node keeps the path as sent.)
+  const other = await send(`${new URL(page.url()).origin}//evil.example/`);
+  expect(other.status).toBe(404);
+  expect(other.headers.location).toBeUndefined();
+});
+
+test('a list sorted by a column it does not have is sorted by name, and marked so', async ({ page }) => {
+  await signIn(page);
+  await page.goto(`${DEMO}?sort=-99`);
+  await expect(page.locator('main thead th[aria-sort="ascending"]')).toContainText('Name');
+  const names = await page.locator('main tbody tr td:first-child').allInnerTexts();
+  expect(names.length).toBeGreaterThan(1);
+  expect(names).toEqual([...names].sort());
+});
+
+test('bob, who may not delete a DemoItem, is told so when he asks, and a delete he posts anyway says why', async ({ page }) => {
+  const name = `bob-no-delete-${Date.now()}`;
+  const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default' }, spec: { message: 'Stays' } };
+  kubectl(['apply', '-f', '-'], JSON.stringify(item));
+  try {
+    await signIn(page, 'bob@acme-corp.com');
+    const detail = `/projects/webshop${DEMO}/${name}?ns=default`;
+    await page.goto(`${detail}&delete=1`);
+    const refusal = page.getByRole('main').locator('[data-delete-refused]');
+    await expect(refusal).toContainText(`You may not delete DemoItem ${name}`);
+    await expect(page.getByRole('main').getByRole('button', { name: 'Delete' })).toHaveCount(0);
+    // A delete posted as the page would (a page loaded before his right was taken, say).
+    const origin = new URL(page.url()).origin;
+    const posted = await page.request.post(`${detail}&delete=1`, { form: { _action: 'delete' }, headers: { Origin: origin }, maxRedirects: 0 });
+    expect(posted.status()).toBe(403);
+    const html = await posted.text();
+    expect(html).toContain('data-delete-refused');
+    expect(html).toContain(`You may not delete DemoItem ${name}`);
+    expect(kubectl(['get', 'demoitems.demo.fundament.io', name, '-n', 'default', '-o', 'name'])).toContain(name);
+    // Where nothing was asked, nothing is said.
+    await page.goto(detail);
+    await expect(page.getByRole('region', { name: 'Spec' })).toContainText('Stays');
+    await expect(refusal).toHaveCount(0);
+  } finally {
+    kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+  }
 });

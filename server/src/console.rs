@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use app::{App, shell, state::ConsoleState};
-use axum::{Router, middleware::from_fn_with_state};
+use axum::{Router, middleware::from_fn_with_state, response::IntoResponse};
 use std::sync::Arc;
 
 use app::state::SessionAuthority;
@@ -187,15 +187,20 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .fallback_service(ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip())
         .layer(axum::middleware::from_fn(pkg_cache_control));
     let shell_options = options.clone();
-    let mut pages = Router::new()
-        .leptos_routes_with_context(&options, routes, context.clone(), move || shell(shell_options.clone()));
+    // Any other path: a page's with a trailing slash goes to the page; the rest is a static file
+    // of the site, or the not-found page.
+    let pages = file_and_error_handler_with_context(context.clone(), shell);
+    let mut page_routes =
+        Router::new().leptos_routes_with_context(&options, routes, context.clone(), move || {
+            shell(shell_options.clone())
+        });
     for path in app::resource_views::form_post::PATHS {
-        pages = pages.route(
+        page_routes = page_routes.route(
             path,
             axum::routing::post(app::resource_views::form_post::handle).with_state(form_posts.clone()),
         );
     }
-    pages
+    page_routes
         .nest_service("/pkg", pkg)
         .merge(cluster_route)
         .merge(health)
@@ -204,7 +209,19 @@ pub fn router(options: LeptosOptions, state: ConsoleState, console_url: &url::Ur
         .route_service("/plugin-ui/plugin-sdk.js", ServeFile::new(sdk_dir.join("plugin-sdk.min.js")))
         .route_service("/plugin-ui/plugin-sdk.css", ServeFile::new(sdk_dir.join("plugin-sdk.css")))
         .route_service("/plugin-ui/plugin-sdk.d.ts", ServeFile::new(sdk_dir.join("plugin-sdk.d.ts")))
-        .fallback(file_and_error_handler_with_context(context, shell))
+        .fallback(
+            move |uri: http::Uri,
+                  state: axum::extract::State<LeptosOptions>,
+                  request: axum::extract::Request| {
+                let pages = pages.clone();
+                async move {
+                    match crate::middleware::without_trailing_slash(request.method(), &uri) {
+                        Some(to) => axum::response::Redirect::permanent(&to).into_response(),
+                        None => pages(uri, state, request).await,
+                    }
+                }
+            },
+        )
         .with_state(options)
         // Innermost: every render and server function keeps its own reactive owner across
         // awaits (app/src/request_owner.rs says why).

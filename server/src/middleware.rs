@@ -90,12 +90,63 @@ pub async fn server_timing(request: Request, next: Next) -> Response<Body> {
     response
 }
 
+/// Where a page asked for with a trailing slash (`/clusters/`, `/audit/?live=1`) is: the same
+/// URL without it, for a permanent redirect. The router knows each page by one path only, and
+/// would answer the other with a 404 that still shows the page. `None` for everything else:
+/// `/`, other methods than GET and HEAD, and a path that would read as another host's URL once
+/// trimmed (`//evil.example/`, `/\evil.example/`: browsers take both for a host).
+pub fn without_trailing_slash(method: &Method, uri: &http::Uri) -> Option<String> {
+    if method != Method::GET && method != Method::HEAD {
+        return None;
+    }
+    let path = uri.path();
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.len() == path.len() || !trimmed.as_bytes().get(1).is_some_and(u8::is_ascii_alphanumeric) {
+        return None;
+    }
+    if trimmed.contains('\\') {
+        return None;
+    }
+    Some(match uri.query() {
+        Some(query) => format!("{trimmed}?{query}"),
+        None => trimmed.to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use axum::{Router, middleware::from_fn_with_state, routing::post};
     use tower::ServiceExt;
 
     use super::*;
+
+    #[test]
+    fn a_page_with_a_trailing_slash_is_sent_to_its_url() {
+        let to = |method: Method, uri: &str| without_trailing_slash(&method, &uri.parse().unwrap());
+        assert_eq!(to(Method::GET, "/clusters/").as_deref(), Some("/clusters"));
+        assert_eq!(to(Method::HEAD, "/audit//?live=1&user=bob").as_deref(), Some("/audit?live=1&user=bob"));
+        assert_eq!(
+            to(
+                Method::GET,
+                "/projects/webshop/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io/"
+            )
+            .as_deref(),
+            Some("/projects/webshop/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io")
+        );
+        for (method, uri) in [
+            (Method::GET, "/"),
+            (Method::GET, "//"),
+            (Method::GET, "/clusters"),
+            (Method::GET, "/clusters?x=/"),
+            (Method::POST, "/clusters/"),
+            (Method::GET, "//evil.example/"),
+            (Method::GET, "///evil.example//"),
+            (Method::GET, "/%5Cevil.example/"),
+            (Method::GET, "/.well-known/"),
+        ] {
+            assert_eq!(to(method.clone(), uri), None, "{method} {uri}");
+        }
+    }
 
     fn app() -> Router {
         Router::new()

@@ -208,7 +208,9 @@ fn Filters(query: Memo<String>, live: Memo<bool>) -> impl IntoView {
             }).collect_view()}
             <label class="field">
                 <span class="field-label">"Decision"</span>
-                <select name="decision" class="input">
+                // `prop:value` too: once a choice was made, the browser shows the chosen option
+                // whatever `selected` says later (Back and Forward, which keep the form).
+                <select name="decision" class="input" prop:value=value("decision")>
                     {[("", "Any"), ("allowed", "Allowed"), ("denied", "Refused"), ("error", "Failed")]
                         .into_iter()
                         .map(|(v, label)| {

@@ -162,13 +162,19 @@ fn Filters(
                 .then(|| view! { <input type="hidden" name="generated" value="1" /> })}
             // Inside a Transition: it reads the table, which the server renders only once loaded.
             <Transition fallback=|| ()>{move || {
-                let names = table.get().and_then(Result::ok).map(|p| p.namespaces).unwrap_or_default();
+                let current = q().namespace.unwrap_or_default();
+                let listed = table.get().and_then(Result::ok).map(|p| p.namespaces).unwrap_or_default();
+                // A table that could not be listed (a label selector that does not parse, a
+                // namespace outside the project) offers the namespace chosen still: fixing the
+                // selector keeps it, and "All namespaces" leaves a wrong one.
+                let names = if listed.is_empty() && !current.is_empty() { vec![current.clone()] } else { listed };
                 (!names.is_empty()).then(|| {
-                    let current = q().namespace.unwrap_or_default();
                     view! {
                         <label class="field">
                             <span class="field-label">"Namespace"</span>
-                            <select name="namespace" class="input">
+                            // `prop:value` too: once a choice was made, the browser shows the
+                            // chosen option whatever `selected` says later (Back and Forward).
+                            <select name="namespace" class="input" prop:value=move || q().namespace.unwrap_or_default()>
                                 <option value="" selected=current.is_empty()>"All namespaces"</option>
                                 {names.into_iter().map(|n| {
                                     let selected = n == current;
@@ -206,8 +212,7 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
     let query_map = use_query_map();
     let path = location.pathname.get_untracked();
     let q = query_map.get_untracked();
-    let TablePage { columns, rows, total, listed, page: index, pages, column_warning, .. } = page;
-    let sort = query_of(&q).sort;
+    let TablePage { columns, rows, total, listed, page: index, pages, sort, column_warning, .. } = page;
     if listed == 0 {
         let scope =
             query_of(&q).namespace.map_or_else(|| "this view".to_owned(), |n| format!("namespace {n}"));

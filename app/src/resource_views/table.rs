@@ -94,6 +94,9 @@ pub struct TablePage {
     pub listed: usize,
     pub page: usize,
     pub pages: usize,
+    /// The order applied: the query's, or by name for a column the table does not have (the
+    /// page marks the column it is sorted by, not one the URL made up).
+    pub sort: Sort,
     /// Namespaces the namespace filter offers.
     pub namespaces: Vec<String>,
     /// The collection's resourceVersion: live updates watch from here.
@@ -161,13 +164,24 @@ pub fn page_of(
     if !needle.is_empty() {
         rows.retain(|r| matches(r, &needle));
     }
-    let sort = Sort { column: query.sort.column.min(columns.len().saturating_sub(1)), ..query.sort };
+    let sort = if query.sort.column < columns.len() { query.sort } else { Sort::default() };
     rows.sort_by(|a, b| compare(a, b, &columns, sort));
     let total = rows.len();
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     let page = query.page.min(pages - 1);
     let rows = rows.into_iter().skip(page * PAGE_SIZE).take(PAGE_SIZE).collect();
-    TablePage { columns, rows, total, listed, page, pages, namespaces, resource_version, column_warning }
+    TablePage {
+        columns,
+        rows,
+        total,
+        listed,
+        page,
+        pages,
+        sort,
+        namespaces,
+        resource_version,
+        column_warning,
+    }
 }
 
 #[cfg(test)]
@@ -223,7 +237,13 @@ mod tests {
         assert_eq!(names(&p("2")), ["a", "b", "c"], "numbers compare as numbers (9 < 10)");
         assert_eq!(names(&p("3")), ["c", "b", "a"], "dates by time, oldest first");
         assert_eq!(names(&p("1")), ["a", "b", "c"], "namespace, then name");
-        assert_eq!(names(&p("99")), ["c", "b", "a"], "an unknown column falls back to the last");
+        assert_eq!(
+            names(&p("99")),
+            ["a", "b", "c"],
+            "an unknown column (a bookmark from before the CRD changed): by name"
+        );
+        assert_eq!(p("-99").sort, Sort::default(), "and the page says so, ascending");
+        assert_eq!(p("-2").sort, Sort { column: 2, descending: true }, "a known one as asked");
     }
 
     #[test]

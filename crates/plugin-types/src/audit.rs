@@ -141,6 +141,9 @@ impl AuditFilter {
                 *slot = Some(value.to_owned());
             }
         }
+        if let Some(decision) = filter.decision.as_deref().filter(|d| !is_decision(d)) {
+            return Err(AuditFilterError::Decision(decision.to_owned()));
+        }
         filter.status = number(query, "status")?;
         filter.since_ms = number(query, "since")?;
         filter.until_ms = number(query, "until")?;
@@ -212,18 +215,36 @@ impl AuditFilter {
 fn number<T: std::str::FromStr>(query: &Query, key: &'static str) -> Result<Option<T>, AuditFilterError> {
     match query.get(key).map(str::trim).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(value) => {
-            value.parse().map(Some).map_err(|_| AuditFilterError { parameter: key, value: value.to_owned() })
-        }
+        Some(value) => value
+            .parse()
+            .map(Some)
+            .map_err(|_| AuditFilterError::NotANumber { parameter: key, value: value.to_owned() }),
     }
 }
 
-/// A filter parameter that should be a number and is not.
+/// A filter parameter the record could never match: a view that said "nothing matches" for a
+/// typo would read as "nothing happened".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the audit filter {parameter} must be a whole number, not {value:?}")]
-pub struct AuditFilterError {
-    pub parameter: &'static str,
-    pub value: String,
+pub enum AuditFilterError {
+    #[error("the audit filter {parameter} must be a whole number, not {value:?}")]
+    NotANumber { parameter: &'static str, value: String },
+    #[error(
+        "the audit filter decision must be allowed, denied or error, or denied:<check> or error:<check> for one check, not {0:?}"
+    )]
+    Decision(String),
+}
+
+/// Whether `value` is a decision an entry can have (see [`AuditEntry::decision`]): `allowed`,
+/// or a refusal or failure, of any check or of one.
+fn is_decision(value: &str) -> bool {
+    match value.split_once(':') {
+        None => matches!(value, "allowed" | "denied" | "error"),
+        Some((kind, check)) => {
+            matches!(kind, "denied" | "error")
+                && !check.is_empty()
+                && check.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        }
+    }
 }
 
 /// What the gateway answers to an audit query.
@@ -286,6 +307,30 @@ mod tests {
     fn bad_numbers_are_named() {
         let error = AuditFilter::from_query(&Query::parse("status=forbidden")).unwrap_err();
         assert_eq!(error.to_string(), "the audit filter status must be a whole number, not \"forbidden\"");
+    }
+
+    #[test]
+    fn only_decisions_an_entry_can_have_are_filtered_by() {
+        for good in ["allowed", "denied", "error", "denied:allowed-resources", "error:can-view", " denied "] {
+            let query = format!("decision={good}");
+            let filter = AuditFilter::from_query(&Query::parse(&query)).expect(good);
+            assert_eq!(filter.decision.as_deref(), Some(good.trim()));
+        }
+        for bad in ["zzz", "Allowed", "allowed:x", "denied:", "refused", "denied:Path", "error:a b"] {
+            let query = format!("decision={}", bad.replace(' ', "%20"));
+            assert_eq!(
+                AuditFilter::from_query(&Query::parse(&query)),
+                Err(AuditFilterError::Decision(bad.to_owned())),
+                "{bad}"
+            );
+        }
+        assert!(
+            AuditFilter::from_query(&Query::parse("decision=zzz"))
+                .unwrap_err()
+                .to_string()
+                .contains("not \"zzz\""),
+            "the message names what was given"
+        );
     }
 
     #[test]
