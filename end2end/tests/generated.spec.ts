@@ -364,6 +364,37 @@ test.describe('generated views', () => {
     expect(new URL(page.url()).searchParams.get('namespace')).toBe('default');
   });
 
+  test("the generated view of a kind with the plugin's own page edits there and comes back to it", async ({ page }) => {
+    const name = `gen-edit-${Date.now()}`;
+    const cert = {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name, namespace: 'default' },
+      spec: { secretName: `${name}-tls`, dnsNames: ['gen.example.com'], issuerRef: { name: 'letsencrypt', kind: 'ClusterIssuer' } },
+    };
+    kubectl(['apply', '-f', '-'], JSON.stringify(cert));
+    try {
+      await signIn(page, 'alice@acme-corp.com', `${CERTS}/${name}?ns=default&generated=1`);
+      await hydrated(page);
+      await page.getByRole('link', { name: 'Edit', exact: true }).click();
+      await expect(page).toHaveURL(/[?&]edit=1/);
+      await expect(page).toHaveURL(/[?&]generated=1/);
+      const secret = page.locator('[name="spec.secretName"]');
+      await expect(secret).toHaveValue(`${name}-tls`);
+      await secret.fill(`${name}-renamed`);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect(page).toHaveURL(`${CERTS}/${name}?ns=default&generated=1`);
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText(`${name}-renamed`);
+      expect(kubectl(['get', 'certificates.cert-manager.io', name, '-n', 'default', '-o', 'jsonpath={.spec.secretName}'])).toBe(`${name}-renamed`);
+      // The edit form is a generated view wherever it is asked for: the plugin's page does not take it.
+      await page.goto(`${CERTS}/${name}?ns=default&edit=1`);
+      await expect(page.locator('[name="spec.secretName"]')).toHaveValue(`${name}-renamed`);
+      await expect(page.getByRole('link', { name: "Show the plugin's page" })).toBeVisible();
+    } finally {
+      kubectl(['delete', 'certificates.cert-manager.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
   test('bob sees why he cannot create instead of a broken form', async ({ page }) => {
     await signIn(page, 'bob@acme-corp.com', `${DEMO}/create`);
     await expect(page.getByRole('alert')).toContainText('You may not create demoitems');

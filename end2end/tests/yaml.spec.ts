@@ -78,6 +78,55 @@ test.describe('YAML editing', () => {
     expect(saved.metadata.annotations['e2e.fundament.io/keep']).toBe('yes');
   });
 
+  test('what the YAML tab adds is saved from the form too: an edit and a create', async ({ page }) => {
+    const name = demoItem('Base');
+    const yaml = await openYaml(page, name);
+    await expect(yaml).toHaveValue(/e2e\.fundament\.io\/keep/);
+    // An annotation the form has no input for, added in the YAML, then the form edited and saved.
+    const text = await yaml.inputValue();
+    const added = text.replace(/(\n( +)e2e\.fundament\.io\/keep:[^\n]*)/, '$1\n$2e2e.fundament.io/added: from-yaml');
+    expect(added).not.toBe(text);
+    await yaml.fill(added);
+    await page.getByRole('tab', { name: 'Form' }).click();
+    await page.locator('[name="spec.message"]').fill('From the form');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    const saved = live(name);
+    expect(saved.spec.message).toBe('From the form');
+    expect(saved.metadata.annotations['e2e.fundament.io/added']).toBe('from-yaml');
+    expect(saved.metadata.annotations['e2e.fundament.io/keep']).toBe('yes');
+
+    // A create typed as YAML, finished in the form: its annotation is saved, and no empty labels.
+    const created = `yaml-create-${Date.now()}`;
+    made.push(created);
+    await page.goto(`${DEMO}/create?yaml=1`);
+    await hydrated(page);
+    const createYaml = page.getByRole('textbox', { name: 'YAML', exact: true });
+    await createYaml.fill(
+      [
+        'apiVersion: demo.fundament.io/v1',
+        'kind: DemoItem',
+        'metadata:',
+        `  name: ${created}`,
+        '  namespace: default',
+        '  annotations:',
+        '    e2e.fundament.io/added: at-create',
+        'spec:',
+        '  message: Typed as YAML',
+        '',
+      ].join('\n'),
+    );
+    await page.getByRole('tab', { name: 'Form' }).click();
+    await expect(page.locator('[name="metadata.name"]')).toHaveValue(created);
+    await page.locator('[name="spec.message"]').fill('Finished in the form');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${created}?ns=default`);
+    const made_ = live(created);
+    expect(made_.spec.message).toBe('Finished in the form');
+    expect(made_.metadata.annotations['e2e.fundament.io/added']).toBe('at-create');
+    expect(made_.metadata.labels).toBeUndefined();
+  });
+
   test('a change from kubectl during the edit is a conflict with their change visible, then re-applied', async ({ page }) => {
     const name = demoItem('Base');
     const yaml = await openYaml(page, name);

@@ -123,7 +123,7 @@ pub(crate) mod ssr {
                 tracing::info!(%error, "refused");
                 AppError::Forbidden(format!("You may not read {what}: {message}"))
             }
-            BackendError::Status { status: 404, .. } => AppError::NotFound(what.to_owned()),
+            BackendError::Status { status: 404, .. } => AppError::NotFound(capitalized(what)),
             BackendError::TooDeep { .. } => {
                 tracing::warn!(%error, "reading {what}: nested too deep");
                 AppError::Invalid(format!(

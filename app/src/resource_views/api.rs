@@ -81,7 +81,7 @@ pub(crate) mod ssr {
         // The cache is per user: the key is the user the token verifies as.
         let user = state.sessions.verify(token).ok_or(AppError::Unauthenticated)?;
         let path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}");
-        let what = format!("The resource {crd}");
+        let what = format!("the resource {crd}");
         let value = state
             .backend
             .kube_get_cached(&user.id, token, cluster_id, &path, CRD_TTL, None)
@@ -758,17 +758,19 @@ pub(crate) mod ssr {
         input: &crate::resource_views::api::FormInput,
         dry_run: bool,
     ) -> Result<crate::resource_views::api::SubmitOutcome, AppError> {
-        let crate::resource_views::api::FormInput { values, labels, resource_version } = input;
+        let crate::resource_views::api::FormInput { values, labels, resource_version, yaml } = input;
         use crate::resource_views::api::SubmitOutcome;
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
         };
+        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml};
         let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
-        let spec = form_for(&schema_of(&def), def.info.namespaced);
+        let schema = schema_of(&def);
+        let spec = form_for(&schema, def.info.namespaced);
         let api_version = format!("{}/{}", def.info.group, def.info.version);
         let refused =
             |errors: Vec<FieldError>, general: Vec<String>| Ok(SubmitOutcome::Refused { errors, general });
-        let mut object = match assemble(&spec, values, &api_version, &def.info.kind) {
+        let assembled = match assemble(&spec, values, &api_version, &def.info.kind) {
             Ok(object) => object,
             Err(errors) => return refused(errors, Vec::new()),
         };
@@ -776,12 +778,21 @@ pub(crate) mod ssr {
             Ok(labels) => labels,
             Err(message) => return refused(Vec::new(), vec![message]),
         };
+        // The YAML tab's text, when the form has one (not a post without JavaScript): what was
+        // added there (annotations, fields the form has no input for) is saved with the form.
+        let yaml = parse_yaml(yaml).ok().filter(Value::is_object);
+        let mut object = match &yaml {
+            Some(yaml) => form_over_yaml(yaml, &assembled, labels.clone(), &schema),
+            None => assembled,
+        };
         let (method, path) = match &existing {
             Some((name, namespace)) => {
                 let (path, original) =
                     read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
                         .await?;
-                object = merge_update(&original, &object);
+                if yaml.is_none() {
+                    object = merge_update(&original, &object);
+                }
                 // The version the form was loaded at: a change since is refused (409), not
                 // overwritten.
                 if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -804,8 +815,14 @@ pub(crate) mod ssr {
                 (http::Method::POST, def.collection_path(ns.as_deref()))
             }
         };
-        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.insert("labels".into(), Value::Object(labels));
+        if yaml.is_none()
+            && let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            if labels.is_empty() {
+                meta.remove("labels");
+            } else {
+                meta.insert("labels".into(), Value::Object(labels));
+            }
         }
         for dry in [true, false] {
             if !dry && dry_run {
@@ -867,7 +884,7 @@ pub(crate) mod ssr {
     ) -> Result<crate::resource_views::api::ToYaml, AppError> {
         use crate::resource_views::api::ToYaml;
         use crate::resource_views::schema_form::{assemble, form_for};
-        use crate::resource_views::yaml_edit::{keep_unknown, parse_yaml};
+        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml};
         let (_, _, def) = signed_in_kind(cluster_id, crd).await?;
         let schema = schema_of(&def);
         let spec = form_for(&schema, def.info.namespaced);
@@ -884,22 +901,7 @@ pub(crate) mod ssr {
             Err(message) => return Ok(ToYaml::Refused { errors: Vec::new(), general: vec![message] }),
         };
         let base = parse_yaml(base).ok().filter(Value::is_object).unwrap_or_else(|| serde_json::json!({}));
-        let mut object = keep_unknown(&base, &assembled, &schema);
-        // The metadata schema is free-form: the form sets name, namespace and labels, the
-        // rest (annotations, owners, finalizers) is the YAML's.
-        let mut meta = base.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
-        for key in ["name", "namespace"] {
-            if let Some(v) = assembled.pointer(&format!("/metadata/{key}")) {
-                meta.insert(key.into(), v.clone());
-            }
-        }
-        if labels.is_empty() {
-            meta.remove("labels");
-        } else {
-            meta.insert("labels".into(), Value::Object(labels));
-        }
-        object["metadata"] = Value::Object(meta);
-        Ok(ToYaml::Yaml(to_yaml(&object)))
+        Ok(ToYaml::Yaml(to_yaml(&form_over_yaml(&base, &assembled, labels, &schema))))
     }
 
     /// The YAML tab's text as the form's values.
@@ -1201,6 +1203,11 @@ pub struct FormInput {
     pub labels: String,
     /// The resourceVersion the edit was loaded at (empty for a create).
     pub resource_version: String,
+    /// The YAML tab's text the form's values go over (what the form has no input for is kept
+    /// from it); empty without one (a form posted without JavaScript): the values go over the
+    /// object as loaded.
+    #[serde(default)]
+    pub yaml: String,
 }
 
 /// The form as YAML, or why it cannot be yet.

@@ -203,6 +203,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                     values: state.values.get_untracked(),
                     labels: labels.get_untracked(),
                     resource_version: buffer.version.get_untracked(),
+                    yaml: buffer.text.get_untracked(),
                 },
                 dry_run,
             )

@@ -163,7 +163,12 @@ mod server {
         if ![SAVE, CHECK, DELETE].contains(&action.as_str()) {
             return Err((StatusCode::BAD_REQUEST, format!("{action:?} is not something this form does.")));
         }
-        let input = FormInput { values: FormValues::from_pairs(values), labels, resource_version };
+        let input = FormInput {
+            values: FormValues::from_pairs(values),
+            labels,
+            resource_version,
+            yaml: String::new(),
+        };
         Ok(Posted { action, input })
     }
 
@@ -224,7 +229,10 @@ mod server {
             )
             .await
             {
-                Ok(()) => Answer::SeeOther(paths::list(project, &page.plugin, &page.kind)),
+                Ok(()) => Answer::SeeOther(paths::generated(
+                    paths::list(project, &page.plugin, &page.kind),
+                    flag(paths::GENERATED_FLAG),
+                )),
                 Err(error) => Answer::Delete(status_of(&error), DeleteRefused(error.to_string())),
             };
         }
@@ -256,13 +264,8 @@ mod server {
         .await;
         let (status, submitted) = match outcome {
             Ok(SubmitOutcome::Saved { name, namespace }) if !dry_run => {
-                return Answer::SeeOther(paths::detail(
-                    project,
-                    &page.plugin,
-                    &page.kind,
-                    &name,
-                    namespace.as_deref(),
-                ));
+                let detail = paths::detail(project, &page.plugin, &page.kind, &name, namespace.as_deref());
+                return Answer::SeeOther(paths::generated(detail, flag(paths::GENERATED_FLAG)));
             }
             Ok(SubmitOutcome::Saved { .. }) => {
                 (StatusCode::OK, Submitted { checked: true, ..Submitted::default() })

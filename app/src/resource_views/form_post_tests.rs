@@ -279,6 +279,7 @@ fn a_posted_form_is_shown_with_its_values_over_what_the_loaded_form_had() {
         values: FormValues::from_pairs([("spec.message", "typed")]),
         labels: "app=typed".into(),
         resource_version: "6".into(),
+        yaml: String::new(),
     };
     PostedForm { input, submitted: submitted.clone() }.apply(&mut setup);
     assert_eq!(setup.values.get("spec.message"), "typed");

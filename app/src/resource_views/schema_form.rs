@@ -1373,6 +1373,15 @@ fn scalar(field: &Field, required: bool, text: &str) -> Result<Option<Value>, St
             }
         }
         Kind::Integer => match trimmed.parse::<i64>() {
+            // Digits past what a 64-bit integer holds: the API server would refuse it too.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow
+                ) =>
+            {
+                Err(format!("must be between {} and {}", i64::MIN, i64::MAX))
+            }
             Err(_) => Err("must be a whole number".to_string()),
             Ok(n) if c.format.as_deref() == Some("int32") && i32::try_from(n).is_err() => {
                 Err(format!("must be between {} and {}", i32::MIN, i32::MAX))

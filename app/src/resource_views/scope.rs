@@ -17,17 +17,22 @@ pub struct ResourceScope {
     /// The CRD, `<plural>.<group>`.
     pub crd: String,
     pub kind: KindInfo,
+    /// The generated view was asked for over the plugin's own page (`?generated=1`): the pages
+    /// it links to and goes on to (the edit form, the object after a save, the list after a
+    /// delete) are generated views too.
+    pub generated: bool,
 }
 
 impl ResourceScope {
     /// The kind's list page.
     pub fn list_path(&self) -> String {
-        paths::list(self.project.as_deref(), &self.installation, &self.crd)
+        paths::generated(paths::list(self.project.as_deref(), &self.installation, &self.crd), self.generated)
     }
 
     /// The detail page of one object of the kind.
     pub fn detail_path(&self, name: &str, namespace: Option<&str>) -> String {
-        paths::detail(self.project.as_deref(), &self.installation, &self.crd, name, namespace)
+        let path = paths::detail(self.project.as_deref(), &self.installation, &self.crd, name, namespace);
+        paths::generated(path, self.generated)
     }
 
     /// What the not-found page of one object of the kind says: the object as
@@ -71,6 +76,7 @@ mod tests {
                 version: "v1".into(),
                 namespaced,
             },
+            generated: false,
         }
     }
 

@@ -174,6 +174,32 @@ pub fn keep_unknown(base: &Value, assembled: &Value, schema: &Value) -> Value {
     Value::Object(out)
 }
 
+/// The object a form shows as YAML and saves: its `assembled` values over `base` (the YAML
+/// tab's text as parsed), with what the form has no input for kept ([`keep_unknown`]). The
+/// metadata is the YAML's (annotations, owners, finalizers) with the form's name, namespace
+/// and `labels` (none: no `labels` key, rather than an empty map).
+pub fn form_over_yaml(
+    base: &Value,
+    assembled: &Value,
+    labels: serde_json::Map<String, Value>,
+    schema: &Value,
+) -> Value {
+    let mut object = keep_unknown(base, assembled, schema);
+    let mut meta = base.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    for key in ["name", "namespace"] {
+        if let Some(v) = assembled.pointer(&format!("/metadata/{key}")) {
+            meta.insert(key.into(), v.clone());
+        }
+    }
+    if labels.is_empty() {
+        meta.remove("labels");
+    } else {
+        meta.insert("labels".into(), Value::Object(labels));
+    }
+    object["metadata"] = Value::Object(meta);
+    object
+}
+
 /// An edit (`mine`, made from `base`) re-applied onto `theirs`, a newer version of
 /// `base`: what the edit changed wins, everything else is `theirs`. Mappings merge key
 /// by key; anything else the edit changed replaces theirs whole.

@@ -121,6 +121,35 @@ fn keep_unknown_keeps_what_the_schema_does_not_declare() {
 }
 
 #[test]
+fn the_form_goes_over_the_yaml_keeping_its_metadata_and_unknown_fields() {
+    let schema = json!({"properties": {
+        "metadata": {"type": "object"},
+        "spec": {"properties": {"message": {"type": "string"}}}
+    }});
+    let yaml = json!({
+        "apiVersion": "demo.fundament.io/v1", "kind": "DemoItem",
+        "metadata": {"name": "", "namespace": "default", "annotations": {"qa": "yes"}, "labels": {"old": "1"}},
+        "spec": {"message": "from yaml", "extraField": 7}
+    });
+    let assembled = json!({
+        "apiVersion": "demo.fundament.io/v1", "kind": "DemoItem",
+        "metadata": {"name": "made", "namespace": "staging"},
+        "spec": {"message": "from the form"}
+    });
+    let labels = serde_json::Map::from_iter([("app".to_owned(), json!("web"))]);
+    assert_eq!(
+        form_over_yaml(&yaml, &assembled, labels, &schema),
+        json!({
+            "apiVersion": "demo.fundament.io/v1", "kind": "DemoItem",
+            "metadata": {"name": "made", "namespace": "staging", "annotations": {"qa": "yes"}, "labels": {"app": "web"}},
+            "spec": {"message": "from the form", "extraField": 7}
+        })
+    );
+    let unlabelled = form_over_yaml(&yaml, &assembled, serde_json::Map::new(), &schema);
+    assert_eq!(unlabelled.pointer("/metadata/labels"), None, "no labels: no key, not {{}}");
+}
+
+#[test]
 fn reapply_keeps_both_changes_and_mine_wins_on_the_same_field() {
     let base = json!({"spec": {"message": "a", "count": 1, "list": [1]}, "metadata": {"labels": {"x": "1"}}});
     let mine =

@@ -139,7 +139,7 @@ mod browser {
         let known = registry.and_then(|r| Some(r.latest_untracked(&r.initial.get_untracked()?.ok()?)));
         super::likely_chunk(
             view,
-            flag("generated") || flag("edit"),
+            flag("generated") || flag("edit") || flag("delete"),
             known.as_ref().and_then(|r| r.find(installation)),
         )
     }

@@ -279,7 +279,10 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
     let project = target.project.as_deref();
     let list_href = paths::list(project, &entry.installation_name, &target.crd);
     let has_custom = entry.custom_page(&kind.kind, target.view).is_some();
-    let custom = entry.custom_page(&kind.kind, target.view).filter(|_| !target.generated).map(str::to_owned);
+    // The edit form and the delete confirmation are generated views only: they are asked for
+    // from the generated detail view, whatever page the plugin has for the object.
+    let generated = target.generated || target.edit || target.delete;
+    let custom = entry.custom_page(&kind.kind, target.view).filter(|_| !generated).map(str::to_owned);
     let switch = has_custom.then(|| {
         let base = match (&target.view, &target.object) {
             (ResourceView::Detail, Some(o)) => {
@@ -289,7 +292,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             _ => list_href.clone(),
         };
         let joiner = if base.contains('?') { '&' } else { '?' };
-        if target.generated {
+        if generated {
             (base, "Show the plugin's page")
         } else {
             (format!("{base}{joiner}generated=1"), "Show the generated view")
@@ -333,6 +336,7 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         installation: entry.installation_name.clone(),
         crd: target.crd.clone(),
         kind: kind.clone(),
+        generated: target.generated,
     };
     let guide = entry.guide(&kind.kind);
     // The detail route always has a name (`:id`); an empty one reads as not found.
@@ -477,6 +481,7 @@ fn CustomPage(
             installation: entry.installation_name.clone(),
             crd: target.crd.clone(),
             kind: kind.clone(),
+            generated: false,
         };
         let missing = scope.missing(&object.name, object.namespace.as_deref());
         let found = Resource::new(

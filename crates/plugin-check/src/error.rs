@@ -13,6 +13,10 @@ use crate::finding::escape_controls;
 pub enum CheckError {
     #[error("{}: no definition.yaml in that folder", shown(.0))]
     NoDefinition(PathBuf),
+    #[error("{}: no such folder", shown(.0))]
+    NoFolder(PathBuf),
+    #[error("{}: not a folder; give the plugin's folder (the one holding definition.yaml)", shown(.0))]
+    NotAFolder(PathBuf),
     #[error("cannot read the plugin: {}", escape_controls(&.0.to_string()))]
     Definition(#[from] fundament_organization_api::CatalogError),
     #[error("cannot read {}: {source}", shown(path))]

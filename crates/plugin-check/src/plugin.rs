@@ -128,6 +128,13 @@ fn kind_of_crd(crd: &Value) -> Option<(String, KindInfo)> {
 /// and the catalog's reader read them as they are, and their messages quote what they read
 /// (a `definition.yaml -> ~/.kube/config` would land in the report).
 pub fn check_files(dir: &Path) -> Result<(), CheckError> {
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CheckError::NoFolder(dir.to_path_buf()));
+        }
+        Ok(meta) if !meta.is_dir() => return Err(CheckError::NotAFolder(dir.to_path_buf())),
+        _ => {}
+    }
     let definition = dir.join("definition.yaml");
     match files::resolve_inside(dir, &definition, MAX_YAML) {
         Ok(_) => {}
@@ -280,6 +287,19 @@ mod tests {
     #[test]
     fn a_folder_without_definition_is_named() {
         let err = PluginFolder::read(Path::new("/nonexistent")).unwrap_err();
-        assert_eq!(err.to_string(), "/nonexistent: no definition.yaml in that folder");
+        assert_eq!(err.to_string(), "/nonexistent: no such folder");
+        let dir = tempfile::tempdir().unwrap();
+        let err = PluginFolder::read(dir.path()).unwrap_err();
+        assert_eq!(err.to_string(), format!("{}: no definition.yaml in that folder", dir.path().display()));
+        let file = dir.path().join("definition.yaml");
+        std::fs::write(&file, "kind: x\n").unwrap();
+        let err = PluginFolder::read(&file).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not a folder; give the plugin's folder (the one holding definition.yaml)",
+                file.display()
+            )
+        );
     }
 }

@@ -44,8 +44,29 @@ pub fn detail(
     path
 }
 
+/// The query flag that shows the generated view of a kind whose plugin has a page of its own.
+pub const GENERATED_FLAG: &str = "generated";
+
+/// `href` with [`GENERATED_FLAG`] when `generated`: the pages a generated view leads to (its
+/// edit form, the object after a save, the list after a delete) stay generated views, rather
+/// than open the plugin's own page the user had switched away from.
+pub fn generated(href: String, generated: bool) -> String {
+    if !generated {
+        return href;
+    }
+    let joiner = if href.contains('?') { '&' } else { '?' };
+    format!("{href}{joiner}{GENERATED_FLAG}=1")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_generated_view_leads_to_generated_views() {
+        assert_eq!(generated("/p/i/k.g".into(), true), "/p/i/k.g?generated=1");
+        assert_eq!(generated("/p/i/k.g/x?ns=web".into(), true), "/p/i/k.g/x?ns=web&generated=1");
+        assert_eq!(generated("/p/i/k.g/x?ns=web".into(), false), "/p/i/k.g/x?ns=web");
+    }
+
     use super::*;
 
     #[test]
