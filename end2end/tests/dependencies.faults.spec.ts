@@ -1,7 +1,7 @@
 // Every other dependency of the console failing and coming back, through mock mode's
 // development fault switches (docs/dev-switches.md): authn (down, slow, its signing key
 // rotated), organization-api (down), OpenFGA (failing) and a plugin's runtime (hanging,
-// answering garbage); the cluster's are in cluster.faults.spec.ts. For each: what the page shows
+// answering garbage, down); the cluster's are in cluster.faults.spec.ts. For each: what the page shows
 // while it lasts, and that the same page recovers by itself, without a reload, when it ends.
 // Runs in end2end/playwright.faults.config.ts, on a stack of its worker's own: a switch acts on
 // the whole stack.
@@ -165,6 +165,23 @@ test.describe('dependencies that fail and come back', () => {
     await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
     await setFault(RUNTIME, { fault: 'none' });
     // Opened again by itself (every 10 s while it does not load).
+    await expect(frame(page)).toHaveAttribute('data-state', 'ready', { timeout: 30_000 });
+    await expectSameDocument(page);
+  });
+
+  test('a plugin runtime that is down: the frame says it cannot be reached, and the page recovers by itself', async ({ page }) => {
+    test.setTimeout(90_000);
+    await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
+    await hydrated(page);
+    await markDocument(page);
+    await setFault(RUNTIME, { fault: 'down' });
+    await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
+    await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
+    await expect(frame(page).getByRole('alert')).toContainText('did not load');
+    // plugin-proxy's own answer in the frame names what is wrong (the runtime, not the page).
+    const inFrame = page.frameLocator('[data-plugin-frame] iframe').locator('body');
+    await expect(inFrame).toContainText('cannot be reached');
+    await setFault(RUNTIME, { fault: 'none' });
     await expect(frame(page)).toHaveAttribute('data-state', 'ready', { timeout: 30_000 });
     await expectSameDocument(page);
   });
