@@ -74,6 +74,46 @@ test.describe('generated views', () => {
     await expect(page.getByRole('link', { name })).toHaveCount(0, { timeout: 10_000 });
   });
 
+  test('Cancel leaves a form for where it came from; after a save or a delete, Back skips the form', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await hydrated(page);
+    await page.getByRole('link', { name: 'Create DemoItem' }).click();
+    await expect(page).toHaveURL(`${DEMO}/create`);
+    await page.getByRole('link', { name: 'Cancel', exact: true }).click();
+    await expect(page).toHaveURL(DEMO);
+    const name = `back-${Date.now()}`;
+    try {
+      await page.getByRole('link', { name: 'Create DemoItem' }).click();
+      await page.locator('[name="metadata.name"]').fill(name);
+      await page.locator('[name="metadata.namespace"]').selectOption('default');
+      await page.locator('[name="spec.message"]').fill('Saved once');
+      await page.getByRole('button', { name: 'Create', exact: true }).click();
+      await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+      // Back goes to the list the form was opened from, not to a form of what was just created.
+      await page.goBack();
+      await expect(page).toHaveURL(DEMO);
+      await page.goForward();
+      await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('button', { name: `Delete ${name}` }).click();
+      await expect(page).toHaveURL(DEMO);
+      await expect(page.getByRole('link', { name, exact: true })).toHaveCount(0);
+      // Back from the list does not land on the deleted object's "not found".
+      await page.goBack();
+      await expect(page).toHaveURL(DEMO);
+      // The YAML tab's Cancel leaves an edit for the object's page.
+      await page.goto(`${DEMO}/hello-world?ns=default`);
+      await hydrated(page);
+      await page.getByRole('link', { name: 'Edit', exact: true }).click();
+      await expect(page).toHaveURL(`${DEMO}/hello-world?ns=default&edit=1`);
+      await page.getByRole('tab', { name: 'YAML' }).click();
+      await page.getByRole('tabpanel', { name: 'YAML' }).getByRole('link', { name: 'Cancel', exact: true }).click();
+      await expect(page).toHaveURL(`${DEMO}/hello-world?ns=default`);
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
   test('an object named create opens from its list, and the create page stays the form', async ({ page }) => {
     // `create` is a valid name; `<list>/create` is the kind's create page, so its detail page
     // is `<list>/create?object=1`.

@@ -464,7 +464,8 @@ fn DeleteAction(context: DetailContext, refused: Option<String>) -> impl IntoVie
         let list = list.clone();
         leptos::task::spawn_local(async move {
             match delete_object(c.scope.cluster_id, c.scope.crd, c.scope.project, c.name, c.namespace).await {
-                Ok(()) => navigate(&list, Default::default()),
+                // In place of the deleted object's page: Back does not lead to its "not found".
+                Ok(()) => navigate(&list, NavigateOptions { replace: true, ..Default::default() }),
                 Err(e) => {
                     error.set(Some(e.to_string()));
                     busy.set(false);

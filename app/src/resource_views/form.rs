@@ -10,6 +10,7 @@ use crate::chunks::use_navigate;
 use leptos::prelude::*;
 use leptos_router::{
     NavigateOptions,
+    components::A,
     hooks::{use_location, use_query_map},
     params::ParamsMap,
 };
@@ -35,6 +36,22 @@ pub struct FormContext {
     pub existing: Existing,
     /// What the plugin says about the kind's labels and refused writes.
     pub guide: KindGuide,
+}
+
+impl FormContext {
+    /// Where the form's Cancel leads: the object (an edit), or the list (a create).
+    pub(super) fn cancel_href(&self) -> String {
+        match &self.existing {
+            Some((name, namespace)) => self.scope.detail_path(name, namespace.as_deref()),
+            None => self.scope.list_path(),
+        }
+    }
+}
+
+/// Where a save leads: the object's page, in place of the form in the history (Back then
+/// goes where the form was opened from, not to a form of what is saved already).
+pub(super) fn after_save() -> NavigateOptions {
+    NavigateOptions { replace: true, ..Default::default() }
 }
 
 /// The signals every input of one form shares.
@@ -217,7 +234,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                     if dry_run {
                         checked.set(true);
                     } else {
-                        navigate(&c.scope.detail_path(&name, namespace.as_deref()), Default::default());
+                        navigate(&c.scope.detail_path(&name, namespace.as_deref()), after_save());
                     }
                 }
                 Ok(SubmitOutcome::Refused { errors, general: messages }) => {
@@ -336,6 +353,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                 <button type="submit" name=form_post::ACTION value=form_post::CHECK class="button-secondary"
                     disabled=move || busy.get()
                     on:click=move |ev| { ev.prevent_default(); submit_check(true); }>"Check"</button>
+                <A href=ctx.with_value(FormContext::cancel_href) attr:class="button-secondary inline-flex">"Cancel"</A>
             </div>
         </form>
         </div>

@@ -85,7 +85,7 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
             match answer {
                 Ok(YamlOutcome::Review(lines)) => buffer.review.set(Some(lines)),
                 Ok(YamlOutcome::Saved { name, namespace }) => {
-                    navigate(&c.scope.detail_path(&name, namespace.as_deref()), Default::default());
+                    navigate(&c.scope.detail_path(&name, namespace.as_deref()), super::form::after_save());
                 }
                 Ok(YamlOutcome::Conflict(conflict)) => {
                     buffer.review.set(None);
@@ -150,6 +150,7 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
             <div class="flex gap-2">
                 <button type="button" class="button-secondary" disabled=move || busy.get()
                     on:click=move |_| review(true)>"Review changes"</button>
+                <leptos_router::components::A href=ctx.with_value(FormContext::cancel_href) attr:class="button-secondary inline-flex">"Cancel"</leptos_router::components::A>
             </div>
         </div>
     }
