@@ -73,7 +73,7 @@ impl FromServerFnError for AppError {
             .unwrap_or_else(|e| ServerFnErrorErr::Deserialization(e.to_string()).into_app_error());
         #[cfg(feature = "hydrate")]
         if error.ends_session() {
-            crate::session_end::end();
+            crate::session_end::refused();
         }
         error
     }

@@ -7,9 +7,12 @@
 //!   itself (any page of the console's origin could post one): on `signed-out`, or on
 //!   another user's `signed-in`, the tab asks the server who its session is now
 //!   ([`crate::api::session::signed_in_as`], one check at a time);
-//! - a 401 from the tab's own calls (a watch, a server function, a token or ticket request,
-//!   that check): the sign-out happened (here or elsewhere: another browser, an
-//!   administrator's revocation, the session's expiry).
+//! - a 401 from the tab's own calls (a watch, a server function, a token or ticket request):
+//!   the session the page was drawn for is over, signed out (here or elsewhere: another
+//!   browser, an administrator's revocation, the session's expiry) or replaced by another
+//!   user's sign-in, which ends it too and may be refused before the other tab's hint comes.
+//!   The tab asks the server which ([`refused`], once for any number of 401s); a 401 to that
+//!   question is the sign-out.
 //!
 //! The session ended (a 401) or is now another user's (bob signed in in another tab while
 //! this one still shows alice, whose calls would now carry bob's cookie): from then on the tab
@@ -215,6 +218,9 @@ mod browser {
         /// Whom the tab's signed-in page was drawn for: only such a page is told of the end.
         static DRAWN_FOR: RefCell<Option<Viewer>> = const { RefCell::new(None) };
         static CHECKS: RefCell<Checks> = RefCell::default();
+        /// A refusal's question to the server is out: the refusals that follow it (every watch
+        /// and call of the tab meets the same 401) wait for its answer rather than ask again.
+        static ASKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
     /// Whether the tab learnt that its session ended.
@@ -227,8 +233,8 @@ mod browser {
         STATE.with_borrow(SessionEnd::how) == Some(Ended::OtherUser)
     }
 
-    /// The session ended: see [`finish`].
-    pub fn end() {
+    /// The session ended (the server said so when asked): see [`finish`].
+    fn end() {
         finish(None);
     }
 
@@ -328,17 +334,21 @@ mod browser {
         });
     }
 
-    /// The console's server refused the page's own request (a plugin frame's ticket or token) as
-    /// no longer the session's: it ended, or it is another user's now. Asks which, so the notice
-    /// says so, and ends the tab either way.
+    /// The console or a service refused one of the tab's requests as no longer the session's (a
+    /// 401 to a watch, a server function, a frame's ticket or token): the session ended, or it
+    /// is another user's now (bob's sign-in revoked alice's session, whose tokens the tab still
+    /// holds; the 401 can come before the other tab's hint). Asks which, once for any number
+    /// of refusals, so the notice says so, and ends the tab either way.
     pub fn refused() {
-        if has_ended() {
+        if has_ended() || ASKING.replace(true) {
             return;
         }
         leptos::task::spawn_local(async {
             let drawn_for =
                 DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
-            match ask().await.map(|answer| outcome(&drawn_for, answer)) {
+            let outcome = ask().await.map(|answer| outcome(&drawn_for, answer));
+            ASKING.set(false);
+            match outcome {
                 Some(Outcome::OtherUser(name)) => finish(Some(name)),
                 _ => end(),
             }
@@ -364,7 +374,8 @@ mod browser {
     }
 
     /// The server function's answer, read as its client would (an error through
-    /// [`AppError::de`], which ends the tab on `Unauthenticated`); `None` when unreached.
+    /// [`AppError::de`]; a 401 as `Unauthenticated` without it, which would ask again); `None`
+    /// when unreached.
     async fn ask() -> Option<Result<Viewer, AppError>> {
         let init = RequestInit::new();
         init.set_method("POST");
@@ -373,6 +384,8 @@ mod browser {
         let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
         Some(if response.ok() {
             serde_json::from_str(&text).map_err(|_| AppError::Internal)
+        } else if response.status() == 401 {
+            Err(AppError::Unauthenticated)
         } else {
             Err(AppError::de(text.into()))
         })
@@ -391,7 +404,7 @@ mod browser {
 }
 
 #[cfg(feature = "hydrate")]
-pub use browser::{announce_signed_out, end, follow_other_tabs, has_ended, on_end, refused};
+pub use browser::{announce_signed_out, follow_other_tabs, has_ended, on_end, refused};
 
 /// Whether the tab's session ended because another user signed in (the plugin frame's words).
 pub fn ended_for_other_user() -> bool {

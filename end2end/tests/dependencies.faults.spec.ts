@@ -5,11 +5,22 @@
 // while it lasts, and that the same page recovers by itself, without a reload, when it ends.
 // Runs in end2end/playwright.faults.config.ts, on a stack of its worker's own: a switch acts on
 // the whole stack.
-import { test, expect, request as playwrightRequest } from '@playwright/test';
+import { test, expect, request as playwrightRequest, type Page } from '@playwright/test';
 import { frameReady, hydrated, signIn, userMenu } from './fixtures';
 import { aliceOnHome, CERTS, clearFaults, DEMO, expectSameDocument, FAULTS, frame, markDocument, navigate, probe, RUNTIME, setFault, sidebar, unavailable } from './faults';
 import { kubectl } from './kubectl';
 import { AUTHN, GATEWAY, ORGANIZATION_API, PROD, send } from './origins';
+
+/** Opens the Certificates page of webshop as alice with cert-manager's runtime `fault`: the
+ * frame ends in its error state. */
+async function certificatesWhileRuntimeIs(page: Page, fault: string) {
+  await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
+  await hydrated(page);
+  await markDocument(page);
+  await setFault(RUNTIME, { fault });
+  await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
+  await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
+}
 
 test.describe('dependencies that fail and come back', () => {
   test.describe.configure({ mode: 'serial' });
@@ -136,12 +147,7 @@ test.describe('dependencies that fail and come back', () => {
 
   test('a plugin runtime that hangs: the page says it did not load, and opens again once it answers', async ({ page }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
-    await hydrated(page);
-    await markDocument(page);
-    await setFault(RUNTIME, { fault: 'hang' });
-    await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
-    await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
+    await certificatesWhileRuntimeIs(page, 'hang');
     await expect(frame(page).getByRole('alert')).toContainText('did not load');
     // plugin-proxy gives up on the runtime after its 10 s and says so in the frame.
     const inFrame = page.frameLocator('[data-plugin-frame] iframe').locator('body');
@@ -157,12 +163,7 @@ test.describe('dependencies that fail and come back', () => {
 
   test('a plugin runtime that answers garbage: the page says it did not load, and recovers by itself', async ({ page }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
-    await hydrated(page);
-    await markDocument(page);
-    await setFault(RUNTIME, { fault: 'garbage' });
-    await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
-    await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
+    await certificatesWhileRuntimeIs(page, 'garbage');
     await setFault(RUNTIME, { fault: 'none' });
     // Opened again by itself (every 10 s while it does not load).
     await expect(frame(page)).toHaveAttribute('data-state', 'ready', { timeout: 30_000 });
@@ -171,12 +172,7 @@ test.describe('dependencies that fail and come back', () => {
 
   test('a plugin runtime that is down: the frame says it cannot be reached, and the page recovers by itself', async ({ page }) => {
     test.setTimeout(90_000);
-    await signIn(page, 'alice@acme-corp.com', '/projects/webshop');
-    await hydrated(page);
-    await markDocument(page);
-    await setFault(RUNTIME, { fault: 'down' });
-    await sidebar(page).getByRole('link', { name: 'Certificates' }).first().click();
-    await expect(frame(page)).toHaveAttribute('data-state', 'error', { timeout: 15_000 });
+    await certificatesWhileRuntimeIs(page, 'down');
     await expect(frame(page).getByRole('alert')).toContainText('did not load');
     // plugin-proxy's own answer in the frame names what is wrong (the runtime, not the page).
     const inFrame = page.frameLocator('[data-plugin-frame] iframe').locator('body');

@@ -512,7 +512,7 @@ fn ended(stream: &Shared, end: End) {
         End::Dropped => retry(stream, connect),
         End::Gone => relist(stream),
         End::Refused => refuse(stream),
-        End::SignedOut => crate::session_end::end(),
+        End::SignedOut => crate::session_end::refused(),
     }
 }
 
@@ -607,7 +607,7 @@ fn relist(stream: &Shared) {
                 connect(&stream);
             }
             Err(End::Refused) => refuse(&stream),
-            Err(End::SignedOut) => crate::session_end::end(),
+            Err(End::SignedOut) => crate::session_end::refused(),
             Err(_) => retry(&stream, relist),
         }
     });
