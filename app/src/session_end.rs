@@ -346,7 +346,17 @@ mod browser {
         leptos::task::spawn_local(async {
             let drawn_for =
                 DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
-            let outcome = ask().await.map(|answer| outcome(&drawn_for, answer));
+            let mut now = ask().await.map(|answer| outcome(&drawn_for, answer));
+            if now == Some(Outcome::Ended) {
+                // A sign-in in another tab revokes this session before the browser holds the
+                // new session's cookie: asked a moment later, the session may be that user's
+                // (unless the tab learnt meanwhile, from another tab's hint).
+                settle().await;
+                if !has_ended() {
+                    now = ask().await.map(|answer| outcome(&drawn_for, answer));
+                }
+            }
+            let outcome = now;
             ASKING.set(false);
             match outcome {
                 Some(Outcome::OtherUser(name)) => finish(Some(name)),
@@ -371,6 +381,17 @@ mod browser {
                 return;
             }
         }
+    }
+
+    /// How long a refusal waits before asking again after a "signed out" ([`refused`]): the
+    /// other tab's sign-in answer (its cookie) is on its way within it.
+    const SETTLE_MS: i32 = 1_000;
+
+    async fn settle() {
+        let promise = js_sys::Promise::new(&mut |resolve, _| {
+            let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, SETTLE_MS);
+        });
+        let _ = JsFuture::from(promise).await;
     }
 
     /// The server function's answer, read as its client would (an error through

@@ -763,7 +763,7 @@ pub(crate) mod ssr {
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
         };
-        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml};
+        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml, restore};
         let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let schema = schema_of(&def);
         let spec = form_for(&schema, def.info.namespaced);
@@ -790,9 +790,15 @@ pub(crate) mod ssr {
                 let (path, original) =
                     read_object(&state, &token, cluster_id, &def, project, name, namespace.as_deref())
                         .await?;
-                if yaml.is_none() {
-                    object = merge_update(&original, &object);
-                }
+                object = match &yaml {
+                    None => merge_update(&original, &object),
+                    // As the YAML tab saves: `status` and the server's metadata from the live
+                    // object (a kind without a status subresource would lose its status).
+                    Some(_) => match restore(object, &original, resource_version) {
+                        Ok(object) => object,
+                        Err(message) => return refused(Vec::new(), vec![message]),
+                    },
+                };
                 // The version the form was loaded at: a change since is refused (409), not
                 // overwritten.
                 if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
