@@ -356,9 +356,8 @@ mod browser {
                     now = ask().await.map(|answer| outcome(&drawn_for, answer));
                 }
             }
-            let outcome = now;
             ASKING.set(false);
-            match outcome {
+            match now {
                 Some(Outcome::OtherUser(name)) => finish(Some(name)),
                 _ => end(),
             }

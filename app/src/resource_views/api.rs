@@ -763,7 +763,7 @@ pub(crate) mod ssr {
         use crate::resource_views::schema_form::{
             FieldError, assemble, errors_from_status, form_for, merge_update,
         };
-        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml, restore};
+        use crate::resource_views::yaml_edit::{form_over_yaml, parse_yaml, restore, set_labels};
         let (state, token, def) = signed_in_kind(cluster_id, crd).await?;
         let schema = schema_of(&def);
         let spec = form_for(&schema, def.info.namespaced);
@@ -824,11 +824,7 @@ pub(crate) mod ssr {
         if yaml.is_none()
             && let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
         {
-            if labels.is_empty() {
-                meta.remove("labels");
-            } else {
-                meta.insert("labels".into(), Value::Object(labels));
-            }
+            set_labels(meta, labels);
         }
         for dry in [true, false] {
             if !dry && dry_run {

@@ -144,18 +144,18 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
     } = detail;
     // Not allowed to delete, yet asked to (`?delete=1`, or a delete posted without JavaScript,
     // or the right revoked since the page loaded): the page says why nothing happened.
-    let delete_refusal = (!can_delete)
-        .then(|| {
-            delete_refused.clone().or_else(|| {
-                context.confirm_delete.then(|| {
-                    format!(
-                        "You may not delete {} {}: the cluster's RBAC for your account does not allow it.",
-                        context.scope.kind.kind, context.name
-                    )
-                })
+    let delete_refusal = if can_delete {
+        None
+    } else {
+        delete_refused.clone().or_else(|| {
+            context.confirm_delete.then(|| {
+                format!(
+                    "You may not delete {} {}: the cluster's RBAC for your account does not allow it.",
+                    context.scope.kind.kind, context.name
+                )
             })
         })
-        .flatten();
+    };
     let edit = context.scope.detail_path(&context.name, context.namespace.as_deref());
     let edit = format!("{edit}{}edit=1", if edit.contains('?') { '&' } else { '?' });
     let spec = object.get("spec").cloned().unwrap_or(Value::Null);
@@ -180,10 +180,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
             {can_delete.then(|| view! { <DeleteAction context=context.clone() refused=delete_refused /> })}
         </div>
         {delete_refusal.map(|reason| view! {
-            <div role="alert" class="card mb-4" data-delete-refused="">
-                <p class="font-semibold">"You cannot do this here"</p>
-                <p class="mt-1">{reason}</p>
-            </div>
+            <div class="mb-4" data-delete-refused="">{super::form::cannot_do_here(reason)}</div>
         })}
         // One column that may shrink below its content (`minmax(0, 1fr)`): a long YAML line
         // scrolls inside its card instead of widening the page on a phone.

@@ -90,15 +90,19 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     let ctx = StoredValue::new(context);
     let reload = Callback::new(move |()| setup.refetch());
     when_found("Loading the form…", setup, missing, move |setup| match setup.refusal.clone() {
-        Some(reason) => view! {
-            <div role="alert" class="card max-w-2xl">
-                <p class="font-semibold">"You cannot do this here"</p>
-                <p class="mt-1">{reason}</p>
-            </div>
-        }
-        .into_any(),
+        Some(reason) => view! { <div class="max-w-2xl">{cannot_do_here(reason)}</div> }.into_any(),
         None => view! { <FormView setup context=ctx.get_value() reload /> }.into_any(),
     })
+}
+
+/// Why the user may not do what the page is for (create, edit, delete): the cluster's RBAC said no.
+pub(super) fn cannot_do_here(reason: String) -> impl IntoView {
+    view! {
+        <div role="alert" class="card">
+            <p class="font-semibold">"You cannot do this here"</p>
+            <p class="mt-1">{reason}</p>
+        </div>
+    }
 }
 
 /// The form and the YAML tab, one shown at a time (`?yaml=1`: the YAML tab first; the

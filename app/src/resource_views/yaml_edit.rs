@@ -191,13 +191,18 @@ pub fn form_over_yaml(
             meta.insert(key.into(), v.clone());
         }
     }
+    set_labels(&mut meta, labels);
+    object["metadata"] = Value::Object(meta);
+    object
+}
+
+/// `metadata.labels` as the form gives them: none is no `labels` key, rather than an empty map.
+pub fn set_labels(meta: &mut Map<String, Value>, labels: Map<String, Value>) {
     if labels.is_empty() {
         meta.remove("labels");
     } else {
         meta.insert("labels".into(), Value::Object(labels));
     }
-    object["metadata"] = Value::Object(meta);
-    object
 }
 
 /// An edit (`mine`, made from `base`) re-applied onto `theirs`, a newer version of
