@@ -50,6 +50,36 @@ fn from_console_script(headers: &HeaderMap) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The answers still streaming through the route (watches), which the console ends when it
+/// drains: each ends as a watch whose timeout passed, so the browser watches again at once,
+/// through a load balancer at another replica, from the last version it saw. Without it a
+/// console with open tabs would wait its whole drain period and then cut them.
+#[derive(Debug, Clone)]
+pub struct OpenStreams(std::sync::Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for OpenStreams {
+    fn default() -> Self {
+        Self(std::sync::Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl OpenStreams {
+    /// Ends every stream open now and every one opened from now on.
+    pub fn close(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// `body`, ending cleanly once [`OpenStreams::close`] is called.
+    fn until_closed(&self, body: Body) -> Body {
+        use futures::StreamExt;
+        let mut closed = self.0.subscribe();
+        let closing = async move {
+            let _ = closed.wait_for(|closed| *closed).await;
+        };
+        Body::from_stream(body.into_data_stream().take_until(Box::pin(closing)))
+    }
+}
+
 /// `GET /kube/clusters/<cluster-id>/<kubernetes path>`.
 pub async fn handle(State(state): State<ConsoleState>, req: Request) -> Response {
     let mut response = answer(&state, req).await;
@@ -114,7 +144,7 @@ async fn answer(state: &ConsoleState, req: Request) -> Response {
         return status(502, "InternalError", "the cluster answered something that is not API content");
     }
     let (parts, body) = upstream.into_parts();
-    let mut response = Response::new(Body::new(body));
+    let mut response = Response::new(state.open_streams.until_closed(Body::new(body)));
     *response.status_mut() = parts.status;
     for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
         if let Some(value) = parts.headers.get(&name) {
@@ -138,6 +168,47 @@ mod tests {
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         pairs.iter().map(|(k, v)| (http::HeaderName::from_static(k), HeaderValue::from_static(v))).collect()
+    }
+
+    /// A drain ends a watch passing through cleanly, as a watch whose timeout passed, while the
+    /// gateway still holds it open: the browser watches again at once, at another replica.
+    #[tokio::test]
+    async fn a_drain_ends_the_watches_passing_through() {
+        use futures::StreamExt;
+        let never_ending = || async {
+            let events = futures::stream::pending::<Result<bytes::Bytes, std::convert::Infallible>>();
+            ([(header::CONTENT_TYPE, "application/json;stream=watch")], Body::from_stream(events))
+        };
+        let gateway = axum::Router::new().fallback(never_ending);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, gateway).await });
+        let state = crate::resource_views::api::scope_tests::state_with_gateway(&url);
+        let watch = || {
+            let mut request = Request::get(format!(
+                "{PREFIX}/clusters/{}/api/v1/namespaces/default/configmaps?watch=1",
+                crate::resource_views::api::scope_tests::CLUSTER
+            ))
+            .header(header::COOKIE, format!("{}=token-of-alice", fundament_session::COOKIE_NAME));
+            for (name, value) in
+                [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty")]
+            {
+                request = request.header(name, value);
+            }
+            request.body(Body::empty()).unwrap()
+        };
+        let open = handle(State(state.clone()), watch()).await;
+        assert_eq!(open.status(), 200);
+        let mut events = open.into_body().into_data_stream();
+        let wait = std::time::Duration::from_millis(200);
+        assert!(tokio::time::timeout(wait, events.next()).await.is_err(), "open until the drain");
+
+        state.open_streams.close();
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(5), events.next()).await;
+        assert!(matches!(ended, Ok(None)), "ended cleanly: {ended:?}");
+        // One opened during the drain ends at once too.
+        let mut late = handle(State(state), watch()).await.into_body().into_data_stream();
+        assert!(matches!(tokio::time::timeout(wait, late.next()).await, Ok(None)));
     }
 
     #[test]

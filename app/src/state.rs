@@ -134,6 +134,8 @@ pub struct ConsoleState {
     /// Who may view which cluster: the question the gateway asks too, so the cluster list
     /// shows exactly the clusters the user can reach.
     pub fga: Arc<dyn fundament_fga::CanView>,
+    /// The watches streaming through the cluster route, ended when the console drains.
+    pub open_streams: crate::cluster_route::OpenStreams,
 }
 
 impl std::fmt::Debug for ConsoleState {

@@ -109,6 +109,7 @@ pub fn console_state(
         },
         directory: crate::services::directory(settings)?,
         fga: crate::services::fga(settings)?,
+        open_streams: Default::default(),
     })
 }
 
@@ -149,13 +150,20 @@ pub async fn run_alone(settings: Settings) -> Result<(), crate::stack::StackErro
     sessions.spawn_refresh();
     let dev_sign_in = settings.mode == fundament_settings::Mode::Mock;
     let state = console_state(&settings, sessions, dev_sign_in)?;
+    let drain = ending_streams(&state);
     let router =
         router(leptos_options(&settings), state, &settings.urls.console, &settings.cluster.plugin_sdk_dir)
             .layer(axum::middleware::from_fn(crate::middleware::server_timing));
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
-    let bound = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
+    let bound = crate::stack::Bound { name: "console", listener, router, drain: Some(drain), finish: None };
     bound.serve(crate::signal::shutdown_signal()).await;
     Ok(())
+}
+
+/// The console's drain ([`crate::stack::Bound::drain`]): the watches it passes on end.
+pub fn ending_streams(state: &ConsoleState) -> Box<dyn FnOnce() + Send> {
+    let streams = state.open_streams.clone();
+    Box::new(move || streams.close())
 }
 
 /// The console's router.

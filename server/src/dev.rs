@@ -74,9 +74,10 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     }
     listen::warn_url_mismatches(&settings, &listening);
     let listener = listen::bind("console", settings.console_listen, Key::ConsoleListen).await?;
-    // Two stops: the services drain first (they are the cluster's and the runtimes' clients,
-    // and their in-flight requests need both), then the cluster and the runtimes stop.
-    let (stop_services, services_stopped) = tokio::sync::watch::channel(false);
+    // The services stop in the order they call each other (the console first, authn and
+    // organization-api last: every other service asks them), then the cluster and the runtimes,
+    // whose clients they all are.
+    let mut staged = crate::stack::StagedStop::new(3);
     let (stop_runtimes, runtimes_stopped) = tokio::sync::watch::channel(false);
     // Mock mode's development fault switches for whole services (docs/dev-switches.md).
     let faults = (settings.mode == Mode::Mock).then(fundament_dev_faults::Switchboard::default);
@@ -86,23 +87,35 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     let store = crate::services::shared_store(&settings).map_err(crate::stack::StackError::from)?;
     let dev_sign_in = crate::services::dev_sign_in(&settings);
     let services = [
-        crate::stack::authn(&settings, &target.access, signer, store.clone(), dev_sign_in, faults.as_ref())
+        (
+            2,
+            crate::stack::authn(
+                &settings,
+                &target.access,
+                signer,
+                store.clone(),
+                dev_sign_in,
+                faults.as_ref(),
+            )
             .await?,
-        crate::stack::organization_api(
-            &settings,
-            faults.as_ref().map(|f| f.switch(fundament_dev_faults::Service::OrganizationApi)),
-        )
-        .await?,
-        crate::stack::kube_api_proxy(&settings, &target.access, store.clone(), faults.as_ref()).await?,
-        crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store, faults.as_ref())
+        ),
+        (
+            2,
+            crate::stack::organization_api(
+                &settings,
+                faults.as_ref().map(|f| f.switch(fundament_dev_faults::Service::OrganizationApi)),
+            )
             .await?,
+        ),
+        (1, crate::stack::kube_api_proxy(&settings, &target.access, store.clone(), faults.as_ref()).await?),
+        (
+            1,
+            crate::stack::plugin_proxy(&settings, &target.access, target.runtimes()?, store, faults.as_ref())
+                .await?,
+        ),
     ];
-    let mut serving = tokio::task::JoinSet::new();
-    let stopped = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = receiver.wait_for(|s| *s).await;
-    };
-    for service in services {
-        serving.spawn(service.serve(stopped(services_stopped.clone())));
+    for (stage, service) in services {
+        staged.serve(stage, service);
     }
     let verifier = fundament_tokens::Verifier::from_jwks(&jwks)
         .map_err(|e| crate::stack::StackError::from(crate::services::ServiceError::from(e)))?;
@@ -124,6 +137,7 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     state.fga = crate::services::with_faults(state.fga, faults.as_ref());
     let users: Vec<String> =
         crate::services::dev_users(&*state.directory).into_iter().map(|u| u.email).collect();
+    let drain = Some(console::ending_streams(&state));
     let router = console::router(
         console::leptos_options(&settings),
         state,
@@ -131,23 +145,26 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
         &settings.cluster.plugin_sdk_dir,
     );
     let router = router.layer(axum::middleware::from_fn(crate::middleware::server_timing));
-    let console = crate::stack::Bound { name: "console", listener, router, drain: None, finish: None };
-    serving.spawn(console.serve(stopped(services_stopped)));
+    staged.serve(0, crate::stack::Bound { name: "console", listener, router, drain, finish: None });
 
     tracing::info!(url = %settings.urls.console, listen = %settings.console_listen, "console listening");
     print_banner(&settings, &target.describe(), &users);
     shutdown.await;
-    // Every service stops accepting at once and drains for at most DRAIN_PERIOD (Bound::serve),
-    // so the whole stop takes at most twice that: the services, then the cluster.
-    stop_services.send_replace(true);
-    while serving.join_next().await.is_some() {}
+    // The services within DRAIN_PERIOD (20 s, and kube-api-proxy's last writes, 5 s), then the
+    // cluster, whose clients are gone by then (4 s): 29 s, within a Deployment's default 30 s
+    // grace period (the Helm chart's mock mode runs this process).
+    staged.stop().await;
     if let Some(cluster) = target.embedded.take() {
-        cluster.shutdown(crate::stack::DRAIN_PERIOD).await;
+        cluster.shutdown(CLUSTER_DRAIN_PERIOD).await;
     }
     stop_runtimes.send_replace(true);
     tracing::info!("stopped");
     Ok(())
 }
+
+/// How long the embedded cluster drains once the services stopped: only clients from outside
+/// the stack (kubectl, the runtimes' watches, which it ends) may still be there.
+const CLUSTER_DRAIN_PERIOD: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// `fundament dev`'s directory outside mock mode when `--directory` is not given.
 const DEV_DIRECTORY: &str = "fixtures/directory.yaml";

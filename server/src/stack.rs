@@ -49,18 +49,30 @@ impl Bound {
     /// Serves until `shutdown`, then drains: stops accepting, ends open streams, lets in-flight
     /// requests finish, for at most [`DRAIN_PERIOD`].
     pub async fn serve(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.serve_until(async move {
+            shutdown.await;
+            tokio::time::Instant::now() + DRAIN_PERIOD
+        })
+        .await
+    }
+
+    /// Serves until `stop` resolves, then drains until the deadline it resolves to (the stages
+    /// of [`StagedStop`] share one).
+    pub async fn serve_until(
+        self,
+        stop: impl std::future::Future<Output = tokio::time::Instant> + Send + 'static,
+    ) {
         let router = self.router.layer(fundament_telemetry::http_layer());
-        let draining = Arc::new(tokio::sync::Notify::new());
-        let started = Arc::clone(&draining);
+        let (draining, drain_deadline) = tokio::sync::oneshot::channel();
         let (drain, finish) = (self.drain, self.finish);
         let name = self.name;
         let graceful = async move {
-            shutdown.await;
+            let deadline = stop.await;
             tracing::info!(service = name, "draining: no new connections; open streams end");
             if let Some(drain) = drain {
                 drain();
             }
-            started.notify_one();
+            let _ = draining.send(deadline);
         };
         // TCP_NODELAY on every connection: an answer leaves in more than one write (its head,
         // then its body), and with Nagle's algorithm a small last write waits for the client's
@@ -78,9 +90,11 @@ impl Bound {
                 Err(error) => tracing::error!(service = name, %error, "service stopped with an error"),
             },
             () = async {
-                draining.notified().await;
-                tokio::time::sleep(DRAIN_PERIOD).await;
-            } => tracing::warn!(service = name, seconds = DRAIN_PERIOD.as_secs(), "drain period over; closing what is still open"),
+                match drain_deadline.await {
+                    Ok(deadline) => tokio::time::sleep_until(deadline).await,
+                    Err(_) => std::future::pending().await,
+                }
+            } => tracing::warn!(service = name, "drain period over; closing what is still open"),
         }
         if let Some(finish) = finish
             && tokio::time::timeout(FINISH_PERIOD, finish).await.is_err()
@@ -90,6 +104,57 @@ impl Bound {
                 seconds = FINISH_PERIOD.as_secs(),
                 "its last writes did not finish in time"
             );
+        }
+    }
+}
+
+/// Services of one process stopped in the order they call each other: a stage starts draining
+/// once every service of the stages before it has stopped, so a request still in flight finds
+/// the services it calls still serving. Every stage drains within the same [`DRAIN_PERIOD`],
+/// counted from [`StagedStop::stop`]: the order costs no time beyond it.
+pub struct StagedStop {
+    stages: Vec<Stage>,
+}
+
+struct Stage {
+    stop: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
+    serving: tokio::task::JoinSet<()>,
+}
+
+impl StagedStop {
+    /// `count` stages, stopped from the first to the last.
+    pub fn new(count: usize) -> Self {
+        let stages = (0..count)
+            .map(|_| Stage {
+                stop: tokio::sync::watch::Sender::new(None),
+                serving: tokio::task::JoinSet::new(),
+            })
+            .collect();
+        Self { stages }
+    }
+
+    /// Serves `bound` until its stage stops. Panics on a stage past the count: a wiring mistake.
+    pub fn serve(&mut self, stage: usize, bound: Bound) {
+        let stage = &mut self.stages[stage];
+        let mut stopped = stage.stop.subscribe();
+        stage.serving.spawn(bound.serve_until(async move {
+            // Copied out at once: the guard `wait_for` gives must not be held across an await.
+            let deadline = stopped.wait_for(Option::is_some).await.map(|deadline| *deadline);
+            match deadline {
+                Ok(deadline) => deadline.unwrap_or_else(tokio::time::Instant::now),
+                // The StagedStop is gone without a stop: serve on, as a dropped signal would.
+                Err(_) => std::future::pending().await,
+            }
+        }));
+    }
+
+    /// Stops every stage in order, within one [`DRAIN_PERIOD`] from now, and returns once all
+    /// have stopped.
+    pub async fn stop(self) {
+        let deadline = tokio::time::Instant::now() + DRAIN_PERIOD;
+        for mut stage in self.stages {
+            stage.stop.send_replace(Some(deadline));
+            while stage.serving.join_next().await.is_some() {}
         }
     }
 }
@@ -362,6 +427,51 @@ mod tests {
         };
         bound.serve(async {}).await;
         assert!(finished.load(Ordering::SeqCst), "finished after the drain, before serve returned");
+    }
+
+    /// A request in flight on the console finds the services it calls still serving: they stop
+    /// only once it has been answered. (All stopped at once, the called service refused it.)
+    #[tokio::test]
+    async fn a_staged_stop_keeps_what_an_earlier_stage_calls_until_it_stopped() {
+        let called = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let called_addr = called.local_addr().unwrap();
+        let caller = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let caller_addr = caller.local_addr().unwrap();
+        let (arrived, arrival) = tokio::sync::oneshot::channel::<()>();
+        let arrived = Arc::new(std::sync::Mutex::new(Some(arrived)));
+        let calls_on = move || {
+            if let Some(arrived) = arrived.lock().unwrap().take() {
+                let _ = arrived.send(());
+            }
+            async move {
+                // The stop begins while this request waits.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                match tokio::net::TcpStream::connect(called_addr).await {
+                    Ok(_) => "the called service answered",
+                    Err(_) => "the called service had stopped",
+                }
+            }
+        };
+        let mut staged = StagedStop::new(2);
+        staged.serve(
+            0,
+            Bound {
+                name: "caller",
+                listener: caller,
+                router: Router::new().route("/", axum::routing::get(calls_on)),
+                drain: None,
+                finish: None,
+            },
+        );
+        staged.serve(
+            1,
+            Bound { name: "called", listener: called, router: Router::new(), drain: None, finish: None },
+        );
+        let request = tokio::spawn(http(caller_addr, "GET", "/", ""));
+        arrival.await.unwrap();
+        staged.stop().await;
+        assert_eq!(request.await.unwrap(), (200, "the called service answered".to_string()));
+        assert!(tokio::net::TcpStream::connect(called_addr).await.is_err(), "the last stage stopped too");
     }
 
     /// One HTTP/1.1 request over a real socket: the status and the body.

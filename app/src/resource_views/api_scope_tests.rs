@@ -112,26 +112,7 @@ pub(crate) async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let sessions: Arc<dyn crate::state::SessionAuthority> = Arc::new(crate::test_sessions::TokensOfUsers);
-    let state = crate::state::ConsoleState {
-        sessions: Arc::clone(&sessions),
-        mock: true,
-        oidc_provider: None,
-        console_origin: "http://localhost:3000".into(),
-        frame_origins: Vec::new(),
-        backend: Arc::new(crate::plugins::backend::Backend::new(
-            &url,
-            "http://127.0.0.1:9",
-            "http://127.0.0.1:9",
-            sessions,
-        )),
-        endpoints: crate::api::session::Endpoints {
-            kube_api_proxy: url.clone(),
-            plugin_proxy: "http://127.0.0.1:9".into(),
-        },
-        directory: Arc::new(fundament_directory::seed()),
-        fga: Arc::new(EveryCluster),
-    };
+    let state = state_with_gateway(&url);
     let request = http::Request::builder()
         .header(http::header::COOKIE, format!("{}=token-of-{user}", fundament_session::COOKIE_NAME))
         .body(())
@@ -142,6 +123,31 @@ pub(crate) async fn as_user(user: &str) -> (Owner, Arc<Gateway>) {
         provide_context(request.into_parts().0);
     });
     (owner, gateway)
+}
+
+/// The console's state with its kube-api-proxy at `url`; sessions are `token-of-<user>`.
+pub(crate) fn state_with_gateway(url: &str) -> crate::state::ConsoleState {
+    let sessions: Arc<dyn crate::state::SessionAuthority> = Arc::new(crate::test_sessions::TokensOfUsers);
+    crate::state::ConsoleState {
+        sessions: Arc::clone(&sessions),
+        mock: true,
+        oidc_provider: None,
+        console_origin: "http://localhost:3000".into(),
+        frame_origins: Vec::new(),
+        backend: Arc::new(crate::plugins::backend::Backend::new(
+            url,
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            sessions,
+        )),
+        endpoints: crate::api::session::Endpoints {
+            kube_api_proxy: url.to_owned(),
+            plugin_proxy: "http://127.0.0.1:9".into(),
+        },
+        directory: Arc::new(fundament_directory::seed()),
+        fga: Arc::new(EveryCluster),
+        open_streams: Default::default(),
+    }
 }
 
 /// Runs a server function's body as `owner`'s request.
