@@ -15,8 +15,10 @@
 //! A call's body is read whole before anything is forwarded (up to 3 MiB), so the calls bound
 //! what one caller holds only to 320 × 3 MiB, about a gigabyte, and nothing bounds all callers
 //! together. The bytes of bodies being held are counted too, per user and in all
-//! ([`BODY_BYTES_PER_USER`], [`BODY_BYTES_IN_ALL`]): a body that would pass either is refused
-//! with the same 429 before the chunk that would pass it is kept.
+//! ([`BODY_BYTES_PER_USER`], [`BODY_BYTES_IN_ALL`]), and of those, what plugin pages may hold
+//! ([`BODY_BYTES_PER_USER_PLUGINS`], [`BODY_BYTES_PLUGINS_IN_ALL`]), so the console's own saves
+//! always find room: a body that would pass any of its bounds is refused with the same 429
+//! before the chunk that would pass it is kept.
 //!
 //! Counted in this process only: a bound per replica, so `n` replicas behind a load balancer let
 //! through at most `n` times as much. Nothing is shared, so nothing can fail to be counted, and a
@@ -53,6 +55,14 @@ pub const BODY_BYTES_PER_USER: usize = 32 * 1024 * 1024;
 /// Bytes of request bodies all calls may hold at once, in one replica: with the per-user bound,
 /// the memory request bodies can take is bounded whoever sends them (eight users' worth).
 pub const BODY_BYTES_IN_ALL: usize = 256 * 1024 * 1024;
+/// Of [`BODY_BYTES_PER_USER`], what one user's plugin pages may hold, all plugins and tokens
+/// together. A page (or its copied PluginToken) that trickles large bodies would otherwise hold
+/// all of the user's bytes, and every save of the console's forms would be refused; the rest
+/// (8 MiB, two of kube-apiserver's largest bodies) stays the console's.
+pub const BODY_BYTES_PER_USER_PLUGINS: usize = 24 * 1024 * 1024;
+/// Of [`BODY_BYTES_IN_ALL`], what the plugin pages of all users may hold: eight users of one
+/// hostile plugin leave the console's saves of every user 64 MiB.
+pub const BODY_BYTES_PLUGINS_IN_ALL: usize = 192 * 1024 * 1024;
 /// How long a refused caller is told to wait (`retryAfterSeconds`, `Retry-After`): what
 /// kube-apiserver tells a caller past its max-in-flight. A slot comes back as soon as any call
 /// of the caller ends, so a second is enough.
@@ -73,6 +83,8 @@ pub struct CallLimits {
 struct BodyBytesLimits {
     per_user: usize,
     in_all: usize,
+    per_user_plugins: usize,
+    plugins_in_all: usize,
 }
 
 impl Default for CallLimits {
@@ -92,13 +104,25 @@ enum Bound<'a> {
 impl CallLimits {
     /// Other bounds than the defaults (tests).
     pub fn new(per_user: usize, per_user_plugins: usize, per_token: usize) -> Self {
-        let body_bytes = BodyBytesLimits { per_user: BODY_BYTES_PER_USER, in_all: BODY_BYTES_IN_ALL };
+        let body_bytes = BodyBytesLimits {
+            per_user: BODY_BYTES_PER_USER,
+            in_all: BODY_BYTES_IN_ALL,
+            per_user_plugins: BODY_BYTES_PER_USER_PLUGINS,
+            plugins_in_all: BODY_BYTES_PLUGINS_IN_ALL,
+        };
         Self { per_user, per_user_plugins, per_token, body_bytes, in_flight: Arc::default() }
     }
 
-    /// Other bounds on request body bytes held at once than the defaults (tests).
+    /// Other bounds on request body bytes held at once than the defaults (tests); plugin pages
+    /// get three quarters of each, as by default.
     pub fn with_body_bytes(self, per_user: usize, in_all: usize) -> Self {
-        Self { body_bytes: BodyBytesLimits { per_user, in_all }, ..self }
+        let body_bytes = BodyBytesLimits {
+            per_user,
+            in_all,
+            per_user_plugins: per_user * 3 / 4,
+            plugins_in_all: in_all * 3 / 4,
+        };
+        Self { body_bytes, ..self }
     }
 
     /// Slots for one call of `user` and, for a plugin page's call, of its plugin pages and its
@@ -129,6 +153,7 @@ impl CallLimits {
                 in_flight: Arc::clone(&self.in_flight),
                 limits: self.body_bytes,
                 user: user.to_string(),
+                plugin: token_id.is_some(),
                 held: Mutex::new(0),
             }),
         })
@@ -233,18 +258,30 @@ impl BodyError {
     }
 }
 
-/// The bytes one call's body holds, against the bounds of its user and of all calls.
+/// The bytes one call's body holds, against the bounds of its user and of all calls, and for a
+/// plugin page's call those of the user's plugin pages and of all plugin pages.
 #[derive(Debug)]
 struct BodyBytes {
     in_flight: Arc<Mutex<HashMap<String, usize>>>,
     limits: BodyBytesLimits,
     user: String,
+    plugin: bool,
     held: Mutex<usize>,
+}
+
+/// One count of body bytes a call's body is held against.
+#[derive(Debug, Clone, Copy)]
+enum BodyBound {
+    UserPlugins,
+    User,
+    PluginsInAll,
+    InAll,
 }
 
 /// Keys of the body byte counts in the map of calls in flight (`:` never starts a user's key
 /// there, nor `*` a user name: a verified token's subject).
 const BODY_BYTES_IN_ALL_KEY: &str = "body-bytes:*";
+const BODY_BYTES_PLUGINS_IN_ALL_KEY: &str = "body-bytes:plugins:*";
 
 /// The key of `user`'s body byte count.
 fn body_bytes_key(user: &str) -> String {
@@ -252,35 +289,72 @@ fn body_bytes_key(user: &str) -> String {
 }
 
 impl BodyBytes {
-    fn user_key(&self) -> String {
-        body_bytes_key(&self.user)
+    /// The bounds this body counts against, the most particular first: its refusal says best
+    /// what to do.
+    fn bounds(&self) -> &'static [BodyBound] {
+        if self.plugin {
+            &[BodyBound::UserPlugins, BodyBound::User, BodyBound::PluginsInAll, BodyBound::InAll]
+        } else {
+            &[BodyBound::User, BodyBound::InAll]
+        }
+    }
+
+    fn key(&self, bound: BodyBound) -> String {
+        match bound {
+            BodyBound::UserPlugins => format!("body-bytes:user-plugins:{}", self.user),
+            BodyBound::User => body_bytes_key(&self.user),
+            BodyBound::PluginsInAll => BODY_BYTES_PLUGINS_IN_ALL_KEY.to_string(),
+            BodyBound::InAll => BODY_BYTES_IN_ALL_KEY.to_string(),
+        }
+    }
+
+    fn limit(&self, bound: BodyBound) -> usize {
+        match bound {
+            BodyBound::UserPlugins => self.limits.per_user_plugins,
+            BodyBound::User => self.limits.per_user,
+            BodyBound::PluginsInAll => self.limits.plugins_in_all,
+            BodyBound::InAll => self.limits.in_all,
+        }
+    }
+
+    /// What the caller is told when `bound`, holding `held` bytes, would be passed.
+    fn refusal(&self, bound: BodyBound, held: usize) -> String {
+        let (user, limit) = (&self.user, self.limit(bound));
+        match bound {
+            BodyBound::UserPlugins => format!(
+                "too many request bytes in flight: user {user}'s plugin pages hold {held} bytes of request bodies, and this body would pass their limit ({limit} bytes, all plugins together; the rest is the console's); wait for some to end"
+            ),
+            BodyBound::User => format!(
+                "too many request bytes in flight: user {user}'s calls hold {held} bytes of request bodies, and this body would pass the limit per user ({limit} bytes); wait for some to end"
+            ),
+            BodyBound::PluginsInAll => format!(
+                "too many request bytes in flight: the plugin pages of all users hold {held} bytes of request bodies, and this body would pass their limit in this kube-api-proxy ({limit} bytes); try again"
+            ),
+            BodyBound::InAll => format!(
+                "too many request bytes in flight: the calls of all users hold {held} bytes of request bodies, and this body would pass the limit of this kube-api-proxy ({limit} bytes); try again"
+            ),
+        }
     }
 
     fn take(&self, n: usize) -> Result<(), BodyError> {
-        let user_key = self.user_key();
         let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
-        let users = in_flight.get(&user_key).copied().unwrap_or(0);
-        let all = in_flight.get(BODY_BYTES_IN_ALL_KEY).copied().unwrap_or(0);
-        let message = if users + n > self.limits.per_user {
-            format!(
-                "too many request bytes in flight: user {}'s calls hold {users} bytes of request bodies, and this body would pass the limit per user ({} bytes); wait for some to end",
-                self.user, self.limits.per_user
-            )
-        } else if all + n > self.limits.in_all {
-            format!(
-                "too many request bytes in flight: the calls of all users hold {all} bytes of request bodies, and this body would pass the limit of this kube-api-proxy ({} bytes); try again",
-                self.limits.in_all
-            )
-        } else {
-            *in_flight.entry(user_key).or_default() += n;
-            *in_flight.entry(BODY_BYTES_IN_ALL_KEY.to_string()).or_default() += n;
-            *self.held.lock().unwrap_or_else(PoisonError::into_inner) += n;
-            return Ok(());
-        };
-        tracing::debug!(user = %self.user, "call refused: too many request bytes in flight");
-        let status = Status::too_many_requests(message)
-            .with_details(StatusDetails { retry_after_seconds: RETRY_AFTER_SECONDS, ..Default::default() });
-        Err(BodyError::TooMuchInFlight(Box::new(status)))
+        for &bound in self.bounds() {
+            let held = in_flight.get(&self.key(bound)).copied().unwrap_or(0);
+            if held + n > self.limit(bound) {
+                tracing::debug!(user = %self.user, "call refused: too many request bytes in flight");
+                let status =
+                    Status::too_many_requests(self.refusal(bound, held)).with_details(StatusDetails {
+                        retry_after_seconds: RETRY_AFTER_SECONDS,
+                        ..Default::default()
+                    });
+                return Err(BodyError::TooMuchInFlight(Box::new(status)));
+            }
+        }
+        for &bound in self.bounds() {
+            *in_flight.entry(self.key(bound)).or_default() += n;
+        }
+        *self.held.lock().unwrap_or_else(PoisonError::into_inner) += n;
+        Ok(())
     }
 }
 
@@ -291,7 +365,8 @@ impl Drop for BodyBytes {
             return;
         }
         let mut in_flight = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner);
-        for key in [self.user_key(), BODY_BYTES_IN_ALL_KEY.to_string()] {
+        for &bound in self.bounds() {
+            let key = self.key(bound);
             if let Some(count) = in_flight.get_mut(&key) {
                 *count -= held.min(*count);
                 if *count == 0 {
@@ -396,6 +471,41 @@ mod tests {
         // An empty body is not counted at all.
         second.counted(axum::body::Body::empty()).collect().await.unwrap();
         drop((slot, second, bob));
+        assert!(limits.in_flight.lock().unwrap().is_empty(), "every byte came back");
+    }
+
+    /// Plugin pages that trickle large bodies hold their share and no more: the console's saves,
+    /// of the same user or of everyone, still find room.
+    #[tokio::test]
+    async fn plugin_pages_leave_the_console_its_share_of_body_bytes() {
+        use http_body_util::BodyExt;
+        // Plugin pages: 300 bytes per user, 750 in all.
+        let limits = CallLimits::default().with_body_bytes(400, 1_000);
+        let body = |n: usize| axum::body::Body::from(vec![b'x'; n]);
+        let refusal = |e: axum::Error| BodyError::refusal_in(&e).expect("a refusal").message.clone();
+        let alice_page = limits.acquire("alice", Some("t1")).unwrap();
+        alice_page.counted(body(300)).collect().await.unwrap();
+        // Another page of hers, with a token of its own: refused, her pages' share is full.
+        let another = limits.acquire("alice", Some("t2")).unwrap();
+        let message = refusal(another.counted(body(1)).collect().await.unwrap_err());
+        assert!(message.contains("alice's plugin pages hold 300 bytes"), "{message}");
+        assert!(
+            message.contains("(300 bytes, all plugins together; the rest is the console's)"),
+            "{message}"
+        );
+        // The console saves for her.
+        let console = limits.acquire("alice", None).unwrap();
+        console.counted(body(100)).collect().await.unwrap();
+        // Bob's and carol's pages fill what all plugin pages may hold; dave's console saves.
+        let bob_page = limits.acquire("bob", Some("t3")).unwrap();
+        bob_page.counted(body(300)).collect().await.unwrap();
+        let carol_page = limits.acquire("carol", Some("t4")).unwrap();
+        let message = refusal(carol_page.counted(body(151)).collect().await.unwrap_err());
+        assert!(message.contains("the plugin pages of all users hold 600 bytes"), "{message}");
+        assert!(message.contains("their limit in this kube-api-proxy (750 bytes)"), "{message}");
+        let dave = limits.acquire("dave", None).unwrap();
+        dave.counted(body(250)).collect().await.unwrap();
+        drop((alice_page, another, console, bob_page, carol_page, dave));
         assert!(limits.in_flight.lock().unwrap().is_empty(), "every byte came back");
     }
 

@@ -19,7 +19,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
-fn not_found() -> Response {
+pub(crate) fn not_found() -> Response {
     plain(StatusCode::NOT_FOUND, "not found")
 }
 

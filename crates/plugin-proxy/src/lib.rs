@@ -213,9 +213,12 @@ async fn readyz(
 pub const MAX_ASSET: usize = 32 * 1024 * 1024;
 
 pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
-    axum::Router::new()
+    let health = axum::Router::new()
         .route("/livez", axum::routing::get(|| async { "ok" }))
         .route("/readyz", axum::routing::get(readyz))
+        .route_layer(axum::middleware::from_fn_with_state(Arc::clone(&proxy), platform_hosts_only));
+    axum::Router::new()
+        .merge(health)
         .route("/plugins/sdk/v1/{file}", axum::routing::get(handler::sdk))
         .route("/installations/{*rest}", axum::routing::any(installation::handle))
         .fallback(handler::asset)
@@ -225,6 +228,21 @@ pub fn router(proxy: Arc<PluginProxy>) -> axum::Router {
             ("text/plain; charset=utf-8", "internal error; see the plugin-proxy log".to_string())
         })))
         .layer(axum::middleware::map_response(origin_keyed))
+}
+
+/// The health answers are the platform's, for probes and operators (by pod address or the
+/// plugins host): never on an installation's origin, where that plugin's pages could read them
+/// (`/readyz?verbose` names authn, OpenFGA and every cluster, with their failures).
+async fn platform_hosts_only(
+    axum::extract::State(proxy): axum::extract::State<Arc<PluginProxy>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match proxy.host_of(&req) {
+        Some(PluginHost::Installation(_)) => handler::not_found(),
+        Some(PluginHost::Base) | None => next.run(req).await.into_response(),
+    }
 }
 
 /// Every answer asks for an origin-keyed agent cluster. Plugin origins may share the console's

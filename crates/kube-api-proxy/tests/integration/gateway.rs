@@ -895,9 +895,9 @@ async fn a_request_body_not_received_whole_in_time_is_refused_and_nothing_is_for
     assert_eq!(code, 404, "{v}");
 }
 
-/// The bytes of request bodies held at once are bounded per user and in all: a body that would
-/// pass either bound is refused with a 429 before it is kept, whoever's bodies hold the bytes,
-/// and the bytes come back when the calls holding them end.
+/// The bytes of request bodies held at once are bounded per user and in all, and within those
+/// for plugin pages: a body that would pass a bound is refused with a 429 before it is kept,
+/// whoever's bodies hold the bytes, and the bytes come back when the calls holding them end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     let calls = CallLimits::default().with_body_bytes(1_000, 1_500);
@@ -930,7 +930,7 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     refused(answered(answer).await, "the limit per user");
     // Bob's bytes are his own; then the two hold 1,200 of all 1,500, and 350 more of alice's,
     // within her own bound, would pass the bound of all.
-    let (_bob_held, _) = s.post_begun(&bob, &configmaps, piece(600)).await;
+    let (bob_held, _) = s.post_begun(&bob, &configmaps, piece(600)).await;
     until_body_bytes(&calls, "bob", 600).await;
     let (_third, answer) = s.post_begun(&alice, &configmaps, piece(350)).await;
     refused(answered(answer).await, "the limit of this kube-api-proxy (1500 bytes)");
@@ -946,6 +946,21 @@ async fn request_body_bytes_held_at_once_are_bounded_per_user_and_in_all() {
     let configmap =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}, "data": data});
     let (code, _, v) = s.call_as(&alice, Method::POST, &configmaps, Some(configmap)).await;
+    assert_eq!(code, 201, "{v}");
+
+    // Her plugin pages hold at most their share (750 of her 1,000 bytes), whichever tokens they
+    // send with: a page past it is refused, and the console's saves for her still pass.
+    drop(bob_held);
+    until_body_bytes(&calls, "bob", 0).await;
+    let certificates = format!("/clusters/{PROD}/apis/cert-manager.io/v1/namespaces/default/certificates");
+    let page = |_| bearer(&s.plugin_token("alice", PROD, "acme-corp--cert-manager", 900));
+    let [first_token, second_token]: [String; 2] = std::array::from_fn(page);
+    let (_page_held, _) = s.post_begun(&first_token, &certificates, piece(700)).await;
+    until_body_bytes(&calls, "alice", 700).await;
+    let (_, answer) = s.post_begun(&second_token, &certificates, piece(100)).await;
+    refused(answered(answer).await, "user alice's plugin pages hold 700 bytes");
+    let saved = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "saved"}, "data": {"a": "x".repeat(200)}});
+    let (code, _, v) = s.call_as(&alice, Method::POST, &configmaps, Some(saved)).await;
     assert_eq!(code, 201, "{v}");
 }
 

@@ -605,6 +605,12 @@ async fn a_failing_openfga_is_answered_naming_it_and_shown_by_readyz_without_gat
     }
     let (code, _, text) = readyz().await;
     assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
+    // Probes reach it by the pod's address; an installation's pages never read it.
+    assert_eq!(s.get_on("10.0.0.7:8082", Method::GET, "/readyz", &[]).await.2, "ok");
+    for path in ["/readyz?verbose", "/readyz", "/livez"] {
+        let (code, _, text) = s.get_on(&format!("{CERTS}.localhost"), Method::GET, path, &[]).await;
+        assert_eq!((code, text.as_str()), (404, "not found"), "{path}");
+    }
 
     for fault in [Fault::Down, Fault::Status { status: 500 }] {
         switch.set(fault);
@@ -629,6 +635,12 @@ async fn a_failing_openfga_is_answered_naming_it_and_shown_by_readyz_without_gat
     }
     let (code, _, text) = readyz().await;
     assert!(code == 200 && text.contains("\n[+]openfga ok\n"), "{text}");
+    // Probes reach it by the pod's address; an installation's pages never read it.
+    assert_eq!(s.get_on("10.0.0.7:8082", Method::GET, "/readyz", &[]).await.2, "ok");
+    for path in ["/readyz?verbose", "/readyz", "/livez"] {
+        let (code, _, text) = s.get_on(&format!("{CERTS}.localhost"), Method::GET, path, &[]).await;
+        assert_eq!((code, text.as_str()), (404, "not found"), "{path}");
+    }
 }
 
 /// A runtime's answer may stream without end: each open one holds a slot of its user and its
@@ -675,7 +687,7 @@ async fn open_runtime_calls_are_capped_per_plugin_token_with_a_429() {
 }
 
 /// The runtime route reads a request body whole before it goes on: the bytes of bodies held at
-/// once are bounded per user (kube-api-proxy's bound), and a body that would pass it is refused
+/// once are bounded per user's plugin pages (kube-api-proxy's bound), and a body that would pass it is refused
 /// with a 429 and `Retry-After` while the others wait; once they end, a body is taken again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_request_bodies_held_at_once_are_bounded_per_user() {
@@ -685,7 +697,7 @@ async fn runtime_request_bodies_held_at_once_are_bounded_per_user() {
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
     // Just under kube-apiserver's largest body, so that one more than fit in the bound passes it.
     let piece = bytes::Bytes::from(vec![b' '; 3 * 1024 * 1024 - 4096]);
-    let fit = fundament_kube_api_proxy::in_flight::BODY_BYTES_PER_USER / piece.len();
+    let fit = fundament_kube_api_proxy::in_flight::BODY_BYTES_PER_USER_PLUGINS / piece.len();
     assert!(
         fit < fundament_kube_api_proxy::limits::WATCHES_PER_PLUGIN_TOKEN,
         "the streams' bound must not bind first"
@@ -726,7 +738,10 @@ async fn runtime_request_bodies_held_at_once_are_bounded_per_user() {
         let text =
             String::from_utf8_lossy(&refused.into_body().collect().await.unwrap().to_bytes()).into_owned();
         assert!(
-            text.starts_with("too many request bytes in flight:") && text.contains("the limit per user"),
+            text.starts_with("too many request bytes in flight:")
+                && text.contains(
+                    "their limit (25165824 bytes, all plugins together; the rest is the console's)"
+                ),
             "{text}"
         );
     }
