@@ -382,6 +382,20 @@ pub(crate) fn parse_service_url(value: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// A service URL that is an origin: the console serves its pages, and plugin-proxy each
+/// installation's origin, from the root of the host; a path would print a URL that answers 404
+/// and give the identity provider a redirect URI that leads nowhere.
+pub(crate) fn parse_origin_url(value: &str) -> Result<Url, String> {
+    let url = parse_service_url(value)?;
+    if url.path() != "/" {
+        return Err(format!(
+            "must be an origin, without a path (served from the root of its host): {}",
+            url.origin().ascii_serialization()
+        ));
+    }
+    Ok(url)
+}
+
 /// Resolves the settings from layers given highest precedence first
 /// (flags, environment, file), then the defaults.
 pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
@@ -389,7 +403,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
     let mode = r.required(Key::Mode, Mode::from_str)?;
     let console_listen = r.required(Key::ConsoleListen, parse_listen)?;
     let site_root = r.required(Key::SiteRoot, |v| Ok(PathBuf::from(v)))?;
-    let console = match r.parse(Key::ConsoleUrl, parse_service_url)? {
+    let console = match r.parse(Key::ConsoleUrl, parse_origin_url)? {
         Some(url) => url,
         None => Url::parse(&format!("http://localhost:{}", console_listen.port()))
             .expect("a port always makes a valid URL"),
@@ -401,7 +415,7 @@ pub fn resolve(layers: &[&Layer]) -> Result<Settings, SettingsError> {
             .parse(Key::KubeApiProxyInternalUrl, parse_service_url)?
             .unwrap_or_else(|| kube_api_proxy.clone()),
         kube_api_proxy,
-        plugin_proxy: r.required(Key::PluginProxyUrl, parse_service_url)?,
+        plugin_proxy: r.required(Key::PluginProxyUrl, parse_origin_url)?,
         authn: r.required(Key::AuthnUrl, parse_service_url)?,
         organization_api: r.required(Key::OrganizationApiUrl, parse_service_url)?,
         cluster: r.required(Key::ClusterUrl, parse_service_url)?,
@@ -714,6 +728,26 @@ mod tests {
         assert!(parse_service_url("http://u:p@x").is_err());
         assert!(parse_service_url("http://x/?a=b").is_err());
         assert!(parse_service_url("not a url").is_err());
+    }
+
+    /// The console and plugin-proxy serve from the root of their hosts: a path is refused at
+    /// start, naming the setting, rather than printing a URL that answers 404.
+    #[test]
+    fn the_console_and_plugin_proxy_urls_are_origins() {
+        assert!(parse_origin_url("https://console.example.io").is_ok());
+        assert!(parse_origin_url("https://console.example.io/").is_ok());
+        let flags = layer(Source::Flag, &[(Key::ConsoleUrl, "http://localhost:3000/console")]);
+        let err = resolve(&[&flags]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid console url \"http://localhost:3000/console\" (from --console-url): must be an origin, without a path (served from the root of its host): http://localhost:3000"
+        );
+        let env = layer(Source::Env, &[(Key::PluginProxyUrl, "https://plugins.example.io/p/")]);
+        let err = resolve(&[&env]).unwrap_err().to_string();
+        assert!(err.contains("(from FUNDAMENT_PLUGIN_PROXY_URL): must be an origin"), "{err}");
+        // Other services may sit under a path behind a proxy.
+        let flags = layer(Source::Flag, &[(Key::ClusterUrl, "https://rancher.example.io/k8s/clusters/c-1")]);
+        assert!(resolve(&[&flags]).is_ok());
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_CONSOLE_URL",
         "console.url",
         "URL",
-        "The console's URL as browsers reach it",
+        "The console's URL as browsers reach it: an origin, without a path (it serves from the root of its host; a path is refused at start)",
         "`http://localhost:<listen port>`",
     ),
     spec(
@@ -97,7 +97,7 @@ pub const SPECS: [Spec; 44] = [
         "FUNDAMENT_PLUGIN_PROXY_URL",
         "plugin-proxy.url",
         "URL",
-        "plugin-proxy's URL: the plugins host; each installation's pages get an origin of their own under it (installation x: http://x.localhost:8082 by default; a host name is required, not an IP)",
+        "plugin-proxy's URL: the plugins host; each installation's pages get an origin of their own under it (installation x: http://x.localhost:8082 by default; a host name is required, not an IP, and no path)",
         "`http://localhost:8082`",
     ),
     spec(

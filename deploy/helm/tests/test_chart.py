@@ -304,6 +304,9 @@ class Secrets(unittest.TestCase):
         self.assertIn("at '/oidc/emailClaim'", render_error("sandbox-values.yaml", set_strings=["oidc.emailClaim=e mail"]))
         self.assertIn("at '/oidc/scopes'", render_error("sandbox-values.yaml", set_strings=['oidc.scopes=openid "x"']))
         self.assertIn("at '/urls/console'", render_error("sandbox-values.yaml", ["urls.console=https://u:p@console.example.test"]))
+        # Served from the root of its host: a path would print a URL that answers 404.
+        self.assertIn("at '/urls/console'", render_error("sandbox-values.yaml", ["urls.console=https://example.test/console"]))
+        self.assertIn("at '/urls/kubeApiProxy'", render_error("sandbox-values.yaml", ["urls.kubeApiProxy=https://example.test/api"]))
         self.assertIn("at '/fga/openfgaUrl'", render_error("sandbox-values.yaml", ["fga.openfgaUrl=openfga:8080", "fga.store=s"]))
 
     def test_missing_values_fail_naming_the_value(self):
@@ -312,6 +315,10 @@ class Secrets(unittest.TestCase):
         self.assertIn("oidc.issuer", render_error("sandbox-values.yaml", ["oidc.issuer="]))
         self.assertIn("directory.content", render_error("sandbox-values.yaml", ["directory.content="]))
         self.assertIn("frameKey.key", render_error("real-values.yaml", ["frameKey.existingSecret="]))
+        self.assertIn(
+            "urls.console and urls.kubeApiProxy both name the host console.example.test: each service needs a host of its own",
+            render_error("sandbox-values.yaml", ["urls.console=https://console.example.test", "urls.kubeApiProxy=https://console.example.test/"]),
+        )
         for ip in ["https://10.0.0.7", "https://10.0.0.7:8443", "https://2130706433", "https://127.1", "https://[::1]:8443"]:
             self.assertIn("urls.pluginProxy " + ip + ": a host name is required, not an IP address", render_error("sandbox-values.yaml", ["urls.pluginProxy=" + ip]))
         self.assertIn(

@@ -185,9 +185,14 @@ bytes, as the file will hold them). */ -}}
 {{- if and (eq $mode "real") (not (or .Values.real.gardenerKubeconfig .Values.real.existingSecret)) -}}
 {{- fail "mode real: set real.gardenerKubeconfig or real.existingSecret" -}}
 {{- end -}}
+{{- $hosts := dict -}}
 {{- range $name := list "console" "kubeApiProxy" "pluginProxy" -}}
 {{- $u := urlParse (get $.Values.urls $name) -}}
 {{- if not (and $u.scheme $u.host) -}}{{- fail (printf "urls.%s must be an absolute URL" $name) -}}{{- end -}}
+{{- /* The Ingress routes by host alone: two services on one host would be two rules for one path. */ -}}
+{{- $host := include "fundament.host" (get $.Values.urls $name) -}}
+{{- if hasKey $hosts $host -}}{{- fail (printf "urls.%s and urls.%s both name the host %s: each service needs a host of its own (the Ingress routes by host)" (get $hosts $host) $name $host) -}}{{- end -}}
+{{- $_ := set $hosts $host $name -}}
 {{- end -}}
 {{- /* Installation x's pages are on x.<plugins host>: an IP address has none (any host whose last label is a number is one to browsers). */ -}}
 {{- if regexMatch "^\\[|(^|\\.)([0-9]+|0[xX][0-9a-fA-F]*)\\.?(:[0-9]*)?$" (urlParse .Values.urls.pluginProxy).host -}}{{- fail (printf "urls.pluginProxy %s: a host name is required, not an IP address (installation x's pages are on x.<host>)" .Values.urls.pluginProxy) -}}{{- end -}}
