@@ -264,6 +264,22 @@ test.describe('plugin pages in the console', () => {
     await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'flooded');
   });
 
+  test('a page posting messages too large to read quickly is stopped after the first', async ({ page }) => {
+    await signIn(page, 'alice@acme-corp.com', CERTS);
+    await frameReady(page);
+    // Four valid messages, well within the count, each carrying 100 MB the console's thread
+    // would decode when it reads them (about 400 ms each here).
+    await pluginFrame(page, 'certificates-list.html').evaluate(() => {
+      const pad = 'x'.repeat(100 * 2 ** 20);
+      for (let i = 0; i < 4; i++) window.parent.postMessage({ type: 'plugin:resize', height: 400, pad }, '*');
+    });
+    await expect(page.locator('[data-plugin-frame]')).toHaveAttribute('data-state', 'flooded');
+    await expect(page.getByRole('alert')).toContainText('messages that took the console more than 200 ms to read');
+    await expect.poll(() => page.frames().some((f) => f.url().includes('/console/certificates-list.html'))).toBe(false);
+    await page.getByRole('alert').getByRole('link', { name: 'Try again' }).click();
+    await frameReady(page, 'certificates-list.html');
+  });
+
   test('a theme toggle reaches the open plugin page', async ({ page }) => {
     await signIn(page, 'alice@acme-corp.com', CERTS);
     await frameReady(page);

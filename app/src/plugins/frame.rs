@@ -198,12 +198,13 @@ fn FrameNotices(spec: FrameSpec, signals: FrameSignals) -> impl IntoView {
         READY_TIMEOUT_MS / 1000
     );
     let flooded = format!(
-        "The {} page {} sent more than {} messages at once or {} a second, more than a page needs, so the console stopped it. \
-         Tell the plugin's authors.",
+        "The {} page {} sent more than {} messages at once or {} a second, or messages that took the console more than {} ms to read, \
+         more than a page needs, so the console stopped it. Tell the plugin's authors.",
         spec.plugin_label,
         spec.page,
         super::message_budget::BURST,
-        super::message_budget::PER_SECOND
+        super::message_budget::PER_SECOND,
+        super::message_budget::COST_BURST_MS
     );
     view! {
         <Show when=move || status.get() == FrameStatus::Loading>

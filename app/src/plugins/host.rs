@@ -332,7 +332,16 @@ impl Host {
         if !from_frame {
             return;
         }
-        let Some(data) = protocol_fields(&event.data()) else { return };
+        // What the page posted is decoded here, on the console's thread, when first read: timed,
+        // since its size cannot be known before.
+        let started = now_ms();
+        let posted = event.data();
+        let finished = now_ms();
+        if !self.budget.borrow_mut().spend(finished - started, finished) {
+            self.flooded();
+            return;
+        }
+        let Some(data) = protocol_fields(&posted) else { return };
         match protocol::parse(&data) {
             Ok(message) => self.handle(message),
             // Once per frame: a page may send nothing else.
@@ -534,6 +543,11 @@ impl Host {
             old.clear();
         }
     }
+}
+
+/// The page's high-resolution clock, in milliseconds (`Date.now()` where there is none).
+fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or_else(js_sys::Date::now, |p| p.now())
 }
 
 /// The fields of a message the protocol reads, taken one by one: the type, a height, a name
