@@ -187,8 +187,16 @@ fn print_banner(settings: &Settings, cluster: &str, users: &[String]) {
         || "log only (--audit-log FILE adds a JSON-lines file)".to_owned(),
         |p| p.display().to_string(),
     );
+    // The fault switches are mock mode's only (elsewhere they answer 404: docs/dev-switches.md).
+    let switches = if settings.mode == Mode::Mock {
+        format!(
+            "Force PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down: curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (also authn, organization-api, openfga: docs/dev-switches.md)\nHang a plugin's runtime: curl -X PUT -d '{{\"fault\": \"hang\"}}' {authn}/dev/faults/plugin-runtimes/acme-corp--cert-manager\n"
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "{}Plugin gateway audit: {audit}\nForce PluginToken mints to fail: curl -X PUT -d '{{\"fail\": true}}' {authn}/dev/faults/mint-plugin-token\nTake a service down (mock mode): curl -X PUT -d '{{\"fault\": \"down\"}}' {authn}/dev/faults/cluster (also authn, organization-api, openfga: docs/dev-switches.md)\nHang a plugin's runtime (mock mode): curl -X PUT -d '{{\"fault\": \"hang\"}}' {authn}/dev/faults/plugin-runtimes/acme-corp--cert-manager\n\n",
+        "{}Plugin gateway audit: {audit}\n{switches}\n",
         text.trim_end_matches('\n').to_owned() + "\n"
     );
     // The banner is the command's output, not a log line: it goes to stderr so

@@ -82,6 +82,9 @@ pub struct SignInMethods {
     pub users: Vec<SeedUser>,
     /// OpenID Connect: the provider's name, for "Sign in with <name>".
     pub oidc: Option<String>,
+    /// The email of the user this request is signed in as, when they are a member of no
+    /// organization of the directory: they open nothing, and are told why.
+    pub without_organization: Option<String>,
 }
 
 /// The signed-in session of this page load, or `None` when signed out.
@@ -108,13 +111,14 @@ impl CurrentSession {
     }
 }
 
-/// How this console signs users in, fixed for the life of the server.
+/// How this console signs users in (fixed for the life of the server), and whether this request
+/// is signed in as a user who may open nothing.
 pub fn sign_in_methods() -> SignInMethods {
     SharedValue::new(|| {
         #[cfg(feature = "ssr")]
         return ssr::sign_in_methods();
         #[cfg(not(feature = "ssr"))]
-        SignInMethods { mock: false, users: Vec::new(), oidc: None }
+        SignInMethods { mock: false, users: Vec::new(), oidc: None, without_organization: None }
     })
     .into_inner()
 }
@@ -417,7 +421,12 @@ pub(crate) mod ssr {
 
     pub fn sign_in_methods() -> super::SignInMethods {
         let Some(state) = use_context::<ConsoleState>() else {
-            return super::SignInMethods { mock: false, users: Vec::new(), oidc: None };
+            return super::SignInMethods {
+                mock: false,
+                users: Vec::new(),
+                oidc: None,
+                without_organization: None,
+            };
         };
         let users = if state.mock {
             state
@@ -434,7 +443,10 @@ pub(crate) mod ssr {
         } else {
             Vec::new()
         };
-        super::SignInMethods { mock: state.mock, users, oidc: state.oidc_provider }
+        let without_organization = signed_in_user()
+            .filter(|user| state.directory.current().organization_of(&user.id).is_none())
+            .map(|user| user.email);
+        super::SignInMethods { mock: state.mock, users, oidc: state.oidc_provider, without_organization }
     }
 
     /// Percent-encodes a value for a query string.
@@ -552,5 +564,17 @@ mod tests {
         // Same scheme as the console: a browser reads these as paths on the console, and so do we.
         assert_eq!(safe_next("http:/evil.example"), "/evil.example");
         assert_eq!(safe_next("http:evil.example"), "/evil.example");
+    }
+
+    /// A signed-in user who is a member of no organization opens nothing; the sign-in panel is
+    /// told so (signing in again would only land there again), and a member's is not.
+    #[tokio::test]
+    async fn a_user_of_no_organization_is_told_so_on_the_sign_in_panel() {
+        for (user, without) in [("mallory", true), ("alice", false)] {
+            let (owner, _gateway) = crate::resource_views::api::scope_tests::as_user(user).await;
+            let methods = owner.with(super::ssr::sign_in_methods);
+            assert_eq!(methods.without_organization.is_some(), without, "{user}");
+            assert_eq!(owner.with(super::ssr::session_of_request).is_some(), !without, "{user}");
+        }
     }
 }

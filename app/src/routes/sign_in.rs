@@ -49,6 +49,7 @@ fn Panel(next: String) -> impl IntoView {
     let failure = query.read_untracked().get("error").and_then(|c| SignInFailure::from_code(&c));
     // The page a sign-out lands on: the console's other tabs check their session
     // (`crate::session_end`). Here, in the panel's chunk, it costs the main wasm nothing.
+    let methods = sign_in_methods();
     #[cfg(feature = "hydrate")]
     Effect::new(|_| crate::session_end::announce_signed_out());
     view! {
@@ -56,6 +57,7 @@ fn Panel(next: String) -> impl IntoView {
         <section class="card mx-auto my-10 w-full max-w-md" aria-labelledby="sign-in-heading">
             <h1 id="sign-in-heading" class="text-2xl font-semibold tracking-tight">"Sign in to Fundament"</h1>
             {failure.map(|f| view! { <p role="alert" class="mt-3 text-sm text-danger">{f.message()}</p> })}
+            {methods.without_organization.clone().map(|email| view! { <WithoutOrganization email /> })}
             {(failure == Some(SignInFailure::ProviderSignOutFailed)).then(|| view! {
                 // The ID token hint was kept for this: the step that ends the provider's session.
                 <p class="mt-2 text-sm">
@@ -64,8 +66,27 @@ fn Panel(next: String) -> impl IntoView {
                     </a>
                 </p>
             })}
-            <SignInChoices methods=sign_in_methods() next />
+            <SignInChoices methods next />
         </section>
+    }
+}
+
+/// Signed in, but a member of no organization: signing in again would land here again, so the
+/// panel says why and offers the way out (another account).
+#[component]
+fn WithoutOrganization(email: String) -> impl IntoView {
+    view! {
+        <div role="alert" class="mt-3 rounded-lg border border-danger/40 bg-danger/10 p-3 text-sm" data-without-organization="">
+            <p class="font-semibold text-danger">"Your account has no access yet"</p>
+            <p class="mt-1">
+                {format!(
+                    "You are signed in as {email}, but this account is not a member of any organization here, so there is nothing to open. Ask your administrator to add it, or sign in with another account."
+                )}
+            </p>
+            <form method="post" action="/api/sign-out" class="mt-2">
+                <button type="submit" class="link">"Sign out"</button>
+            </form>
+        </div>
     }
 }
 
