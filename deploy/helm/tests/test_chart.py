@@ -2,7 +2,8 @@
 context on every container, probes on /livez and /readyz, a subcommand per Deployment, both
 signing keys mounted during a rotation, API versions per server version, NetworkPolicies that
 allow exactly the calls the README lists, secrets kept out of ConfigMaps, precise failures for
-missing values, and the rollouts a changed secret causes (and a generated one does not).
+missing values, the rollouts a changed secret causes (and a generated one does not), and the
+chart's Redis placed and pulled as the services are.
 
 Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-validate):
     python deploy/helm/tests/test_chart.py
@@ -477,6 +478,33 @@ class Rollouts(unittest.TestCase):
         # as a password given does: the same objects, so no pod rolls.
         upgraded = render("sandbox-values.yaml", sets=[f"redis.password={password}"])
         self.assertEqual(installed, upgraded)
+
+    def test_redis_is_scheduled_and_pulled_as_the_services_are(self):
+        placement = {
+            "nodeSelector": {"pool": "fundament"},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "fundament", "effect": "NoSchedule"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["fundament"]}]}]
+                    }
+                }
+            },
+            "imagePullSecrets": [{"name": "registry"}],
+        }
+        for mode in MODES:
+            deployments = by_component(render(f"{mode}-values.yaml", values=placement), "Deployment")
+            if mode == "sandbox":
+                self.assertIn("redis", deployments)
+            for name, d in deployments.items():
+                pod = d["spec"]["template"]["spec"]
+                for key, value in placement.items():
+                    self.assertEqual(pod.get(key), value, f"{mode}: {name}: {key}")
+        # Without values: no pull secrets, no node constraints, and no default anti-affinity for
+        # the one Redis.
+        redis = by_component(render("sandbox-values.yaml"), "Deployment")["redis"]["spec"]["template"]["spec"]
+        for key in placement:
+            self.assertNotIn(key, redis)
 
 
 class Routes(unittest.TestCase):
