@@ -1,8 +1,9 @@
 """What the Helm chart must render, checked on `helm template` output: the restricted security
 context on every container, probes on /livez and /readyz, a subcommand per Deployment, both
 signing keys mounted during a rotation, API versions per server version, NetworkPolicies that
-allow exactly the calls the README lists, secrets kept out of ConfigMaps, and precise failures
-for missing values.
+allow exactly the calls the README lists, secrets kept out of ConfigMaps, precise failures for
+missing values, the rollouts a changed secret causes (and a generated one does not), and the
+chart's Redis placed and pulled as the services are.
 
 Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-validate):
     python deploy/helm/tests/test_chart.py
@@ -10,6 +11,7 @@ Run by scripts/chart-check with the venv's Python (PyYAML comes with kubernetes-
 
 import atexit
 import base64
+import hashlib
 import itertools
 import os
 import subprocess
@@ -25,11 +27,14 @@ MODES = ["mock", "sandbox", "real"]
 SERVICES = {"console": 3000, "authn": 8083, "organization-api": 8084, "kube-api-proxy": 8081, "plugin-proxy": 8082}
 
 
-def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=()):
-    """The chart's documents for these values, as dicts."""
+def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=(), values=None):
+    """The chart's documents for these values (a ci/ file, then `values`, a dict, then `sets`),
+    as dicts."""
     args = ["helm", "template", "t", CHART, "--namespace", "fundament", "--kube-version", kube_version]
     if values_file:
         args += ["-f", os.path.join(CI, values_file)]
+    if values:
+        args += ["-f", value_file(yaml.safe_dump(values))]
     for s in sets:
         args += ["--set", s]
     for a in api_versions:
@@ -420,6 +425,86 @@ class ApiVersions(unittest.TestCase):
             "authn.autoscaling.minReplicas (2) is above authn.autoscaling.maxReplicas (1)",
             render_error("sandbox-values.yaml", ["authn.autoscaling.maxReplicas=1"]),
         )
+
+
+def pod_annotations(deployment):
+    return deployment["spec"]["template"]["metadata"].get("annotations", {})
+
+
+def shared_store_password(docs):
+    secret = next(d for d in of_kind(docs, "Secret") if d["metadata"]["name"] == "t-fundament-shared-store")
+    return base64.b64decode(secret["data"]["password"]).decode()
+
+
+class Rollouts(unittest.TestCase):
+    """A pod reads its settings and secrets at start: what it reads changing must change its pod
+    template (a rollout), and nothing else may."""
+
+    def test_a_changed_redis_password_rolls_the_redis_and_the_services(self):
+        first = by_component(render("sandbox-values.yaml", sets=["redis.password=first"]), "Deployment")
+        again = by_component(render("sandbox-values.yaml", sets=["redis.password=first"]), "Deployment")
+        second = by_component(render("sandbox-values.yaml", sets=["redis.password=second"]), "Deployment")
+        # Redis reads --requirepass from an env var once, at start: without a rollout it keeps
+        # the old password and every restarted service gets NOAUTH.
+        self.assertNotEqual(first["redis"]["spec"]["template"], second["redis"]["spec"]["template"])
+        for name in SERVICES:
+            self.assertNotEqual(
+                pod_annotations(first[name])["checksum/secrets"], pod_annotations(second[name])["checksum/secrets"], name
+            )
+        # The same values roll nothing.
+        self.assertEqual(first, again)
+        # Redis's checksum is of exactly what it reads, the password: another secret changing
+        # rolls the services that read it, not the Redis.
+        other = by_component(
+            render("sandbox-values.yaml", sets=["redis.password=first", "oidc.clientSecret=another"]), "Deployment"
+        )
+        self.assertEqual(first["redis"]["spec"]["template"], other["redis"]["spec"]["template"])
+        self.assertNotEqual(first["authn"]["spec"]["template"], other["authn"]["spec"]["template"])
+
+    def test_a_generated_password_is_drawn_once_and_the_first_upgrade_changes_nothing(self):
+        # helm template has no cluster to look the release's Secret up in, as a first install:
+        # the password is generated. Every consumer within the render sees the one password.
+        installed = render("sandbox-values.yaml")
+        password = shared_store_password(installed)
+        deployments = by_component(installed, "Deployment")
+        checksums = {pod_annotations(deployments[name])["checksum/secrets"] for name in SERVICES}
+        self.assertEqual(len(checksums), 1, "each service's checksum of the Secrets saw another password")
+        self.assertEqual(
+            pod_annotations(deployments["redis"])["checksum/password"],
+            hashlib.sha256(password.encode()).hexdigest(),
+            "the Redis's checksum is not of the password in the Secret",
+        )
+        # The first upgrade finds that password in the release's Secret (lookup), which renders
+        # as a password given does: the same objects, so no pod rolls.
+        upgraded = render("sandbox-values.yaml", sets=[f"redis.password={password}"])
+        self.assertEqual(installed, upgraded)
+
+    def test_redis_is_scheduled_and_pulled_as_the_services_are(self):
+        placement = {
+            "nodeSelector": {"pool": "fundament"},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "fundament", "effect": "NoSchedule"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["fundament"]}]}]
+                    }
+                }
+            },
+            "imagePullSecrets": [{"name": "registry"}],
+        }
+        for mode in MODES:
+            deployments = by_component(render(f"{mode}-values.yaml", values=placement), "Deployment")
+            if mode == "sandbox":
+                self.assertIn("redis", deployments)
+            for name, d in deployments.items():
+                pod = d["spec"]["template"]["spec"]
+                for key, value in placement.items():
+                    self.assertEqual(pod.get(key), value, f"{mode}: {name}: {key}")
+        # Without values: no pull secrets, no node constraints, and no default anti-affinity for
+        # the one Redis.
+        redis = by_component(render("sandbox-values.yaml"), "Deployment")["redis"]["spec"]["template"]["spec"]
+        for key in placement:
+            self.assertNotIn(key, redis)
 
 
 class Routes(unittest.TestCase):

@@ -67,20 +67,28 @@ redis://{{ include "fundament.fullname" . }}-redis:6379
 {{- end -}}
 {{- end -}}
 
-{{/* The chart's Redis's password: redis.password, else the one of the release's Secret (kept
-across upgrades), else a new one. Rendered once, in secrets.yaml: the Redis and the services read
-it from that Secret. */}}
+{{/*
+The chart's Redis's password: redis.password, else the one of the release's Secret (kept across
+upgrades), else a new one. Resolved once per render and kept on .Values (the one map every
+template of the release shares): every include of secrets.yaml (the services' checksum/secrets)
+and the Redis's checksum/password must see the password the Secret holds. Drawn anew at each
+call, each Deployment's checksum would be of a password stored nowhere, and the first upgrade
+(which finds the stored one) would roll every pod.
+*/}}
 {{- define "fundament.redisPassword" -}}
-{{- if .Values.redis.password -}}
-{{ .Values.redis.password }}
-{{- else -}}
+{{- if not (hasKey .Values.redis "resolvedPassword") -}}
+{{- $password := .Values.redis.password -}}
+{{- if not $password -}}
 {{- $existing := lookup "v1" "Secret" .Release.Namespace (printf "%s-shared-store" (include "fundament.fullname" .)) -}}
 {{- if and $existing $existing.data (hasKey $existing.data "password") -}}
-{{ index $existing.data "password" | b64dec }}
+{{- $password = index $existing.data "password" | b64dec -}}
 {{- else -}}
-{{ randAlphaNum 40 }}
+{{- $password = randAlphaNum 40 -}}
 {{- end -}}
 {{- end -}}
+{{- $_ := set .Values.redis "resolvedPassword" $password -}}
+{{- end -}}
+{{- .Values.redis.resolvedPassword -}}
 {{- end -}}
 
 {{/* Whether the services use the chart's own Redis (not an external store). */}}
