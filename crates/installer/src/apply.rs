@@ -24,7 +24,9 @@ use serde_json::{Map, Value, json};
 use crate::documents::Document;
 use crate::error::{InstallError, ObjectName, is_status, server_message};
 use crate::kinds::Kinds;
-use crate::{ADDED_LABELS_ANNOTATION, ADOPTED_BY_LABEL, FIELD_MANAGER, INSTALLED_BY_LABEL};
+use crate::{
+    ADDED_LABELS_ANNOTATION, ADOPTED_BY_LABEL, FIELD_MANAGER, INSTALLED_BY_LABEL, INSTALLED_FOR_ANNOTATION,
+};
 
 /// How often a replace is tried in all when it conflicts (another writer in between).
 const ATTEMPTS: usize = 5;
@@ -66,6 +68,56 @@ impl Placed {
     }
 }
 
+/// A document, located: see [`Writer::target`].
+struct Target {
+    path: PathBuf,
+    name: ObjectName,
+    api: Api<DynamicObject>,
+    resource: ApiResource,
+    caps: ApiCapabilities,
+    object: DynamicObject,
+}
+
+/// What a write for an owner may do with the object of the same name on the cluster.
+enum Standing<'a> {
+    /// There is none, or it is the installer's and not recorded for another owner.
+    Write,
+    /// A namespace the installer did not make (or adopted before): it only gets labels.
+    Adopt(&'a DynamicObject),
+}
+
+/// The [`Standing`] of a write of `name` for `owner`, `current` being what is there: someone
+/// else's object ([`InstallError::NotOurs`]; a namespace is adopted), or one the installer
+/// recorded for another owner ([`InstallError::NotItsOwn`]), is left as it is. One written by
+/// an installer that recorded no owner yet is taken as it is, and gets the record.
+fn standing<'a>(
+    path: &std::path::Path,
+    name: &ObjectName,
+    resource: &ApiResource,
+    current: Option<&'a DynamicObject>,
+    owner: &str,
+) -> Result<Standing<'a>, InstallError> {
+    let Some(current) = current else { return Ok(Standing::Write) };
+    // A namespace adopted before stays adopted, even if it carries the installer's label too
+    // (an install before adopting dropped it could have left it there).
+    if !installed_here(&current.metadata) || adopted(&current.metadata) {
+        return match resource.group.is_empty() && resource.kind == "Namespace" {
+            true => Ok(Standing::Adopt(current)),
+            false => Err(InstallError::NotOurs { path: path.to_path_buf(), object: name.clone() }),
+        };
+    }
+    let recorded = current.metadata.annotations.as_ref().and_then(|a| a.get(INSTALLED_FOR_ANNOTATION));
+    match recorded {
+        Some(recorded) if recorded != owner => Err(InstallError::NotItsOwn {
+            path: path.to_path_buf(),
+            object: name.clone(),
+            owner: recorded.clone(),
+            installing: owner.to_string(),
+        }),
+        _ => Ok(Standing::Write),
+    }
+}
+
 pub(crate) struct Writer {
     client: Client,
     pub kinds: Kinds,
@@ -86,9 +138,48 @@ impl Writer {
         &self.client
     }
 
-    /// Installs one document: the object, then (for a custom resource with a
-    /// status subresource) the document's status.
-    pub async fn put(&self, doc: Document) -> Result<Placed, InstallError> {
+    /// Installs one document for `owner` (an installation's name, or [`crate::PLATFORM`]): the
+    /// object, then (for a custom resource with a status subresource) the document's status.
+    pub async fn put(&self, doc: Document, owner: &str) -> Result<Placed, InstallError> {
+        let Target { path, name, api, resource, caps, mut object } = self.target(doc).await?;
+        let status = split_status(&mut object, &resource, &caps);
+        let current = api.get_opt(&name.name).await.map_err(|e| refused(&path, &name, &e))?;
+        if let Standing::Adopt(current) = standing(&path, &name, &resource, current.as_ref(), owner)? {
+            let (stored, outcome) =
+                adopt(&api, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
+            return Ok(Placed { path, name, api, resource, object: stored, outcome });
+        }
+        mark(&mut object.metadata, &resource, owner);
+        let before = current.as_ref().map(|c| c.metadata.resource_version.clone().unwrap_or_default());
+        let stored =
+            self.write(&api, &name, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
+        let outcome = outcome_of(before.as_deref(), &stored);
+        let mut placed = Placed { path, name, api, resource, outcome, object: stored };
+        if let Some(status) = status {
+            let before = placed.object.metadata.resource_version.clone();
+            placed.object = self.put_status(&placed, status).await?;
+            placed.outcome = placed.outcome.then(outcome_of(before.as_deref(), &placed.object));
+        }
+        Ok(placed)
+    }
+
+    /// Whether [`Writer::put`] of `doc` for `owner` would be refused by what is on the cluster
+    /// now ([`InstallError::NotOurs`], [`InstallError::NotItsOwn`]), without writing anything.
+    /// A kind the cluster does not serve yet (one of a CRD still to be installed) has no
+    /// objects: nothing to check.
+    pub async fn check(&self, doc: &Document, owner: &str) -> Result<(), InstallError> {
+        let Target { path, name, api, resource, .. } = match self.target(doc.clone()).await {
+            Err(InstallError::UnknownKind { .. }) => return Ok(()),
+            other => other?,
+        };
+        let current = api.get_opt(&name.name).await.map_err(|e| refused(&path, &name, &e))?;
+        standing(&path, &name, &resource, current.as_ref(), owner).map(|_| ())
+    }
+
+    /// Where `doc` goes: its kind's API (a namespaced object without a namespace goes to
+    /// `default`, as kubectl does), and the object as the installer writes it, without the
+    /// server's fields and a document's installer marks.
+    async fn target(&self, doc: Document) -> Result<Target, InstallError> {
         let Document { path, mut object, .. } = doc;
         let types = object.types.clone().unwrap_or_default();
         let mut name = ObjectName {
@@ -100,7 +191,6 @@ impl Writer {
             return Err(InstallError::UnknownKind { path, api_version: types.api_version, object: name });
         };
         let api: Api<DynamicObject> = if caps.scope == Scope::Namespaced {
-            // As kubectl does: a namespaced object without one goes to `default`.
             let ns = object
                 .metadata
                 .namespace
@@ -116,31 +206,7 @@ impl Writer {
         };
         clear_server_fields(&mut object.metadata);
         clear_installer_marks(&mut object.metadata);
-        let status = split_status(&mut object, &resource, &caps);
-        let current = api.get_opt(&name.name).await.map_err(|e| refused(&path, &name, &e))?;
-        // A namespace adopted before stays adopted, even if it carries the installer's label too
-        // (an install before adopting dropped it could have left it there).
-        let theirs = |c: &&DynamicObject| !installed_here(&c.metadata) || adopted(&c.metadata);
-        if let Some(current) = current.as_ref().filter(theirs) {
-            if !(resource.group.is_empty() && resource.kind == "Namespace") {
-                return Err(InstallError::NotOurs { path, object: name });
-            }
-            let (stored, outcome) =
-                adopt(&api, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
-            return Ok(Placed { path, name, api, resource, object: stored, outcome });
-        }
-        mark(&mut object.metadata);
-        let before = current.as_ref().map(|c| c.metadata.resource_version.clone().unwrap_or_default());
-        let stored =
-            self.write(&api, &name, current, &object).await.map_err(|e| refused(&path, &name, &e))?;
-        let outcome = outcome_of(before.as_deref(), &stored);
-        let mut placed = Placed { path, name, api, resource, outcome, object: stored };
-        if let Some(status) = status {
-            let before = placed.object.metadata.resource_version.clone();
-            placed.object = self.put_status(&placed, status).await?;
-            placed.outcome = placed.outcome.then(outcome_of(before.as_deref(), &placed.object));
-        }
-        Ok(placed)
+        Ok(Target { path, name, api, resource, caps, object })
     }
 
     /// Writes `status` through the status subresource of `placed` (unless it
@@ -257,14 +323,27 @@ pub(crate) fn adopted(metadata: &ObjectMeta) -> bool {
     metadata.labels.as_ref().and_then(|l| l.get(ADOPTED_BY_LABEL)).is_some_and(|v| v == FIELD_MANAGER)
 }
 
-fn mark(metadata: &mut ObjectMeta) {
+/// The installer's label, and on a CRD the owner it is written for.
+fn mark(metadata: &mut ObjectMeta, resource: &ApiResource, owner: &str) {
     metadata.labels.get_or_insert_with(BTreeMap::new).insert(INSTALLED_BY_LABEL.into(), FIELD_MANAGER.into());
+    if is_crd(resource) {
+        metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(INSTALLED_FOR_ANNOTATION.into(), owner.into());
+    }
+}
+
+/// Whether `resource` is CustomResourceDefinitions: the kind whose objects record their owner.
+pub(crate) fn is_crd(resource: &ApiResource) -> bool {
+    resource.group == "apiextensions.k8s.io" && resource.kind == "CustomResourceDefinition"
 }
 
 /// The installer's own marks, whatever a document says: they decide what
 /// uninstall deletes ([`INSTALLED_BY_LABEL`]), what it leaves and which labels
-/// it takes away ([`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`]), so only
-/// the installer sets them, and only on what it created or adopted.
+/// it takes away ([`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`]), and whose
+/// kinds a CRD defines ([`INSTALLED_FOR_ANNOTATION`]), so only the installer
+/// sets them, and only on what it created or adopted.
 fn clear_installer_marks(metadata: &mut ObjectMeta) {
     if let Some(labels) = metadata.labels.as_mut() {
         labels.remove(INSTALLED_BY_LABEL);
@@ -272,6 +351,7 @@ fn clear_installer_marks(metadata: &mut ObjectMeta) {
     }
     if let Some(annotations) = metadata.annotations.as_mut() {
         annotations.remove(ADDED_LABELS_ANNOTATION);
+        annotations.remove(INSTALLED_FOR_ANNOTATION);
     }
 }
 
@@ -462,7 +542,7 @@ mod tests {
     fn a_documents_installer_marks_are_taken_off() {
         let mut metadata: ObjectMeta = serde_json::from_value(json!({"name": "kube-system",
             "labels": {INSTALLED_BY_LABEL: FIELD_MANAGER, ADOPTED_BY_LABEL: FIELD_MANAGER, "team": "a"},
-            "annotations": {ADDED_LABELS_ANNOTATION: "team", "note": "n"}}))
+            "annotations": {ADDED_LABELS_ANNOTATION: "team", INSTALLED_FOR_ANNOTATION: "platform", "note": "n"}}))
         .unwrap();
         clear_installer_marks(&mut metadata);
         assert_eq!(metadata.labels, Some(BTreeMap::from([("team".into(), "a".into())])));

@@ -55,6 +55,13 @@ pub enum InstallError {
          fundament.io/installed-by): it is left as it is; delete it to install this file"
     )]
     NotOurs { path: PathBuf, object: ObjectName },
+    /// Installing would redefine the kinds of another installation (or of the platform): a CRD
+    /// the installer wrote for `owner`, written again for `installing`.
+    #[error(
+        "{path}: {object} belongs to {owner}, not {installing}: a plugin folder may define only its \
+         own kinds (it is left as it is)"
+    )]
+    NotItsOwn { path: PathBuf, object: ObjectName, owner: String, installing: String },
     /// The API server refused a request (`code` 0: the request did not reach it).
     #[error("{path}: {object}: {message}")]
     Refused { path: PathBuf, object: ObjectName, code: u16, message: String },

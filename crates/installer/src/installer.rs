@@ -13,7 +13,8 @@ use kube::api::{Api, DynamicObject};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::apply::{Outcome, Placed, Writer};
+use crate::PLATFORM;
+use crate::apply::{Outcome, Placed, Writer, is_crd};
 use crate::documents::{self, Document};
 use crate::error::InstallError;
 
@@ -108,15 +109,19 @@ impl Installer {
     }
 
     /// The platform of `fixtures_dir` (`fixtures/cluster`): its `crds/`, then
-    /// its other files except the bootstrap RBAC.
+    /// its other files except the bootstrap RBAC. An object someone else made, or
+    /// a CRD installed for a plugin, is refused before anything is written.
     pub async fn install_platform(&self, fixtures_dir: &Path) -> Result<Summary, InstallError> {
         let mut summary = Summary::default();
-        self.put_all(documents::directory(&fixtures_dir.join("crds"))?, &mut summary).await?;
+        let crds = documents::directory(&fixtures_dir.join("crds"))?;
         let files: Vec<PathBuf> = documents::yaml_files(fixtures_dir)?
             .into_iter()
             .filter(|p| p.file_name().is_none_or(|n| n != BOOTSTRAP_RBAC))
             .collect();
-        self.put_all(documents::files(&files)?, &mut summary).await?;
+        let others = documents::files(&files)?;
+        self.check_all(crds.iter().chain(&others), PLATFORM).await?;
+        self.put_all(crds, PLATFORM, &mut summary).await?;
+        self.put_all(others, PLATFORM, &mut summary).await?;
         tracing::info!(dir = %fixtures_dir.display(), %summary, "platform installed");
         Ok(summary)
     }
@@ -128,7 +133,9 @@ impl Installer {
     /// definition whose RBAC would hand the plugin the cluster, or a folder
     /// with an object it may not hold
     /// ([`fundament_plugin_types::folder_objects`]), is refused before
-    /// anything is written.
+    /// anything is written; so is one that would write over an object someone
+    /// else made, or over a CRD installed for another installation or the
+    /// platform.
     pub async fn install_plugin(
         &self,
         organization: &str,
@@ -155,32 +162,55 @@ impl Installer {
             }
         }
         let installation = install::installation_name(organization, &pinned.name);
-        let mut summary = Summary::default();
-        self.put_all(crds, &mut summary).await?;
-        self.put_admission(&pinned, &dir.join(Part::Admission.dir()), admission, &mut summary).await?;
-        self.put_all(fixtures, &mut summary).await?;
         let children = install::installation_objects(&installation, &pinned.name, &pinned.rules)
             .into_iter()
             .map(|object| built(&definition_path, object))
             .collect::<Result<Vec<_>, _>>()?;
-        self.put_all(children, &mut summary).await?;
-        let object = install::installation(&installation, pinned.definition_ref(), development);
-        let placed = self.writer.put(built(&definition_path, object)?).await?;
+        let object = built(
+            &definition_path,
+            install::installation(&installation, pinned.definition_ref(), development),
+        )?;
+        // Still before anything is written: an object the install would be refused at, found
+        // halfway, would leave the plugin half installed.
+        let all = crds.iter().chain(&admission).chain(&fixtures).chain(&children);
+        self.check_all(all.chain(std::iter::once(&object)), &installation).await?;
+        let mut summary = Summary::default();
+        self.put_all(crds, &installation, &mut summary).await?;
+        let admission_dir = dir.join(Part::Admission.dir());
+        self.put_admission(&pinned, &installation, &admission_dir, admission, &mut summary).await?;
+        self.put_all(fixtures, &installation, &mut summary).await?;
+        self.put_all(children, &installation, &mut summary).await?;
+        let placed = self.writer.put(object, &installation).await?;
         let outcome = self.run(&placed).await?;
         summary.count(placed.outcome.then(outcome));
         tracing::info!(plugin = %pinned.name, %installation, %summary, "plugin installed");
         Ok(InstalledPlugin { installation, definition_hash: pinned.hash, summary })
     }
 
-    /// Writes every document, waiting after each CRD until its kinds are served.
-    async fn put_all(&self, docs: Vec<Document>, summary: &mut Summary) -> Result<(), InstallError> {
+    /// Whether writing any of `docs` for `owner` would be refused ([`Writer::check`]).
+    async fn check_all(
+        &self,
+        docs: impl Iterator<Item = &Document>,
+        owner: &str,
+    ) -> Result<(), InstallError> {
         for doc in docs {
-            let placed = self.writer.put(doc).await?;
+            self.writer.check(doc, owner).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes every document for `owner`, waiting after each CRD until its kinds are served.
+    async fn put_all(
+        &self,
+        docs: Vec<Document>,
+        owner: &str,
+        summary: &mut Summary,
+    ) -> Result<(), InstallError> {
+        for doc in docs {
+            let placed = self.writer.put(doc, owner).await?;
             tracing::debug!(object = %placed.name, outcome = ?placed.outcome, "applied");
             summary.count(placed.outcome);
-            if placed.resource.group == "apiextensions.k8s.io"
-                && placed.resource.kind == "CustomResourceDefinition"
-            {
+            if is_crd(&placed.resource) {
                 self.wait_established(&placed).await?;
             }
         }
@@ -192,6 +222,7 @@ impl Installer {
     async fn put_admission(
         &self,
         plugin: &PinnedDefinition,
+        owner: &str,
         dir: &Path,
         docs: Vec<Document>,
         summary: &mut Summary,
@@ -202,7 +233,7 @@ impl Installer {
         let policies =
             self.writer.kinds.find("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy").await?;
         if policies.is_some() {
-            return self.put_all(docs, summary).await;
+            return self.put_all(docs, owner, summary).await;
         }
         tracing::warn!(
             plugin = %plugin.name,

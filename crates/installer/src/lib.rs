@@ -29,9 +29,12 @@
 //! taken over: they get the files' missing labels (never the installer's own
 //! marks, never `pod-security.kubernetes.io/…`), which uninstall takes away
 //! again, and are never deleted; any other object that exists and is not the
-//! installer's is an error. The marks ([`INSTALLED_BY_LABEL`],
-//! [`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`]) are the installer's
-//! alone: a document's are dropped.
+//! installer's is an error, and so is a CRD the installer wrote for another
+//! installation or the platform ([`INSTALLED_FOR_ANNOTATION`]). Both are found
+//! before anything of a plugin (or the platform) is written. The marks
+//! ([`INSTALLED_BY_LABEL`], [`ADOPTED_BY_LABEL`], [`ADDED_LABELS_ANNOTATION`],
+//! [`INSTALLED_FOR_ANNOTATION`]) are the installer's alone: a document's are
+//! dropped.
 #![forbid(unsafe_code)]
 #![allow(
     clippy::result_large_err,
@@ -62,3 +65,13 @@ pub const ADOPTED_BY_LABEL: &str = "fundament.io/adopted-by";
 
 /// The labels the installer added to an adopted namespace, comma-separated.
 pub const ADDED_LABELS_ANNOTATION: &str = "fundament.io/added-labels";
+
+/// On a CRD the installer wrote: the installation it was written for
+/// (`<organization>--<plugin>`), or [`PLATFORM`]. Every plugin and the platform share
+/// [`INSTALLED_BY_LABEL`]; this tells whose kinds a CRD defines, so that one plugin
+/// folder cannot redefine another's.
+pub const INSTALLED_FOR_ANNOTATION: &str = "fundament.io/installed-for";
+
+/// The owner [`INSTALLED_FOR_ANNOTATION`] records for the platform's CRDs (no
+/// installation's name: those are `<organization>--<plugin>`).
+pub const PLATFORM: &str = "platform";

@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, ensure};
 use fundament_cluster::{ClusterConfig, Running};
-use fundament_installer::{ADOPTED_BY_LABEL, INSTALLED_BY_LABEL, InstallError, Installer};
+use fundament_installer::{
+    ADOPTED_BY_LABEL, INSTALLED_BY_LABEL, INSTALLED_FOR_ANNOTATION, InstallError, Installer, PLATFORM,
+};
 use fundament_plugin_types::PluginInstallation;
 use fundament_plugin_types::install::{self, PinnedDefinition};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::{self, Scope};
 use serde_json::{Value, json};
@@ -625,5 +627,104 @@ async fn admission_policies_are_installed_where_the_cluster_serves_them() -> Res
     ensure!(!installed_policies.items.is_empty(), "no policy installed");
     installer.uninstall().await?;
     ensure!(policies.list(&ListParams::default()).await?.items.is_empty(), "the policies are uninstalled");
+    Ok(())
+}
+
+/// The installation a CRD was installed for, as the installer recorded it.
+fn installed_for(crd: &CustomResourceDefinition) -> Option<&str> {
+    crd.metadata.annotations.as_ref()?.get(INSTALLED_FOR_ANNOTATION).map(String::as_str)
+}
+
+/// Every plugin shares the installer's label with the platform: a plugin folder holding a copy of
+/// another plugin's CRD was applied over it (its description replaced, no warning). The CRD
+/// records the installation it was installed for, and another one's is refused, before anything
+/// of the folder is written. One an older installer wrote without the record is taken as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_folder_cannot_redefine_another_installations_crd() -> Result<()> {
+    let bare = bare().await?;
+    let client = &bare.client;
+    let installer = Installer::new(client.clone());
+    installer.install_platform(&repo().join("fixtures/cluster")).await?;
+    installer.install_plugin(ORGANIZATION, &repo().join("plugins/demo"), false).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let platform = crds.get("plugininstallations.plugins.fundament.io").await?;
+    ensure!(installed_for(&platform) == Some(PLATFORM), "{:?}", platform.metadata);
+    let demo = crds.get("demoitems.demo.fundament.io").await?;
+    ensure!(installed_for(&demo) == Some("acme-corp--demo"), "{:?}", demo.metadata);
+
+    // Another folder with demo's CRD, listed in its definition, its description changed.
+    let dir = tempfile::tempdir()?;
+    let copycat = dir.path().join("copycat");
+    std::fs::create_dir_all(copycat.join("crds"))?;
+    std::fs::write(
+        copycat.join("definition.yaml"),
+        "apiVersion: fundament.io/v1\nkind: PluginDefinition\nmetadata: {name: copycat, version: v1}\n\
+         spec:\n  crds: [demoitems.demo.fundament.io]\n",
+    )?;
+    let file = "demoitems.demo.fundament.io.yaml";
+    let text = std::fs::read_to_string(repo().join("plugins/demo/crds").join(file))?;
+    let copied = text.replace("DemoItem is the resource of the demo plugin", "DemoItem is copycat's");
+    ensure!(copied != text, "the description to change");
+    let path = copycat.join("crds").join(file);
+    std::fs::write(&path, copied)?;
+    let err = installer.install_plugin(ORGANIZATION, &copycat, true).await.expect_err("demo's CRD");
+    let message = err.to_string();
+    ensure!(matches!(&err, InstallError::NotItsOwn { owner, .. } if owner == "acme-corp--demo"), "{message}");
+    let want = format!(
+        "{}: CustomResourceDefinition demoitems.demo.fundament.io belongs to acme-corp--demo, not \
+         acme-corp--copycat: a plugin folder may define only its own kinds (it is left as it is)",
+        path.display()
+    );
+    ensure!(message == want, "{message}\nwanted {want}");
+    let after = crds.get("demoitems.demo.fundament.io").await?;
+    ensure!(after.metadata.resource_version == demo.metadata.resource_version, "demo's CRD was changed");
+    ensure!(get(client, "v1", "Namespace", "", "plugin-acme-corp--copycat").await?.is_none());
+
+    // Written by an installer that recorded no owner: taken as it is, and given the record.
+    let unrecorded = json!({"metadata": {"annotations": {INSTALLED_FOR_ANNOTATION: null}}});
+    crds.patch("demoitems.demo.fundament.io", &PatchParams::default(), &Patch::Merge(&unrecorded)).await?;
+    ensure!(installed_for(&crds.get("demoitems.demo.fundament.io").await?).is_none());
+    installer.install_plugin(ORGANIZATION, &repo().join("plugins/demo"), false).await?;
+    let again = crds.get("demoitems.demo.fundament.io").await?;
+    ensure!(installed_for(&again) == Some("acme-corp--demo"), "{:?}", again.metadata);
+
+    installer.uninstall().await?;
+    ensure!(crds.list(&ListParams::default()).await?.items.is_empty(), "uninstall leaves CRDs");
+    Ok(())
+}
+
+/// An object someone else made that an install would write over is found before the install
+/// writes anything: the demo plugin's first CRD was created before its second, made by hand,
+/// stopped it; the platform's CRD and namespaces before a role of its users, made by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_of_someone_else_is_found_before_anything_is_written() -> Result<()> {
+    let bare = bare().await?;
+    let client = &bare.client;
+    let installer = Installer::new(client.clone());
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+
+    let roles = api(client, "rbac.authorization.k8s.io/v1", "ClusterRole", "").await?;
+    let theirs = serde_json::from_value(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole", "metadata": {"name": "fundament-read-only"}, "rules": []}))?;
+    roles.create(&PostParams::default(), &theirs).await?;
+    let err = installer.install_platform(&repo().join("fixtures/cluster")).await.expect_err("not ours");
+    ensure!(matches!(err, InstallError::NotOurs { .. }), "{err}");
+    ensure!(err.to_string().contains("ClusterRole fundament-read-only exists"), "{err}");
+    ensure!(crds.list(&ListParams::default()).await?.items.is_empty(), "the platform's CRD was written");
+    ensure!(get(client, "v1", "Namespace", "", "prod").await?.is_none(), "a namespace was written");
+    roles.delete("fundament-read-only", &Default::default()).await?;
+    installer.install_platform(&repo().join("fixtures/cluster")).await?;
+
+    // demo's second CRD (in name order), made by hand.
+    let path = repo().join("plugins/demo/crds/oddities.demo.fundament.io.yaml");
+    let mut oddities: CustomResourceDefinition = serde_yaml::from_str(&std::fs::read_to_string(&path)?)?;
+    oddities.metadata.creation_timestamp = None;
+    crds.create(&PostParams::default(), &oddities).await?;
+    let err = installer.install_plugin(ORGANIZATION, &repo().join("plugins/demo"), false).await;
+    let err = err.expect_err("not ours");
+    ensure!(matches!(err, InstallError::NotOurs { .. }), "{err}");
+    ensure!(err.to_string().contains("CustomResourceDefinition oddities.demo.fundament.io exists"), "{err}");
+    ensure!(crds.get_opt("demoitems.demo.fundament.io").await?.is_none(), "demo's first CRD was written");
+    ensure!(get(client, "v1", "Namespace", "", "plugin-acme-corp--demo").await?.is_none());
     Ok(())
 }
