@@ -1,38 +1,11 @@
 //! What can go wrong, naming the file or object and the server's message.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use fundament_plugin_types::folder_objects::Refusal;
 
-/// An object by kind, namespace and name, as messages name it
-/// (`Certificate default/web-tls-cert`, `ClusterRole fundament-read-only`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectName {
-    pub kind: String,
-    /// Empty for cluster-scoped objects.
-    pub namespace: String,
-    pub name: String,
-}
-
-impl ObjectName {
-    pub(crate) fn of(kind: &str, object: &kube::api::DynamicObject) -> ObjectName {
-        ObjectName {
-            kind: kind.to_string(),
-            namespace: object.metadata.namespace.clone().unwrap_or_default(),
-            name: object.metadata.name.clone().unwrap_or_default(),
-        }
-    }
-}
-
-impl fmt::Display for ObjectName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.namespace.as_str() {
-            "" => write!(f, "{} {}", self.kind, self.name),
-            ns => write!(f, "{} {ns}/{}", self.kind, self.name),
-        }
-    }
-}
+use fundament_plugin_folder::FolderError;
+pub use fundament_plugin_folder::ObjectName;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -80,6 +53,20 @@ pub enum InstallError {
     Uninstall { object: ObjectName, code: u16, message: String },
     #[error("uninstall: {object} is still there after {seconds} s")]
     NotGone { object: ObjectName, seconds: u64 },
+}
+
+/// A folder's reading and judging ([`fundament_plugin_folder`]), as the installer has always
+/// worded it.
+impl From<FolderError> for InstallError {
+    fn from(error: FolderError) -> InstallError {
+        match error {
+            FolderError::Io { path, source } => InstallError::Io { path, source },
+            FolderError::Document { path, index, detail } => InstallError::Document { path, index, detail },
+            FolderError::NotAllowed { path, index, object, refusal } => {
+                InstallError::NotAllowed { path, index, object, refusal: *refusal }
+            }
+        }
+    }
 }
 
 /// The API server's own message and code, or what kept the request from it with its root

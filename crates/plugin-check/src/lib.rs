@@ -23,6 +23,7 @@ pub mod server;
 
 use std::path::{Path, PathBuf};
 
+use fundament_plugin_types::folder_objects::Part;
 use futures::StreamExt;
 
 pub use error::CheckError;
@@ -125,10 +126,70 @@ fn lint_finding(f: fundament_organization_api::lint::Finding) -> Finding {
         fundament_organization_api::lint::Severity::Error => Severity::Error,
         fundament_organization_api::lint::Severity::Warning => Severity::Warning,
     };
+    // An object of crds/, admission/ or fixtures/ the installer refuses concerns its own file;
+    // everything else lint says is about definition.yaml (at the field path it names).
+    let folder_file = Part::ALL.iter().any(|part| f.path.starts_with(&format!("{}/", part.dir())));
+    if folder_file {
+        return Finding::new(FindingName::Lint, severity, &f.path, f.message);
+    }
     let message = if f.path.is_empty() || f.path == "definition.yaml" {
         f.message
     } else {
         format!("{}: {}", f.path, f.message)
     };
     Finding::new(FindingName::Lint, severity, "definition.yaml", message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `check` says "passed" only for a folder the installer takes: what lint finds in
+    /// fixtures/ or crds/ fails it, at the file it is in. No custom pages, so no Chromium.
+    #[tokio::test]
+    async fn a_folder_the_installer_refuses_fails_the_check_at_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("my-plugin");
+        scaffold::new_plugin(&dir).unwrap();
+        let definition = std::fs::read_to_string(dir.join("definition.yaml")).unwrap();
+        let at = definition.find("  customComponents:").expect("the scaffold has pages");
+        let end = definition[at + 1..].find("\n  allowedResources:").map(|i| at + 2 + i).unwrap();
+        std::fs::write(dir.join("definition.yaml"), format!("{}{}", &definition[..at], &definition[end..]))
+            .unwrap();
+        std::fs::write(
+            dir.join("fixtures/creds.yaml"),
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\n",
+        )
+        .unwrap();
+        let crd = std::fs::read_to_string(dir.join("crds/widgets.my-plugin.example.io.yaml")).unwrap();
+        std::fs::write(
+            dir.join("crds/gadgets.my-plugin.example.io.yaml"),
+            crd.replace("widgets", "gadgets").replace("Widget", "Gadget").replace("widget", "gadget"),
+        )
+        .unwrap();
+        let options = Options { chromium: PathBuf::from("/nonexistent/chromium"), jobs: 1 };
+        let report = check(&dir, &options).await.unwrap();
+        assert!(report.failed(), "{report}");
+        assert!(report.pages.is_empty(), "{report}");
+        let found: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| format!("{} {}", f.file, f.message))
+            .collect();
+        assert_eq!(found.len(), 2, "{report}");
+        assert!(
+            found[0].starts_with(
+                "crds/gadgets.my-plugin.example.io.yaml document 0 (CustomResourceDefinition \
+                 gadgets.my-plugin.example.io): the CRD \"gadgets.my-plugin.example.io\" is not listed"
+            ),
+            "{report}"
+        );
+        assert!(
+            found[1].starts_with(
+                "fixtures/creds.yaml document 0 (Secret default/creds): fixtures/ may hold only"
+            ),
+            "{report}"
+        );
+    }
 }

@@ -6,7 +6,8 @@
 //! webhook that sees every write, or a CRD that replaces a built-in kind would
 //! hand the author the cluster. A folder is therefore held to an allow-list,
 //! checked as a whole before anything of it is written (the installer and the
-//! embedded cluster share [`first_refused`]):
+//! embedded cluster share [`first_refused`], `fundament plugin lint` reports
+//! every one of [`refusals`]):
 //!
 //! - `crds/`: `apiextensions.k8s.io/v1` CustomResourceDefinitions outside the
 //!   groups of Kubernetes and of the platform ([`reserved_group`]), listed in
@@ -182,14 +183,24 @@ pub struct RefusedObject {
     pub refusal: Refusal,
 }
 
-/// The first document of a plugin folder that it may not put on a cluster.
-/// `documents` are every document of its `crds/`, `admission/` and
+/// The first document of a plugin folder that it may not put on a cluster
+/// (the first of [`refusals`]). `None`: the folder may be applied.
+pub fn first_refused(listed_crds: &[String], documents: &[(Part, &Value)]) -> Option<RefusedObject> {
+    refusals(listed_crds, documents).next()
+}
+
+/// Every document of a plugin folder that it may not put on a cluster, in
+/// the order given: the installer stops at the first, a linter names them
+/// all. `documents` are every document of its `crds/`, `admission/` and
 /// `fixtures/`, each with its part (together: a fixture's kind is allowed by
 /// a CRD, a binding by a policy); `listed_crds` is the definition's
-/// `spec.crds`. `None`: the folder may be applied.
-pub fn first_refused(listed_crds: &[String], documents: &[(Part, &Value)]) -> Option<RefusedObject> {
+/// `spec.crds`.
+pub fn refusals<'a>(
+    listed_crds: &'a [String],
+    documents: &'a [(Part, &'a Value)],
+) -> impl Iterator<Item = RefusedObject> + 'a {
     let folder = Folder::of(documents);
-    documents.iter().enumerate().find_map(|(position, (part, object))| {
+    documents.iter().enumerate().filter_map(move |(position, (part, object))| {
         folder.refusal(listed_crds, *part, object).map(|refusal| RefusedObject {
             position,
             kind: text(&object["kind"]).to_string(),
@@ -484,6 +495,27 @@ mod tests {
         assert_eq!(first_refused(&[], &docs), None, "a definition that lists none");
         let refused = first_refused(&["widgets.example.io".into()], &docs).unwrap();
         assert_eq!((refused.position, refused.refusal), (1, Refusal::Unlisted("gadgets.example.io".into())));
+    }
+
+    #[test]
+    fn every_refused_document_is_named_in_order_and_the_first_is_first_refused() {
+        let (widget, gadget) =
+            (crd("example.io", "widgets", "Widget"), crd("example.io", "gadgets", "Gadget"));
+        let (secret, own) = (object("v1", "Secret", "s"), object("example.io/v1", "Widget", "w"));
+        let docs =
+            [(Part::Crds, &widget), (Part::Crds, &gadget), (Part::Fixtures, &own), (Part::Fixtures, &secret)];
+        let listed = ["widgets.example.io".to_string()];
+        let all: Vec<(usize, Refusal)> =
+            refusals(&listed, &docs).map(|refused| (refused.position, refused.refusal)).collect();
+        assert_eq!(
+            all,
+            [
+                (1, Refusal::Unlisted("gadgets.example.io".into())),
+                (3, Refusal::Kind { part: Part::Fixtures, api_version: "v1".into(), kind: "Secret".into() }),
+            ]
+        );
+        assert_eq!(first_refused(&listed, &docs).map(|refused| refused.position), Some(1));
+        assert_eq!(refusals(&[], &docs[..3]).count(), 0);
     }
 
     #[test]

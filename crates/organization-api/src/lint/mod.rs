@@ -16,6 +16,7 @@ use crate::schema;
 
 mod allowed;
 mod files;
+mod folder;
 mod guides;
 mod menu;
 mod metadata;
@@ -25,7 +26,9 @@ mod rbac;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// Where in `definition.yaml`, e.g. `spec.menu.project[1].crd`;
-    /// `definition.yaml` for problems of the whole file.
+    /// `definition.yaml` for problems of the whole file; the folder's file
+    /// (`fixtures/demo.yaml`) for an object of `crds/`, `admission/` or
+    /// `fixtures/` the installer refuses.
     pub path: String,
     /// What is wrong, and where it matters what to do instead.
     pub message: String,
@@ -78,7 +81,8 @@ pub fn has_errors(findings: &[Finding]) -> bool {
 }
 
 /// Lints the plugin folder `dir`: its `definition.yaml` against the schema and
-/// the rules below, and the files it refers to (`console/`, `crds/`).
+/// the rules below, the files it refers to (`console/`, `crds/`), and every
+/// object of `crds/`, `admission/` and `fixtures/` the installer would refuse.
 pub fn lint_dir(dir: &Path) -> Vec<Finding> {
     let file = dir.join("definition.yaml");
     let bytes = match crate::definition::read_folder_file(&file) {
@@ -109,6 +113,7 @@ fn lint_document(dir: &Path, doc: &Value) -> Vec<Finding> {
         rbac::check(&permissions.rbac, &mut out);
     }
     let crds = files::check_crds(dir, &spec.crds, &mut out);
+    folder::check(dir, &crds.names, &mut out);
     menu::check(&spec.menu, &crds.names, &mut out);
     files::check_custom_components(dir, &spec.custom_components, &crds, &mut out);
     allowed::check(&spec.allowed_resources, &mut out);

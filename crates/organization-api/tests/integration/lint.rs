@@ -183,3 +183,45 @@ fn rbac_rules_are_checked() {
         )]
     );
 }
+
+/// What `fundament dev --plugin` refuses to install, lint refuses too, every object at once,
+/// naming its file and document, in the installer's words: a fixture of a kind that is not the
+/// folder's, and a CRD that spec.crds does not list.
+#[test]
+fn folder_objects_the_installer_refuses_are_errors_naming_file_document_and_why() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = common::plugin_folder(root.path(), common::BASE);
+    std::fs::write(
+        dir.join("crds/gadgets.x.io.yaml"),
+        common::THINGS_CRD.replace("things", "gadgets").replace("Thing", "Gadget"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("fixtures")).unwrap();
+    std::fs::write(
+        dir.join("fixtures/demo.yaml"),
+        "apiVersion: x.io/v1\nkind: Thing\nmetadata: {name: one, namespace: default}\n---\n\
+         apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {token: x}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        besides_image(lint(&dir)),
+        vec![
+            error(
+                "crds/gadgets.x.io.yaml",
+                "document 0 (CustomResourceDefinition gadgets.x.io): the CRD \"gadgets.x.io\" is not listed \
+                 in the definition's spec.crds: the plugin is not installed"
+            ),
+            error(
+                "fixtures/demo.yaml",
+                "document 1 (Secret default/creds): fixtures/ may hold only objects of the kinds this plugin's \
+                 crds/ define, and Events (v1 or events.k8s.io); v1 Secret is neither, and would be written \
+                 with the installer's (admin) rights: the plugin is not installed"
+            ),
+        ]
+    );
+    assert!(has_errors(&lint_dir(&dir)));
+    // The installer's own reader names the first of them, in the same words.
+    let refused = fundament_plugin_folder::plugin_folder(&dir, &["things.x.io".to_string()]).unwrap_err();
+    let first = &besides_image(lint(&dir))[0];
+    assert_eq!(refused.to_string(), format!("{}: {}", dir.join(&first.1).display(), first.2));
+}
