@@ -11,7 +11,9 @@ use fundament_settings::Settings;
 /// Why the sandbox could not be set up or cleaned up.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    #[error("sandbox mode needs --kubeconfig or PLUGIN_SANDBOX_KUBECONFIG")]
+    #[error(
+        "no sandbox cluster: set --kubeconfig FILE (or PLUGIN_SANDBOX_KUBECONFIG) to the kubeconfig of the cluster sandbox mode installs into"
+    )]
     NoKubeconfig,
     #[error(transparent)]
     Cluster(#[from] UpstreamError),

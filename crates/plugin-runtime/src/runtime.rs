@@ -79,7 +79,8 @@ impl Runtime {
     /// It does not change readiness.
     pub fn set_status(&self, phase: Phase, message: &str) {
         // Not `message`: that is the event's own field, and a JSON line would carry the key twice.
-        tracing::info!(phase = ?phase, status_message = message, "plugin status");
+        // The plugin's name: `fundament dev` runs every plugin's runtime in one process.
+        tracing::info!(plugin = %self.inner.info.name, phase = ?phase, status_message = message, "plugin status");
         let mut status = self.inner.status.write().unwrap_or_else(PoisonError::into_inner);
         *status = Status { phase, message: message.to_owned() };
     }
@@ -161,6 +162,7 @@ mod tests {
         assert_eq!(json["message"], "plugin status", "{line}");
         assert_eq!(json["status_message"], "webhook unreachable", "{line}");
         assert_eq!(json["phase"], "Degraded", "{line}");
+        assert_eq!(json["plugin"], runtime().inner.info.name, "{line}");
     }
 
     #[test]
