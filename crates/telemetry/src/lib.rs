@@ -26,8 +26,12 @@ use tower_http::{
 use tracing::{Level, Span};
 use tracing_subscriber::{EnvFilter, fmt::MakeWriter, util::SubscriberInitExt};
 
-/// The filter used when `RUST_LOG` is not set.
-pub const DEFAULT_FILTER: &str = "info,tower_http=warn";
+/// The filter used when `RUST_LOG` is not set. kube-rs logs every answer of 500 and above at
+/// ERROR, without saying whose call it was (`kube_client::client::builder`): each caller here
+/// handles and logs its errors once with what it was doing, and some 500s are expected (a
+/// kube-apiserver that refuses server-side apply of a CRD: six ERROR lines on every healthy
+/// sandbox start). `RUST_LOG` can show them again.
+pub const DEFAULT_FILTER: &str = "info,tower_http=warn,kube_client::client::builder=off";
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,6 +256,19 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
+
+    #[test]
+    fn the_default_filter_leaves_out_kube_rs_lines_without_context_only() {
+        let buffer = CapturedLogs::default();
+        let sub = subscriber(LogFormat::Json, EnvFilter::new(DEFAULT_FILTER), buffer.clone());
+        tracing::subscriber::with_default(sub, || {
+            tracing::error!(target: "kube_client::client::builder", "failed with status 500 Internal Server Error");
+            tracing::error!(target: "fundament_installer::apply", "the API server refuses server-side apply");
+        });
+        let text = buffer.text();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("refuses server-side apply"), "{text}");
+    }
 
     #[tokio::test]
     async fn a_request_logs_one_json_line_without_query_or_headers() {
