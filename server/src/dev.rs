@@ -56,6 +56,9 @@ pub async fn run(mut settings: Settings) -> Result<(), DevError> {
     // Paths the stack would otherwise find missing only when asked for them (an SDK file that
     // answers 404, a state file no write reaches): refused now, naming the setting.
     settings.check_plugin_sdk()?;
+    // Before a port is bound or the cluster starts: a plugins host that cannot give each
+    // installation an origin (an IP address) stops the stack anyway.
+    crate::services::plugin_origins(&settings).map_err(crate::stack::StackError::from)?;
     if matches!(settings.mode, Mode::Mock | Mode::Sandbox) {
         settings.check_fixtures_dir()?;
     }

@@ -185,6 +185,31 @@ fn a_missing_fixtures_dir_is_refused_at_start() {
 }
 
 #[test]
+fn a_plugins_host_that_is_an_ip_address_is_refused_before_anything_starts() {
+    let site = fake_site();
+    let site = site.path().to_str().unwrap();
+    let (sdk, fixtures) = checkout_paths();
+    // A busy console port would be the error if the stack started first.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = busy.local_addr().unwrap().to_string();
+    let args = [
+        "dev",
+        "--site-root",
+        site,
+        "--plugin-sdk-dir",
+        &sdk,
+        "--fixtures-dir",
+        &fixtures,
+        "--console-listen",
+        &listen,
+        "--plugin-proxy-url",
+        "http://127.0.0.1:8082",
+    ];
+    let err = one_line_error(&fundament(&args, &[]));
+    assert!(err.contains("it needs a host name, not an IP address (set --plugin-proxy-url"), "{err}");
+}
+
+#[test]
 fn a_state_file_in_a_missing_directory_is_refused_at_start() {
     let (_, fixtures) = checkout_paths();
     let args = ["cluster", "--fixtures-dir", &fixtures, "--state-file", "/nonexistent-dir/cl.state"];
