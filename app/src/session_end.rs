@@ -2,7 +2,7 @@
 //! - a hint from another tab of this browser, on a `BroadcastChannel` of the console's origin
 //!   ([`CHANNEL`]; plugin pages, on origins of their own, can neither hear nor post on it):
 //!   the page a sign-out lands on (the sign-in panel) posts `signed-out` as it hydrates, after
-//!   the server confirmed the sign-out, and every signed-in page posts `signed-in:<email>`
+//!   the server confirmed the sign-out, and every signed-in page posts `signed-in:<user id>`
 //!   with its user as it hydrates. A message is only a hint to check, never believed by
 //!   itself (any page of the console's origin could post one): on `signed-out`, or on
 //!   another user's `signed-in`, the tab asks the server who its session is now
@@ -38,7 +38,7 @@ use crate::{api::session::Viewer, error::AppError};
 pub const CHANNEL: &str = "fundament-session";
 /// What the page a sign-out lands on posts on [`CHANNEL`].
 pub const SIGNED_OUT: &str = "signed-out";
-/// What a signed-in page posts on [`CHANNEL`], before its user's email.
+/// What a signed-in page posts on [`CHANNEL`], before its user's id.
 pub const SIGNED_IN: &str = "signed-in:";
 /// Where the tab asks who its session is: [`crate::api::session::signed_in_as`], asked with a
 /// plain `fetch` (the watches' code, in the main wasm already) rather than through its client
@@ -50,7 +50,7 @@ pub const SIGNED_IN_AS: &str = "/api/signed-in-as";
 pub enum Hint<'a> {
     /// This browser's session ended.
     SignedOut,
-    /// This browser's session is this email's.
+    /// This browser's session is this user's (by id: an email may be shared, or empty).
     SignedIn(&'a str),
 }
 
@@ -58,21 +58,21 @@ pub enum Hint<'a> {
 pub fn hint(message: Option<&str>) -> Option<Hint<'_>> {
     match message? {
         SIGNED_OUT => Some(Hint::SignedOut),
-        other => other.strip_prefix(SIGNED_IN).filter(|email| !email.is_empty()).map(Hint::SignedIn),
+        other => other.strip_prefix(SIGNED_IN).filter(|user| !user.is_empty()).map(Hint::SignedIn),
     }
 }
 
-/// What a signed-in page posts on [`CHANNEL`] for `email`.
-pub fn signed_in_message(email: &str) -> String {
-    format!("{SIGNED_IN}{email}")
+/// What a signed-in page posts on [`CHANNEL`] for the user `id`.
+pub fn signed_in_message(id: &str) -> String {
+    format!("{SIGNED_IN}{id}")
 }
 
-/// Whether a tab drawn for `drawn_for` (email) asks the server after `hint`: a sign-out, or
+/// Whether a tab drawn for `drawn_for` (a user id) asks the server after `hint`: a sign-out, or
 /// another user's sign-in. Its own user's page loaded in another tab is no news.
 pub fn worth_checking(hint: Option<Hint>, drawn_for: &str) -> bool {
     match hint {
         Some(Hint::SignedOut) => true,
-        Some(Hint::SignedIn(email)) => email != drawn_for,
+        Some(Hint::SignedIn(user)) => user != drawn_for,
         None => false,
     }
 }
@@ -91,7 +91,7 @@ pub enum Outcome {
 
 pub fn outcome(drawn_for: &str, answer: Result<Viewer, AppError>) -> Outcome {
     match answer {
-        Ok(now) if now.email != drawn_for => Outcome::OtherUser(now.name),
+        Ok(now) if now.id != drawn_for => Outcome::OtherUser(now.name),
         Ok(_) => Outcome::Unchanged,
         Err(e) if e.ends_session() => Outcome::Ended,
         Err(_) => Outcome::Unchanged,
@@ -311,7 +311,7 @@ mod browser {
     /// now, listens on [`CHANNEL`] for their hints (once per tab), and the end, however it is
     /// learnt, is shown.
     pub fn follow_other_tabs(viewer: &Viewer) {
-        let message = JsValue::from_str(&signed_in_message(&viewer.email));
+        let message = JsValue::from_str(&signed_in_message(&viewer.id));
         DRAWN_FOR.set(Some(viewer.clone()));
         TAB.with_borrow_mut(|tab| {
             if tab.is_some() {
@@ -322,7 +322,7 @@ mod browser {
             let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
                 let message = event.data().as_string();
                 let worth = DRAWN_FOR.with_borrow(|v| {
-                    v.as_ref().is_some_and(|v| worth_checking(hint(message.as_deref()), &v.email))
+                    v.as_ref().is_some_and(|v| worth_checking(hint(message.as_deref()), &v.id))
                 });
                 if worth && !has_ended() && CHECKS.with_borrow_mut(Checks::wanted) {
                     leptos::task::spawn_local(check());
@@ -344,8 +344,7 @@ mod browser {
             return;
         }
         leptos::task::spawn_local(async {
-            let drawn_for =
-                DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
+            let drawn_for = DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.id.clone())).unwrap_or_default();
             let mut now = ask().await.map(|answer| outcome(&drawn_for, answer));
             if now == Some(Outcome::Ended) {
                 // A sign-in in another tab revokes this session before the browser holds the
@@ -368,8 +367,7 @@ mod browser {
     async fn check() {
         loop {
             let answer = ask().await;
-            let drawn_for =
-                DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.email.clone())).unwrap_or_default();
+            let drawn_for = DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.id.clone())).unwrap_or_default();
             // Unreached (`None`) says nothing of the session: the tab's own calls find out.
             match answer.map(|answer| outcome(&drawn_for, answer)) {
                 Some(Outcome::Ended) => end(),
@@ -482,9 +480,9 @@ mod tests {
 
     #[test]
     fn a_sign_out_or_another_users_sign_in_is_checked_never_believed() {
-        let alice = "alice@acme-corp.com";
+        let alice = "alice";
         assert!(worth_checking(Some(Hint::SignedOut), alice));
-        assert!(worth_checking(Some(Hint::SignedIn("bob@acme-corp.com")), alice));
+        assert!(worth_checking(Some(Hint::SignedIn("bob")), alice));
         assert!(
             !worth_checking(Some(Hint::SignedIn(alice)), alice),
             "alice's page in another tab is no news"
@@ -494,9 +492,10 @@ mod tests {
 
     #[test]
     fn the_servers_answer_decides() {
-        let alice = "alice@acme-corp.com";
-        let viewer = |email: &str, name: &str| Viewer { email: email.into(), name: name.into() };
-        assert_eq!(outcome(alice, Ok(viewer("bob@acme-corp.com", "Bob"))), Outcome::OtherUser("Bob".into()));
+        let alice = "alice";
+        // The email is the provider's: two users may share one, or have none.
+        let viewer = |id: &str, name: &str| Viewer { id: id.into(), email: String::new(), name: name.into() };
+        assert_eq!(outcome(alice, Ok(viewer("bob", "Bob"))), Outcome::OtherUser("Bob".into()));
         assert_eq!(
             outcome(alice, Ok(viewer(alice, "Alice"))),
             Outcome::Unchanged,

@@ -8,6 +8,9 @@ use crate::error::AppError;
 /// The signed-in user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Viewer {
+    /// The user's id in the directory (issuer and subject for OpenID Connect): what tells two
+    /// users apart, since an identity provider may give two accounts the same email, or none.
+    pub id: String,
     /// Sign-in email.
     pub email: String,
     /// Display name.
@@ -328,7 +331,7 @@ pub async fn sign_out() -> Result<(), AppError> {
 #[server(endpoint = "signed-in-as", output = crate::api::codec::Json)]
 pub async fn signed_in_as() -> Result<Viewer, AppError> {
     let user = ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
-    Ok(Viewer { email: user.email, name: user.name })
+    Ok(Viewer { id: user.id, email: user.email, name: user.name })
 }
 
 /// Stores the theme choice (`system` clears it).
@@ -401,7 +404,7 @@ pub(crate) mod ssr {
             |id: &str| directory.cluster(id).map_or_else(|| id.to_owned(), |c| c.shown_name().to_owned());
         let selected = directory.default_cluster(&organization.id);
         Some(Session {
-            viewer: Viewer { email: user.email, name: user.name },
+            viewer: Viewer { id: user.id.clone(), email: user.email, name: user.name },
             organization: organization.id.clone(),
             projects: directory
                 .projects_for(&user.id, &organization.id)

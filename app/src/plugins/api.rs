@@ -17,13 +17,14 @@ use crate::error::AppError;
 /// user: the page recovers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DrawnFor {
-    pub email: String,
+    /// The user's id (never the email: two accounts may share one, or have none).
+    pub user: String,
     pub organization: String,
 }
 
 impl DrawnFor {
     pub fn of(session: &crate::api::session::Session) -> Self {
-        Self { email: session.viewer.email.clone(), organization: session.organization.clone() }
+        Self { user: session.viewer.id.clone(), organization: session.organization.clone() }
     }
 }
 
@@ -234,7 +235,7 @@ pub(crate) mod ssr {
         // Whom the request's session is for: its user, and the organization the directory
         // makes them a member of (as the page's session was drawn).
         let organization = state.directory.current().organization_of(&user.id).map(|o| o.id.clone());
-        let now = organization.map(|organization| super::DrawnFor { email: user.email, organization });
+        let now = organization.map(|organization| super::DrawnFor { user: user.id, organization });
         if now.as_ref() != Some(drawn_for) {
             tracing::info!("a page drawn for another session asked for a credential; refused");
             return Ok(failed(AuthFailure::Unauthorized));
@@ -263,5 +264,27 @@ pub(crate) mod ssr {
             state.backend.mint(token, cluster_id, installation_id).await
         })
         .await
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::{DrawnFor, TicketReply};
+    use crate::plugins::token::AuthFailure;
+    use crate::resource_views::api::scope_tests::{CLUSTER, as_user, run};
+
+    /// A page drawn for alice gets nothing with bob's session, even where the identity provider
+    /// gave both the same email, or none (these sessions have none): users are told apart by id.
+    #[tokio::test]
+    async fn a_credential_is_only_for_the_user_the_page_was_drawn_for_by_id() {
+        let (bob, _gateway) = as_user("bob").await;
+        let drawn_for = |user: &str| DrawnFor { user: user.into(), organization: "acme-corp".into() };
+        let ticket =
+            |drawn_for: DrawnFor| async move { super::ssr::ticket(CLUSTER, "uid", &drawn_for).await };
+        let alices = run(&bob, ticket(drawn_for("alice"))).await.unwrap();
+        assert_eq!(alices, TicketReply::Failed(AuthFailure::Unauthorized));
+        // Bob's own page is asked on (authn cannot be reached here: another failure).
+        let bobs = run(&bob, ticket(drawn_for("bob"))).await.unwrap();
+        assert!(matches!(bobs, TicketReply::Failed(ref f) if *f != AuthFailure::Unauthorized), "{bobs:?}");
     }
 }
