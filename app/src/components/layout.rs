@@ -22,7 +22,7 @@ pub fn ConsoleLayout() -> impl IntoView {
             let next = path_and_query(&location.pathname.get_untracked(), &location.search.get_untracked());
             view! {
                 <main id="main" class="grid min-h-screen place-items-center p-6">
-                    <SignInPanel next />
+                    <SignInPanel next=Some(next) />
                 </main>
             }
             .into_any()
@@ -52,7 +52,7 @@ fn SignedIn(session: Session) -> impl IntoView {
         Effect::new(move |_| crate::session_end::follow_other_tabs(&viewer));
     }
     view! {
-        <a href="#main" class="skip-link">"Skip to main content"</a>
+        <a href="#main" class="skip-link" on:click=skip_to_main>"Skip to main content"</a>
         <Header session />
         <div class="flex min-h-[calc(100vh-3.5rem)] flex-col md:flex-row">
             <Sidebar />
@@ -61,6 +61,14 @@ fn SignedIn(session: Session) -> impl IntoView {
             </main>
         </div>
     }
+}
+
+/// The skip link's own move: the client-side router takes every same-page link, so the
+/// browser's own move to `#main` (focus included) never happens once the page is hydrated.
+/// Without JavaScript the browser does it.
+fn skip_to_main(ev: leptos::ev::MouseEvent) {
+    ev.prevent_default();
+    crate::components::focus_by_id("main");
 }
 
 #[cfg(test)]

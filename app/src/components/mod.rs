@@ -24,6 +24,20 @@ pub fn without_nameless_submitter() -> std::sync::Arc<dyn Fn(&leptos::web_sys::F
     std::sync::Arc::new(|data| data.delete(""))
 }
 
+/// Moves the keyboard's focus to the element with `id` (browser only), where the browser's own
+/// move does not happen: a same-page link the router takes, a button that hides as it is pressed.
+pub fn focus_by_id(id: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(element) = leptos::prelude::document().get_element_by_id(id) {
+        use wasm_bindgen::JsCast;
+        if let Ok(element) = element.dyn_into::<web_sys::HtmlElement>() {
+            let _ = element.focus();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
+}
+
 /// Closes the `<details>` menu a click came from (browser only), so a menu
 /// does not stay open over the page it just navigated to.
 pub fn close_menu(menu: leptos::prelude::NodeRef<leptos::html::Details>) {

@@ -10,11 +10,9 @@ use crate::api::session::{SignInFailure, SignInMethods, sign_in_methods};
 /// last attempt failed.
 #[component]
 pub fn SignInPage() -> impl IntoView {
-    let query = use_query_map();
-    let next = query.read_untracked().get("next").unwrap_or_else(|| "/".to_owned());
     view! {
         <main id="main" class="grid min-h-screen place-items-center p-6">
-            <SignInPanel next />
+            <SignInPanel next=None />
         </main>
     }
 }
@@ -26,8 +24,9 @@ pub fn SignInPage() -> impl IntoView {
 /// when signed out, so it would otherwise be in the main chunk, which every signed-in page's
 /// first load downloads too (the sign-in methods and seed users, their deserializers, the
 /// choices' views).
+/// `next`: where to go after signing in; `None`: the page's `?next=`.
 #[component]
-pub fn SignInPanel(next: String) -> impl IntoView {
+pub fn SignInPanel(next: Option<String>) -> impl IntoView {
     crate::chunks::lazy_view(sign_in_panel(next))
 }
 
@@ -38,13 +37,20 @@ pub(crate) async fn preload() {
 }
 
 #[lazy]
-fn sign_in_panel(next: String) -> AnyView {
+fn sign_in_panel(next: Option<String>) -> AnyView {
     view! { <div class="contents" data-chunk={crate::chunks::Chunk::SignIn.name()}><Panel next /></div> }
         .into_any()
 }
 
 #[component]
-fn Panel(next: String) -> impl IntoView {
+fn Panel(next: Option<String>) -> impl IntoView {
+    // From the raw query, decoded once: the router's query map decodes its values a second
+    // time, which turned a page's `%26` back into a separator (`?q=R%26D` came back as `?q=R&D`).
+    // Here, in the panel's chunk, it costs the main wasm nothing.
+    let next = next.unwrap_or_else(|| {
+        let search = leptos_router::hooks::use_location().search.get_untracked();
+        query_value(&search, "next").unwrap_or_else(|| "/".to_owned())
+    });
     let query = use_query_map();
     let failure = query.read_untracked().get("error").and_then(|c| SignInFailure::from_code(&c));
     // The page a sign-out lands on: the console's other tabs check their session
@@ -120,6 +126,34 @@ fn ProviderSignIn(provider: String, next: String) -> impl IntoView {
     }
 }
 
+/// The first value of `name` in a raw query string (`?a=b&…` or `a=b&…`), form-decoded once:
+/// `%XX` escapes and `+` for a space. A malformed escape is kept as it is.
+pub(crate) fn query_value(search: &str, name: &str) -> Option<String> {
+    let raw = search
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')))?;
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
 /// Percent-encodes a value for a query string (the browser and the server read it back alike).
 pub(crate) fn query_escape(value: &str) -> String {
     value
@@ -161,5 +195,22 @@ fn SeedUsers(users: Vec<crate::api::session::SeedUser>, next: String) -> impl In
                 })
                 .collect_view()}
         </ul>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_value;
+
+    /// `next` is decoded once: a page's own escapes (`%26` in its query) survive the sign-in.
+    #[test]
+    fn the_query_value_is_decoded_once() {
+        let search = "?next=%2Fclusters%3Fq%3DR%2526D%2520%252350&error=x";
+        assert_eq!(query_value(search, "next").as_deref(), Some("/clusters?q=R%26D%20%2350"));
+        assert_eq!(query_value(search, "error").as_deref(), Some("x"));
+        assert_eq!(query_value("next=/a+b", "next").as_deref(), Some("/a b"));
+        assert_eq!(query_value("?next=%zz%2", "next").as_deref(), Some("%zz%2"), "kept as it is");
+        assert_eq!(query_value("?nextpage=1", "next"), None);
+        assert_eq!(query_value("", "next"), None);
     }
 }
