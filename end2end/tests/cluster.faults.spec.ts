@@ -112,6 +112,22 @@ test.describe('the cluster fails and comes back', () => {
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible({ timeout: 30_000 });
   });
 
+  test('a form button keeps the keyboard focus while its post is on its way', async ({ page }) => {
+    test.setTimeout(60_000);
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/hello-world?ns=default&edit=1`);
+    await hydrated(page);
+    const check = page.getByRole('button', { name: 'Check' });
+    await check.focus();
+    await setFault('cluster', { fault: 'slow', delay_ms: 3_000 });
+    await page.keyboard.press('Enter');
+    // Busy, and marked so, without losing the focus to the page's body (a disabled button does).
+    await expect(check).toHaveAttribute('aria-disabled', 'true');
+    await expect(check).toBeFocused();
+    await expect(page.getByText('The API server accepts this (dry run).')).toBeVisible({ timeout: 20_000 });
+    await expect(check).toHaveAttribute('aria-disabled', 'false');
+    await expect(check).toBeFocused();
+  });
+
   test('cluster slow: a short delay only shows loading; past the timeout the page says so and recovers', async ({ page }) => {
     test.setTimeout(90_000);
     await aliceOnHome(page);

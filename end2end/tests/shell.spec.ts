@@ -85,6 +85,17 @@ test('keyboard users get a skip link and a visible focus ring', async ({ page })
   await page.keyboard.press('Tab');
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
   expect(outline).toBe('solid');
+  // The skip link moves the focus to the page's content, hydrated too (the client-side router
+  // takes same-page links, so the browser's own move never happened).
+  await skip.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('main#main')).toBeFocused();
+  // The theme switch hides the button pressed: the focus goes to the one that shows.
+  await page.getByRole('button', { name: 'Switch to dark theme' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: 'Switch to light theme' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('button', { name: 'Switch to dark theme' })).toBeFocused();
 });
 
 test('the page loads its wasm and CSS, with a CSP and no console errors', async ({ page }) => {

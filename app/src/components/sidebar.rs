@@ -33,12 +33,15 @@ pub fn Sidebar() -> impl IntoView {
                     {move || registry.initial.get().map(|answer| match answer {
                         Ok(initial) => view! { <PluginGroups initial /> }.into_any(),
                         Err(error) => view! {
-                            <li class="px-3 py-2 text-xs text-muted" role="status" title=error.to_string()>
-                                {if error.is_passing() {
-                                    "Plugins cannot be loaded right now; the console tries again by itself."
-                                } else {
-                                    "Plugins could not be loaded."
-                                }}
+                            // The status is inside the item: a list holds only items.
+                            <li class="px-3 py-2 text-xs text-muted" title=error.to_string()>
+                                <span role="status">
+                                    {if error.is_passing() {
+                                        "Plugins cannot be loaded right now; the console tries again by itself."
+                                    } else {
+                                        "Plugins could not be loaded."
+                                    }}
+                                </span>
                             </li>
                         }.into_any(),
                     })}
@@ -78,8 +81,8 @@ fn PluginGroups(initial: Registry) -> impl IntoView {
             children=|(entry, items, project)| view! { <PluginGroup entry items project /> }
         />
         <Show when=unreachable>
-            <li class="px-3 py-2 text-xs text-muted" role="status" data-notice="organization-api">
-                {ORGANIZATION_API_UNREACHABLE}
+            <li class="px-3 py-2 text-xs text-muted" data-notice="organization-api">
+                <span role="status">{ORGANIZATION_API_UNREACHABLE}</span>
             </li>
         </Show>
     }

@@ -95,7 +95,9 @@ pub fn RetryIn(seconds: u32, retry: Callback<()>) -> impl IntoView {
     let _ = (seconds, retry);
     move || {
         left.get().map(|s| {
-            view! { <span class="text-muted" role="status" data-retry-in=s>{format!("Trying again in {s} s…")}</span> }
+            // Not a live region, and out of the alert's: the alert is announced once, not again
+            // at every tick of the count (`aria-live="off"` stops the alert's announcement here).
+            view! { <span class="text-muted" aria-live="off" data-retry-in=s>{format!("Trying again in {s} s…")}</span> }
         })
     }
 }

@@ -10,10 +10,15 @@ use crate::{
     theme::{Theme, apply_in_browser},
 };
 
-fn choose(theme: Theme) -> impl Fn(leptos::ev::MouseEvent) + Copy {
+/// Applies `theme`; `then_focus`: the button to focus after it (the pressed one hides as the
+/// header's switch shows the one that applies, and the focus would fall to the page's body).
+fn choose(theme: Theme, then_focus: Option<&'static str>) -> impl Fn(leptos::ev::MouseEvent) + Copy {
     move |ev: leptos::ev::MouseEvent| {
         ev.prevent_default();
         apply_in_browser(theme);
+        if let Some(id) = then_focus {
+            crate::components::focus_by_id(id);
+        }
         spawn_local(async move {
             if let Err(error) = set_theme(theme.as_str().to_owned()).await {
                 leptos::logging::warn!("theme not saved: {error}");
@@ -22,18 +27,22 @@ fn choose(theme: Theme) -> impl Fn(leptos::ev::MouseEvent) + Copy {
     }
 }
 
+/// The header switch's buttons.
+const TO_DARK: &str = "theme-to-dark";
+const TO_LIGHT: &str = "theme-to-light";
+
 /// The theme switch in the header.
 #[component]
 pub fn ThemeToggle() -> impl IntoView {
     view! {
         <form method="post" action="/api/theme" class="contents">
-            <button type="submit" name="theme" value="dark" on:click=choose(Theme::Dark)
+            <button type="submit" name="theme" value="dark" on:click=choose(Theme::Dark, Some(TO_LIGHT)) id=TO_DARK
                 class="icon-button dark:hidden" aria-label="Switch to dark theme" title="Switch to dark theme">
                 <svg viewBox="0 0 24 24" class="size-5" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2">
                     <path d="M21 12.8A9 9 0 1 1 11.2 3a7 7 0 0 0 9.8 9.8z" />
                 </svg>
             </button>
-            <button type="submit" name="theme" value="light" on:click=choose(Theme::Light)
+            <button type="submit" name="theme" value="light" on:click=choose(Theme::Light, Some(TO_DARK)) id=TO_LIGHT
                 class="icon-button hidden dark:inline-flex" aria-label="Switch to light theme" title="Switch to light theme">
                 <svg viewBox="0 0 24 24" class="size-5" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2">
                     <circle cx="12" cy="12" r="4" />
@@ -49,7 +58,7 @@ pub fn ThemeToggle() -> impl IntoView {
 pub fn FollowSystemTheme() -> impl IntoView {
     view! {
         <form method="post" action="/api/theme">
-            <button type="submit" name="theme" value="system" on:click=choose(Theme::System) class="menu-item w-full">
+            <button type="submit" name="theme" value="system" on:click=choose(Theme::System, None) class="menu-item w-full">
                 "Use system theme"
             </button>
         </form>

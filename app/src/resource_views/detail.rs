@@ -176,7 +176,7 @@ fn Detail(detail: ObjectDetail, context: DetailContext) -> impl IntoView {
     };
     view! {
         <div class="mb-4 flex flex-wrap justify-end gap-2">
-            {can_update.then(|| view! { <leptos_router::components::A href=edit attr:class="button-secondary">"Edit"</leptos_router::components::A> })}
+            {can_update.then(|| view! { <a href=edit class="button-secondary">"Edit"</a> })}
             {can_delete.then(|| view! { <DeleteAction context=context.clone() refused=delete_refused /> })}
         </div>
         {delete_refusal.map(|reason| view! {
@@ -249,12 +249,15 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
                     let title = format!("{}Show all with {text}", described.unwrap_or_default());
                     view! {
                         <li class="badge max-w-full font-mono wrap-anywhere">
-                            <leptos_router::components::A href=href attr:title=title attr:class="hover:underline">{text}</leptos_router::components::A>
+                            <a href=href title=title class="hover:underline">{text}</a>
                         </li>
                     }
                     .into_any()
                 }
-                None => view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{text}</li> }.into_any(),
+                None => {
+                    view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{text}</li> }
+                        .into_any()
+                }
             }
         })
         .collect_view();
@@ -576,7 +579,7 @@ fn DeleteConfirmation(
                     on:click=move |ev| { ev.prevent_default(); delete(ev); }>
                     {format!("Delete {name}")}
                 </button>
-                <leptos_router::components::A href=cancel attr:class="button-secondary inline-flex">"Cancel"</leptos_router::components::A>
+                <a href=cancel class="button-secondary inline-flex">"Cancel"</a>
             </div>
         </form>
     }

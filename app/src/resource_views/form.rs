@@ -10,7 +10,6 @@ use crate::chunks::use_navigate;
 use leptos::prelude::*;
 use leptos_router::{
     NavigateOptions,
-    components::A,
     hooks::{use_location, use_query_map},
     params::ParamsMap,
 };
@@ -210,6 +209,9 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         });
     };
     let submit = move |dry_run: bool| {
+        if busy.get_untracked() {
+            return;
+        }
         let c = ctx.get_value();
         let navigate = navigate.clone();
         busy.set(true);
@@ -352,12 +354,14 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
             </div>
             <div class="flex gap-2">
                 // Submit buttons both, so that without JavaScript the post says which was pressed.
+                // Marked, not `disabled`, while a post is on its way: a button that becomes disabled
+                // loses the keyboard's focus to the page's body (a press meanwhile does nothing).
                 <button type="submit" name=form_post::ACTION value=form_post::SAVE class="button inline-flex"
-                    disabled=move || busy.get()>{action}</button>
+                    aria-disabled=move || busy.get().to_string()>{action}</button>
                 <button type="submit" name=form_post::ACTION value=form_post::CHECK class="button-secondary"
-                    disabled=move || busy.get()
+                    aria-disabled=move || busy.get().to_string()
                     on:click=move |ev| { ev.prevent_default(); submit_check(true); }>"Check"</button>
-                <A href=ctx.with_value(FormContext::cancel_href) attr:class="button-secondary inline-flex">"Cancel"</A>
+                <a href=ctx.with_value(FormContext::cancel_href) class="button-secondary inline-flex">"Cancel"</a>
             </div>
         </form>
         </div>
@@ -464,6 +468,7 @@ fn repeated(field: &Field, label: String, path: String, state: FormState, kind: 
     let item_label = field.label.clone();
     let kind = StoredValue::new(kind);
     let p = path.clone();
+    let of = item_label.clone();
     let items = move || {
         (0..len.get())
             .map(|index| {
@@ -491,7 +496,7 @@ fn repeated(field: &Field, label: String, path: String, state: FormState, kind: 
                         {entry}
                         <button type="button" class="button-secondary justify-self-start text-sm"
                             on:click=move |_| state.values.update(|v| v.remove_item(&remove_path, index))>
-                            {format!("Remove item {}", index + 1)}
+                            {format!("Remove item {} of {}", index + 1, of)}
                         </button>
                     </li>
                 }
@@ -534,10 +539,18 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
     // Marked as well as set (`value`, `selected`, a textarea's text): the server's page, and so
     // the page without JavaScript, shows and posts the value the form starts with.
     let start = state.values.with_untracked(|v| v.get(&path).to_owned());
+    // What a screen reader says of the input: required (`aria-required`, not `required`, which
+    // would stop a post without JavaScript before the server could say why), refused, and its
+    // help and messages (below it).
+    let required = field.required.then_some("true");
+    let p = path.clone();
+    let invalid = move || state.errors.with(|e| e.iter().any(|e| e.path == p)).then_some("true");
+    let (help_id, errors_id) = (format!("{id}-help"), format!("{id}-errors"));
+    let described = format!("{help_id} {errors_id}");
     let input = if path == "metadata.namespace" && !state.editing {
         let names = state.namespaces.get_value();
         view! {
-            <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set>
+            <select id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input" prop:value=value on:change=set>
                 {names.into_iter().map(|n| view! { <option value=n.clone() selected=n == start>{n.clone()}</option> }).collect_view()}
             </select>
         }
@@ -547,7 +560,7 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
             Kind::Enum(options) => {
                 let options = options.clone();
                 view! {
-                    <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
+                    <select id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input" prop:value=value on:change=set disabled=readonly>
                         <option value="">"—"</option>
                         {options.into_iter().map(|o| view! { <option value=o.clone() selected=o == start>{o.clone()}</option> }).collect_view()}
                     </select>
@@ -555,7 +568,7 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
                 .into_any()
             }
             Kind::Boolean => view! {
-                <select id=id.clone() name=path.clone() class="input" prop:value=value on:change=set disabled=readonly>
+                <select id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input" prop:value=value on:change=set disabled=readonly>
                     <option value="">"— (default)"</option>
                     <option value="true" selected=start == "true">"Yes"</option>
                     <option value="false" selected=start == "false">"No"</option>
@@ -563,17 +576,17 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
             }
             .into_any(),
             Kind::Raw => view! {
-                <textarea id=id.clone() name=path.clone() class="input font-mono" rows="4" placeholder="JSON"
+                <textarea id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input font-mono" rows="4" placeholder="JSON"
                     prop:value=value on:input=set readonly=readonly>{start}</textarea>
             }
             .into_any(),
             Kind::Integer | Kind::Number => view! {
-                <input id=id.clone() name=path.clone() class="input" type="number" inputmode="decimal"
+                <input id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input" type="number" inputmode="decimal"
                     placeholder=placeholder value=start prop:value=value on:input=set readonly=readonly />
             }
             .into_any(),
             _ => view! {
-                <input id=id.clone() name=path.clone() class="input" autocomplete="off"
+                <input id=id.clone() name=path.clone() aria-required=required aria-invalid=invalid.clone() aria-describedby=described.clone() class="input" autocomplete="off"
                     placeholder=placeholder value=start prop:value=value on:input=set readonly=readonly />
             }
             .into_any(),
@@ -583,8 +596,8 @@ fn scalar(field: &Field, label: String, path: String, state: FormState) -> AnyVi
         <div class="field" data-path=path_attr>
             <label class="field-label" for=id>{label}</label>
             {input}
-            {field.description.clone().map(|d| view! { <p class="text-xs text-muted">{d}</p> })}
-            {field_errors(state, path)}
+            {field.description.clone().map(|d| view! { <p id=help_id class="text-xs text-muted">{d}</p> })}
+            <div id=errors_id class="contents">{field_errors(state, path)}</div>
         </div>
     }
     .into_any()

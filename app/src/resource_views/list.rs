@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 use leptos_router::{
-    components::{A, Form},
+    components::Form,
     hooks::{use_location, use_query_map},
     params::ParamsMap,
 };
@@ -147,9 +147,9 @@ fn Filters(
             &[("wide", (!on).then(|| "1".to_owned()))],
         );
         Some(view! {
-            <A href=href attr:class="button-secondary">
+            <a href=href class="button-secondary">
                 {if on { "Hide wide columns" } else { "Show wide columns" }}
-            </A>
+            </a>
         })
     };
     view! {
@@ -242,10 +242,10 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
             let wide_only = c.priority > 0;
             view! {
                 <th scope="col" aria-sort=aria class:hidden=move || wide_only && !wide.get() class:text-right=numeric title=c.description.clone()>
-                    <A href=href attr:class="inline-flex items-center gap-1 hover:text-ink">
+                    <a href=href class="inline-flex items-center gap-1 hover:text-ink">
                         {c.name.clone()}
                         <span aria-hidden="true">{match aria { "ascending" => "▲", "descending" => "▼", _ => "" }}</span>
-                    </A>
+                    </a>
                 </th>
             }
         })
@@ -260,9 +260,9 @@ fn ObjectTable(page: TablePage, wide: Memo<bool>, context: ListContext) -> impl 
             (index + 1 < pages).then(|| href_with(&path, &q, &[("page", Some((index + 2).to_string()))]));
         view! {
             <nav aria-label="Pages" class="flex items-center gap-2">
-                {prev.map(|h| view! { <A href=h attr:class="button-secondary">"Previous"</A> })}
+                {prev.map(|h| view! { <a href=h class="button-secondary">"Previous"</a> })}
                 <span class="text-sm text-muted">{format!("Page {} of {pages}", index + 1)}</span>
-                {next.map(|h| view! { <A href=h attr:class="button-secondary">"Next"</A> })}
+                {next.map(|h| view! { <a href=h class="button-secondary">"Next"</a> })}
             </nav>
         }
     });
@@ -312,7 +312,7 @@ fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListCont
         .collect_view();
     view! {
         <tr>
-            <td class="whitespace-nowrap"><A href=href attr:class="link font-medium">{row.name.clone()}</A></td>
+            <td class="whitespace-nowrap"><a href=href class="link font-medium">{row.name.clone()}</a></td>
             {row.namespace.map(|ns| view! { <td class="whitespace-nowrap text-muted">{ns}</td> })}
             {cells}
         </tr>

@@ -63,6 +63,9 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
     let navigate = use_navigate();
     let ctx = StoredValue::new(context);
     let send = move |dry_run: bool| {
+        if busy.get_untracked() {
+            return;
+        }
         let c = ctx.get_value();
         let navigate = navigate.clone();
         busy.set(true);
@@ -148,9 +151,10 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
                 }
             })}
             <div class="flex gap-2">
-                <button type="button" class="button-secondary" disabled=move || busy.get()
+                // Marked, not `disabled`, while busy: a button that becomes disabled loses focus.
+                <button type="button" class="button-secondary" aria-disabled=move || busy.get().to_string()
                     on:click=move |_| review(true)>"Review changes"</button>
-                <leptos_router::components::A href=ctx.with_value(FormContext::cancel_href) attr:class="button-secondary inline-flex">"Cancel"</leptos_router::components::A>
+                <a href=ctx.with_value(FormContext::cancel_href) class="button-secondary inline-flex">"Cancel"</a>
             </div>
         </div>
     }

@@ -52,7 +52,8 @@ fn ClusterTable(rows: Vec<ClusterRow>) -> impl IntoView {
         return view! { <p class="card text-muted">"You cannot view any cluster of this organization yet."</p> }.into_any();
     }
     view! {
-        <div class="card overflow-x-auto p-0">
+        // Focusable, so a keyboard can scroll what does not fit (axe: scrollable-region-focusable).
+        <div class="card overflow-x-auto p-0" tabindex="0" role="region" aria-label="Clusters you can view">
             <table class="table">
                 <caption class="sr-only">"Clusters you can view"</caption>
                 <thead>

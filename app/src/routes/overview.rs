@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::components::A;
 
 use crate::{
     api::session::Session,
@@ -31,7 +30,7 @@ fn Overview(session: Session) -> impl IntoView {
                         .into_iter()
                         .map(|p| view! {
                             <li class="flex items-center justify-between py-2">
-                                <A href=format!("/projects/{}", p.id) attr:class="link">{p.display_name}</A>
+                                <a href=format!("/projects/{}", p.id) class="link">{p.display_name}</a>
                                 <span class="text-sm text-muted">{format!("on {}", p.cluster_name)}</span>
                             </li>
                         })
@@ -42,7 +41,7 @@ fn Overview(session: Session) -> impl IntoView {
                 <h2 id="cluster-heading" class="card-title">"Selected cluster"</h2>
                 <p class="text-lg font-medium">{selected_cluster}</p>
                 <p class="mt-1 text-sm text-muted">"Organization-level pages show this cluster."</p>
-                <A href="/clusters" attr:class="link mt-3 inline-block text-sm">"All clusters you can view"</A>
+                <a href="/clusters" class="link mt-3 inline-block text-sm">"All clusters you can view"</a>
             </section>
         </div>
     }

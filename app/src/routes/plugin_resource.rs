@@ -7,7 +7,6 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{
     LazyRoute,
-    components::A,
     hooks::{use_params_map, use_query_map},
     lazy_route,
     params::ParamsMap,
@@ -228,7 +227,13 @@ fn error_view(error: AppError, target: &Target, retry: Callback<()>) -> AnyView 
         AppError::NotFound(_) => {
             view! { <NotFoundContent what=format!("The resource {}", target.crd) /> }.into_any()
         }
-        error => view! { <ErrorView error retry /> }.into_any(),
+        // The page's title and heading: the kind could not be read, so its name stands for it.
+        error => view! {
+            <Title text=target.crd.clone() />
+            <h1 class="sr-only">{target.crd.clone()}</h1>
+            <ErrorView error retry />
+        }
+        .into_any(),
     }
 }
 
@@ -375,8 +380,8 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             // A name may be 253 characters without a break: it wraps anywhere, not past the page.
             <h1 class="min-w-0 text-2xl font-semibold tracking-tight wrap-anywhere">{heading}</h1>
             <div class="flex flex-wrap items-center gap-2">
-                {switch.map(|(href, label)| view! { <A href=href attr:class="button-secondary">{label}</A> })}
-                {show_create.then(|| view! { <A href=create_href attr:class="button inline-flex">{create_label}</A> })}
+                {switch.map(|(href, label)| view! { <a href=href class="button-secondary">{label}</a> })}
+                {show_create.then(|| view! { <a href=create_href class="button inline-flex">{create_label}</a> })}
             </div>
         </div>
         {body}
@@ -399,14 +404,14 @@ impl Breadcrumbs {
         let sep = || view! { <li aria-hidden="true" class="text-muted">"›"</li> };
         let (kind_label, kind_href) = self.kind;
         let kind = match self.last {
-            Some(_) => view! { <li><A href=kind_href attr:class="link">{kind_label}</A></li> }.into_any(),
+            Some(_) => view! { <li><a href=kind_href class="link">{kind_label}</a></li> }.into_any(),
             None => view! { <li aria-current="page">{kind_label}</li> }.into_any(),
         };
         view! {
             <nav aria-label="Breadcrumb" class="mb-2 text-sm text-muted">
                 <ol class="flex flex-wrap items-center gap-2">
                     {self.project.map(|(id, name)| view! {
-                        <li><A href=format!("/projects/{id}") attr:class="link">{name}</A></li>
+                        <li><a href=format!("/projects/{id}") class="link">{name}</a></li>
                         {sep()}
                     })}
                     <li>{self.plugin}</li>

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::{LazyRoute, components::A, lazy_route};
+use leptos_router::{LazyRoute, lazy_route};
 
 use crate::{
     components::status::when_loaded,
@@ -86,7 +86,7 @@ fn PluginRow(plugin: PluginEntry) -> impl IntoView {
     };
     let name = match (first_page, plugin.is_ready()) {
         (Some(href), true) => {
-            view! { <A href=href attr:class="link font-medium">{plugin.display_name.clone()}</A> }.into_any()
+            view! { <a href=href class="link font-medium">{plugin.display_name.clone()}</a> }.into_any()
         }
         _ => view! { <span class="font-medium">{plugin.display_name.clone()}</span> }.into_any(),
     };
@@ -103,9 +103,9 @@ fn PluginRow(plugin: PluginEntry) -> impl IntoView {
                 {detail.map(|d| view! { <p class="mt-1 max-w-md text-xs text-muted">{d}</p> })}
             </td>
             <td>
-                <A href=format!("/audit?installation={}", plugin.installation_name) attr:class="link text-sm">
+                <a href=format!("/audit?installation={}", plugin.installation_name) class="link text-sm">
                     "Calls"
-                </A>
+                </a>
             </td>
         </tr>
     }
