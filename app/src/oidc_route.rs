@@ -185,6 +185,10 @@ pub async fn callback(
             tracing::info!("signed in through the identity provider");
             onward(&next, "Signed in", &cookies)
         }
+        // A callback whose state is not the transaction's is another sign-in's (two tabs
+        // signing in at once: the second start replaced the cookie): that sign-in keeps its
+        // transaction and can still finish. Any other outcome used this one up.
+        Err(SignInFailure::StateMismatch) => failed(SignInFailure::StateMismatch, "/", &[]),
         Err(failure) => failed(failure, "/", &[clear]),
     }
 }
@@ -254,6 +258,67 @@ mod tests {
         assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
         assert_eq!(response.headers()[header::REFERRER_POLICY], "no-referrer");
         assert_eq!(response.headers()[header::SET_COOKIE], "c=1");
+    }
+
+    /// What authn answers for every callback in these tests.
+    #[derive(Debug)]
+    struct Finishes(SignInFailure);
+
+    impl crate::state::SessionAuthority for Finishes {
+        fn dev_sign_in<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> std::pin::Pin<
+            Box<
+                dyn Future<Output = Result<crate::state::IssuedSession, crate::state::SignInError>>
+                    + Send
+                    + 'a,
+            >,
+        > {
+            Box::pin(async { Err(crate::state::SignInError::Failed) })
+        }
+        fn verify(&self, _: &str) -> Option<crate::state::SessionUser> {
+            None
+        }
+        fn sign_out<'a>(
+            &'a self,
+            _: &'a str,
+        ) -> std::pin::Pin<Box<dyn Future<Output = crate::state::SignOutOutcome> + Send + 'a>> {
+            Box::pin(async { crate::state::SignOutOutcome::Ended })
+        }
+        fn oidc_finish<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a str,
+        ) -> std::pin::Pin<
+            Box<dyn Future<Output = Result<crate::state::OidcSignedIn, SignInFailure>> + Send + 'a>,
+        > {
+            let failure = self.0;
+            Box::pin(async move { Err(failure) })
+        }
+    }
+
+    /// Two tabs sign in at once: the first one's callback finds the second one's transaction
+    /// (state mismatch) and leaves it, so the second can still finish; any other failure ends
+    /// the transaction it used.
+    #[tokio::test]
+    async fn a_callback_of_another_sign_in_leaves_its_transaction() {
+        for (failure, clears) in [(SignInFailure::StateMismatch, false), (SignInFailure::CodeRejected, true)]
+        {
+            let mut state = crate::resource_views::api::scope_tests::state_with_gateway("http://127.0.0.1:9");
+            state.sessions = std::sync::Arc::new(Finishes(failure));
+            state.oidc_provider = Some("Test IdP".into());
+            let mut headers = HeaderMap::new();
+            let cookie = format!("{}=sealed", fundament_session::OIDC_TRANSACTION_COOKIE);
+            headers.insert(header::COOKIE, cookie.parse().unwrap());
+            let query = CallbackQuery { code: "c".into(), state: "s".into(), error: None };
+            let response = callback(State(state), headers, Query(query)).await;
+            let cleared = response.headers().get_all(header::SET_COOKIE).iter().any(|c| {
+                c.to_str().unwrap().starts_with(&format!("{}=;", fundament_session::OIDC_TRANSACTION_COOKIE))
+            });
+            assert_eq!(cleared, clears, "{failure:?}");
+        }
     }
 
     #[test]
