@@ -181,7 +181,7 @@ pub struct Callback<'a> {
 
 /// A JWKS is fetched again for an unknown key id at most this often, so tokens naming random
 /// key ids cannot make authn hammer the provider.
-const JWKS_REFETCH_SECS: i64 = 10;
+pub const JWKS_REFETCH_SECS: i64 = 10;
 
 /// A JWKS is used for at most this long, then fetched again whatever key id the token names: a
 /// key the provider withdrew (rotated out, perhaps after a leak) stops verifying within this
@@ -355,7 +355,8 @@ impl Oidc {
 
     /// Verifies the ID token with the provider's keys, fetching them when none are at hand, when
     /// those at hand are [`JWKS_MAX_AGE_SECS`] old, or when the token names a key id we do not
-    /// have (the provider rotated), at most every [`JWKS_REFETCH_SECS`].
+    /// have (the provider rotated) or a signature that does not verify with the key of that id
+    /// (a new key under the same id), at most every [`JWKS_REFETCH_SECS`].
     ///
     /// A set past its age is never used, even when fetching it again fails: the age exists so
     /// that a withdrawn key stops verifying, and falling back to the old set would let whoever
@@ -383,6 +384,11 @@ impl Oidc {
                         ));
                     }
                     Err(IdTokenError::UnknownKey(_)) => None,
+                    // A signature that does not verify with a key of the cached set: the
+                    // provider may have made a new key under the same id (restarted with a
+                    // fresh one). Fetched again, as for an unknown key id, at most every
+                    // JWKS_REFETCH_SECS; a forged token gets the same refusal after it.
+                    Err(IdTokenError::Signature) if now - keys.fetched_at >= JWKS_REFETCH_SECS => None,
                     other => Some(other),
                 },
                 None => None,

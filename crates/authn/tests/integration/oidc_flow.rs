@@ -20,8 +20,8 @@ use ed25519_dalek::pkcs8::EncodePrivateKey;
 use fundament_authn::oidc::identity::ClaimNames;
 use fundament_authn::oidc::provider::{IN_FLIGHT_WAIT, MAX_IN_FLIGHT};
 use fundament_authn::oidc::{
-    Callback, DISCOVERY_MAX_AGE_SECS, Failure, JWKS_MAX_AGE_SECS, Oidc, OidcConfig, ReplacedSession,
-    SignInError, SignedIn,
+    Callback, DISCOVERY_MAX_AGE_SECS, Failure, JWKS_MAX_AGE_SECS, JWKS_REFETCH_SECS, Oidc, OidcConfig,
+    ReplacedSession, SignInError, SignedIn,
 };
 use fundament_directory::{DirectoryData, FixedDirectory, Identity, User};
 use serde_json::{Value, json};
@@ -49,6 +49,9 @@ struct Provider {
     jwks_fails: bool,
     /// The JWKS no longer lists `k1`, which the token endpoint still signs with.
     k1_withdrawn: bool,
+    /// `k1` is another key now (a provider that made a new key under the same id on restart):
+    /// the JWKS and the token endpoint both use it.
+    k1_replaced: bool,
     /// The token endpoint takes a minute to answer.
     token_hangs: bool,
     /// Added to the provider's clock (`iat`, `exp`), to follow a test that moves authn's.
@@ -59,6 +62,11 @@ type Shared = Arc<Mutex<Provider>>;
 
 fn key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&[9; 32])
+}
+
+/// The provider's key `k1` now.
+fn k1(p: &Provider) -> ed25519_dalek::SigningKey {
+    if p.k1_replaced { ed25519_dalek::SigningKey::from_bytes(&[10; 32]) } else { key() }
 }
 
 async fn discovery(State(p): State<Shared>) -> (StatusCode, Json<Value>) {
@@ -88,7 +96,7 @@ async fn jwks(State(p): State<Shared>) -> (StatusCode, Json<Value>) {
     if p.jwks_fails {
         return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({})));
     }
-    let x = URL_SAFE_NO_PAD.encode(key().verifying_key().as_bytes());
+    let x = URL_SAFE_NO_PAD.encode(k1(&p).verifying_key().as_bytes());
     let k1 = json!({"kty": "OKP", "crv": "Ed25519", "kid": "k1", "alg": "EdDSA", "use": "sig", "x": x});
     let k9 = json!({"kty": "unknown-to-us", "kid": "k9"});
     let keys = if p.k1_withdrawn { vec![k9] } else { vec![k1, k9] };
@@ -134,7 +142,7 @@ async fn token(
                         "groups": ["ops"]});
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
     header.kid = Some("k1".into());
-    let der = key().to_pkcs8_der().unwrap();
+    let der = k1(&p).to_pkcs8_der().unwrap();
     let id_token =
         jsonwebtoken::encode(&header, &claims, &jsonwebtoken::EncodingKey::from_ed_der(der.as_bytes()))
             .unwrap();
@@ -411,6 +419,27 @@ async fn calls_to_the_provider_under_way_are_bounded_and_past_the_bound_the_call
     let error = replay(Arc::clone(&oidc), state, transaction).await.unwrap_err();
     assert_eq!(error.failure, Failure::CodeRejected);
     assert_eq!(token_calls(), MAX_IN_FLIGHT + 1);
+}
+
+/// A provider that made a new key under the same key id (restarted with a fresh one): a
+/// signature that does not verify with the cached key fetches the set again, as an unknown key
+/// id does, at most every JWKS_REFETCH_SECS; before, sign-ins failed until the set was old.
+#[tokio::test]
+async fn a_key_replaced_under_the_same_id_is_fetched_again() {
+    let (issuer, shared) = provider("").await;
+    let oidc = oidc(&issuer);
+    let jwks_calls = || shared.lock().unwrap().jwks_calls;
+    let t0 = now();
+    sign_in(&oidc, &shared, t0).await.unwrap();
+    assert_eq!(jwks_calls(), 1);
+    shared.lock().unwrap().k1_replaced = true;
+    sign_in(&oidc, &shared, t0 + JWKS_REFETCH_SECS).await.unwrap();
+    assert_eq!(jwks_calls(), 2);
+    // A token that does not verify right after a fetch is refused without another one.
+    shared.lock().unwrap().k1_replaced = false;
+    let error = sign_in(&oidc, &shared, t0 + JWKS_REFETCH_SECS + 1).await.unwrap_err();
+    assert_eq!(error.failure, Failure::TokenInvalid);
+    assert_eq!(jwks_calls(), 2);
 }
 
 #[tokio::test]
