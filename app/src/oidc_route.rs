@@ -32,6 +32,9 @@ pub const END_SESSION_PATH: &str = crate::api::session::OIDC_END_SESSION_PATH;
 pub struct StartQuery {
     #[serde(default)]
     next: String,
+    /// Set on the console's own step again ([`start`]): never bounced twice.
+    #[serde(default)]
+    again: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,6 +120,18 @@ pub async fn start(
     let next = safe_next(&query.next, &state.console_origin);
     if state.oidc_provider.is_none() {
         return failed(SignInFailure::Unavailable, &next, &[]);
+    }
+    // Started from another site's link: the browser sent no `SameSite=Strict` session cookie,
+    // so the session this sign-in replaces would not be known, nor ended. One step through a
+    // page of the console's own (a same-origin navigation) brings it.
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|site| matches!(site, "cross-site" | "same-site"));
+    if cross_site && query.again.is_none() {
+        let again =
+            format!("/sign-in/oidc/start?next={}&again=1", crate::api::session::ssr::query_escape(&next));
+        return onward(&again, "Signing in", &[]);
     }
     let replacing =
         crate::state::session_token_of(&headers).filter(|token| state.sessions.verify(token).is_some());
@@ -258,6 +273,38 @@ mod tests {
         assert_eq!(response.headers()[header::CACHE_CONTROL], "no-store");
         assert_eq!(response.headers()[header::REFERRER_POLICY], "no-referrer");
         assert_eq!(response.headers()[header::SET_COOKIE], "c=1");
+    }
+
+    /// A start from another site's link goes once through a page of the console's own, which
+    /// brings the session cookie (and so the session the sign-in replaces); from the console's
+    /// pages, a typed URL or a script without fetch metadata, it goes to the provider at once.
+    #[tokio::test]
+    async fn a_sign_in_started_from_another_site_steps_through_the_console_once() {
+        let mut state = crate::resource_views::api::scope_tests::state_with_gateway("http://127.0.0.1:9");
+        state.oidc_provider = Some("Test IdP".into());
+        let start_with = |site: Option<&'static str>, again: Option<&str>| {
+            let state = state.clone();
+            let mut headers = HeaderMap::new();
+            if let Some(site) = site {
+                headers.insert("sec-fetch-site", HeaderValue::from_static(site));
+            }
+            let query = StartQuery { next: "/clusters?x=1".into(), again: again.map(str::to_owned) };
+            async move { start(State(state), headers, Query(query)).await }
+        };
+        for site in ["cross-site", "same-site"] {
+            let response = start_with(Some(site), None).await;
+            assert_eq!(response.status(), StatusCode::OK, "{site}");
+            let body = axum::body::to_bytes(response.into_body(), 10_000).await.unwrap();
+            let body = String::from_utf8(body.to_vec()).unwrap();
+            assert!(body.contains("url=/sign-in/oidc/start?next=/clusters%3Fx%3D1&amp;again=1"), "{body}");
+        }
+        // Otherwise (this test's sessions have no OpenID Connect: the sign-in page says so).
+        for (site, again) in
+            [(Some("same-origin"), None), (Some("none"), None), (None, None), (Some("cross-site"), Some("1"))]
+        {
+            let response = start_with(site, again).await;
+            assert_eq!(response.status(), StatusCode::SEE_OTHER, "{site:?} {again:?}");
+        }
     }
 
     /// What authn answers for every callback in these tests.

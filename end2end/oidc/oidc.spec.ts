@@ -185,6 +185,28 @@ test('a second sign-in in the same browser ends the session it replaces', async 
   expect((await send(list, { headers: bearer(second.value) })).status).toBe(200);
 });
 
+test("a sign-in started from another site's link ends the session it replaces too", async ({ page }) => {
+  const sessionCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+  await toProvider(page, '/clusters');
+  await logInAndAllow(page);
+  await expect(page).toHaveURL('/clusters');
+  const first = await sessionCookie();
+  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+  // A mail's link, on another site: the browser sends no SameSite=Strict cookie with it. The
+  // console steps once through a page of its own, which does.
+  await page.route('http://mail.example/**', (route) =>
+    route.fulfill({ contentType: 'text/html', body: `<a href="${CONSOLE}/sign-in/oidc/start?next=%2Fclusters">Sign in</a>` }),
+  );
+  await page.goto('http://mail.example/inbox');
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  // The provider remembers alice: straight back.
+  await expect(page).toHaveURL('/clusters');
+  const second = await sessionCookie();
+  expect(second.value).not.toBe(first.value);
+  await expect.poll(async () => (await send(list, { headers: bearer(first.value) })).status).toBe(401);
+  expect((await send(list, { headers: bearer(second.value) })).status).toBe(200);
+});
+
 test("a sign-out that cannot end the provider's session says so, keeps the hint, and can be tried again", async ({ page }) => {
   await toProvider(page);
   await logInAndAllow(page);
