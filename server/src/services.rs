@@ -197,11 +197,7 @@ pub fn verification(settings: &Settings) -> ServerVerification {
 /// come up with the demo's users.
 pub fn directory(settings: &Settings) -> Result<Arc<dyn Directory>, ServiceError> {
     match &settings.directory {
-        Some(path) => {
-            let directory = FileDirectory::load(path)?;
-            directory.spawn_reload();
-            Ok(directory)
-        }
+        Some(path) => Ok(file_directory(path)?),
         None if settings.mode == Mode::Mock => Ok(Arc::new(fundament_directory::seed())),
         None => Err(SettingsError::required(
             Key::Directory,
@@ -210,6 +206,24 @@ pub fn directory(settings: &Settings) -> Result<Arc<dyn Directory>, ServiceError
         )
         .into()),
     }
+}
+
+/// One directory per file in this process, loaded once and reloaded by one task: `fundament
+/// dev` runs every service, and each asked for its own, so one bad edit was refused (and
+/// logged) once per service, and every ask left a reload task behind.
+fn file_directory(path: &Path) -> Result<Arc<FileDirectory>, fundament_directory::DirectoryError> {
+    static LOADED: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<FileDirectory>>>,
+    > = std::sync::OnceLock::new();
+    let mut loaded =
+        LOADED.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(directory) = loaded.get(path) {
+        return Ok(Arc::clone(directory));
+    }
+    let directory = FileDirectory::load(path)?;
+    directory.spawn_reload();
+    loaded.insert(path.to_owned(), Arc::clone(&directory));
+    Ok(directory)
 }
 
 /// The organization of a stack with one cluster (mock and sandbox mode): the directory's
@@ -529,6 +543,21 @@ mod tests {
              mode and is not set: the directory of organizations, projects, clusters and users \
              (fixtures/directory.yaml shows the format)"
         );
+    }
+
+    /// Every service of one process reads the same directory of a file: one load, one reload
+    /// task, one line per refused edit.
+    #[tokio::test]
+    async fn the_services_of_one_process_share_a_files_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("directory.yaml");
+        let fixtures =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/directory.yaml");
+        std::fs::copy(fixtures, &path).unwrap();
+        let mut settings = fundament_settings::resolve(&[]).unwrap();
+        settings.directory = Some(path);
+        let [a, b] = [directory(&settings).unwrap(), directory(&settings).unwrap()];
+        assert!(std::ptr::addr_eq(Arc::as_ptr(&a), Arc::as_ptr(&b)), "one directory");
     }
 
     /// Real mode with a garden nobody answers at: the service is set up at once (it does not
