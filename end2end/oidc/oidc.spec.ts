@@ -15,6 +15,8 @@ const CERT_MANAGER_ORIGIN = originOf(CERT_MANAGER);
 const CERTS = '/projects/webshop/plugin-resources/acme-corp--cert-manager/certificates.cert-manager.io';
 const CERTS_PAGE = `/clusters/${PROD}/plugins/${CERT_MANAGER}/v1.17.2/console/certificates-list.html`;
 const PASSWORD = 'correct horse battery staple';
+/** A list the gateway answers 200 for a live session of alice's, 401 for an ended one. */
+const LIST = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
 
 async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down' | 'short-code') {
   const answer = await send(`${PROVIDER}/test/mode/${mode}`, { method: 'PUT' });
@@ -103,8 +105,7 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
 
   // Controls: while signed in the token works on the gateway and at authn, and a frame
   // cookie of plugin-proxy opens the plugin's page.
-  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
-  expect((await send(list, { headers: bearer(token) })).status).toBe(200);
+  expect((await send(LIST, { headers: bearer(token) })).status).toBe(200);
   const ticket = await frameTicket(token);
   expect(ticket.status).toBe(200);
   const exchange = await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}?fundament-ticket=${ticket.ticket}`);
@@ -147,7 +148,7 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await again.goto(CERTS);
   await expect(again.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
   await replay.close();
-  await expect.poll(async () => (await send(list, { headers: bearer(token) })).status).toBe(401);
+  await expect.poll(async () => (await send(LIST, { headers: bearer(token) })).status).toBe(401);
   expect((await frameTicket(token)).status).toBe(401);
   expect((await send(`${CERT_MANAGER_ORIGIN}${CERTS_PAGE}`, { headers: { Cookie: frameCookie } })).status).toBe(404);
 
@@ -156,25 +157,33 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   await expect(page.getByLabel('Password')).toBeVisible();
 });
 
-test('a second sign-in in the same browser ends the session it replaces', async ({ page, browser }) => {
-  const sessionCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+/** The browser's session cookie now. */
+const sessionCookie = async (page: Page) =>
+  (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
+
+/** Alice signed in through the provider, on /clusters: her session cookie. */
+async function aliceSignedIn(page: Page) {
   await toProvider(page, '/clusters');
   await logInAndAllow(page);
   await expect(page).toHaveURL('/clusters');
-  const first = await sessionCookie();
-  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
-  expect((await send(list, { headers: bearer(first.value) })).status).toBe(200);
+  const first = await sessionCookie(page);
+  expect((await send(LIST, { headers: bearer(first.value) })).status).toBe(200);
+  return first;
+}
+
+test('a second sign-in in the same browser ends the session it replaces', async ({ page, browser }) => {
+  const first = await aliceSignedIn(page);
 
   // Signed in still, the browser signs in again (the provider remembers alice: straight back).
   await page.goto('/sign-in?next=%2Fclusters');
   await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
   await expect(page).toHaveURL('/clusters');
   await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
-  const second = await sessionCookie();
+  const second = await sessionCookie(page);
   expect(second.value).not.toBe(first.value);
 
   // The first session ended with the switch: its token and its cookie, replayed, are nobody.
-  await expect.poll(async () => (await send(list, { headers: bearer(first.value) })).status).toBe(401);
+  await expect.poll(async () => (await send(LIST, { headers: bearer(first.value) })).status).toBe(401);
   expect((await frameTicket(first.value)).status).toBe(401);
   const replay = await browser.newContext();
   await replay.addCookies([{ ...first, sameSite: 'Strict' }]);
@@ -182,16 +191,11 @@ test('a second sign-in in the same browser ends the session it replaces', async 
   await again.goto('/clusters');
   await expect(again.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
   await replay.close();
-  expect((await send(list, { headers: bearer(second.value) })).status).toBe(200);
+  expect((await send(LIST, { headers: bearer(second.value) })).status).toBe(200);
 });
 
 test("a sign-in started from another site's link ends the session it replaces too", async ({ page }) => {
-  const sessionCookie = async () => (await page.context().cookies(CONSOLE)).find((c) => c.name === '__Host-fundament_auth')!;
-  await toProvider(page, '/clusters');
-  await logInAndAllow(page);
-  await expect(page).toHaveURL('/clusters');
-  const first = await sessionCookie();
-  const list = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+  const first = await aliceSignedIn(page);
   // A mail's link, on another site: the browser sends no SameSite=Strict cookie with it. The
   // console steps once through a page of its own, which does.
   await page.route('http://mail.example/**', (route) =>
@@ -201,10 +205,10 @@ test("a sign-in started from another site's link ends the session it replaces to
   await page.getByRole('link', { name: 'Sign in' }).click();
   // The provider remembers alice: straight back.
   await expect(page).toHaveURL('/clusters');
-  const second = await sessionCookie();
+  const second = await sessionCookie(page);
   expect(second.value).not.toBe(first.value);
-  await expect.poll(async () => (await send(list, { headers: bearer(first.value) })).status).toBe(401);
-  expect((await send(list, { headers: bearer(second.value) })).status).toBe(200);
+  await expect.poll(async () => (await send(LIST, { headers: bearer(first.value) })).status).toBe(401);
+  expect((await send(LIST, { headers: bearer(second.value) })).status).toBe(200);
 });
 
 test("a sign-out that cannot end the provider's session says so, keeps the hint, and can be tried again", async ({ page }) => {

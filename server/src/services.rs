@@ -551,8 +551,10 @@ mod tests {
     async fn the_services_of_one_process_share_a_files_directory() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("directory.yaml");
-        let fixtures =
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/directory.yaml");
+        // Read at run time: a test binary outlives the clone that built it (scripts/test).
+        let manifest =
+            std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR: cargo test sets it");
+        let fixtures = std::path::PathBuf::from(manifest).join("../fixtures/directory.yaml");
         std::fs::copy(fixtures, &path).unwrap();
         let mut settings = fundament_settings::resolve(&[]).unwrap();
         settings.directory = Some(path);
