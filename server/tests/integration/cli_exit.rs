@@ -84,14 +84,15 @@ fn settings_file_errors_name_the_key() {
     assert!(err.contains(&format!("(from console.listen in {})", file.display())), "{err}");
 }
 
-#[test]
-fn busy_port_names_port_and_service() {
+/// `fundament dev` with a built site and the checkout's paths, its console port taken by
+/// another listener, and `more` flags: its one-line error, and the taken address.
+fn dev_on_a_busy_console_port(more: &[&str]) -> (String, String) {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let site = fake_site();
     let (sdk, fixtures) = checkout_paths();
     let site = site.path().to_str().unwrap();
-    let args = [
+    let mut args = vec![
         "dev",
         "--console-listen",
         &addr,
@@ -102,8 +103,13 @@ fn busy_port_names_port_and_service() {
         "--fixtures-dir",
         &fixtures,
     ];
-    let output = fundament(&args, &[]);
-    let err = one_line_error(&output);
+    args.extend_from_slice(more);
+    (one_line_error(&fundament(&args, &[])), addr)
+}
+
+#[test]
+fn busy_port_names_port_and_service() {
+    let (err, addr) = dev_on_a_busy_console_port(&[]);
     let port = addr.rsplit(':').next().unwrap();
     assert_eq!(
         err,
@@ -186,26 +192,8 @@ fn a_missing_fixtures_dir_is_refused_at_start() {
 
 #[test]
 fn a_plugins_host_that_is_an_ip_address_is_refused_before_anything_starts() {
-    let site = fake_site();
-    let site = site.path().to_str().unwrap();
-    let (sdk, fixtures) = checkout_paths();
     // A busy console port would be the error if the stack started first.
-    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let listen = busy.local_addr().unwrap().to_string();
-    let args = [
-        "dev",
-        "--site-root",
-        site,
-        "--plugin-sdk-dir",
-        &sdk,
-        "--fixtures-dir",
-        &fixtures,
-        "--console-listen",
-        &listen,
-        "--plugin-proxy-url",
-        "http://127.0.0.1:8082",
-    ];
-    let err = one_line_error(&fundament(&args, &[]));
+    let (err, _) = dev_on_a_busy_console_port(&["--plugin-proxy-url", "http://127.0.0.1:8082"]);
     assert!(err.contains("it needs a host name, not an IP address (set --plugin-proxy-url"), "{err}");
 }
 

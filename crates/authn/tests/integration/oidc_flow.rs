@@ -421,17 +421,23 @@ async fn calls_to_the_provider_under_way_are_bounded_and_past_the_bound_the_call
     assert_eq!(token_calls(), MAX_IN_FLIGHT + 1);
 }
 
+/// A provider, authn's view of it, and a sign-in at the returned time that fetched its keys once.
+async fn signed_in_once_with_its_keys_fetched() -> (String, Shared, Oidc, i64) {
+    let (issuer, shared) = provider("").await;
+    let oidc = oidc(&issuer);
+    let t0 = now();
+    sign_in(&oidc, &shared, t0).await.unwrap();
+    assert_eq!(shared.lock().unwrap().jwks_calls, 1);
+    (issuer, shared, oidc, t0)
+}
+
 /// A provider that made a new key under the same key id (restarted with a fresh one): a
 /// signature that does not verify with the cached key fetches the set again, as an unknown key
 /// id does, at most every JWKS_REFETCH_SECS; before, sign-ins failed until the set was old.
 #[tokio::test]
 async fn a_key_replaced_under_the_same_id_is_fetched_again() {
-    let (issuer, shared) = provider("").await;
-    let oidc = oidc(&issuer);
+    let (_, shared, oidc, t0) = signed_in_once_with_its_keys_fetched().await;
     let jwks_calls = || shared.lock().unwrap().jwks_calls;
-    let t0 = now();
-    sign_in(&oidc, &shared, t0).await.unwrap();
-    assert_eq!(jwks_calls(), 1);
     shared.lock().unwrap().k1_replaced = true;
     sign_in(&oidc, &shared, t0 + JWKS_REFETCH_SECS).await.unwrap();
     assert_eq!(jwks_calls(), 2);
@@ -444,12 +450,8 @@ async fn a_key_replaced_under_the_same_id_is_fetched_again() {
 
 #[tokio::test]
 async fn a_key_the_provider_withdrew_stops_verifying_once_the_cached_set_is_old() {
-    let (issuer, shared) = provider("").await;
-    let oidc = oidc(&issuer);
+    let (issuer, shared, oidc, t0) = signed_in_once_with_its_keys_fetched().await;
     let jwks_calls = || shared.lock().unwrap().jwks_calls;
-    let t0 = now();
-    sign_in(&oidc, &shared, t0).await.unwrap();
-    assert_eq!(jwks_calls(), 1);
     shared.lock().unwrap().k1_withdrawn = true;
     // Within its age the cached set is used (how long a withdrawn key may still verify).
     sign_in(&oidc, &shared, t0 + JWKS_MAX_AGE_SECS - 1).await.unwrap();
