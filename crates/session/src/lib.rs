@@ -8,7 +8,16 @@
 //! specific path. Chromium treats `http://localhost` as secure, so this holds
 //! in development too. Only the console reads it: kube-api-proxy, authn and
 //! plugin-proxy take bearer tokens only.
+//!
+//! The cookies of OpenID Connect sign-ins are here too: one per sign-in in progress
+//! ([`oidc_transaction`]) and the provider's ID token for sign-out.
 #![forbid(unsafe_code)]
+
+pub mod oidc_transaction;
+pub use oidc_transaction::{
+    CallbackTransaction, OidcTransactionName, oidc_callback_transaction, oidc_start_cookies,
+    oidc_transactions,
+};
 
 /// Name of the session cookie.
 pub const COOKIE_NAME: &str = "__Host-fundament_auth";
