@@ -1,11 +1,15 @@
 //! The console's side of OpenID Connect sign-in (authn does the protocol):
 //!
 //! - `GET /sign-in/oidc/start?next=<path>` asks authn for the authorization URL and a sealed
-//!   transaction, keeps the transaction in `__Host-fundament_oidc_tx` and sends the browser to
-//!   the provider. A link, not a form: the console's CSP has `form-action 'self'`, which
-//!   Chromium applies to a form's redirects too, so a form could not lead to the provider.
+//!   transaction, keeps the transaction in a cookie of this sign-in's own, named for the
+//!   `state` of the URL (`__Host-fundament_oidc_tx_<stamp>_<tag>`,
+//!   [`fundament_session::oidc_transaction`]; the browser keeps three at most, the newest) and
+//!   sends the browser to the provider. A link, not a form: the console's CSP has
+//!   `form-action 'self'`, which Chromium applies to a form's redirects too, so a form could
+//!   not lead to the provider.
 //! - `GET /sign-in/oidc/callback?code&state` (the redirect URI) hands code, state and the
-//!   transaction to authn, sets the session cookie and the ID token hint, and answers a page
+//!   transaction cookie of that state to authn, clears that cookie (only that one: other
+//!   tabs' sign-ins go on), sets the session cookie and the ID token hint, and answers a page
 //!   that moves on to the return path by itself. Not a redirect: the session cookie is
 //!   `SameSite=Strict`, and a redirect would still belong to the provider's cross-site
 //!   navigation, so the browser would not send it on the next page; the page's own
@@ -15,6 +19,8 @@
 //!
 //! Every failure goes to `/sign-in?error=<code>` with one log line naming the reason, never
 //! the code, state, transaction or a token.
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
@@ -135,13 +141,35 @@ pub async fn start(
     }
     let replacing =
         crate::state::session_token_of(&headers).filter(|token| state.sessions.verify(token).is_some());
-    match state.sessions.oidc_start(&next, replacing.as_deref()).await {
-        Ok(started) => see_other(
-            &started.authorization_url,
-            &[fundament_session::oidc_transaction_cookie(Some(&started.transaction), started.max_age)],
-        ),
+    let started = match state.sessions.oidc_start(&next, replacing.as_deref()).await {
+        Ok(started) => started,
         // Logged by the session authority, which saw authn's answer.
-        Err(failure) => failed(failure, &next, &[]),
+        Err(failure) => return failed(failure, &next, &[]),
+    };
+    let Some(sign_in_state) = state_of(&started.authorization_url) else {
+        tracing::error!("oidc sign-in: authn's authorization URL has no single state");
+        return failed(SignInFailure::Failed, &next, &[]);
+    };
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let cookies = fundament_session::oidc_start_cookies(
+        headers.get_all(header::COOKIE).iter(),
+        &sign_in_state,
+        &started.transaction,
+        started.max_age,
+        now,
+    );
+    see_other(&started.authorization_url, &cookies)
+}
+
+/// The `state` the provider will return to this sign-in's callback: the one of the
+/// authorization URL authn made (which sealed the same into the transaction). `None` without
+/// one, or with several (the provider would return one of them: not a URL authn makes).
+fn state_of(authorization_url: &str) -> Option<String> {
+    let url = url::Url::parse(authorization_url).ok()?;
+    let mut states = url.query_pairs().filter(|(name, _)| name == "state").map(|(_, value)| value);
+    match (states.next(), states.next()) {
+        (Some(state), None) if !state.is_empty() => Some(state.into_owned()),
+        _ => None,
     }
 }
 
@@ -151,10 +179,14 @@ pub async fn callback(
     headers: HeaderMap,
     Query(query): Query<CallbackQuery>,
 ) -> Response {
-    // The transaction is used once, whatever happens next.
-    let clear = fundament_session::oidc_transaction_cookie(None, 0);
+    // The transaction of this callback's state is used once, whatever happens next; other
+    // sign-ins' (other tabs of this browser) stay for their own callbacks. The provider returns
+    // the state with an error too.
+    let found =
+        fundament_session::oidc_callback_transaction(headers.get_all(header::COOKIE).iter(), &query.state);
+    let clear = found.clear;
     if state.oidc_provider.is_none() {
-        return failed(SignInFailure::Unavailable, "/", &[clear]);
+        return failed(SignInFailure::Unavailable, "/", &clear);
     }
     if let Some(error) = query.error.as_deref() {
         // RFC 6749 §4.1.2.1: a registered code; only that is logged, never the description.
@@ -162,16 +194,16 @@ pub async fn callback(
         tracing::warn!(reason = "provider-error", %error, "oidc sign-in: the provider answered an error");
         let failure =
             if error == "access_denied" { SignInFailure::Denied } else { SignInFailure::ProviderError };
-        return failed(failure, "/", &[clear]);
+        return failed(failure, "/", &clear);
     }
-    let Some(transaction) = one_cookie(&headers, fundament_session::OIDC_TRANSACTION_COOKIE) else {
+    let fundament_session::SessionCookie::One(transaction) = found.cookie else {
         tracing::warn!(
             reason = "transaction-invalid",
-            "oidc sign-in: callback without one transaction cookie"
+            "oidc sign-in: callback without one transaction cookie of its state"
         );
-        return failed(SignInFailure::TransactionInvalid, "/", &[clear]);
+        return failed(SignInFailure::TransactionInvalid, "/", &clear);
     };
-    match state.sessions.oidc_finish(&query.code, &query.state, &transaction).await {
+    match state.sessions.oidc_finish(&query.code, &query.state, transaction).await {
         Ok(signed_in) => {
             let next = safe_next(&signed_in.return_path, &state.console_origin);
             let max_age = signed_in.session.max_age;
@@ -183,9 +215,10 @@ pub async fn callback(
                     bytes = session.len(),
                     "oidc sign-in: the session cookie is too large to keep"
                 );
-                return failed(SignInFailure::Failed, "/", &[clear]);
+                return failed(SignInFailure::Failed, "/", &clear);
             }
-            let mut cookies = vec![clear, session];
+            let mut cookies = clear;
+            cookies.push(session);
             let id = fundament_session::oidc_id_token_cookie(Some(&signed_in.id_token), max_age);
             if fundament_session::fits_a_browser(&id) {
                 cookies.push(id);
@@ -200,11 +233,10 @@ pub async fn callback(
             tracing::info!("signed in through the identity provider");
             onward(&next, "Signed in", &cookies)
         }
-        // A callback whose state is not the transaction's is another sign-in's (two tabs
-        // signing in at once: the second start replaced the cookie): that sign-in keeps its
-        // transaction and can still finish. Any other outcome used this one up.
-        Err(SignInFailure::StateMismatch) => failed(SignInFailure::StateMismatch, "/", &[]),
-        Err(failure) => failed(failure, "/", &[clear]),
+        // Whatever the failure, the transaction of this state is used up. `state-mismatch`
+        // included: a cookie named for this state whose transaction holds another was set by
+        // no start of ours.
+        Err(failure) => failed(failure, "/", &clear),
     }
 }
 
@@ -307,64 +339,250 @@ mod tests {
         }
     }
 
-    /// What authn answers for every callback in these tests.
-    #[derive(Debug)]
-    struct Finishes(SignInFailure);
+    type Boxed<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-    impl crate::state::SessionAuthority for Finishes {
+    /// authn for these tests: start `n` answers state `state-n` and transaction `sealed-n`;
+    /// every callback answers `finish` (`None`: signed in), and the transactions handed over
+    /// are kept.
+    #[derive(Debug, Default)]
+    struct Authn {
+        starts: std::sync::atomic::AtomicUsize,
+        finish: Option<SignInFailure>,
+        finished_with: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl crate::state::SessionAuthority for Authn {
         fn dev_sign_in<'a>(
             &'a self,
             _: &'a str,
-        ) -> std::pin::Pin<
-            Box<
-                dyn Future<Output = Result<crate::state::IssuedSession, crate::state::SignInError>>
-                    + Send
-                    + 'a,
-            >,
-        > {
+        ) -> Boxed<'a, Result<crate::state::IssuedSession, crate::state::SignInError>> {
             Box::pin(async { Err(crate::state::SignInError::Failed) })
         }
         fn verify(&self, _: &str) -> Option<crate::state::SessionUser> {
             None
         }
-        fn sign_out<'a>(
+        fn sign_out<'a>(&'a self, _: &'a str) -> Boxed<'a, crate::state::SignOutOutcome> {
+            Box::pin(async { crate::state::SignOutOutcome::Ended })
+        }
+        fn oidc_start<'a>(
             &'a self,
             _: &'a str,
-        ) -> std::pin::Pin<Box<dyn Future<Output = crate::state::SignOutOutcome> + Send + 'a>> {
-            Box::pin(async { crate::state::SignOutOutcome::Ended })
+            _: Option<&'a str>,
+        ) -> Boxed<'a, Result<crate::state::OidcStarted, SignInFailure>> {
+            let n = self.starts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async move {
+                Ok(crate::state::OidcStarted {
+                    authorization_url: format!(
+                        "https://idp.example/authorize?response_type=code&client_id=console&state=state-{n}&nonce=x"
+                    ),
+                    transaction: format!("sealed-{n}"),
+                    max_age: 600,
+                })
+            })
         }
         fn oidc_finish<'a>(
             &'a self,
             _: &'a str,
             _: &'a str,
-            _: &'a str,
-        ) -> std::pin::Pin<
-            Box<dyn Future<Output = Result<crate::state::OidcSignedIn, SignInFailure>> + Send + 'a>,
-        > {
-            let failure = self.0;
-            Box::pin(async move { Err(failure) })
+            transaction: &'a str,
+        ) -> Boxed<'a, Result<crate::state::OidcSignedIn, SignInFailure>> {
+            self.finished_with.lock().unwrap().push(transaction.to_owned());
+            let finish = self.finish;
+            Box::pin(async move {
+                match finish {
+                    Some(failure) => Err(failure),
+                    None => Ok(crate::state::OidcSignedIn {
+                        session: crate::state::IssuedSession { token: "user-token".into(), max_age: 3600 },
+                        id_token: "id-token".into(),
+                        return_path: "/clusters".into(),
+                    }),
+                }
+            })
         }
     }
 
-    /// Two tabs sign in at once: the first one's callback finds the second one's transaction
-    /// (state mismatch) and leaves it, so the second can still finish; any other failure ends
-    /// the transaction it used.
-    #[tokio::test]
-    async fn a_callback_of_another_sign_in_leaves_its_transaction() {
-        for (failure, clears) in [(SignInFailure::StateMismatch, false), (SignInFailure::CodeRejected, true)]
-        {
-            let mut state = crate::resource_views::api::scope_tests::state_with_gateway("http://127.0.0.1:9");
-            state.sessions = std::sync::Arc::new(Finishes(failure));
-            state.oidc_provider = Some("Test IdP".into());
+    fn console_with(authn: std::sync::Arc<Authn>) -> ConsoleState {
+        let mut state = crate::resource_views::api::scope_tests::state_with_gateway("http://127.0.0.1:9");
+        state.sessions = authn;
+        state.oidc_provider = Some("Test IdP".into());
+        state
+    }
+
+    const TX: &str = "__Host-fundament_oidc_tx";
+
+    /// A browser's cookies for the console: each answer's `Set-Cookie` applied, sent back as
+    /// the `Cookie` header.
+    #[derive(Debug, Default)]
+    struct Jar(Vec<(String, String)>);
+
+    impl Jar {
+        fn apply(&mut self, response: &Response) {
+            for set in response.headers().get_all(header::SET_COOKIE) {
+                let set = set.to_str().unwrap();
+                let (pair, attributes) = set.split_once(';').unwrap();
+                let (name, value) = pair.split_once('=').unwrap();
+                self.0.retain(|(held, _)| held != name);
+                if !attributes.contains("Max-Age=0") {
+                    self.0.push((name.to_owned(), value.to_owned()));
+                }
+            }
+        }
+        fn headers(&self) -> HeaderMap {
             let mut headers = HeaderMap::new();
-            let cookie = format!("{}=sealed", fundament_session::OIDC_TRANSACTION_COOKIE);
-            headers.insert(header::COOKIE, cookie.parse().unwrap());
-            let query = CallbackQuery { code: "c".into(), state: "s".into(), error: None };
-            let response = callback(State(state), headers, Query(query)).await;
-            let cleared = response.headers().get_all(header::SET_COOKIE).iter().any(|c| {
-                c.to_str().unwrap().starts_with(&format!("{}=;", fundament_session::OIDC_TRANSACTION_COOKIE))
-            });
-            assert_eq!(cleared, clears, "{failure:?}");
+            headers.insert("sec-fetch-site", HeaderValue::from_static("same-origin"));
+            if !self.0.is_empty() {
+                let cookie = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join("; ");
+                headers.insert(header::COOKIE, cookie.parse().unwrap());
+            }
+            headers
+        }
+        /// The transaction cookies held: name and value.
+        fn transactions(&self) -> Vec<(String, String)> {
+            self.0.iter().filter(|(name, _)| name.starts_with(TX)).cloned().collect()
+        }
+        async fn start(&mut self, state: &ConsoleState) -> Response {
+            let query = StartQuery { next: "/clusters".into(), again: None };
+            let response = start(State(state.clone()), self.headers(), Query(query)).await;
+            assert_eq!(response.status(), StatusCode::SEE_OTHER);
+            self.apply(&response);
+            response
+        }
+    }
+
+    /// The transaction cookie a start set, by name.
+    fn set_by(response: &Response) -> String {
+        let set = response.headers().get_all(header::SET_COOKIE);
+        let own =
+            set.iter().map(|c| c.to_str().unwrap()).filter(|c| !c.contains("Max-Age=0")).collect::<Vec<_>>();
+        assert_eq!(own.len(), 1, "{own:?}");
+        assert!(own[0].ends_with("; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=600"), "{}", own[0]);
+        own[0].split('=').next().unwrap().to_owned()
+    }
+
+    /// The cookie names an answer clears.
+    fn cleared_by(response: &Response) -> Vec<String> {
+        let set = response.headers().get_all(header::SET_COOKIE);
+        set.iter()
+            .map(|c| c.to_str().unwrap())
+            .filter(|c| c.ends_with("Max-Age=0"))
+            .map(|c| c.split('=').next().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Another site can make a browser start sign-ins over and over: however many, it never
+    /// holds more than three transactions (the newest), so its `Cookie` header stays small.
+    #[tokio::test]
+    async fn ten_starts_in_one_browser_leave_three_transactions_the_newest_ones() {
+        let state = console_with(Default::default());
+        let mut jar = Jar(vec![("theme".into(), "dark".into())]);
+        let mut names = Vec::new();
+        for _ in 0..10 {
+            let response = jar.start(&state).await;
+            names.push(set_by(&response));
+            assert!(jar.transactions().len() <= 3, "{jar:?}");
+        }
+        let held: Vec<_> = jar.transactions().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(held, names[7..], "the newest three");
+        assert_eq!(jar.0.len(), 4, "and nothing else went: {jar:?}");
+        // Each under a name of its own (not the one cookie of earlier consoles).
+        for name in &names {
+            assert!(name.starts_with("__Host-fundament_oidc_tx_"), "{name}");
+        }
+    }
+
+    /// Two tabs sign in at once: each callback finishes with its own transaction (found by the
+    /// state the provider returns) and ends that one only, whatever the outcome, so the other
+    /// tab's sign-in can still finish. A state of no sign-in here finds nothing and clears
+    /// nothing.
+    #[tokio::test]
+    async fn a_callback_uses_and_clears_only_the_transaction_of_its_state() {
+        let outcomes = [
+            None,
+            Some(SignInFailure::StateMismatch),
+            Some(SignInFailure::CodeRejected),
+            Some(SignInFailure::TransactionExpired),
+        ];
+        for finish in outcomes {
+            for provider_error in [None, Some("access_denied")] {
+                let authn = std::sync::Arc::new(Authn { finish, ..Default::default() });
+                let state = console_with(authn.clone());
+                let mut jar = Jar::default();
+                jar.start(&state).await;
+                let second = set_by(&jar.start(&state).await);
+                jar.start(&state).await;
+                let before = jar.transactions();
+                let query = CallbackQuery {
+                    code: "c".into(),
+                    state: "state-1".into(),
+                    error: provider_error.map(str::to_owned),
+                };
+                let response = callback(State(state.clone()), jar.headers(), Query(query)).await;
+                let case = format!("{finish:?} {provider_error:?}");
+                assert_eq!(cleared_by(&response), [second.clone()], "{case}");
+                let handed: Vec<String> = authn.finished_with.lock().unwrap().clone();
+                match provider_error {
+                    Some(_) => assert!(handed.is_empty(), "{case}"),
+                    None => assert_eq!(handed, ["sealed-1"], "{case}"),
+                }
+                let location =
+                    response.headers().get(header::LOCATION).map(|l| l.to_str().unwrap().to_owned());
+                match (finish, provider_error) {
+                    (None, None) => {
+                        assert_eq!(response.status(), StatusCode::OK, "{case}");
+                        let set = response.headers().get_all(header::SET_COOKIE);
+                        assert!(
+                            set.iter().any(|c| c
+                                .to_str()
+                                .unwrap()
+                                .starts_with("__Host-fundament_auth=user-token;"))
+                        );
+                    }
+                    (_, Some(_)) => assert_eq!(location.as_deref(), Some("/sign-in?error=denied"), "{case}"),
+                    (Some(failure), None) => {
+                        assert_eq!(location, Some(format!("/sign-in?error={}", failure.code())), "{case}")
+                    }
+                }
+                jar.apply(&response);
+                let others: Vec<_> = before.into_iter().filter(|(name, _)| *name != second).collect();
+                assert_eq!(jar.transactions(), others, "{case}: the other tabs' stay");
+            }
+        }
+
+        // No sign-in of this browser has that state: refused, and the others go on.
+        let authn = std::sync::Arc::new(Authn::default());
+        let state = console_with(authn.clone());
+        let mut jar = Jar::default();
+        jar.start(&state).await;
+        jar.start(&state).await;
+        for (state_of_callback, error) in [("state-7", None), ("", None), ("state-7", Some("access_denied"))]
+        {
+            let query = CallbackQuery {
+                code: "c".into(),
+                state: state_of_callback.into(),
+                error: error.map(str::to_owned),
+            };
+            let response = callback(State(state.clone()), jar.headers(), Query(query)).await;
+            assert_eq!(cleared_by(&response), Vec::<String>::new(), "{state_of_callback:?} {error:?}");
+            if error.is_none() {
+                assert_eq!(response.headers()[header::LOCATION], "/sign-in?error=transaction-invalid");
+            }
+        }
+        assert!(authn.finished_with.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_state_of_the_authorization_url_names_the_cookie() {
+        assert_eq!(
+            state_of("https://idp.example/a?client_id=c&state=abc%2Bd&nonce=n").as_deref(),
+            Some("abc+d")
+        );
+        for url in [
+            "https://idp.example/a?client_id=c",
+            "https://idp.example/a?state=",
+            "https://idp.example/a?state=a&state=b",
+            "not a url",
+        ] {
+            assert_eq!(state_of(url), None, "{url}");
         }
     }
 

@@ -43,8 +43,8 @@ pub async fn same_origin_writes(
 /// (`console.example.io`, `*.plugins.example.io`) a plugin page is the console's *site*, so the
 /// `SameSite=Strict` session cookie goes along with its requests: a `no-cors` fetch, an image
 /// or a nested frame of a console page would have the console render it as the user (their
-/// token's reads, their call turns), and a nested `/sign-in/oidc/start` would overwrite a
-/// sign-in in progress. The plugin page's own CSP already stops those; this holds without it.
+/// token's reads, their call turns), and nested `/sign-in/oidc/start`s would push the sign-ins
+/// in progress out of the browser (it keeps the newest three). The plugin page's own CSP already stops those; this holds without it.
 /// A top-level navigation passes (a link, the identity provider's redirect back), and so do the
 /// console's static files (`/pkg/`, `/plugin-ui/`), which hold nothing of a user. Browsers that
 /// send no fetch metadata pass as before.

@@ -138,7 +138,8 @@ pub enum SignInFailure {
     Unavailable,
     /// The identity provider could not be reached.
     ProviderUnavailable,
-    /// No sign-in of this browser is in progress (cookie missing, not ours).
+    /// No sign-in of this browser with the callback's state is in progress (cookie missing, not
+    /// ours).
     TransactionInvalid,
     /// The sign-in took too long.
     TransactionExpired,

@@ -34,26 +34,9 @@ pub fn cookie_header(token: Option<&str>, max_age: i64) -> String {
     }
 }
 
-/// The OpenID Connect sign-in in progress: authn's sealed transaction (state, nonce, PKCE
-/// verifier, return path), from the start of a sign-in until its callback, ten minutes at most.
-/// `SameSite=Lax`, not Strict: it must come back on the provider's top-level redirect to the
-/// callback, which is a cross-site navigation. It is useless to anyone else: sealed by authn,
-/// and bound to the `state` the provider returns.
-pub const OIDC_TRANSACTION_COOKIE: &str = "__Host-fundament_oidc_tx";
-
 /// The provider's ID token of this session, kept only as the `id_token_hint` that ends the
 /// provider's session at sign-out. HttpOnly and Strict like the session cookie.
 pub const OIDC_ID_TOKEN_COOKIE: &str = "__Host-fundament_oidc_id";
-
-/// `Set-Cookie` for the sign-in transaction (`None` clears it).
-pub fn oidc_transaction_cookie(value: Option<&str>, max_age: i64) -> String {
-    match value {
-        Some(value) => format!(
-            "{OIDC_TRANSACTION_COOKIE}={value}; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}"
-        ),
-        None => format!("{OIDC_TRANSACTION_COOKIE}=; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"),
-    }
-}
 
 /// `Set-Cookie` for the ID token hint (`None` clears it).
 pub fn oidc_id_token_cookie(value: Option<&str>, max_age: i64) -> String {
@@ -156,13 +139,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn oidc_cookies_are_host_only_http_only_and_the_transaction_comes_back_from_the_provider() {
-        let tx = oidc_transaction_cookie(Some("sealed"), 600);
-        assert_eq!(
-            tx,
-            "__Host-fundament_oidc_tx=sealed; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=600"
-        );
-        assert!(oidc_transaction_cookie(None, 0).ends_with("Max-Age=0"));
+    fn the_id_token_cookie_is_host_only_http_only_and_strict() {
         let id = oidc_id_token_cookie(Some("eyJ"), 100);
         assert_eq!(
             id,
