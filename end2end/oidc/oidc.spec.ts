@@ -4,7 +4,8 @@
 // and at the provider, and the old session refused by the console,
 // kube-api-proxy, authn and plugin-proxy — and one test per failure, each a
 // readable page on the console with a way back.
-import { test, expect, type APIRequestContext, type Page } from '@playwright/test';
+import crypto from 'node:crypto';
+import { test, expect, type APIRequestContext, type Cookie, type Page } from '@playwright/test';
 import { AUTHN, CONSOLE, GATEWAY, originOf, send } from '../tests/origins';
 import { setFault } from '../tests/faults';
 
@@ -17,6 +18,20 @@ const CERTS_PAGE = `/clusters/${PROD}/plugins/${CERT_MANAGER}/v1.17.2/console/ce
 const PASSWORD = 'correct horse battery staple';
 /** A list the gateway answers 200 for a live session of alice's, 401 for an ended one. */
 const LIST = `${GATEWAY}/clusters/${PROD}/apis/cert-manager.io/v1/certificates`;
+/**
+ * Where the names of the sign-ins' transaction cookies begin: one cookie per sign-in in
+ * progress, `__Host-fundament_oidc_tx_<stamp>_<tag>` (crates/session/src/oidc_transaction.rs).
+ */
+const TX = '__Host-fundament_oidc_tx';
+
+/** The transaction cookies among a browser's cookies (earlier consoles' one cookie too). */
+const transactions = (cookies: Cookie[]) => cookies.filter((c) => c.name.startsWith(TX));
+
+/** The name of the transaction cookie of the sign-in whose state is `state`, started at `stamp`. */
+function transactionName(state: string, stamp: number): string {
+  const tag = crypto.createHash('sha256').update(state).digest('base64url').slice(0, 16);
+  return `${TX}_${stamp}_${tag}`;
+}
 
 async function providerMode(mode: 'normal' | 'rogue-key' | 'clock-ahead' | 'down' | 'short-code') {
   const answer = await send(`${PROVIDER}/test/mode/${mode}`, { method: 'PUT' });
@@ -97,7 +112,7 @@ test('sign in through the provider, browse a plugin page, sign out everywhere', 
   const cookies = await page.context().cookies(CONSOLE);
   const session = cookies.find((c) => c.name === '__Host-fundament_auth')!;
   expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
-  expect(cookies.map((c) => c.name)).not.toContain('__Host-fundament_oidc_tx');
+  expect(transactions(cookies)).toEqual([]);
   const token = session.value;
   // alice's UserToken: the directory mapped the provider's account to her, with the groups.
   const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
@@ -257,39 +272,93 @@ test('denied consent is a readable page', async ({ page }) => {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Deny' }).click();
   await refusedWith(page, 'denied', /cancelled at the identity provider/);
+  // The provider returns the state with its error: that sign-in's transaction is used up.
+  expect(transactions(await page.context().cookies(CONSOLE))).toEqual([]);
 });
 
 /**
  * Signs in once and keeps the provider's redirect back (the callback URL) and the sign-in's
- * transaction cookie as the browser sent them; then forgets every cookie of the console.
+ * transaction cookie as the browser sent them; then forgets every cookie of the console but
+ * that one.
  */
-async function capturedCallback(page: Page): Promise<URL> {
+async function capturedCallback(page: Page): Promise<{ callback: URL; transaction: Cookie }> {
   await toProvider(page);
+  const [transaction] = transactions(await page.context().cookies(CONSOLE));
+  expect(transaction).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
   const request = page.waitForRequest((r) => r.url().includes('/sign-in/oidc/callback?'));
   await logInAndAllow(page);
   const callback = await request;
-  const transaction = (await callback.allHeaders()).cookie?.match(/__Host-fundament_oidc_tx=([^;]+)/)?.[1];
-  expect(transaction).toBeTruthy();
+  expect((await callback.allHeaders()).cookie).toContain(`${transaction.name}=${transaction.value}`);
   await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
   await page.context().clearCookies();
-  await page.context().addCookies([
-    { name: '__Host-fundament_oidc_tx', value: transaction!, domain: 'localhost', path: '/', httpOnly: true, secure: true, sameSite: 'Lax' },
-  ]);
-  return new URL(callback.url());
+  await page.context().addCookies([transaction]);
+  return { callback: new URL(callback.url()), transaction };
 }
 
 test('a callback whose state is not this browser\'s sign-in is refused', async ({ page }) => {
-  const callback = await capturedCallback(page);
-  callback.searchParams.set('state', 'forged-state-of-another-sign-in');
+  const { callback, transaction } = await capturedCallback(page);
+  const forged = 'forged-state-of-another-sign-in';
+  callback.searchParams.set('state', forged);
+  // No sign-in of this browser has that state: nothing to finish, and the browser's own
+  // transaction is left to its own callback.
+  await page.goto(callback.toString());
+  await refusedWith(page, 'transaction-invalid', /not started in this browser/);
+  const held = transactions(await page.context().cookies(CONSOLE));
+  expect(held.map((c) => `${c.name}=${c.value}`)).toEqual([`${transaction.name}=${transaction.value}`]);
+  // A transaction under that state's name that holds another state: authn refuses it, and it
+  // is used up.
+  await page.context().clearCookies();
+  await page.context().addCookies([{ ...transaction, name: transactionName(forged, 1) }]);
   await page.goto(callback.toString());
   await refusedWith(page, 'state-mismatch', /does not belong to the sign-in this browser started/);
+  expect(transactions(await page.context().cookies(CONSOLE))).toEqual([]);
 });
 
 test('a code used once is refused the second time', async ({ page }) => {
   // Replayed with its own transaction cookie: the provider refuses the used code.
-  const callback = await capturedCallback(page);
+  const { callback } = await capturedCallback(page);
   await page.goto(callback.toString());
   await refusedWith(page, 'code-rejected', /expired or was already used/);
+});
+
+test('two tabs of one browser sign in at once, and both finish', async ({ page }) => {
+  // A session that ran out in two tabs: "Sign in" in both, and both reach the provider
+  // before either is finished there.
+  const other = await page.context().newPage();
+  await toProvider(page, '/clusters');
+  await toProvider(other, CERTS);
+  expect(transactions(await page.context().cookies(CONSOLE))).toHaveLength(2);
+  for (const tab of [page, other]) {
+    await tab.getByLabel('Username').fill('alice');
+    await tab.getByLabel('Password').fill(PASSWORD);
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    await expect(tab.getByRole('button', { name: 'Allow' })).toBeVisible();
+  }
+  // Each tab finishes its own sign-in, on the page it started from.
+  await page.getByRole('button', { name: 'Allow' }).click();
+  await expect(page).toHaveURL('/clusters');
+  await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  expect(transactions(await page.context().cookies(CONSOLE)), "the other tab's sign-in goes on").toHaveLength(1);
+  await other.getByRole('button', { name: 'Allow' }).click();
+  await expect(other).toHaveURL(CERTS);
+  await expect(other.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  expect(transactions(await page.context().cookies(CONSOLE))).toEqual([]);
+  expect((await send(LIST, { headers: bearer((await sessionCookie(page)).value) })).status).toBe(200);
+  await other.close();
+});
+
+test('sign-ins started over and over leave the browser three, and the newest finishes', async ({ page }) => {
+  // Another site can make the browser start sign-ins again and again: the browser keeps the
+  // newest three, so its Cookie header for the console stays small.
+  for (let i = 0; i < 10; i++) {
+    await page.goto('/sign-in/oidc/start?next=%2Fclusters');
+    await expect(page).toHaveURL(new RegExp(`^${PROVIDER}/interaction/`));
+    expect(transactions(await page.context().cookies(CONSOLE)).length).toBe(Math.min(i + 1, 3));
+  }
+  await logInAndAllow(page);
+  await expect(page).toHaveURL('/clusters');
+  await expect(page.locator('summary').filter({ hasText: 'User menu: Alice Anders (IdP)' })).toBeVisible();
+  expect(transactions(await page.context().cookies(CONSOLE))).toHaveLength(2);
 });
 
 test('an expired code is refused', async ({ page }) => {
