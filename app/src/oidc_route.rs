@@ -518,7 +518,7 @@ mod tests {
                 };
                 let response = callback(State(state.clone()), jar.headers(), Query(query)).await;
                 let case = format!("{finish:?} {provider_error:?}");
-                assert_eq!(cleared_by(&response), [second.clone()], "{case}");
+                assert_eq!(cleared_by(&response), std::slice::from_ref(&second), "{case}");
                 let handed: Vec<String> = authn.finished_with.lock().unwrap().clone();
                 match provider_error {
                     Some(_) => assert!(handed.is_empty(), "{case}"),
