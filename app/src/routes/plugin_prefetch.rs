@@ -168,7 +168,7 @@ mod tests {
                 .iter()
                 .map(|(k, c)| ((*k).to_owned(), c.clone()))
                 .collect::<BTreeMap<_, _>>(),
-            guides: BTreeMap::new(),
+            guides: Default::default(),
         }
     }
 

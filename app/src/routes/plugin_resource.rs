@@ -20,7 +20,7 @@ use crate::{
         api::{DrawnFor, namespaces},
         frame::{FrameSpec, PluginFrame},
         model::{
-            KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page,
+            KindGuides, KindInfo, PageUrl, PluginEntry, PluginState, Registry, ResourceView, custom_page,
             is_dns1123_label, is_dns1123_subdomain, paths,
         },
         protocol::ResourceRef,
@@ -68,10 +68,23 @@ enum Generated {
     Detail(DetailContext),
 }
 
+/// A generated view, with its plugin's guides, which the view's chunk reads for its kind.
+struct GeneratedPage {
+    view: Generated,
+    guides: KindGuides,
+}
+
 /// The views generated from the CRD: their own chunk, loaded only for kinds shown that way.
 #[lazy]
-fn generated_view(generated: Generated) -> AnyView {
-    let view = match generated {
+fn generated_view(page: GeneratedPage) -> AnyView {
+    let GeneratedPage { mut view, guides } = page;
+    let (kind, guide) = match &mut view {
+        Generated::List(c) => (&c.scope.kind.kind, &mut c.guide),
+        Generated::Form(c) => (&c.scope.kind.kind, &mut c.guide),
+        Generated::Detail(c) => (&c.scope.kind.kind, &mut c.guide),
+    };
+    *guide = guides.of(kind);
+    let view = match view {
         Generated::List(context) => view! { <GeneratedList context /> }.into_any(),
         Generated::Form(context) => view! { <GeneratedForm context /> }.into_any(),
         Generated::Detail(context) => view! { <GeneratedDetail context /> }.into_any(),
@@ -343,7 +356,10 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
         kind: kind.clone(),
         generated: target.generated,
     };
-    let guide = entry.guide(&kind.kind);
+    // The guide is read by the generated views' chunk ([`generated_view`]), which alone carries
+    // its deserializer; a plugin's own page does not load it.
+    let guide = fundament_plugin_types::KindGuide::default();
+    let guides = entry.guides.clone();
     // The detail route always has a name (`:id`); an empty one reads as not found.
     // A cluster-scoped object's `?ns=` is ignored.
     let object = || {
@@ -357,20 +373,27 @@ fn KindPage(session: Session, target: Target, entry: PluginEntry, kind: KindInfo
             plugin_host(args)
         }
         (None, ResourceView::List) => {
-            crate::chunks::lazy_view(generated_view(Generated::List(ListContext { scope, guide })))
+            let view = Generated::List(ListContext { scope, guide });
+            crate::chunks::lazy_view(generated_view(GeneratedPage { view, guides }))
         }
         (_, ResourceView::Detail) if target.edit && target.object.is_some() => {
-            let context = FormContext { scope, existing: Some(object()), guide };
-            crate::chunks::lazy_view(generated_view(Generated::Form(context)))
+            let view = Generated::Form(FormContext { scope, existing: Some(object()), guide });
+            crate::chunks::lazy_view(generated_view(GeneratedPage { view, guides }))
         }
         (None, ResourceView::Create) => {
-            let context = FormContext { scope, existing: None, guide };
-            crate::chunks::lazy_view(generated_view(Generated::Form(context)))
+            let view = Generated::Form(FormContext { scope, existing: None, guide });
+            crate::chunks::lazy_view(generated_view(GeneratedPage { view, guides }))
         }
         (None, ResourceView::Detail) => {
             let (name, namespace) = object();
-            let context = DetailContext { scope, name, namespace, guide, confirm_delete: target.delete };
-            crate::chunks::lazy_view(generated_view(Generated::Detail(context)))
+            let view = Generated::Detail(DetailContext {
+                scope,
+                name,
+                namespace,
+                guide,
+                confirm_delete: target.delete,
+            });
+            crate::chunks::lazy_view(generated_view(GeneratedPage { view, guides }))
         }
     };
     view! {

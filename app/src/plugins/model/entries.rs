@@ -95,7 +95,36 @@ pub struct PluginEntry {
     pub custom_components: BTreeMap<String, CustomComponents>,
     /// Kind → what the generated views say about its conditions, labels and
     /// refused writes (`spec.guides` of the definition).
-    pub guides: BTreeMap<String, KindGuide>,
+    pub guides: KindGuides,
+}
+
+/// A plugin's guides, kind → [`KindGuide`], kept as their JSON text and read by the page of a
+/// kind. The registry is read by the main wasm chunk (for the sidebar, on every first load);
+/// typed, it carried the guides' deserializers there too (about 1½ KB brotli), which only the
+/// plugin routes' chunk uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct KindGuides(String);
+
+impl KindGuides {
+    pub fn new(guides: &BTreeMap<String, KindGuide>) -> KindGuides {
+        if guides.is_empty() {
+            return KindGuides::default();
+        }
+        // A map of strings to plain structs: writing it as JSON cannot fail.
+        KindGuides(serde_json::to_string(guides).unwrap_or_default())
+    }
+
+    /// The guide of a kind; an empty one (no advice) if the plugin ships none.
+    pub fn of(&self, kind: &str) -> KindGuide {
+        if self.0.is_empty() {
+            return KindGuide::default();
+        }
+        serde_json::from_str::<BTreeMap<String, KindGuide>>(&self.0)
+            .ok()
+            .and_then(|mut guides| guides.remove(kind))
+            .unwrap_or_default()
+    }
 }
 
 impl PluginEntry {
@@ -122,11 +151,6 @@ impl PluginEntry {
     /// The page a kind's view is rendered with, if the plugin ships one.
     pub fn custom_page(&self, kind: &str, view: ResourceView) -> Option<&str> {
         self.custom_components.get(kind).and_then(|c| c.file(view))
-    }
-
-    /// The guide of a kind; an empty one (no advice) if the plugin ships none.
-    pub fn guide(&self, kind: &str) -> KindGuide {
-        self.guides.get(kind).cloned().unwrap_or_default()
     }
 }
 
@@ -220,7 +244,7 @@ pub fn entry(installation: &PluginInstallation, answer: Option<&DefinitionAnswer
         menu_project: Vec::new(),
         crds: Vec::new(),
         custom_components: BTreeMap::new(),
-        guides: BTreeMap::new(),
+        guides: KindGuides::default(),
     };
     if !installation.is_running() {
         let status = &installation.status;
@@ -292,7 +316,7 @@ fn apply_definition(entry: &mut PluginEntry, definition: &PluginDefinition) {
             (kind.clone(), pages)
         })
         .collect();
-    entry.guides = spec.guides.clone();
+    entry.guides = KindGuides::new(&spec.guides);
 }
 
 fn menu_entries(items: &[fundament_plugin_types::MenuItem]) -> Vec<MenuEntry> {
@@ -416,8 +440,11 @@ mod tests {
         assert_eq!(e.custom_page("Certificate", ResourceView::Create), None);
         assert!(e.offers("clusterissuers.cert-manager.io"));
         assert!(!e.offers("secrets.core"));
-        assert_eq!(e.guide("Certificate").label_description("cert-manager.io/issuer"), Some("Who signs it."));
-        assert_eq!(e.guide("Issuer"), KindGuide::default(), "no guide: no advice");
+        assert_eq!(
+            e.guides.of("Certificate").label_description("cert-manager.io/issuer"),
+            Some("Who signs it.")
+        );
+        assert_eq!(e.guides.of("Issuer"), KindGuide::default(), "no guide: no advice");
     }
 
     #[test]

@@ -15,8 +15,9 @@ pub mod pages;
 pub mod paths;
 
 pub use entries::{
-    CustomComponents, DEFINITION_UNREACHABLE, DefinitionAnswer, MenuEntry, ORGANIZATION_API_UNREACHABLE,
-    PluginEntry, PluginState, Registry, ResourceView, crd_label, entry, installations, registry,
+    CustomComponents, DEFINITION_UNREACHABLE, DefinitionAnswer, KindGuides, MenuEntry,
+    ORGANIZATION_API_UNREACHABLE, PluginEntry, PluginState, Registry, ResourceView, crd_label, entry,
+    installations, registry,
 };
 pub use kind::{KindInfo, kind_info};
 pub use names::{encode_segment, is_cluster_id, is_crd_name, is_dns1123_label, is_dns1123_subdomain};
