@@ -93,7 +93,11 @@ pub fn App() -> impl IntoView {
     chunks::prefetch_on_intent();
 
     view! {
-        <Title formatter=|title: String| markup::page_title(&title) />
+        <Title formatter=|title: String| {
+            let title = markup::page_title(&title);
+            components::route_announcer::title_shown(&title);
+            title
+        } />
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/sign-in") view=SignInPage ssr=SsrMode::Async />

@@ -98,6 +98,23 @@ test('keyboard users get a skip link and a visible focus ring', async ({ page })
   await expect(page.getByRole('button', { name: 'Switch to dark theme' })).toBeFocused();
 });
 
+test('a client-side navigation is announced to screen readers, and the focus stays on the link', async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com');
+  await page.goto('/');
+  await hydrated(page);
+  const announcer = page.locator('[data-route-announcer]');
+  await expect(announcer).toHaveAttribute('aria-live', 'polite');
+  // Nothing is said on a page load: the screen reader announces that itself.
+  await expect(announcer).toHaveText('');
+  const link = page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Clusters' });
+  await link.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { level: 1, name: 'Clusters' })).toBeVisible();
+  await expect(announcer).toHaveText(await page.title());
+  await expect(announcer).toContainText('Clusters');
+  await expect(link).toBeFocused();
+});
+
 test('the page loads its wasm and CSS, with a CSP and no console errors', async ({ page }) => {
   const errors: string[] = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -120,7 +137,7 @@ test('the page loads its wasm and CSS, with a CSP and no console errors', async 
   expect(errors).toEqual([]);
 });
 
-test('menus close with Escape, returning focus, and on a click outside', async ({ page }) => {
+test('menus close with Escape, returning focus, on a click outside, and when the focus leaves them', async ({ page }) => {
   await signIn(page, 'alice@acme-corp.com');
   await hydrated(page);
   const menu = page.locator('details.menu').filter({ has: userMenu(page, 'Alice') });
@@ -134,6 +151,14 @@ test('menus close with Escape, returning focus, and on a click outside', async (
   await button.click();
   await expect(menu).toHaveAttribute('open', '');
   await page.getByRole('main').click();
+  await expect(menu).not.toHaveAttribute('open', '');
+
+  // A keyboard user tabbing away leaves no menu open over the page behind it.
+  await button.focus();
+  await page.keyboard.press('Enter');
+  await expect(menu).toHaveAttribute('open', '');
+  await page.keyboard.press('Shift+Tab');
+  await expect(button).not.toBeFocused();
   await expect(menu).not.toHaveAttribute('open', '');
 });
 

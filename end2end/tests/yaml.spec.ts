@@ -203,6 +203,31 @@ test.describe('YAML editing', () => {
     await expect(page.locator('#panel-yaml').getByRole('alert')).toContainText('metadata.name cannot change');
   });
 
+  test('the tabs work from the keyboard: one Tab stop, arrows between them, Space or Enter shows one', async ({ page }) => {
+    const name = demoItem('Keys');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    const form = page.getByRole('tab', { name: 'Form' });
+    const yaml = page.getByRole('tab', { name: 'YAML' });
+    // The tab not shown is out of the Tab order: Tab from the shown one leaves the list.
+    await expect(yaml).toHaveAttribute('tabindex', '-1');
+    await form.focus();
+    await page.keyboard.press('ArrowRight');
+    await expect(yaml).toBeFocused();
+    // Moving is not showing: the form is still the one shown until Space.
+    await expect(form).toHaveAttribute('aria-selected', 'true');
+    await page.keyboard.press(' ');
+    await expect(yaml).toHaveAttribute('aria-selected', 'true');
+    await expect(page.getByRole('textbox', { name: 'YAML', exact: true })).toHaveValue(/message: Keys/);
+    await expect(form).toHaveAttribute('tabindex', '-1');
+    await yaml.focus();
+    await page.keyboard.press('Home');
+    await expect(form).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(form).toHaveAttribute('aria-selected', 'true');
+    await expect(page.locator('[name="spec.message"]')).toBeVisible();
+  });
+
   test('the chosen tab is in the URL: a reload keeps it, and Back leaves the form', async ({ page }) => {
     const name = demoItem('Kept');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);

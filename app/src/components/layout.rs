@@ -7,7 +7,7 @@ use leptos_router::{components::Outlet, hooks::use_location};
 
 use crate::{
     api::session::{CurrentSession, Session},
-    components::{header::Header, sidebar::Sidebar},
+    components::{header::Header, route_announcer::REGION_ID, sidebar::Sidebar},
     routes::sign_in::SignInPanel,
 };
 
@@ -42,7 +42,7 @@ pub(crate) fn path_and_query(path: &str, search: &str) -> String {
 
 #[component]
 fn SignedIn(session: Session) -> impl IntoView {
-    crate::components::dismiss_menus_on_escape_or_outside_click();
+    crate::components::dismiss_menus_when_left();
     crate::plugins::registry::PluginRegistry::provide(&session);
     // The other tabs learn whose the browser's session is now; a sign-out or another user's
     // sign-in in one of them, or a 401, is shown on this page (`crate::session_end`).
@@ -60,6 +60,7 @@ fn SignedIn(session: Session) -> impl IntoView {
                 <Outlet />
             </main>
         </div>
+        <p id=REGION_ID class="sr-only" aria-live="polite" aria-atomic="true" data-route-announcer=""></p>
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod context_switcher;
 pub mod header;
 pub mod layout;
+pub mod route_announcer;
 pub mod sidebar;
 pub mod status;
 pub mod theme_toggle;
@@ -49,10 +50,10 @@ pub fn close_menu(menu: leptos::prelude::NodeRef<leptos::html::Details>) {
     let _ = menu;
 }
 
-/// Closes open menus on Escape (returning focus to the menu's button) or on a
-/// click outside them, as menus do everywhere else. Browser only; without
+/// Closes open menus on Escape (returning focus to the menu's button), on a
+/// click outside them, or when the focus leaves them, as menus do everywhere else. Browser only; without
 /// JavaScript the `<details>` menus close by their own button.
-pub fn dismiss_menus_on_escape_or_outside_click() {
+pub fn dismiss_menus_when_left() {
     #[cfg(feature = "hydrate")]
     {
         use leptos::{ev, prelude::*};
@@ -63,14 +64,19 @@ pub fn dismiss_menus_on_escape_or_outside_click() {
                 close_open_menus(None, true);
             }
         });
-        let clicks = window_event_listener(ev::click, |event| {
+        // One handler for both (one copy of the code in the main wasm).
+        fn left_menus(event: web_sys::Event) {
             let target = event.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
-            let inside = target.and_then(|t| t.closest("details.menu").ok().flatten());
-            close_open_menus(inside, false);
-        });
+            close_open_menus(target.and_then(|t| t.closest("details.menu").ok().flatten()), false);
+        }
+        let clicks = window_event_listener_untyped("click", left_menus);
+        // Tabbing out of an open menu closes it, as a click elsewhere does: left open, it stayed
+        // over the page the keyboard had moved on to.
+        let focus = window_event_listener_untyped("focusin", left_menus);
         on_cleanup(move || {
             keys.remove();
             clicks.remove();
+            focus.remove();
         });
     }
 }

@@ -261,17 +261,44 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
     let reload_href = form_href.clone();
     let loaded_version = buffer.version.get_untracked();
     let loaded_labels = labels.get_untracked();
+    // The tab list is one stop of the Tab key once hydrated (the tab not shown is reached with
+    // the arrow keys, as in every tab list); without JavaScript both are plain links in the
+    // Tab order. An effect, so the first hydrated render is the server's.
+    let arrows_work = RwSignal::new(false);
+    Effect::new(move |_| arrows_work.set(true));
     let tab = move |to_yaml: bool, href: String, label: &'static str| {
         let switch = switch.clone();
+        let on_key = switch.clone();
         let id = if to_yaml { "tab-yaml" } else { "tab-form" };
+        let other = if to_yaml { "tab-form" } else { "tab-yaml" };
         let panel = if to_yaml { "panel-yaml" } else { "panel-form" };
         view! {
             <a role="tab" id=id href=href aria-controls=panel
                 aria-selected=move || (as_yaml.get() == to_yaml).to_string()
+                tabindex=move || (arrows_work.get() && as_yaml.get() != to_yaml).then_some("-1")
                 class="rounded-t-lg border border-b-0 border-line px-3 py-1.5 text-sm"
                 class=("bg-surface", move || as_yaml.get() == to_yaml)
                 class=("font-semibold", move || as_yaml.get() == to_yaml)
-                on:click=move |ev| { ev.prevent_default(); switch(to_yaml); }>
+                on:click=move |ev| { ev.prevent_default(); switch(to_yaml); }
+                // Two tabs: either arrow leads to the other one, Home to the first, End to the
+                // last; Enter or Space then shows it (not the move itself: showing the other
+                // asks the server to convert what was typed).
+                on:keydown=move |ev| {
+                    let to = match ev.key().as_str() {
+                        "ArrowLeft" | "ArrowRight" => Some(other),
+                        "Home" => Some("tab-form"),
+                        "End" => Some("tab-yaml"),
+                        _ => None,
+                    };
+                    if let Some(to) = to {
+                        ev.prevent_default();
+                        crate::components::focus_by_id(to);
+                    }
+                    if ev.key() == " " {
+                        ev.prevent_default();
+                        on_key(to_yaml);
+                    }
+                }>
                 {label}
             </a>
         }
