@@ -31,8 +31,9 @@ pub enum AppError {
     /// `retry_after` seconds when the service named a time.
     #[error("{message}")]
     Unavailable { message: String, retry_after: Option<u32> },
-    /// The request did not reach the server function or its answer was unreadable.
-    #[error("The console could not reach its server: {0}")]
+    /// The request did not reach the server function or its answer was unreadable. Said in
+    /// words (the browser's own, "TypeError: Failed to fetch", told a user nothing).
+    #[error("{}", transport_message(.0))]
     Transport(ServerFnErrorErr),
 }
 
@@ -54,6 +55,16 @@ impl AppError {
             AppError::Unavailable { retry_after, .. } => *retry_after,
             _ => None,
         }
+    }
+}
+
+/// What a user is told when a call did not get through: the request never reached the
+/// console (the browser is offline, the network or the console is down), or its answer could
+/// not be read (a proxy's page instead of the console's answer, a console of another version).
+fn transport_message(error: &ServerFnErrorErr) -> &'static str {
+    match error {
+        ServerFnErrorErr::Request(_) => "The console cannot be reached: check your network connection.",
+        _ => "The console's answer could not be read. Reload the page to try again.",
     }
 }
 
@@ -96,6 +107,9 @@ mod tests {
         ] {
             assert!(!other.ends_session(), "{other:?}");
         }
+        let offline = AppError::Transport(ServerFnErrorErr::Request("TypeError: Failed to fetch".into()));
+        assert!(!offline.to_string().contains("TypeError"), "the browser's words stay out: {offline}");
+        assert!(offline.to_string().contains("check your network connection"));
         let decoded = AppError::de(AppError::Unauthenticated.ser());
         assert_eq!(decoded, AppError::Unauthenticated, "read back as the browser reads it");
     }

@@ -342,7 +342,7 @@ test.describe('generated views', () => {
     expect(kubectl(['get', 'databases.postgresql.cnpg.io', 'app-db', '-n', 'analytics', '-o', 'name'])).toContain('app-db');
   });
 
-  test('a 245-character name wraps: the detail page is no wider than the window', async ({ page }) => {
+  test('a 245-character name wraps: the detail page is no wider than the window, nor its list', async ({ page }) => {
     const name = `long-${'a'.repeat(240)}`;
     // kubectl apply adds its last-applied annotation: one unbroken line of JSON naming it.
     const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default' }, spec: { message: 'A long name' } };
@@ -354,6 +354,13 @@ test.describe('generated views', () => {
       await expect(page.getByRole('region', { name: 'Spec' })).toContainText('A long name');
       await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+      // In the list the name wraps in its column: the table fits its card, every column in view.
+      await page.goto(`${DEMO}?q=long-`);
+      const table = page.getByRole('table', { name: 'DemoItem list' });
+      await expect(table.getByRole('link', { name })).toBeVisible();
+      const fit = await table.evaluate((t) => ({ table: t.scrollWidth, card: t.parentElement!.clientWidth }));
+      expect(fit.table).toBeLessThanOrEqual(fit.card);
+      await expect(table.locator('thead th').last()).toBeInViewport();
     } finally {
       kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found']);
     }

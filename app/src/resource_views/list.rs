@@ -307,12 +307,16 @@ fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListCont
                 _ => view! { <span>{cell.text}</span> }.into_any(),
             };
             let numeric = column.cell_type == CellType::Number;
-            view! { <td class="max-w-md" class:hidden=move || hidden && !wide.get() class:text-right=numeric>{content}</td> }
+            // A value without spaces (a 253-character secretName) breaks anywhere rather than
+            // widening the table past the page.
+            view! { <td class="max-w-md wrap-anywhere" class:hidden=move || hidden && !wide.get() class:text-right=numeric>{content}</td> }
         })
         .collect_view();
     view! {
         <tr>
-            <td class="whitespace-nowrap"><a href=href class="link font-medium">{row.name.clone()}</a></td>
+            // Short names stay on one line; a long one (up to 253 characters, no spaces) wraps
+            // within a column's width instead of pushing every other column off the page.
+            <td class="max-w-xs wrap-anywhere"><a href=href class="link font-medium">{row.name.clone()}</a></td>
             {row.namespace.map(|ns| view! { <td class="whitespace-nowrap text-muted">{ns}</td> })}
             {cells}
         </tr>

@@ -170,7 +170,7 @@ fn ConflictNotice(conflict: Conflict, buffer: YamlBuffer, subject: String) -> im
             <h2 class="font-semibold">"Changed by someone else"</h2>
             <p>{format!(
                 "{subject} was changed after you loaded it (resource version {from}, now {}), so nothing was \
-                 saved. Their change:",
+                 saved.",
                 conflict.live_version
             )}</p>
             <DiffView lines=conflict.other_change label="Their change" />
