@@ -17,6 +17,26 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `text` with its bidirectional formatting characters made visible (`⟨U+202E⟩`), for text
+/// from objects in the cluster (annotations, messages, spec values), which anyone who may write
+/// the object chooses. Left in, an override reverses what follows it on screen ("exe.txt" shown
+/// for "txt.exe") without a visible sign; a reader of a console expects to see what is stored.
+pub fn visible_bidi_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let control = |c: char| matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if control(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The document title of a page titled `title` (empty: the console's name alone).
 ///
 /// On the server the result is markup: leptos_meta writes the title into `<title>` as it is,
@@ -37,6 +57,17 @@ mod tests {
     fn escape_covers_text_and_attribute_breakouts() {
         assert_eq!(escape("/a\"b<c>&'d"), "/a&quot;b&lt;c&gt;&amp;&#39;d");
         assert_eq!(escape("Zürich · ok"), "Zürich · ok");
+    }
+
+    #[test]
+    fn bidirectional_overrides_and_isolates_are_shown_not_obeyed() {
+        assert_eq!(visible_bidi_controls("plain · Zürich · עברית"), "plain · Zürich · עברית");
+        assert!(matches!(visible_bidi_controls("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(visible_bidi_controls("a\u{202E}txt.exe"), "a⟨U+202E⟩txt.exe");
+        assert_eq!(
+            visible_bidi_controls("\u{2066}x\u{2069}\u{200F}\u{061C}\u{202A}"),
+            "⟨U+2066⟩x⟨U+2069⟩⟨U+200F⟩⟨U+061C⟩⟨U+202A⟩"
+        );
     }
 
     #[cfg(feature = "ssr")]

@@ -366,6 +366,28 @@ test.describe('generated views', () => {
     }
   });
 
+  test("a right-to-left override in an object's text is shown, not obeyed", async ({ page }) => {
+    const name = `bidi-${Date.now()}`;
+    const spoof = 'invoice\u202Etxt.exe';
+    const item = {
+      apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem',
+      metadata: { name, namespace: 'default', annotations: { 'e2e.fundament.io/file': spoof } },
+      spec: { message: spoof },
+    };
+    kubectl(['create', '-f', '-'], JSON.stringify(item));
+    try {
+      await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+      const shown = 'invoice⟨U+202E⟩txt.exe';
+      await expect(page.getByRole('region', { name: 'Spec' })).toContainText(shown);
+      await expect(page.getByRole('region', { name: 'Metadata' })).toContainText(`e2e.fundament.io/file=${shown}`);
+      for (const region of ['Spec', 'Metadata']) {
+        expect(await page.getByRole('region', { name: region }).innerText()).not.toContain('\u202E');
+      }
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
   test('on a phone, a detail page with its YAML open is no wider than the window', async ({ page }) => {
     const name = `phone-${Date.now()}`;
     // One unbroken line of YAML far wider than a phone.

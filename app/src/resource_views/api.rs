@@ -302,7 +302,7 @@ pub(crate) mod ssr {
                 let value = fundament_jsonpath::cell_within(&c.path, c.column_type, object, now, budget);
                 let shown = match &value {
                     Value::Null => String::new(),
-                    Value::String(s) => s.clone(),
+                    Value::String(s) => crate::markup::visible_bidi_controls(s).into_owned(),
                     other => other.to_string(),
                 };
                 let exact = match c.column_type {

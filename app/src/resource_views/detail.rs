@@ -241,7 +241,7 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
     let items = pairs
         .into_iter()
         .map(|(k, v)| {
-            let text = format!("{k}={v}");
+            let text = format!("{k}={}", crate::markup::visible_bidi_controls(&v));
             let described = guide.label_description(&k).map(|d| format!("{d} "));
             match &list {
                 Some(list) => {
@@ -328,7 +328,9 @@ fn value_view(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -
             view! { <span class="badge">{s.clone()}</span> }.into_any()
         }
         Value::String(s) if s.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
-        Value::String(s) => view! { <span>{s.clone()}</span> }.into_any(),
+        Value::String(s) => {
+            view! { <span>{crate::markup::visible_bidi_controls(s).into_owned()}</span> }.into_any()
+        }
         Value::Number(n) => view! { <span>{n.to_string()}</span> }.into_any(),
         Value::Array(items) if items.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
         Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
@@ -399,7 +401,7 @@ fn Conditions(conditions: Vec<Value>, guide: KindGuide) -> impl IntoView {
                                 <td><span class="badge" class:text-danger=status == "False">{status.clone()}</span></td>
                                 <td>{reason.clone()}</td>
                                 <td>
-                                    {text(c, "message")}
+                                    {crate::markup::visible_bidi_controls(&text(c, "message")).into_owned()}
                                     {advice.map(|a| view! { <p class="mt-1 text-xs"><span class="font-medium">"What to do: "</span>{a}</p> })}
                                 </td>
                                 <td><time datetime=when.clone() title=when.clone()>{when.clone()}</time></td>
@@ -430,7 +432,7 @@ fn Events(events: Vec<EventRow>) -> impl IntoView {
                             <tbody>
                                 {events.into_iter().map(|e| view! {
                                     <tr>
-                                        <td>{e.kind}</td><td>{e.reason}</td><td>{e.message}</td><td>{e.count}</td>
+                                        <td>{e.kind}</td><td>{e.reason}</td><td>{crate::markup::visible_bidi_controls(&e.message).into_owned()}</td><td>{e.count}</td>
                                         <td><time datetime=e.last_seen.clone() title=e.last_seen.clone()>{e.last_seen.clone()}</time></td>
                                         <td>{e.source}</td>
                                     </tr>
