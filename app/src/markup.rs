@@ -22,19 +22,24 @@ pub fn escape(text: &str) -> String {
 /// the object chooses. Left in, an override reverses what follows it on screen ("exe.txt" shown
 /// for "txt.exe") without a visible sign; a reader of a console expects to see what is stored.
 pub fn visible_bidi_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let control = |c: char| matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-    if !text.chars().any(control) {
+    if !text.chars().any(is_bidi_control) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if control(c) {
+        if is_bidi_control(c) {
             out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// The arabic letter mark, the left-to-right and right-to-left marks, embeddings, overrides,
+/// isolates and their pops.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The document title of a page titled `title` (empty: the console's name alone).
