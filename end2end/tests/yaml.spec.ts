@@ -228,6 +228,25 @@ test.describe('YAML editing', () => {
     await expect(page.locator('[name="spec.message"]')).toBeVisible();
   });
 
+  test('closing the page with an edit in the form asks first; as loaded, it does not', async ({ page }) => {
+    const name = demoItem('Unsaved');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => { dialogs.push(dialog.type()); void dialog.dismiss(); });
+    const message = page.locator('[name="spec.message"]');
+    await message.fill('Typed, not saved');
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => dialogs).toEqual(['beforeunload']);
+    // Staying: the edit is still there. Undone, the page closes without asking.
+    expect(page.isClosed()).toBe(false);
+    await expect(message).toHaveValue('Typed, not saved');
+    await message.fill('Unsaved');
+    await page.close({ runBeforeUnload: true });
+    await expect.poll(() => page.isClosed()).toBe(true);
+    expect(dialogs).toEqual(['beforeunload']);
+  });
+
   test('the chosen tab is in the URL: a reload keeps it, and Back leaves the form', async ({ page }) => {
     const name = demoItem('Kept');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);

@@ -94,6 +94,29 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     })
 }
 
+/// Asks before the page is reloaded or closed while the form or its YAML holds edits: they
+/// were lost without a word. As loaded (or as posted without JavaScript and shown again) is
+/// not an edit. Browser only; a save navigates within the app, which asks nothing.
+fn warn_before_leaving_edits(values: RwSignal<FormValues>, labels: RwSignal<String>, text: RwSignal<String>) {
+    #[cfg(feature = "hydrate")]
+    {
+        let loaded = (values.get_untracked(), labels.get_untracked(), text.get_untracked());
+        let edited = move || {
+            values.with_untracked(|v| *v != loaded.0)
+                || labels.with_untracked(|l| *l != loaded.1)
+                || text.with_untracked(|t| *t != loaded.2)
+        };
+        let handle = window_event_listener_untyped("beforeunload", move |event| {
+            if edited() {
+                event.prevent_default();
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (values, labels, text);
+}
+
 /// Why the user may not do what the page is for (create, edit, delete): the cluster's RBAC said no.
 pub(super) fn cannot_do_here(reason: String) -> impl IntoView {
     view! {
@@ -139,6 +162,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         namespaces: StoredValue::new(namespaces),
         guide: StoredValue::new(context.guide.clone()),
     };
+    warn_before_leaving_edits(state.values, labels, buffer.text);
     let general = RwSignal::new(submitted.general);
     let conflict = RwSignal::new(submitted.conflict);
     let conflict_from_post = submitted.conflict;
