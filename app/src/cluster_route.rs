@@ -80,6 +80,29 @@ impl OpenStreams {
     }
 }
 
+/// Whether an answer gets a heartbeat: only where a blank line is known to be harmless, a watch
+/// of plain JSON lines (our own watch reader skips blank lines), never a list (it would break
+/// the document) nor a compressed or protobuf stream.
+fn takes_heartbeat(info: &RequestInfo, media: Option<&str>, headers: &HeaderMap) -> bool {
+    info.verb == "watch"
+        && media == Some("application/json")
+        && !headers.contains_key(header::CONTENT_ENCODING)
+}
+
+/// `body` with a blank line wherever it has been quiet for `every`
+/// ([`crate::api::WATCH_HEARTBEAT`]).
+fn with_heartbeat(body: Body, every: std::time::Duration) -> Body {
+    use futures::StreamExt;
+    let beats = futures::stream::unfold(body.into_data_stream(), move |mut inner| async move {
+        match tokio::time::timeout(every, inner.next()).await {
+            Ok(Some(item)) => Some((item, inner)),
+            Ok(None) => None,
+            Err(_quiet) => Some((Ok(bytes::Bytes::from_static(b"\n")), inner)),
+        }
+    });
+    Body::from_stream(beats)
+}
+
 /// `GET /kube/clusters/<cluster-id>/<kubernetes path>`.
 pub async fn handle(State(state): State<ConsoleState>, req: Request) -> Response {
     let mut response = answer(&state, req).await;
@@ -144,7 +167,11 @@ async fn answer(state: &ConsoleState, req: Request) -> Response {
         return status(502, "InternalError", "the cluster answered something that is not API content");
     }
     let (parts, body) = upstream.into_parts();
-    let mut response = Response::new(state.open_streams.until_closed(Body::new(body)));
+    let mut body = Body::new(body);
+    if takes_heartbeat(&info, media.as_deref(), &parts.headers) {
+        body = with_heartbeat(body, crate::api::WATCH_HEARTBEAT);
+    }
+    let mut response = Response::new(state.open_streams.until_closed(body));
     *response.status_mut() = parts.status;
     for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
         if let Some(value) = parts.headers.get(&name) {
@@ -168,6 +195,50 @@ mod tests {
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         pairs.iter().map(|(k, v)| (http::HeaderName::from_static(k), HeaderValue::from_static(v))).collect()
+    }
+
+    /// Only a watch of plain JSON lines gets heartbeats.
+    #[test]
+    fn only_a_plain_json_watch_takes_a_heartbeat() {
+        let info = |query: &str| {
+            let path = "/api/v1/namespaces/default/configmaps";
+            RequestInfo::parse(&Method::GET, path, &Query::parse(query)).unwrap()
+        };
+        let plain = HeaderMap::new();
+        let gzip: HeaderMap =
+            [(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"))].into_iter().collect();
+        assert!(takes_heartbeat(&info("watch=1"), Some("application/json"), &plain));
+        assert!(!takes_heartbeat(&info(""), Some("application/json"), &plain), "a list");
+        assert!(!takes_heartbeat(&info("watch=1"), Some("application/json"), &gzip), "compressed");
+        let protobuf = Some("application/vnd.kubernetes.protobuf");
+        assert!(!takes_heartbeat(&info("watch=1"), protobuf, &plain), "protobuf");
+        assert!(!takes_heartbeat(&info("watch=1"), None, &plain), "no media type");
+    }
+
+    /// Events pass as they come; a blank line comes only after a heartbeat's quiet, one per
+    /// quiet heartbeat, and not before an event that comes sooner. (Real time, in steps large
+    /// enough for a busy machine.)
+    #[tokio::test]
+    async fn a_blank_line_comes_on_each_quiet_heartbeat_only() {
+        use futures::StreamExt;
+        let beat = std::time::Duration::from_millis(500);
+        // Events at once, after 100 ms (under a heartbeat), and after 1,750 ms more (3 quiet
+        // heartbeats), then the end.
+        let gaps = [0u64, 100, 1750];
+        let events = futures::stream::iter(gaps).then(|gap| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(gap)).await;
+            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(format!("e{gap}\n")))
+        });
+        let seen: Vec<String> = with_heartbeat(Body::from_stream(events), beat)
+            .into_data_stream()
+            .map(|chunk| String::from_utf8(chunk.unwrap().to_vec()).unwrap())
+            .collect()
+            .await;
+        assert_eq!(seen[..2], ["e0\n", "e100\n"], "{seen:?}");
+        assert_eq!(seen.last().map(String::as_str), Some("e1750\n"), "{seen:?}");
+        let beats = &seen[2..seen.len() - 1];
+        assert!(beats.iter().all(|b| b == "\n"), "{seen:?}");
+        assert!((2..=4).contains(&beats.len()), "one per quiet heartbeat: {seen:?}");
     }
 
     /// A drain ends a watch passing through cleanly, as a watch whose timeout passed, while the

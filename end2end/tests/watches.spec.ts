@@ -5,7 +5,9 @@
 // "The server ends the watch" is played inside the page: an init script wraps window.fetch
 // so that the test can end a watch's response body as a server does when it closes the
 // stream, or answer the next watch with the ERROR event a too-old version gets (what the
-// embedded cluster sends). Everything else is the real stack.
+// embedded cluster sends), or play a network that loses connections without a word: a
+// watch's bytes stop (`stall`) and new watches are never answered (`hangNext`). Everything
+// else is the real stack.
 import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
 import { GATEWAY, PROD, send, userToken } from './origins';
@@ -13,7 +15,14 @@ import { GATEWAY, PROD, send, userToken } from './origins';
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 const ITEMS = `${GATEWAY}/clusters/${PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems`;
 
-type Watches = { end(plural: string): number; goneNext: number };
+type Watches = {
+  end(plural: string): number;
+  stall(plural: string): number;
+  beat(plural: string): number;
+  goneNext: number;
+  hangNext: number;
+  hung: string[];
+};
 declare global {
   interface Window {
     __watches: Watches;
@@ -22,9 +31,24 @@ declare global {
 
 function wrapWatches() {
   const real = window.fetch.bind(window);
-  const open: { plural: string; end: () => void }[] = [];
+  const open: { plural: string; end: () => void; stall: () => void; beat: () => void }[] = [];
   const w = {
     goneNext: 0,
+    hangNext: 0,
+    /** The plurals of the watches never answered. */
+    hung: [] as string[],
+    /** The open watches of `plural` get no more bytes, and are not closed either; how many. */
+    stall(plural: string) {
+      const stalling = open.filter((o) => o.plural === plural);
+      stalling.forEach((o) => o.stall());
+      return stalling.length;
+    },
+    /** The open watches of `plural` get a blank line, as the console's heartbeat; how many. */
+    beat(plural: string) {
+      const beating = open.filter((o) => o.plural === plural);
+      beating.forEach((o) => o.beat());
+      return beating.length;
+    },
     /** Ends the open watches of `plural` as a server closing them would; how many. */
     end(plural: string) {
       const ending = open.filter((o) => o.plural === plural);
@@ -37,6 +61,14 @@ function wrapWatches() {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, location.href);
     if (url.searchParams.get('watch') !== '1') return real(input, init);
     const plural = url.pathname.split('/').pop() ?? '';
+    if (w.hangNext > 0) {
+      // A request the network swallowed: no answer ever, until the page gives up on it.
+      w.hangNext -= 1;
+      w.hung.push(plural);
+      return new Promise<Response>((_, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+      });
+    }
     if (w.goneNext > 0) {
       w.goneNext -= 1;
       const gone = { type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 } };
@@ -46,6 +78,7 @@ function wrapWatches() {
     if (!response.body) return response;
     const reader = response.body.getReader();
     let ended = false;
+    let stalled = false;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const entry = {
       plural,
@@ -56,14 +89,30 @@ function wrapWatches() {
         reader.cancel().catch(() => {});
         open.splice(open.indexOf(entry), 1);
       },
+      stall() {
+        stalled = true;
+      },
+      beat() {
+        if (!ended && !stalled) controller.enqueue(new TextEncoder().encode('\n'));
+      },
     };
     open.push(entry);
+    // As a real fetch's body, this one fails when the page aborts the request.
+    init?.signal?.addEventListener('abort', () => {
+      if (ended) return;
+      ended = true;
+      open.splice(open.indexOf(entry), 1);
+      controller.error(new DOMException('aborted', 'AbortError'));
+      reader.cancel().catch(() => {});
+    });
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         controller = c;
       },
       async pull(c) {
         const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        // A stalled connection delivers nothing more, ever.
+        if (stalled) await new Promise(() => {});
         if (ended) return;
         if (next.done) {
           ended = true;
@@ -163,4 +212,83 @@ test('a list, an object page and the registry hold one watch per kind; an ended 
   } finally {
     for (const name of names) await deleteItem(name);
   }
+});
+
+test('a watch silent past 45 s is taken for lost, said so, and resumed from its version once the network answers', async ({ page }) => {
+  const name = `watch-silent-${Date.now()}`;
+  // The page's own clock: 45 s of silence pass in an instant, and the console's real
+  // heartbeats (every 15 s of real time) do not come in between.
+  await page.clock.install();
+  await page.addInitScript(wrapWatches);
+  const route = clusterRoute(page);
+  const paused = page.locator('[data-live="paused"]');
+  try {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await hydrated(page);
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    const listsBefore = route.lists('demoitems').length;
+
+    // Quiet is not dead: a heartbeat's blank line restarts the count, so 60 s with one at
+    // 30 s leave the watch as it is.
+    await page.clock.runFor(30_000);
+    expect(await page.evaluate(() => window.__watches.beat('demoitems'))).toBe(1);
+    await page.clock.runFor(30_000);
+    expect(route.watches('demoitems'), 'a quiet watch is kept').toHaveLength(1);
+    await expect(paused).toBeHidden();
+
+    // The network loses the connection without a word: nothing more arrives on it, and
+    // nothing answers a new one. 45 s after its last byte the watch is taken for lost, the
+    // list says so (keeping what it shows), and the tab keeps trying.
+    await page.evaluate(() => {
+      window.__watches.hangNext = 1000;
+      window.__watches.stall('demoitems');
+    });
+    await page.clock.runFor(46_000);
+    await expect(paused).toBeVisible();
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    await expect.poll(() => page.evaluate(() => window.__watches.hung.filter((p) => p === 'demoitems').length)).toBeGreaterThanOrEqual(1);
+
+    // The network answers again: the hung attempt is given up on after 45 s, the next one
+    // connects, from the version the tab had (no list), and the page is live again.
+    await page.evaluate(() => {
+      window.__watches.hangNext = 0;
+    });
+    await page.clock.runFor(46_000);
+    await expect(paused).toBeHidden();
+    await expect.poll(() => route.watches('demoitems').length).toBe(2);
+    expect(route.watches('demoitems')[1].searchParams.get('resourceVersion')).toBeTruthy();
+    expect(route.lists('demoitems').length, 'resumed, not listed again').toBe(listsBefore);
+    await createItem(name, 'after the network came back');
+    await expect(page.getByRole('link', { name })).toBeVisible();
+  } finally {
+    await deleteItem(name);
+  }
+});
+
+test('a quiet watch through the console\'s route gets a blank line after 15 s of quiet, and nothing sooner', async ({ page }) => {
+  test.setTimeout(60_000);
+  await signIn(page, 'alice@acme-corp.com', DEMO);
+  await hydrated(page);
+  // DemoItems in a namespace no test writes to: after the list's version, nothing happens.
+  const seen = await page.evaluate(async (cluster) => {
+    const base = `/kube/clusters/${cluster}/apis/demo.fundament.io/v1/namespaces/kube-system/demoitems`;
+    const list = await (await fetch(base)).json();
+    const controller = new AbortController();
+    const started = performance.now();
+    const response = await fetch(`${base}?watch=1&resourceVersion=${list.metadata.resourceVersion}`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    const chunks: { at: number; text: string }[] = [];
+    while (chunks.length < 1) {
+      const next = await reader.read();
+      if (next.done) break;
+      chunks.push({ at: performance.now() - started, text: new TextDecoder().decode(next.value) });
+    }
+    controller.abort();
+    return { status: response.status, type: response.headers.get('content-type'), chunks };
+  }, PROD);
+  expect(seen.status).toBe(200);
+  expect(seen.chunks.map((c) => c.text)).toEqual(['\n']);
+  expect(seen.chunks[0].at).toBeGreaterThanOrEqual(14_000);
+  expect(seen.chunks[0].at).toBeLessThan(25_000);
 });

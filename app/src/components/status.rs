@@ -172,14 +172,15 @@ where
     }
 }
 
-/// Shown above a live view while its watch cannot reach the cluster: what is on screen may be
-/// out of date, and the console reconnects by itself.
+/// Shown above a live view while its watch is lost (the cluster, the gateway or the console
+/// does not answer, or this browser's connection went silent): what is on screen may be out
+/// of date, and the console reconnects by itself.
 #[component]
 pub fn LivePaused(paused: RwSignal<bool>) -> impl IntoView {
     view! {
         <Show when=move || paused.get()>
             <p role="status" data-live="paused" class="mb-3 rounded-lg border border-line bg-raised p-3 text-sm">
-                "Live updates are paused: the cluster cannot be reached right now. What is shown may be out of date; the console reconnects by itself."
+                "Live updates are paused: the connection to the cluster is lost (the cluster, or this browser's network). What is shown may be out of date; the console reconnects by itself."
             </p>
         </Show>
     }

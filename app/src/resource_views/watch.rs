@@ -6,7 +6,11 @@
 //! state themselves.
 //!
 //! A dropped connection (the gateway's 30-minute cap, a network blip) is
-//! resumed from the last resourceVersion seen, so nothing is listed again; only
+//! resumed from the last resourceVersion seen, so nothing is listed again; so
+//! is one silent for [`crate::api::WATCH_SILENCE`]: the console's route sends a
+//! blank line on each quiet heartbeat, so silence means a connection the network
+//! lost without a word (a laptop's sleep, a NAT forgetting it), which a browser
+//! would not notice by itself for many minutes. Only
 //! a 410 Gone (the version is too old to resume from) costs one list of the
 //! collection, after which every subscriber is told to read again. A watch the
 //! cluster refuses for the whole kind moves its single-namespace subscribers to
@@ -220,6 +224,8 @@ struct Stream {
     /// Where the watch resumes; `None` until known (then it lists first).
     resource_version: Option<String>,
     connection: Option<AbortController>,
+    /// When (`Date.now()`, ms) the connection (or the list) last got a byte, or began.
+    heard: f64,
     /// Since when (a resourceVersion) `changes` holds every object's last change.
     changes_since: Option<u64>,
     /// The resourceVersion of each object's last change seen, by (namespace, name): an
@@ -331,6 +337,7 @@ fn join(collection: &Collection, subscriber: &Rc<Subscriber>) {
         subscribers: vec![Rc::clone(subscriber)],
         resource_version: subscriber.resource_version.clone(),
         connection: None,
+        heard: 0.0,
         changes_since: subscriber.resource_version.as_deref().and_then(|v| v.parse().ok()),
         changes: HashMap::new(),
         generation: 0,
@@ -384,8 +391,10 @@ fn connect(stream: &Shared) {
         if let Some(old) = s.connection.replace(controller.clone()) {
             old.abort();
         }
+        s.heard = js_sys::Date::now();
         (url, s.generation)
     };
+    guard_silence(stream, generation, crate::api::WATCH_SILENCE);
     let Some(window) = web_sys::window() else { return };
     let init = RequestInit::new();
     init.set_signal(Some(&controller.signal()));
@@ -427,6 +436,7 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
         if !current(stream, generation) {
             return End::Dropped;
         }
+        stream.borrow_mut().heard = js_sys::Date::now();
         let done = js_sys::Reflect::get(&chunk, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool());
         if done != Some(false) {
             return End::Dropped;
@@ -488,6 +498,49 @@ async fn read(response: js_sys::Promise, stream: &Shared, generation: u64) -> En
             }
         }
     }
+}
+
+/// Aborts the stream's connection of `generation` (a watch or the list before it) once it has
+/// heard nothing for `silence`: the fetch or the read then fails as a dropped connection does,
+/// and is retried; its subscribers are told [`Note::Lost`] until an attempt is answered.
+/// Checks again when the time since the last byte could reach `silence`; ends with the
+/// generation.
+fn guard_silence(stream: &Shared, generation: u64, silence: Duration) {
+    let stream = Rc::clone(stream);
+    let limit = silence.as_secs_f64() * 1000.0;
+    let wait = {
+        let s = stream.borrow();
+        Duration::from_secs_f64(((s.heard + limit - js_sys::Date::now()) / 1000.0).max(0.0))
+    };
+    set_timeout(
+        move || {
+            let quiet_for = {
+                let s = stream.borrow();
+                if s.generation != generation {
+                    return;
+                }
+                js_sys::Date::now() - s.heard
+            };
+            if quiet_for < limit {
+                return guard_silence(&stream, generation, silence);
+            }
+            let connection = {
+                let mut s = stream.borrow_mut();
+                // An attempt that got nothing: its subscribers are told the watch is lost.
+                s.unanswered += 1;
+                leptos::logging::warn!(
+                    "watch of {}: nothing heard for {:.0} s, taken for lost",
+                    s.collection.plural,
+                    quiet_for / 1000.0
+                );
+                s.connection.clone()
+            };
+            if let Some(connection) = connection {
+                connection.abort();
+            }
+        },
+        wait,
+    );
 }
 
 /// Tells every subscriber of `stream` `note` (a copy of the list: a subscriber may leave while
@@ -577,18 +630,21 @@ fn relist(stream: &Shared) {
     if crate::session_end::has_ended() {
         return;
     }
+    let Ok(controller) = AbortController::new() else { return };
     let (url, generation) = {
         let mut s = stream.borrow_mut();
         s.generation += 1;
-        if let Some(old) = s.connection.take() {
+        if let Some(old) = s.connection.replace(controller.clone()) {
             old.abort();
         }
+        s.heard = js_sys::Date::now();
         // One object is enough: the list's resourceVersion is what is needed.
         (format!("{}?limit=1", s.collection.url()), s.generation)
     };
+    guard_silence(stream, generation, crate::api::WATCH_SILENCE);
     let stream = Rc::clone(stream);
     leptos::task::spawn_local(async move {
-        let outcome = list_version(&url).await;
+        let outcome = list_version(&url, &controller).await;
         if !current(&stream, generation) {
             return;
         }
@@ -614,13 +670,15 @@ fn relist(stream: &Shared) {
 }
 
 /// The resourceVersion of a list at `url`.
-async fn list_version(url: &str) -> Result<String, End> {
+async fn list_version(url: &str, controller: &AbortController) -> Result<String, End> {
     #[derive(Deserialize)]
     struct List {
         metadata: Meta,
     }
     let window = web_sys::window().ok_or(End::Dropped)?;
-    let response = JsFuture::from(window.fetch_with_str(url))
+    let init = RequestInit::new();
+    init.set_signal(Some(&controller.signal()));
+    let response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
         .await
         .ok()
         .and_then(|r| r.dyn_into::<Response>().ok())
