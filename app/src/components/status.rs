@@ -180,7 +180,7 @@ pub fn LivePaused(paused: RwSignal<bool>) -> impl IntoView {
     view! {
         <Show when=move || paused.get()>
             <p role="status" data-live="paused" class="mb-3 rounded-lg border border-line bg-raised p-3 text-sm">
-                "Live updates are paused: the connection to the cluster is lost (the cluster, or this browser's network). What is shown may be out of date; the console reconnects by itself."
+                "Live updates are paused: the cluster cannot be reached right now (or this browser's network is down). What is shown may be out of date; the console reconnects by itself."
             </p>
         </Show>
     }
