@@ -63,6 +63,11 @@ impl AppError {
 /// not be read (a proxy's page instead of the console's answer, a console of another version).
 fn transport_message(error: &ServerFnErrorErr) -> &'static str {
     match error {
+        // Given up on by the browser (`crate::api::client`): the request may have arrived.
+        ServerFnErrorErr::Request(why) if why == crate::api::client::TIMED_OUT => {
+            "The console did not answer within 45 s: check your network connection. If you sent a \
+             change, it may have been made: look before you send it again."
+        }
         ServerFnErrorErr::Request(_) => "The console cannot be reached: check your network connection.",
         _ => "The console's answer could not be read. Reload the page to try again.",
     }
@@ -110,6 +115,10 @@ mod tests {
         let offline = AppError::Transport(ServerFnErrorErr::Request("TypeError: Failed to fetch".into()));
         assert!(!offline.to_string().contains("TypeError"), "the browser's words stay out: {offline}");
         assert!(offline.to_string().contains("check your network connection"));
+        let timed_out = AppError::Transport(ServerFnErrorErr::Request(crate::api::client::TIMED_OUT.into()));
+        assert!(timed_out.is_passing(), "a read given up on is tried again");
+        let within = format!("did not answer within {} s", crate::api::client::ANSWER_WITHIN.as_secs());
+        assert!(timed_out.to_string().contains(&within), "the limit as it is: {timed_out}");
         let decoded = AppError::de(AppError::Unauthenticated.ser());
         assert_eq!(decoded, AppError::Unauthenticated, "read back as the browser reads it");
     }

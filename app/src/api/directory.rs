@@ -76,7 +76,7 @@ async fn shoot(
 
 /// The clusters of the user's organization they can view (OpenFGA's `can_view`, as the
 /// gateway asks it; when a check fails the list is not given: it would not be complete).
-#[server(endpoint = "clusters", output = crate::api::codec::Json)]
+#[server(endpoint = "clusters", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn list_clusters() -> Result<Vec<ClusterRow>, AppError> {
     let user = super::session::ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
     let session = super::session::ssr::session_of_request().ok_or(AppError::Unauthenticated)?;

@@ -1,6 +1,7 @@
 //! Server functions, by domain. Each is callable from the browser and runs on
 //! the server; server-only helpers sit in `ssr` modules beside them.
 
+pub mod client;
 pub mod codec;
 pub mod directory;
 #[cfg(feature = "ssr")]

@@ -256,7 +256,7 @@ impl SignInFailure {
 
 /// Development sign-in (mock mode): signs in as a seed user and goes to `next`.
 /// A refused sign-in goes back to the sign-in page with the reason's code.
-#[server(endpoint = "sign-in", output = crate::api::codec::Json)]
+#[server(endpoint = "sign-in", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
     use crate::state::SignInError;
     let state = ssr::state()?;
@@ -296,7 +296,7 @@ pub async fn sign_in(email: String, next: String) -> Result<(), AppError> {
 /// the cookie is cleared, and the browser returns to the sign-in page — by way of the
 /// identity provider's end-session endpoint when the session came from one
 /// (`/sign-in/oidc/end-session`, which keeps the ID token hint for that last step).
-#[server(endpoint = "sign-out", output = crate::api::codec::Json)]
+#[server(endpoint = "sign-out", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn sign_out() -> Result<(), AppError> {
     // Everything from the request context first: nothing may read it after an await.
     let state = ssr::state()?;
@@ -329,14 +329,14 @@ pub async fn sign_out() -> Result<(), AppError> {
 
 /// Who the browser's session is now: a tab checks after a hint from another tab
 /// (`crate::session_end`), which it never believes by itself. `Unauthenticated` without one.
-#[server(endpoint = "signed-in-as", output = crate::api::codec::Json)]
+#[server(endpoint = "signed-in-as", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn signed_in_as() -> Result<Viewer, AppError> {
     let user = ssr::signed_in_user().ok_or(AppError::Unauthenticated)?;
     Ok(Viewer { id: user.id, email: user.email, name: user.name })
 }
 
 /// Stores the theme choice (`system` clears it).
-#[server(endpoint = "theme", output = crate::api::codec::Json)]
+#[server(endpoint = "theme", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn set_theme(theme: String) -> Result<(), AppError> {
     use crate::theme::{THEME_COOKIE, Theme};
     let theme = Theme::parse(&theme).ok_or_else(|| AppError::Invalid(format!("Unknown theme {theme:?}.")))?;

@@ -31,7 +31,7 @@ pub struct AuditView {
 /// The calls the page's query (`query`, as in its URL) selects, newest first; with `after`,
 /// only those recorded after that id (a live tail's next step); with `wait` too, the answer
 /// comes when such a call is recorded or after a few seconds with none (a long poll).
-#[server(endpoint = "audit", output = crate::api::codec::Json)]
+#[server(endpoint = "audit", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn audit_calls(query: String, after: Option<u64>, wait: bool) -> Result<AuditView, AppError> {
     ssr::calls(&query, after, wait).await
 }

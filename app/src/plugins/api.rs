@@ -38,26 +38,26 @@ pub enum MintReply {
 /// The plugin installations of a cluster with their definitions. `after`: a resourceVersion
 /// the browser's watch of the installations reported, which the answer must include (the
 /// console keeps each user's installation list for a few seconds).
-#[server(endpoint = "plugins", output = crate::api::codec::Json)]
+#[server(endpoint = "plugins", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn discover_plugins(cluster_id: String, after: Option<String>) -> Result<Registry, AppError> {
     ssr::discover(&cluster_id, after.as_deref()).await
 }
 
 /// The kind behind a `<plural>.<group>` route segment, from its CRD.
-#[server(endpoint = "plugin-kind", output = crate::api::codec::Json)]
+#[server(endpoint = "plugin-kind", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn resource_kind(cluster_id: String, crd: String) -> Result<KindInfo, AppError> {
     ssr::kind(&cluster_id, &crd).await
 }
 
 /// The namespaces of a project (or of the whole cluster without one), sorted.
-#[server(endpoint = "namespaces", output = crate::api::codec::Json)]
+#[server(endpoint = "namespaces", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn namespaces(cluster_id: String, project: Option<String>) -> Result<Vec<String>, AppError> {
     ssr::namespaces(&cluster_id, project.as_deref()).await
 }
 
 /// A PluginToken for one installation. The token goes to the browser's memory
 /// and from there to that installation's frame only; it is never stored or logged.
-#[server(endpoint = "plugin-token", output = crate::api::codec::Json)]
+#[server(endpoint = "plugin-token", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn mint_plugin_token(
     cluster_id: String,
     installation_id: String,
@@ -68,7 +68,7 @@ pub async fn mint_plugin_token(
 
 /// A single-use ticket with which the frame opens the installation's pages on plugin-proxy
 /// (its first navigation only; the page then lives on a cookie of its own origin).
-#[server(endpoint = "frame-ticket", output = crate::api::codec::Json)]
+#[server(endpoint = "frame-ticket", client = crate::api::client::PatientClient, output = crate::api::codec::Json)]
 pub async fn frame_ticket(
     cluster_id: String,
     installation_id: String,

@@ -7,7 +7,7 @@ use super::table::{ListQuery, TablePage};
 use crate::error::AppError;
 
 /// One page of a kind's objects as a table.
-#[server(endpoint = "objects", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "objects", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn list_table(
     cluster_id: String,
     crd: String,
@@ -1065,7 +1065,7 @@ pub struct EventRow {
 }
 
 /// One object with its schema, events and what the user may do with it.
-#[server(endpoint = "object", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "object", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn get_object(
     cluster_id: String,
     crd: String,
@@ -1084,7 +1084,7 @@ pub async fn get_object(
 /// Whether the user can read the object (in the project's namespaces, inside a project): what a
 /// plugin's own detail page is opened for. `NotFound` when it does not exist or the user cannot
 /// see it.
-#[server(endpoint = "object-exists", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "object-exists", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn object_exists(
     cluster_id: String,
     crd: String,
@@ -1096,7 +1096,7 @@ pub async fn object_exists(
 }
 
 /// Deletes one object (404 counts as done).
-#[server(endpoint = "delete-object", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "delete-object", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn delete_object(
     cluster_id: String,
     crd: String,
@@ -1164,7 +1164,7 @@ pub enum SubmitOutcome {
 
 /// The form for a new object, or for editing `existing`; a new object starts in `namespace`
 /// (the list's filter) when the user may create there.
-#[server(endpoint = "form", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "form", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn load_form(
     cluster_id: String,
     crd: String,
@@ -1185,7 +1185,7 @@ pub async fn load_form(
 
 /// Checks (`dry_run`: the API server's dry run only) or saves a form; an edit at the
 /// `resource_version` it was loaded at.
-#[server(endpoint = "form-submit", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "form-submit", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn submit_form(
     cluster_id: String,
     crd: String,
@@ -1263,7 +1263,7 @@ pub enum YamlOutcome {
 }
 
 /// The form's values as YAML over `base`, the YAML tab's last text.
-#[server(endpoint = "form-yaml", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "form-yaml", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn form_to_yaml(
     cluster_id: String,
     crd: String,
@@ -1275,14 +1275,14 @@ pub async fn form_to_yaml(
 }
 
 /// The YAML tab's text as the form's values.
-#[server(endpoint = "yaml-form", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "yaml-form", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn yaml_to_form(cluster_id: String, crd: String, yaml: String) -> Result<ToForm, AppError> {
     ssr::yaml_to_form(&cluster_id, &crd, &yaml).await
 }
 
 /// Reviews (`dry_run`) or saves the YAML tab's text; an edit at the resourceVersion it
 /// was loaded at.
-#[server(endpoint = "yaml-save", input = crate::api::codec::Json, output = crate::api::codec::Json)]
+#[server(endpoint = "yaml-save", client = crate::api::client::PatientClient, input = crate::api::codec::Json, output = crate::api::codec::Json)]
 pub async fn save_yaml(
     cluster_id: String,
     crd: String,
