@@ -292,3 +292,72 @@ test('a quiet watch through the console\'s route gets a blank line after 15 s of
   expect(seen.chunks[0].at).toBeGreaterThanOrEqual(14_000);
   expect(seen.chunks[0].at).toBeLessThan(25_000);
 });
+
+/** Plays the tab being hidden or shown (a headless browser's tabs are all shown). */
+async function setHidden(page: Page, hidden: boolean) {
+  await page.evaluate((hide) => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => hide });
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hide ? 'hidden' : 'visible') });
+    document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+  }, hidden);
+}
+
+test('a hidden tab lets its watches go and takes them up from their versions when shown: tabs in the background leave connections to the one in front', async ({ context, page }) => {
+  test.setTimeout(90_000);
+  const name = `watch-hidden-${Date.now()}`;
+  // The tab's own clock: its 10 s of grace pass in an instant.
+  await page.clock.install();
+  const route = clusterRoute(page);
+  const aborted: string[] = [];
+  page.on('requestfailed', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/kube/') && url.searchParams.get('watch') === '1') aborted.push(url.pathname.split('/').pop() ?? '');
+  });
+  const others: Page[] = [];
+  try {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await hydrated(page);
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    await expect.poll(() => route.watches('plugininstallations').length).toBe(1);
+
+    // A glance elsewhere keeps them; hidden for 10 s, the tab lets both go.
+    await setHidden(page, true);
+    await page.clock.runFor(8_000);
+    await setHidden(page, false);
+    await setHidden(page, true);
+    await page.clock.runFor(9_000);
+    expect(aborted, 'kept within the grace').toEqual([]);
+    await page.clock.runFor(2_000);
+    await expect.poll(() => [...aborted].sort()).toEqual(['demoitems', 'plugininstallations']);
+
+    // Two more tabs of the same browser, each with its two watches. Had the hidden tab kept
+    // its two, the three would hold all six of the browser's connections to the console, and
+    // the second tab's read after the change below would wait for ever.
+    for (let i = 0; i < 2; i++) {
+      const other = await context.newPage();
+      others.push(other);
+      await other.goto(DEMO);
+      await hydrated(other);
+      await expect(other.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    }
+    const made = await createItem(name, 'made while the first tab was hidden');
+    await expect(others[1].getByRole('link', { name })).toBeVisible();
+    for (const other of others.splice(0)) await other.close();
+
+    // Shown again: each watch resumes from the version it had (nothing listed), and what
+    // changed meanwhile arrives.
+    const listsBefore = route.lists('demoitems').length;
+    await setHidden(page, false);
+    await expect(page.getByRole('link', { name })).toBeVisible();
+    expect(route.watches('demoitems')).toHaveLength(2);
+    const [first, resumed] = route.watches('demoitems').map((u) => Number(u.searchParams.get('resourceVersion')));
+    expect(resumed).toBeGreaterThanOrEqual(first);
+    expect(resumed).toBeLessThan(Number(made));
+    expect(route.lists('demoitems')).toHaveLength(listsBefore);
+    await expect.poll(() => route.watches('plugininstallations').length).toBe(2);
+  } finally {
+    for (const other of others) await other.close();
+    await deleteItem(name);
+  }
+});

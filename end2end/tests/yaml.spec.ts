@@ -247,6 +247,47 @@ test.describe('YAML editing', () => {
     expect(dialogs).toEqual(['beforeunload']);
   });
 
+  test('leaving an edited form by a link of the console asks first; its own tabs and an unedited form do not', async ({ page }) => {
+    const name = demoItem('Leaving');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    const dialogs: string[] = [];
+    let leave = false;
+    page.on('dialog', (dialog) => {
+      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void (leave ? dialog.accept() : dialog.dismiss());
+    });
+    const message = page.locator('[name="spec.message"]');
+    const toList = page.locator(`main a[href="${DEMO}"], nav a[href="${DEMO}"]`).first();
+    await message.fill('Typed, not saved');
+    // The YAML tab and back: the same page, nothing asked, the edit kept.
+    await page.getByRole('tab', { name: 'YAML' }).click();
+    await expect(page.getByRole('textbox', { name: 'YAML', exact: true })).toHaveValue(/message: Typed, not saved/);
+    await page.getByRole('tab', { name: 'Form' }).click();
+    await expect(message).toHaveValue('Typed, not saved');
+    expect(dialogs).toEqual([]);
+
+    // A link elsewhere: asked; "no" keeps the page and the edit.
+    const question = 'confirm: Leave this page? The changes you made are not saved.';
+    await toList.click();
+    await expect.poll(() => dialogs).toEqual([question]);
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
+    await expect(message).toHaveValue('Typed, not saved');
+    // "Yes" leaves.
+    leave = true;
+    await toList.click();
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    expect(dialogs).toEqual([question, question]);
+
+    // As loaded, nothing is asked.
+    await page.goto(`${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    await expect(message).toHaveValue('Leaving');
+    await toList.click();
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    expect(dialogs).toHaveLength(2);
+  });
+
   test('the chosen tab is in the URL: a reload keeps it, and Back leaves the form', async ({ page }) => {
     const name = demoItem('Kept');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);

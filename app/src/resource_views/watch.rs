@@ -18,6 +18,12 @@
 //! nobody looks at any more stays open a few seconds, so going from a list to
 //! an object and back keeps the one connection.
 //!
+//! A tab hidden for [`HIDDEN_LINGER`] lets its watches go and takes them up again, each from
+//! its last version, when it is shown: a browser holds at most six connections to one host
+//! over HTTP/1.1 (`fundament dev`, or any console served without HTTP/2), and tabs in the
+//! background each holding their watches left none for the tab in front, whose requests
+//! then waited for ever.
+//!
 //! Watches go through the console's own cluster route (same origin: the
 //! session cookie goes to the console only, which calls kube-api-proxy with the
 //! user's token). Browser only.
@@ -73,6 +79,9 @@ const RETRY: Duration = Duration::from_secs(1);
 /// spread by up to a fifth, so tabs that lost their watches together do not all come back in
 /// the same instant.
 const MAX_RETRY: Duration = Duration::from_secs(10);
+
+/// How long a hidden tab keeps its watches: a glance at another tab costs nothing.
+const HIDDEN_LINGER: Duration = Duration::from_secs(10);
 
 /// What a subscriber is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,6 +295,85 @@ type Shared = Rc<RefCell<Stream>>;
 
 thread_local! {
     static STREAMS: RefCell<HashMap<Collection, Shared>> = RefCell::default();
+    /// Whether the tab's watches are let go while it is hidden ([`HIDDEN_LINGER`]).
+    static ASLEEP: Cell<bool> = const { Cell::new(false) };
+    /// Bumped at each change of the tab's visibility: the timer that lets the watches go acts
+    /// only if none came after it was set. (Not a cleared timeout: a handle is an `i32`, and a
+    /// timer id need not fit in one.)
+    static VISIBILITY_CHANGES: Cell<u64> = const { Cell::new(0) };
+    static FOLLOWS_VISIBILITY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// From the first subscription on: the tab's watches go [`HIDDEN_LINGER`] after it is hidden
+/// and come back when it is shown.
+fn follow_visibility() {
+    if FOLLOWS_VISIBILITY.replace(true) {
+        return;
+    }
+    // Its handle is dropped, not removed: the tab follows its visibility for its whole life.
+    let _ = leptos::prelude::window_event_listener_untyped("visibilitychange", |_| visibility_changed());
+    visibility_changed();
+}
+
+fn hidden() -> bool {
+    web_sys::window().and_then(|w| w.document()).is_some_and(|d| d.hidden())
+}
+
+fn visibility_changed() {
+    let change = VISIBILITY_CHANGES.get() + 1;
+    VISIBILITY_CHANGES.set(change);
+    if hidden() {
+        if !ASLEEP.get() {
+            set_timeout(
+                move || {
+                    if VISIBILITY_CHANGES.get() == change {
+                        fall_asleep();
+                    }
+                },
+                HIDDEN_LINGER,
+            );
+        }
+        return;
+    }
+    if ASLEEP.replace(false) {
+        wake();
+    }
+}
+
+/// Lets every watch of the tab go, each keeping the version to resume from. Subscribers are
+/// told nothing: nobody looks at the tab.
+fn fall_asleep() {
+    if !hidden() {
+        return;
+    }
+    ASLEEP.set(true);
+    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
+    for stream in streams {
+        let mut s = stream.borrow_mut();
+        s.generation += 1;
+        if let Some(old) = s.connection.take() {
+            old.abort();
+        }
+    }
+}
+
+/// Takes every watch up again from its version (a 410 then costs one list, as after any drop).
+fn wake() {
+    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
+    for stream in streams {
+        let (refused, known) = {
+            let s = stream.borrow();
+            (s.refused, s.resource_version.is_some())
+        };
+        if refused {
+            continue;
+        }
+        if known {
+            connect(&stream);
+        } else {
+            relist(&stream);
+        }
+    }
 }
 
 fn stream_of(collection: &Collection) -> Option<Shared> {
@@ -307,6 +395,7 @@ pub fn subscribe(
         notify: Box::new(notify),
         alive: Cell::new(true),
     });
+    follow_visibility();
     join(&collection, &subscriber);
     Subscription(subscriber)
 }
@@ -375,8 +464,8 @@ fn current(stream: &Shared, generation: u64) -> bool {
 /// Opens the watch from the stream's resourceVersion.
 fn connect(stream: &Shared) {
     // After the session's end nothing is asked again: a retry or a view that subscribes then
-    // would only be answered 401.
-    if crate::session_end::has_ended() {
+    // would only be answered 401. Asleep, the tab connects when it wakes.
+    if crate::session_end::has_ended() || ASLEEP.get() {
         return;
     }
     let Ok(controller) = AbortController::new() else { return };
@@ -627,7 +716,7 @@ fn retry(stream: &Shared, again: fn(&Shared)) {
 /// Lists the collection once for a version to watch from, tells every subscriber to read
 /// again, and watches from there.
 fn relist(stream: &Shared) {
-    if crate::session_end::has_ended() {
+    if crate::session_end::has_ended() || ASLEEP.get() {
         return;
     }
     let Ok(controller) = AbortController::new() else { return };
