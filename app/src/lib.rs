@@ -22,6 +22,8 @@ pub mod plugins;
 pub mod request_owner;
 pub mod resource_views;
 pub mod routes;
+#[cfg(feature = "hydrate")]
+mod scroll_memory;
 pub mod session_end;
 #[cfg(feature = "ssr")]
 pub mod state;
@@ -91,6 +93,8 @@ pub fn App() -> impl IntoView {
     provide_context(plugins::registry::RegistrySlot::empty());
     #[cfg(feature = "hydrate")]
     chunks::prefetch_on_intent();
+    #[cfg(feature = "hydrate")]
+    scroll_memory::remember_scroll_across_history();
 
     view! {
         <Title formatter=|title: String| {

@@ -1,6 +1,10 @@
 // The hydrated console: theme, client-side navigation, menus, sign-out.
 import { test, expect } from '@playwright/test';
 import { contextMenu, hydrated, signIn, userMenu } from './fixtures';
+import { GATEWAY, PROD, send, userToken } from './origins';
+
+const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
+const ITEMS = `${GATEWAY}/clusters/${PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems`;
 
 test('alice signs in, picks a theme that survives a reload, and navigates without page loads', async ({ page }) => {
   await signIn(page, 'alice@acme-corp.com');
@@ -183,4 +187,51 @@ test('on a phone the sidebar becomes a row above the page', async ({ page }) => 
   expect(layout.main.top).toBeGreaterThanOrEqual(layout.nav.bottom - 1);
   expect(layout.main.width).toBeGreaterThan(360);
   expect(layout.scrollWidth).toBeLessThanOrEqual(375);
+});
+
+test('Back returns a long list to where it was scrolled once its rows are there; Forward too', async ({ page }) => {
+  // 30 DemoItems of their own label: a list taller than the sidebar.
+  const stamp = `scroll-${Date.now()}`;
+  const names = Array.from({ length: 30 }, (_, i) => `${stamp}-${String(i).padStart(2, '0')}`);
+  const auth = { Authorization: `Bearer ${userToken('alice@acme-corp.com')}` };
+  await Promise.all(
+    names.map(async (name) => {
+      const item = { apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem', metadata: { name, namespace: 'default', labels: { 'e2e-scroll': stamp } }, spec: { message: name } };
+      const answer = await send(ITEMS, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify(item) });
+      expect(answer.status, answer.body).toBe(201);
+    }),
+  );
+  try {
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}?labels=e2e-scroll%3D${stamp}`);
+    await hydrated(page);
+    const table = page.getByRole('table', { name: 'DemoItem list' });
+    await expect(table.getByRole('row')).toHaveCount(31);
+    const row = table.getByRole('row').last();
+    await row.scrollIntoViewIfNeeded();
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(300);
+    const scrolled = await page.evaluate(() => window.scrollY);
+
+    // Into the last row's object (its page starts at its top), then Back: the list loads again,
+    // slowly (as a long list does), and comes back where it was once its rows are there.
+    await row.getByRole('link').first().click();
+    await expect(page.getByRole('region', { name: 'Spec' })).toBeVisible();
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBe(0);
+    await page.route(
+      (url) => url.pathname.endsWith('/objects'),
+      async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await route.continue();
+      },
+    );
+    await page.goBack();
+    await expect(table.getByRole('row')).toHaveCount(31);
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBe(scrolled);
+
+    // Forward: the object at its top again.
+    await page.goForward();
+    await expect(page.getByRole('region', { name: 'Spec' })).toBeVisible();
+    await expect.poll(() => page.evaluate(() => window.scrollY)).toBe(0);
+  } finally {
+    await Promise.all(names.map((name) => send(`${ITEMS}/${name}`, { method: 'DELETE', headers: auth })));
+  }
 });
