@@ -388,6 +388,32 @@ test.describe('generated views', () => {
     }
   });
 
+  test('a quarter of a megabyte in an annotation and a field is shown in part, with its whole length; the YAML has it all', async ({ page }) => {
+    const name = `long-${Date.now()}`;
+    // Just under the 256 KiB the API server allows for all of an object's annotations.
+    const long = 'x'.repeat(250 * 1024);
+    const item = {
+      apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem',
+      metadata: { name, namespace: 'default', annotations: { 'e2e.fundament.io/long': long } },
+      spec: { message: long },
+    };
+    kubectl(['create', '-f', '-'], JSON.stringify(item));
+    try {
+      await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+      const metadata = page.getByRole('region', { name: 'Metadata' });
+      const spec = page.getByRole('region', { name: 'Spec' });
+      await expect(metadata).toContainText('e2e.fundament.io/long=xxx');
+      await expect(metadata).toContainText('(251 KB in all: see the YAML)');
+      await expect(spec).toContainText('(250 KB in all: see the YAML)');
+      expect((await metadata.innerText()).length).toBeLessThan(2_000);
+      expect((await spec.innerText()).length).toBeLessThan(4_000);
+      await page.locator('summary', { hasText: 'YAML' }).click();
+      expect(await page.getByRole('region', { name: 'YAML' }).locator('pre').innerText()).toContain(long);
+    } finally {
+      kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+    }
+  });
+
   test('on a phone, a detail page with its YAML open is no wider than the window', async ({ page }) => {
     const name = `phone-${Date.now()}`;
     // One unbroken line of YAML far wider than a phone.

@@ -361,3 +361,31 @@ test('a hidden tab lets its watches go and takes them up from their versions whe
     await deleteItem(name);
   }
 });
+
+test('offline, a live list says so at once; online again, it reconnects at once instead of after its back-off', async ({ context, page }) => {
+  const name = `watch-online-${Date.now()}`;
+  // The tab's own clock: a minute offline passes in an instant, so its tries back off to 10 s.
+  await page.clock.install();
+  const route = clusterRoute(page);
+  const paused = page.locator('[data-live="paused"]');
+  try {
+    await signIn(page, 'alice@acme-corp.com', DEMO);
+    await hydrated(page);
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+
+    await context.setOffline(true);
+    await expect(paused).toBeVisible({ timeout: 3_000 });
+    await page.clock.runFor(60_000);
+    await expect(paused).toBeVisible();
+    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+
+    // Back online: live within moments, not at the next try up to 10 s away.
+    await context.setOffline(false);
+    await expect(paused).toBeHidden({ timeout: 3_000 });
+    await createItem(name, 'made after the network came back');
+    await expect(page.getByRole('link', { name })).toBeVisible();
+  } finally {
+    await deleteItem(name);
+  }
+});

@@ -288,6 +288,21 @@ test.describe('YAML editing', () => {
     expect(dialogs).toHaveLength(2);
   });
 
+  test('a text longer than a save takes is said while it is typed or pasted, and goes when shortened', async ({ page }) => {
+    const name = demoItem('Long');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1&yaml=1`);
+    await hydrated(page);
+    const text = page.getByRole('textbox', { name: 'YAML', exact: true });
+    const original = await text.inputValue();
+    const tooLong = page.locator('[data-too-long]');
+    await expect(tooLong).toHaveCount(0);
+    await text.fill(`${original}\n# ${'x'.repeat(600 * 1024)}\n`);
+    await expect(tooLong).toHaveText(/^The text is 60\d KiB: at most 512 KiB can be saved\./);
+    await expect(tooLong).toHaveAttribute('role', 'alert');
+    await text.fill(original);
+    await expect(tooLong).toHaveCount(0);
+  });
+
   test('the chosen tab is in the URL: a reload keeps it, and Back leaves the form', async ({ page }) => {
     const name = demoItem('Kept');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);

@@ -42,6 +42,11 @@ const MAX_DEPTH: usize = 8;
 const MAX_SHOWN: usize = 1_000;
 /// How much of a description a field's tooltip shows.
 const MAX_TITLE: usize = 300;
+/// How much of a string value the page shows (a field's, in characters); the YAML has it
+/// whole. Anyone who may write the object writes its text, a quarter of a megabyte if they like.
+const MAX_TEXT: usize = 2_000;
+/// How much of an annotation or label (`key=value`) a badge shows.
+const MAX_BADGE: usize = 300;
 
 /// The generated detail view.
 #[component]
@@ -232,6 +237,25 @@ fn Metadata(object: Value, kind: KindInfo, guide: KindGuide, list: String) -> im
     }
 }
 
+/// `text` as the page shows it: its bidirectional controls made visible, at most `max`
+/// characters and, when it is longer, how long it is in all.
+fn shown_text(text: &str, max: usize) -> AnyView {
+    let visible = crate::markup::visible_bidi_controls(text);
+    match visible.char_indices().nth(max) {
+        None => view! { {visible.into_owned()} }.into_any(),
+        Some((cut, _)) => {
+            let bytes = text.len();
+            let whole = if bytes >= 10 * 1024 {
+                format!(" ({} KB in all: see the YAML)", bytes.div_ceil(1024))
+            } else {
+                format!(" ({bytes} bytes in all: see the YAML)")
+            };
+            let head = format!("{}…", &visible[..cut]);
+            view! { {head}<span class="text-xs text-muted" data-shortened=bytes>{whole}</span> }.into_any()
+        }
+    }
+}
+
 /// `key=value` badges; with `list`, each links to the list filtered by it.
 /// A label the guide describes carries its description as the tooltip.
 fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide) -> AnyView {
@@ -241,21 +265,26 @@ fn badges(pairs: Vec<(String, String)>, list: Option<String>, guide: &KindGuide)
     let items = pairs
         .into_iter()
         .map(|(k, v)| {
-            let text = format!("{k}={}", crate::markup::visible_bidi_controls(&v));
+            let text = format!("{k}={v}");
+            let shown = shown_text(&text, MAX_BADGE);
             let described = guide.label_description(&k).map(|d| format!("{d} "));
             match &list {
                 Some(list) => {
                     let href = format!("{list}?labels={}", crate::plugins::model::encode_segment(&text));
-                    let title = format!("{}Show all with {text}", described.unwrap_or_default());
+                    let title = format!(
+                        "{}Show all with {}",
+                        described.unwrap_or_default(),
+                        crate::markup::visible_bidi_controls(&text)
+                    );
                     view! {
                         <li class="badge max-w-full font-mono wrap-anywhere">
-                            <a href=href title=title class="hover:underline">{text}</a>
+                            <a href=href title=title class="hover:underline">{shown}</a>
                         </li>
                     }
                     .into_any()
                 }
                 None => {
-                    view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{text}</li> }
+                    view! { <li class="badge max-w-full font-mono wrap-anywhere" title=described>{shown}</li> }
                         .into_any()
                 }
             }
@@ -328,9 +357,7 @@ fn value_view(schema: &Value, value: &Value, depth: usize, room: &Cell<usize>) -
             view! { <span class="badge">{s.clone()}</span> }.into_any()
         }
         Value::String(s) if s.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
-        Value::String(s) => {
-            view! { <span>{crate::markup::visible_bidi_controls(s).into_owned()}</span> }.into_any()
-        }
+        Value::String(s) => view! { <span>{shown_text(s, MAX_TEXT)}</span> }.into_any(),
         Value::Number(n) => view! { <span>{n.to_string()}</span> }.into_any(),
         Value::Array(items) if items.is_empty() => view! { <span class="text-muted">"—"</span> }.into_any(),
         Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
@@ -584,5 +611,29 @@ fn DeleteConfirmation(
                 <a href=cancel class="button-secondary inline-flex">"Cancel"</a>
             </div>
         </form>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+
+    /// A quarter of a megabyte in an annotation or a field is shown in part, with its whole
+    /// length; a short text whole; a cut falls between characters; bidirectional controls show.
+    #[test]
+    fn a_long_text_is_shown_in_part_with_its_whole_length() {
+        Owner::new().with(|| {
+            let long = shown_text(&"a".repeat(300_000), MAX_TEXT).to_html();
+            assert!(long.len() < MAX_TEXT + 200, "{} bytes", long.len());
+            assert!(long.contains(&format!("{}…", "a".repeat(MAX_TEXT))), "{long}");
+            assert!(long.contains("(293 KB in all: see the YAML)"), "{long}");
+            let short = shown_text("plain", MAX_TEXT).to_html();
+            assert!(short.contains("plain") && !short.contains("in all"), "{short}");
+            let wide = shown_text(&"é".repeat(MAX_BADGE + 1), MAX_BADGE).to_html();
+            assert!(wide.contains(&format!("{}…", "é".repeat(MAX_BADGE))), "{wide}");
+            assert!(wide.contains("(602 bytes in all"), "{wide}");
+            let bidi = shown_text("invoice\u{202e}txt.exe", MAX_TEXT).to_html();
+            assert!(!bidi.contains('\u{202e}'), "{bidi}");
+        });
     }
 }

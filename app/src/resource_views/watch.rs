@@ -305,14 +305,44 @@ thread_local! {
 }
 
 /// From the first subscription on: the tab's watches go [`HIDDEN_LINGER`] after it is hidden
-/// and come back when it is shown.
+/// and come back when it is shown; they are taken for lost as soon as the browser says it is
+/// offline, and tried at once, without waiting out a back-off, when it says it is online again.
 fn follow_visibility() {
+    use leptos::prelude::window_event_listener_untyped as listen;
     if FOLLOWS_VISIBILITY.replace(true) {
         return;
     }
-    // Its handle is dropped, not removed: the tab follows its visibility for its whole life.
-    let _ = leptos::prelude::window_event_listener_untyped("visibilitychange", |_| visibility_changed());
+    // The handles are dropped, not removed: the tab follows these for its whole life.
+    let _ = listen("visibilitychange", |_| visibility_changed());
+    let _ = listen("offline", |_| offline());
+    let _ = listen("online", |_| online());
     visibility_changed();
+}
+
+/// Ends every open connection as a drop does: the tab tries again at once, which an offline
+/// browser refuses, so its views say they are paused now rather than after a silence.
+fn offline() {
+    let connections: Vec<AbortController> =
+        STREAMS.with_borrow(|s| s.values().filter_map(|stream| stream.borrow().connection.clone()).collect());
+    for connection in connections {
+        connection.abort();
+    }
+}
+
+/// Every watch that is lost or backing off tries again now.
+fn online() {
+    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
+    for stream in streams {
+        let (waiting, known) = {
+            let s = stream.borrow();
+            (!s.refused && (s.lost || s.failures > 0), s.resource_version.is_some())
+        };
+        match (waiting, known) {
+            (false, _) => {}
+            (true, true) => connect(&stream),
+            (true, false) => relist(&stream),
+        }
+    }
 }
 
 fn hidden() -> bool {

@@ -342,8 +342,7 @@ pub fn counts(lines: &[DiffLine]) -> (usize, usize) {
     })
 }
 
-/// The largest YAML text the console parses.
-#[cfg(feature = "ssr")]
+/// The largest YAML text the console parses (the YAML tab says so as the text grows past it).
 pub const MAX_YAML_BYTES: usize = 512 * 1024;
 
 /// How deep YAML flow collections may nest: serde_yaml's own limit, checked before

@@ -56,6 +56,19 @@ impl YamlBuffer {
     }
 }
 
+/// What a text of `bytes` is told when it is longer than a save takes.
+fn too_long(bytes: usize) -> Option<impl IntoView> {
+    use super::yaml_edit::MAX_YAML_BYTES;
+    (bytes > MAX_YAML_BYTES).then(|| {
+        let message = format!(
+            "The text is {} KiB: at most {} KiB can be saved. Leave out what the object does not need.",
+            bytes.div_ceil(1024),
+            MAX_YAML_BYTES / 1024
+        );
+        view! { <p role="alert" data-too-long="" class="text-sm text-danger">{message}</p> }
+    })
+}
+
 /// The textarea, the review and the conflict.
 #[component]
 pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subject: String) -> impl IntoView {
@@ -121,6 +134,8 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
                     // The server's render (and the page without JavaScript) shows the text too.
                     {buffer.text.get_untracked()}
                 </textarea>
+                // Said while typing or pasting, not only when "Review" is refused.
+                {move || buffer.text.with(|t| too_long(t.len()))}
                 <p class="text-xs text-muted">
                     {editing.then(|| view! { "Loaded at resource version "<span class="font-mono">{move || buffer.version.get()}</span>". " })}
                     "Status and the fields the server sets (managedFields, uid, resourceVersion, creationTimestamp, \
