@@ -14,6 +14,8 @@ pub mod chunks;
 pub mod cluster_route;
 pub mod components;
 pub mod error;
+#[cfg(feature = "hydrate")]
+mod leave_guard;
 pub mod markup;
 #[cfg(feature = "ssr")]
 pub mod oidc_route;
@@ -93,6 +95,9 @@ pub fn App() -> impl IntoView {
     provide_context(plugins::registry::RegistrySlot::empty());
     #[cfg(feature = "hydrate")]
     chunks::prefetch_on_intent();
+    // Before the router mounts, and in this order: their listeners are to hear first.
+    #[cfg(feature = "hydrate")]
+    leave_guard::install();
     #[cfg(feature = "hydrate")]
     scroll_memory::remember_scroll_across_history();
 

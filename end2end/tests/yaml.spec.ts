@@ -247,10 +247,12 @@ test.describe('YAML editing', () => {
     expect(dialogs).toEqual(['beforeunload']);
   });
 
-  test('leaving an edited form by a link of the console asks first; its own tabs and an unedited form do not', async ({ page }) => {
+  test('leaving an edited form by a link of the console or by Back asks first; its own tabs and an unedited form do not', async ({ page }) => {
     const name = demoItem('Leaving');
-    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
     await hydrated(page);
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
     const dialogs: string[] = [];
     let leave = false;
     page.on('dialog', (dialog) => {
@@ -267,17 +269,22 @@ test.describe('YAML editing', () => {
     await expect(message).toHaveValue('Typed, not saved');
     expect(dialogs).toEqual([]);
 
-    // A link elsewhere: asked; "no" keeps the page and the edit.
+    // A link elsewhere, then Back: asked each time; "no" keeps the page and the edit.
     const question = 'confirm: Leave this page? The changes you made are not saved.';
     await toList.click();
     await expect.poll(() => dialogs).toEqual([question]);
     await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
     await expect(message).toHaveValue('Typed, not saved');
-    // "Yes" leaves.
+    await page.evaluate(() => history.back());
+    await expect.poll(() => dialogs).toEqual([question, question]);
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
+    await expect(message).toHaveValue('Typed, not saved');
+    // "Yes" leaves: Back to the object.
     leave = true;
-    await toList.click();
-    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    expect(dialogs).toEqual([question, question]);
+    await page.evaluate(() => history.back());
+    await expect(page.getByRole('region', { name: 'Spec' })).toBeVisible();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    expect(dialogs).toHaveLength(3);
 
     // As loaded, nothing is asked.
     await page.goto(`${DEMO}/${name}?ns=default&edit=1`);
@@ -285,7 +292,7 @@ test.describe('YAML editing', () => {
     await expect(message).toHaveValue('Leaving');
     await toList.click();
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    expect(dialogs).toHaveLength(2);
+    expect(dialogs).toHaveLength(3);
   });
 
   test('a text longer than a save takes is said while it is typed or pasted, and goes when shortened', async ({ page }) => {

@@ -94,91 +94,24 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     })
 }
 
-/// Asks before the page is reloaded or closed, or left by a link of the console, while the form
-/// or its YAML holds edits: they were lost without a word. As loaded (or as posted without
-/// JavaScript and shown again) is not an edit. Browser only; a save navigates within the app
-/// by itself, which asks nothing, and so does a link to this same page (the Form and YAML
-/// tabs). The browser's Back button is not asked about (the router has no way to hold it).
+/// Asks before the page is left while the form or its YAML holds edits (`crate::leave_guard`:
+/// a link of the console to another page, Back or Forward, a reload or close): they were lost
+/// without a word. As loaded (or as posted without JavaScript and shown again) is not an edit.
+/// Browser only; a save navigates within the app by itself, which asks nothing, and so do the
+/// Form and YAML tabs (links to this same page).
 fn warn_before_leaving_edits(values: RwSignal<FormValues>, labels: RwSignal<String>, text: RwSignal<String>) {
     #[cfg(feature = "hydrate")]
     {
-        let loaded = std::rc::Rc::new((values.get_untracked(), labels.get_untracked(), text.get_untracked()));
+        let loaded = (values.get_untracked(), labels.get_untracked(), text.get_untracked());
         let edited = move || {
             values.with_untracked(|v| *v != loaded.0)
                 || labels.with_untracked(|l| *l != loaded.1)
                 || text.with_untracked(|t| *t != loaded.2)
         };
-        let asked = edited.clone();
-        let handle = window_event_listener_untyped("beforeunload", move |event| {
-            if asked() {
-                event.prevent_default();
-            }
-        });
-        on_cleanup(move || handle.remove());
-        ask_before_links_leave(use_location().pathname, edited);
+        crate::leave_guard::guard_edits(edited, use_location());
     }
     #[cfg(not(feature = "hydrate"))]
     let _ = (values, labels, text);
-}
-
-/// Asks (`confirm`) before a click on a link of the console leaves `pathname` while `edited()`;
-/// a "no" keeps the page as it is. Heard before the router's own listener (capture), which
-/// leaves a click whose default is prevented alone. Links the browser opens elsewhere (a
-/// modifier key, another button, a target, a download) and links out of the console (the
-/// page unloads: `beforeunload` asks) are not asked about.
-#[cfg(feature = "hydrate")]
-fn ask_before_links_leave(pathname: Memo<String>, edited: impl Fn() -> bool + 'static) {
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen::closure::Closure;
-
-    const QUESTION: &str = "Leave this page? The changes you made are not saved.";
-    let Some(window) = web_sys::window() else { return };
-    let on_click = Closure::<dyn Fn(web_sys::MouseEvent)>::new(move |event: web_sys::MouseEvent| {
-        if event.default_prevented()
-            || event.button() != 0
-            || event.meta_key()
-            || event.ctrl_key()
-            || event.shift_key()
-            || event.alt_key()
-        {
-            return;
-        }
-        let link = event
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|t| t.closest("a[href]").ok().flatten());
-        let Some(link) = link else { return };
-        if link.get_attribute("target").is_some_and(|t| !t.is_empty() && t != "_self")
-            || link.has_attribute("download")
-        {
-            return;
-        }
-        let Some(href) = link.get_attribute("href") else { return };
-        if !href.starts_with('/') || href.starts_with("//") {
-            return;
-        }
-        let to = href.split(['?', '#']).next().unwrap_or_default();
-        if pathname.with_untracked(|here| to == here) || !edited() {
-            return;
-        }
-        let leave = web_sys::window().and_then(|w| w.confirm_with_message(QUESTION).ok()).unwrap_or(true);
-        if !leave {
-            event.prevent_default();
-        }
-    });
-    let listener = on_click.as_ref().unchecked_ref::<js_sys::Function>().clone();
-    if window.add_event_listener_with_callback_and_bool("click", &listener, true).is_err() {
-        return;
-    }
-    // Kept for as long as the listener is registered, dropped once it is removed.
-    let kept = send_wrapper::SendWrapper::new((on_click, listener));
-    on_cleanup(move || {
-        let (on_click, listener) = kept.take();
-        if let Some(window) = web_sys::window() {
-            let _ = window.remove_event_listener_with_callback_and_bool("click", &listener, true);
-        }
-        drop(on_click);
-    });
 }
 
 /// Why the user may not do what the page is for (create, edit, delete): the cluster's RBAC said no.

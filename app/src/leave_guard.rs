@@ -1,0 +1,128 @@
+//! Edits that are not saved are not lost without a question. A page with edits (the generated
+//! form and its YAML) registers how to tell ([`guard_edits`]); the tab then asks ("Leave this
+//! page? …") before a click on one of the console's links leaves it for another page, before
+//! Back or Forward does, and before a reload or close (the browser's own question there).
+//! A "no" keeps the page as it is. Browser only.
+//!
+//! Its listeners are the window's first ([`install`] runs before the router mounts): a click
+//! is asked about before the router starts its navigation (which leaves a click whose default
+//! is prevented alone), and a Back or Forward before the router shows the page returned to
+//! (which it never hears of when the user stays).
+
+use std::cell::{Cell, RefCell};
+
+use leptos::ev;
+use leptos::prelude::*;
+use leptos_router::location::Location;
+use wasm_bindgen::JsCast;
+
+/// What the tab asks.
+pub const QUESTION: &str = "Leave this page? The changes you made are not saved.";
+
+struct Guard {
+    id: u64,
+    edited: Box<dyn Fn() -> bool>,
+    /// The guarded page's path and query, as the router has them.
+    location: Location,
+}
+
+thread_local! {
+    static GUARD: RefCell<Option<Guard>> = const { RefCell::new(None) };
+    static GUARDS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Guards the page at `location` while it lives: `edited` tells whether leaving loses edits.
+pub fn guard_edits(edited: impl Fn() -> bool + 'static, location: Location) {
+    let id = GUARDS.get() + 1;
+    GUARDS.set(id);
+    GUARD.set(Some(Guard { id, edited: Box::new(edited), location }));
+    on_cleanup(move || {
+        GUARD.with_borrow_mut(|guard| {
+            if guard.as_ref().is_some_and(|g| g.id == id) {
+                *guard = None;
+            }
+        })
+    });
+}
+
+/// Whether leaving loses edits.
+fn edited() -> bool {
+    GUARD.with_borrow(|guard| guard.as_ref().is_some_and(|g| (g.edited)()))
+}
+
+/// The guarded page's path (without its query) and its path and query.
+fn guarded_page() -> Option<(String, String)> {
+    GUARD.with_borrow(|guard| {
+        guard.as_ref().map(|g| {
+            let path = g.location.pathname.get_untracked();
+            let search = g.location.search.get_untracked();
+            let full = if search.is_empty() { path.clone() } else { format!("{path}?{search}") };
+            (path, full)
+        })
+    })
+}
+
+/// Whether the user, asked, chooses to leave.
+fn leaves() -> bool {
+    window().confirm_with_message(QUESTION).unwrap_or(true)
+}
+
+/// The path an in-app link click goes to, if the router takes it (the main button, no
+/// modifier, no target, no download, this origin).
+fn in_app_path(event: &web_sys::MouseEvent) -> Option<String> {
+    if event.default_prevented()
+        || event.button() != 0
+        || event.meta_key()
+        || event.ctrl_key()
+        || event.shift_key()
+        || event.alt_key()
+    {
+        return None;
+    }
+    let link = event.target()?.dyn_into::<web_sys::Element>().ok()?.closest("a[href]").ok()??;
+    if link.get_attribute("target").is_some_and(|t| !t.is_empty() && t != "_self")
+        || link.has_attribute("download")
+    {
+        return None;
+    }
+    let href = link.get_attribute("href")?;
+    if !href.starts_with('/') || href.starts_with("//") {
+        return None;
+    }
+    Some(href.split(['?', '#']).next().unwrap_or_default().to_owned())
+}
+
+/// From hydration on, for the tab's life; before the router mounts.
+pub fn install() {
+    // Capture: before any other click listener. A link to the same page (the form's own tabs)
+    // is not asked about.
+    let on_click =
+        wasm_bindgen::closure::Closure::<dyn Fn(web_sys::MouseEvent)>::new(|event: web_sys::MouseEvent| {
+            let Some(to) = in_app_path(&event) else { return };
+            let elsewhere = guarded_page().is_some_and(|(path, _)| path != to);
+            if elsewhere && edited() && !leaves() {
+                event.prevent_default();
+            }
+        });
+    let _ =
+        window().add_event_listener_with_callback_and_bool("click", on_click.as_ref().unchecked_ref(), true);
+    // For the tab's life.
+    on_click.forget();
+    let _ = window_event_listener(ev::popstate, |event| {
+        let Some((_, page)) = guarded_page() else { return };
+        if !edited() || leaves() {
+            return;
+        }
+        // Staying: nobody else hears of the return, and the address is the page's again (as a
+        // new entry: the one left is not known to be before or after).
+        event.stop_immediate_propagation();
+        if let Ok(history) = window().history() {
+            let _ = history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&page));
+        }
+    });
+    let _ = window_event_listener(ev::beforeunload, |event| {
+        if edited() {
+            event.prevent_default();
+        }
+    });
+}
