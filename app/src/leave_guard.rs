@@ -4,7 +4,9 @@
 //! Back or Forward does, and before a reload or close (the browser's own question there).
 //! A "no" keeps the page as it is. Browser only.
 //!
-//! Its listeners are the window's first ([`install`] runs before the router mounts): a click
+//! Its listeners are the window's first ([`install`] runs before the router mounts; one added by
+//! the form itself, even for the capture phase, was called after the router's for `popstate`,
+//! whose target is the window, once the router had already unmounted the form): a click
 //! is asked about before the router starts its navigation (which leaves a click whose default
 //! is prevented alone), and a Back or Forward before the router shows the page returned to
 //! (which it never hears of when the user stays).
@@ -67,38 +69,14 @@ fn leaves() -> bool {
     window().confirm_with_message(QUESTION).unwrap_or(true)
 }
 
-/// The path an in-app link click goes to, if the router takes it (the main button, no
-/// modifier, no target, no download, this origin).
-fn in_app_path(event: &web_sys::MouseEvent) -> Option<String> {
-    if event.default_prevented()
-        || event.button() != 0
-        || event.meta_key()
-        || event.ctrl_key()
-        || event.shift_key()
-        || event.alt_key()
-    {
-        return None;
-    }
-    let link = event.target()?.dyn_into::<web_sys::Element>().ok()?.closest("a[href]").ok()??;
-    if link.get_attribute("target").is_some_and(|t| !t.is_empty() && t != "_self")
-        || link.has_attribute("download")
-    {
-        return None;
-    }
-    let href = link.get_attribute("href")?;
-    if !href.starts_with('/') || href.starts_with("//") {
-        return None;
-    }
-    Some(href.split(['?', '#']).next().unwrap_or_default().to_owned())
-}
-
 /// From hydration on, for the tab's life; before the router mounts.
 pub fn install() {
     // Capture: before any other click listener. A link to the same page (the form's own tabs)
     // is not asked about.
     let on_click =
         wasm_bindgen::closure::Closure::<dyn Fn(web_sys::MouseEvent)>::new(|event: web_sys::MouseEvent| {
-            let Some(to) = in_app_path(&event) else { return };
+            let Some(to) = crate::scroll_memory::in_app_link(&event) else { return };
+            let to = to.split('?').next().unwrap_or_default();
             let elsewhere = guarded_page().is_some_and(|(path, _)| path != to);
             if elsewhere && edited() && !leaves() {
                 event.prevent_default();

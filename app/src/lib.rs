@@ -25,7 +25,7 @@ pub mod request_owner;
 pub mod resource_views;
 pub mod routes;
 #[cfg(feature = "hydrate")]
-mod scroll_memory;
+pub(crate) mod scroll_memory;
 pub mod session_end;
 #[cfg(feature = "ssr")]
 pub mod state;

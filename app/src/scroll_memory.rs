@@ -39,8 +39,8 @@ fn keep_position_of(page: Option<String>) {
 }
 
 /// The path and query a click on an in-app link goes to, if the router takes it (as
-/// `leptos_router` decides: the main button, no modifier, no target, this origin).
-fn in_app_target(event: &web_sys::MouseEvent) -> Option<String> {
+/// `leptos_router` decides: the main button, no modifier, no target, no download, this origin).
+pub(crate) fn in_app_link(event: &web_sys::MouseEvent) -> Option<String> {
     if event.default_prevented()
         || event.button() != 0
         || event.meta_key()
@@ -72,7 +72,7 @@ pub fn remember_scroll_across_history() {
     }
     SHOWN.set(here());
     let left_by_a_link = window_event_listener(ev::click, |event| {
-        if let Some(target) = in_app_target(&event) {
+        if let Some(target) = in_app_link(&event) {
             keep_position_of(here());
             SHOWN.set(Some(target));
         }

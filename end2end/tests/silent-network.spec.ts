@@ -49,3 +49,29 @@ test('a server call without an answer is given up after 45 s and said so; a read
   await page.clock.runFor(10_000);
   await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
 });
+
+test('a slow answer to a filter says "Updating…" after a moment and keeps the rows shown until it comes', async ({ page }) => {
+  await signIn(page, 'alice@acme-corp.com', DEMO);
+  await hydrated(page);
+  const table = page.getByRole('table', { name: 'DemoItem list' });
+  await expect(table).toBeVisible();
+  const updating = page.locator('[data-updating]');
+  await expect(updating).toBeHidden();
+  await page.route(
+    (url) => url.pathname.endsWith('/objects'),
+    async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await route.continue();
+    },
+  );
+  await page.getByLabel('Search').fill('hello');
+  await page.getByLabel('Search').press('Enter');
+  await expect(updating).toBeVisible();
+  await expect(updating).toHaveText('Updating…');
+  await expect(updating).toHaveRole('status');
+  await expect(table).toBeVisible();
+  // Not at once: only after a moment.
+  await expect.poll(() => updating.evaluate((e) => getComputedStyle(e).opacity)).toBe('1');
+  await expect(updating).toBeHidden({ timeout: 5_000 });
+  await expect(page).toHaveURL(/q=hello/);
+});

@@ -7,7 +7,7 @@ use leptos_router::{components::Outlet, hooks::use_location};
 
 use crate::{
     api::session::{CurrentSession, Session},
-    components::{header::Header, route_announcer::REGION_ID, sidebar::Sidebar},
+    components::{header::Header, route_announcer::REGION_ID, sidebar::Sidebar, updating::NOTICE_ID},
     routes::sign_in::SignInPanel,
 };
 
@@ -61,6 +61,9 @@ fn SignedIn(session: Session) -> impl IntoView {
             </main>
         </div>
         <p id=REGION_ID class="sr-only" aria-live="polite" aria-atomic="true" data-route-announcer=""></p>
+        <p id=NOTICE_ID role="status" hidden data-updating="" class="after-a-moment pointer-events-none fixed top-3 right-4 z-40 rounded-full border border-line bg-raised px-3 py-1 text-sm shadow-sm">
+            "Updating…"
+        </p>
     }
 }
 

@@ -7,6 +7,7 @@ pub mod route_announcer;
 pub mod sidebar;
 pub mod status;
 pub mod theme_toggle;
+pub mod updating;
 pub mod user_menu;
 
 /// The project a console path is inside (`/projects/<id>/…`), if any.

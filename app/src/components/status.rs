@@ -159,8 +159,10 @@ where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
 {
     let retry = Callback::new(move |()| resource.refetch());
+    let pending = RwSignal::new(false);
+    super::updating::follow(pending);
     view! {
-        <Transition fallback=move || view! { <Loading label /> }>
+        <Transition fallback=move || view! { <Loading label /> } set_pending=pending.write_only()>
             {move || resource.get().map(|answer| match (answer, missing.clone()) {
                 (Ok(value), _) => show(value),
                 (Err(AppError::NotFound(_)), Some(Missing { what, back })) => {
