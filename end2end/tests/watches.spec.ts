@@ -143,6 +143,14 @@ function clusterRoute(page: Page) {
   };
 }
 
+/** alice on the DemoItem list, hydrated, its watch of DemoItems open. */
+async function onTheList(page: Page, route: ReturnType<typeof clusterRoute>) {
+  await signIn(page, 'alice@acme-corp.com', DEMO);
+  await hydrated(page);
+  await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
+  await expect.poll(() => route.watches('demoitems').length).toBe(1);
+}
+
 async function createItem(name: string, message: string): Promise<string> {
   const answer = await send(ITEMS, {
     method: 'POST',
@@ -163,10 +171,7 @@ test('a list, an object page and the registry hold one watch per kind; an ended 
   await page.addInitScript(wrapWatches);
   const route = clusterRoute(page);
   try {
-    await signIn(page, 'alice@acme-corp.com', DEMO);
-    await hydrated(page);
-    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    await onTheList(page, route);
     await expect.poll(() => route.watches('plugininstallations').length).toBe(1);
 
     // An object's page and back: the same watch of the kind serves all three views.
@@ -223,10 +228,7 @@ test('a watch silent past 45 s is taken for lost, said so, and resumed from its 
   const route = clusterRoute(page);
   const paused = page.locator('[data-live="paused"]');
   try {
-    await signIn(page, 'alice@acme-corp.com', DEMO);
-    await hydrated(page);
-    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    await onTheList(page, route);
     const listsBefore = route.lists('demoitems').length;
 
     // Quiet is not dead: a heartbeat's blank line restarts the count, so 60 s with one at
@@ -315,10 +317,7 @@ test('a hidden tab lets its watches go and takes them up from their versions whe
   });
   const others: Page[] = [];
   try {
-    await signIn(page, 'alice@acme-corp.com', DEMO);
-    await hydrated(page);
-    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    await onTheList(page, route);
     await expect.poll(() => route.watches('plugininstallations').length).toBe(1);
 
     // A glance elsewhere keeps them; hidden for 10 s, the tab lets both go.
@@ -369,10 +368,7 @@ test('offline, a live list says so at once; online again, it reconnects at once 
   const route = clusterRoute(page);
   const paused = page.locator('[data-live="paused"]');
   try {
-    await signIn(page, 'alice@acme-corp.com', DEMO);
-    await hydrated(page);
-    await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
-    await expect.poll(() => route.watches('demoitems').length).toBe(1);
+    await onTheList(page, route);
 
     await context.setOffline(true);
     await expect(paused).toBeVisible({ timeout: 3_000 });

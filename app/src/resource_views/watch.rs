@@ -331,13 +331,20 @@ fn offline() {
 
 /// Every watch that is lost or backing off tries again now.
 fn online() {
+    resume_each(|s| s.lost || s.failures > 0);
+}
+
+/// Each watch of the tab that `which` picks (and the cluster does not refuse) connects again
+/// now, from its version (or lists first, without one; a 410 then costs one list, as after any
+/// drop).
+fn resume_each(which: impl Fn(&Stream) -> bool) {
     let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
     for stream in streams {
-        let (waiting, known) = {
+        let (picked, known) = {
             let s = stream.borrow();
-            (!s.refused && (s.lost || s.failures > 0), s.resource_version.is_some())
+            (!s.refused && which(&s), s.resource_version.is_some())
         };
-        match (waiting, known) {
+        match (picked, known) {
             (false, _) => {}
             (true, true) => connect(&stream),
             (true, false) => relist(&stream),
@@ -377,33 +384,12 @@ fn fall_asleep() {
         return;
     }
     ASLEEP.set(true);
-    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
-    for stream in streams {
-        let mut s = stream.borrow_mut();
-        s.generation += 1;
-        if let Some(old) = s.connection.take() {
-            old.abort();
-        }
-    }
+    stop_all();
 }
 
-/// Takes every watch up again from its version (a 410 then costs one list, as after any drop).
+/// Takes every watch up again.
 fn wake() {
-    let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
-    for stream in streams {
-        let (refused, known) = {
-            let s = stream.borrow();
-            (s.refused, s.resource_version.is_some())
-        };
-        if refused {
-            continue;
-        }
-        if known {
-            connect(&stream);
-        } else {
-            relist(&stream);
-        }
-    }
+    resume_each(|_| true);
 }
 
 fn stream_of(collection: &Collection) -> Option<Shared> {
@@ -854,8 +840,9 @@ fn linger(stream: &Shared) {
     s.linger = set_timeout_with_handle(move || close(&target), LINGER).ok();
 }
 
-/// The session ended: every watch of the tab is closed where it is and its pending retries
-/// come to nothing. Subscribers are told nothing: the tab's notice says why nothing is live.
+/// Every watch of the tab is closed where it is (keeping its version) and its pending retries
+/// come to nothing; subscribers are told nothing. When the session ended (the tab's notice says
+/// why nothing is live), and while the tab is hidden.
 pub fn stop_all() {
     let streams: Vec<Shared> = STREAMS.with_borrow(|s| s.values().cloned().collect());
     for stream in streams {
