@@ -34,6 +34,8 @@ test('a server call without an answer is given up after 45 s and said so; a read
   const loading = page.locator('main').getByRole('status').filter({ hasText: 'Loading' });
   await expect(loading).toBeVisible();
   await expect.poll(() => swallowed).toBe(1);
+  // A first load says "Loading…": no "Updating…" beside it.
+  await expect(page.locator('[data-updating]')).toBeHidden();
   const alert = page.locator('main [role="alert"]');
 
   // Still waiting at 44 s, told at 45 s.

@@ -10,7 +10,7 @@ use crate::routes::not_found::{BackLink, NotFoundContent, set_page_status};
 #[component]
 pub fn Loading(#[prop(into)] label: String) -> impl IntoView {
     view! {
-        <div role="status" aria-live="polite" class="flex items-center gap-3 p-6 text-muted">
+        <div role="status" aria-live="polite" data-loading="" class="flex items-center gap-3 p-6 text-muted">
             <span class="size-4 motion-safe:animate-spin rounded-full border-2 border-line border-t-accent" aria-hidden="true"></span>
             <span>{label}</span>
         </div>

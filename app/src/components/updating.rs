@@ -1,7 +1,8 @@
 //! "Updating…": shown while an answer on a page is being replaced by the next (a filter, a
-//! page, a live update), which stays on screen meanwhile, or a page's first answer loads; only
-//! once that takes a moment (`.after-a-moment`), so a quick one does not flicker. It floats,
-//! so nothing on the page moves for it.
+//! page, a live update), which stays on screen meanwhile; only once that takes a moment
+//! (`.after-a-moment`), so a quick one does not flicker. It floats, so nothing on the page moves
+//! for it. A first load says "Loading…" in place instead (the stylesheet hides this notice
+//! while the page shows a `[data-loading]`).
 //!
 //! The notice is static markup in the signed-in layout, shown and hidden directly: as a
 //! reactive view of its own it put about 4 KB of wasm into the chunk that every page's
