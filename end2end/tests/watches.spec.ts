@@ -12,10 +12,6 @@ import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
 import { GATEWAY, PROD, send, userToken } from './origins';
 
-// Each test has a page of its own and items of its own: they may run side by side, so that
-// the heartbeat's 15 s of real time is spent beside the others rather than after them.
-test.describe.configure({ mode: 'parallel' });
-
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 const ITEMS = `${GATEWAY}/clusters/${PROD}/apis/demo.fundament.io/v1/namespaces/default/demoitems`;
 
