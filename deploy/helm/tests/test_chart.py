@@ -23,6 +23,9 @@ import yaml
 
 CHART = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fundament")
 CI = os.path.join(CHART, "ci")
+# libyaml's safe loader (PyYAML's wheels carry it): the same documents as yaml.safe_load_all, in
+# a tenth of the time; parsing the renderings took half of these tests' 26 s in pure Python.
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MODES = ["mock", "sandbox", "real"]
 SERVICES = {"console": 3000, "authn": 8083, "organization-api": 8084, "kube-api-proxy": 8081, "plugin-proxy": 8082}
 
@@ -40,7 +43,7 @@ def render(values_file=None, kube_version="1.30.0", sets=(), api_versions=(), va
     for a in api_versions:
         args += ["--api-versions", a]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return [d for d in yaml.safe_load_all(out) if d]
+    return [d for d in yaml.load_all(out, Loader=LOADER) if d]
 
 
 def render_error(values_file, sets=(), set_strings=(), set_files=()):
