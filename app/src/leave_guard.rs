@@ -10,6 +10,10 @@
 //! is asked about before the router starts its navigation (which leaves a click whose default
 //! is prevented alone), and a Back or Forward before the router shows the page returned to
 //! (which it never hears of when the user stays).
+//!
+//! The one way out that does not ask: "Sign in again", once the session ended under the edits
+//! (`crate::session_end`). That link keeps them ([`keep_draft_for`], `crate::kept_draft`) and
+//! the form takes them back when its user returns to it ([`take_draft`]).
 
 use std::cell::{Cell, RefCell};
 
@@ -18,12 +22,16 @@ use leptos::prelude::*;
 use leptos_router::location::Location;
 use wasm_bindgen::JsCast;
 
+use crate::kept_draft::KeptDraft;
+
 /// What the tab asks.
 pub const QUESTION: &str = "Leave this page? The changes you made are not saved.";
 
 struct Guard {
     id: u64,
     edited: Box<dyn Fn() -> bool>,
+    /// The page's own record of its edits, kept across a sign-in.
+    draft: Box<dyn Fn() -> String>,
     /// The guarded page's path and query, as the router has them.
     location: Location,
 }
@@ -31,13 +39,20 @@ struct Guard {
 thread_local! {
     static GUARD: RefCell<Option<Guard>> = const { RefCell::new(None) };
     static GUARDS: Cell<u64> = const { Cell::new(0) };
+    /// The edits were kept for a sign-in: the page may go without asking.
+    static KEPT: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Guards the page at `location` while it lives: `edited` tells whether leaving loses edits.
-pub fn guard_edits(edited: impl Fn() -> bool + 'static, location: Location) {
+/// Guards the page at `location` while it lives: `edited` tells whether leaving loses edits,
+/// `draft` what to keep of them for a sign-in.
+pub fn guard_edits(
+    edited: impl Fn() -> bool + 'static,
+    draft: impl Fn() -> String + 'static,
+    location: Location,
+) {
     let id = GUARDS.get() + 1;
     GUARDS.set(id);
-    GUARD.set(Some(Guard { id, edited: Box::new(edited), location }));
+    GUARD.set(Some(Guard { id, edited: Box::new(edited), draft: Box::new(draft), location }));
     on_cleanup(move || {
         GUARD.with_borrow_mut(|guard| {
             if guard.as_ref().is_some_and(|g| g.id == id) {
@@ -48,8 +63,57 @@ pub fn guard_edits(edited: impl Fn() -> bool + 'static, location: Location) {
 }
 
 /// Whether leaving loses edits.
-fn edited() -> bool {
+pub fn edited() -> bool {
     GUARD.with_borrow(|guard| guard.as_ref().is_some_and(|g| (g.edited)()))
+}
+
+fn session_storage() -> Option<web_sys::Storage> {
+    window().session_storage().ok().flatten()
+}
+
+/// The tab's signed-in page is `user`'s (a user id): a draft another user's session left in
+/// this tab is dropped, unread.
+pub fn signed_in_as(user: &str) {
+    let Some(storage) = session_storage() else { return };
+    let Ok(Some(text)) = storage.get_item(crate::kept_draft::STORAGE_KEY) else { return };
+    if KeptDraft::parse(&text).is_none_or(|d| d.user != user) {
+        let _ = storage.remove_item(crate::kept_draft::STORAGE_KEY);
+    }
+}
+
+/// The session ended under the page and `user` follows "Sign in again": the page's edits, if
+/// any, are kept for their return, and the page goes without asking. Whether they were kept
+/// (not when the storage refuses them: then the browser asks as before).
+pub fn keep_draft_for(user: &str) -> bool {
+    if !edited() {
+        return false;
+    }
+    let page = page_shown();
+    let form = GUARD.with_borrow(|guard| guard.as_ref().map(|g| (g.draft)())).unwrap_or_default();
+    let draft = KeptDraft { user: user.to_owned(), page, kept_at_ms: js_sys::Date::now(), form };
+    let kept = session_storage()
+        .is_some_and(|s| s.set_item(crate::kept_draft::STORAGE_KEY, &draft.to_text()).is_ok());
+    KEPT.set(kept);
+    kept
+}
+
+/// The page's path and query as the address bar has them: what "Sign in again" comes back to.
+fn page_shown() -> String {
+    let location = window().location();
+    crate::components::layout::path_and_query(
+        &location.pathname().unwrap_or_default(),
+        &location.search().unwrap_or_default(),
+    )
+}
+
+/// The edits kept for `user` (the signed-in user's id) at the page shown, once: the draft is
+/// gone from the tab whether it was theirs or not.
+pub fn take_draft(user: &str) -> Option<String> {
+    let page = page_shown();
+    let storage = session_storage()?;
+    let text = storage.get_item(crate::kept_draft::STORAGE_KEY).ok().flatten()?;
+    let _ = storage.remove_item(crate::kept_draft::STORAGE_KEY);
+    KeptDraft::parse(&text)?.returned_to(user, &page, js_sys::Date::now())
 }
 
 /// The guarded page's path (without its query) and its path and query.
@@ -99,7 +163,7 @@ pub fn install() {
         }
     });
     let _ = window_event_listener(ev::beforeunload, |event| {
-        if edited() {
+        if edited() && !KEPT.get() {
             event.prevent_default();
         }
     });

@@ -14,8 +14,9 @@ pub mod chunks;
 pub mod cluster_route;
 pub mod components;
 pub mod error;
+pub mod kept_draft;
 #[cfg(feature = "hydrate")]
-mod leave_guard;
+pub(crate) mod leave_guard;
 pub mod markup;
 #[cfg(feature = "ssr")]
 pub mod oidc_route;

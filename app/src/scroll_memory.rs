@@ -39,7 +39,8 @@ fn keep_position_of(page: Option<String>) {
 }
 
 /// The path and query a click on an in-app link goes to, if the router takes it (as
-/// `leptos_router` decides: the main button, no modifier, no target, no download, this origin).
+/// `leptos_router` decides: the main button, no modifier, no target, no download, not
+/// `rel="external"`, this origin).
 pub(crate) fn in_app_link(event: &web_sys::MouseEvent) -> Option<String> {
     if event.default_prevented()
         || event.button() != 0
@@ -51,8 +52,11 @@ pub(crate) fn in_app_link(event: &web_sys::MouseEvent) -> Option<String> {
         return None;
     }
     let link = event.target()?.dyn_into::<web_sys::Element>().ok()?.closest("a[href]").ok()??;
+    // The router leaves these to the browser: a page load (`rel="external"`: "Sign in again",
+    // whose own click keeps the edits, `crate::kept_draft`), another tab, a download.
     if link.get_attribute("target").is_some_and(|t| !t.is_empty() && t != "_self")
         || link.has_attribute("download")
+        || link.get_attribute("rel").is_some_and(|r| r.split_ascii_whitespace().any(|w| w == "external"))
     {
         return None;
     }

@@ -129,6 +129,16 @@ pub fn other_user_words(now: &str, drawn_for: &str) -> (String, String) {
     )
 }
 
+/// What the signed-out notice says below its title: with unsaved edits on the page, that
+/// "Sign in again" keeps them (`crate::kept_draft`).
+pub fn signed_out_words(edited: bool) -> &'static str {
+    if edited {
+        "Live updates and plugin pages stopped. Your unsaved changes here come back when you sign in again."
+    } else {
+        "Live updates and plugin pages stopped."
+    }
+}
+
 /// Where "Sign in again" leads: the sign-in page, coming back to `path` with its query.
 pub fn sign_in_again_href(path: &str, search: &str) -> String {
     let page = crate::components::layout::path_and_query(path, search);
@@ -199,7 +209,7 @@ mod browser {
 
     use super::{
         CHANNEL, Checks, Ended, Listening, Outcome, SIGNED_IN_AS, SIGNED_OUT, SessionEnd, hint,
-        other_user_words, outcome, sign_in_again_href, signed_in_message, worth_checking,
+        other_user_words, outcome, sign_in_again_href, signed_in_message, signed_out_words, worth_checking,
     };
     use crate::{api::session::Viewer, error::AppError};
 
@@ -266,7 +276,7 @@ mod browser {
         let (title, text, label, href): (_, _, _, fn(&str, &str) -> String) = match other {
             None => (
                 "You were signed out.".to_owned(),
-                "Live updates and plugin pages stopped.".to_owned(),
+                signed_out_words(crate::leave_guard::edited()).to_owned(),
                 "Sign in again",
                 sign_in_again_href,
             ),
@@ -289,8 +299,13 @@ mod browser {
         let _ = link.set_attribute("href", &here());
         // The page may still move (its own links): the way back is the page of the moment.
         let target = link.clone();
+        let signed_out = other.is_none();
         let on_click = Closure::<dyn Fn()>::new(move || {
             let _ = target.set_attribute("href", &here());
+            // The page's unsaved edits wait for its user in this tab (`crate::kept_draft`).
+            if signed_out && let Some(user) = DRAWN_FOR.with_borrow(|v| v.as_ref().map(|v| v.id.clone())) {
+                crate::leave_guard::keep_draft_for(&user);
+            }
         });
         let _ = link.add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
         // Kept as long as the tab: there is one notice, once.
@@ -313,6 +328,7 @@ mod browser {
     pub fn follow_other_tabs(viewer: &Viewer) {
         let message = JsValue::from_str(&signed_in_message(&viewer.id));
         DRAWN_FOR.set(Some(viewer.clone()));
+        crate::leave_guard::signed_in_as(&viewer.id);
         TAB.with_borrow_mut(|tab| {
             if tab.is_some() {
                 return;

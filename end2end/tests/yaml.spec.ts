@@ -4,7 +4,7 @@
 // kubectl during the edit shown as a conflict (never silently overwritten) — in the
 // YAML tab and in the form.
 import { test, expect, type Page } from '@playwright/test';
-import { hydrated, signIn } from './fixtures';
+import { hydrated, signIn, signOutInNewTab } from './fixtures';
 import { kubectl } from './kubectl';
 
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
@@ -293,6 +293,78 @@ test.describe('YAML editing', () => {
     await toList.click();
     await expect(page.getByRole('table', { name: 'DemoItem list' })).toBeVisible();
     expect(dialogs).toHaveLength(3);
+  });
+
+  test('edits under a session that ends come back after "Sign in again", once, and are saved', async ({ page, context }) => {
+    const name = demoItem('Kept');
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1`);
+    await hydrated(page);
+    const message = page.locator('[name="spec.message"]');
+    await message.fill('Typed before the sign-out');
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+
+    await (await signOutInNewTab(context)).close();
+    const notice = page.getByRole('alert').filter({ hasText: 'You were signed out' });
+    await expect(notice).toContainText('Your unsaved changes here come back when you sign in again.');
+    // Nothing asked on the way out (a "stay" would leave the user on a page that saves nothing).
+    await notice.getByRole('link', { name: 'Sign in again' }).click();
+    await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+    expect(dialogs).toEqual([]);
+    await hydrated(page);
+    await page.getByRole('button', { name: 'Sign in as alice@acme-corp.com' }).click();
+
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1`);
+    await expect(page.getByRole('status').filter({ hasText: 'Your changes from before you were signed out are back' })).toBeVisible();
+    await expect(message).toHaveValue('Typed before the sign-out');
+    // Taken back once: nothing is left in the tab.
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // Still unsaved edits: leaving asks as before.
+    await page.locator(`main a[href="${DEMO}"], nav a[href="${DEMO}"]`).first().click();
+    await expect.poll(() => dialogs).toEqual(['confirm: Leave this page? The changes you made are not saved.']);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page).toHaveURL(`${DEMO}/${name}?ns=default`);
+    expect(live(name).spec.message).toBe('Typed before the sign-out');
+  });
+
+  test('kept edits are a conflict when the object changed meanwhile, and no other user gets them', async ({ page, context }) => {
+    const name = demoItem('Base');
+    /** Alice types in the YAML tab; her session ends; "Sign in again", then `meanwhile`, then
+     *  `as` signs in and lands where she was. */
+    const editThenSignInAgain = async (as: string, meanwhile = () => {}) => {
+      const yaml = await openYaml(page, name);
+      await yaml.fill((await yaml.inputValue()).replace('message: Base', 'message: Mine'));
+      await (await signOutInNewTab(context)).close();
+      await page.getByRole('alert').filter({ hasText: 'You were signed out' }).getByRole('link', { name: 'Sign in again' }).click();
+      await expect(page.getByRole('heading', { name: 'Sign in to Fundament' })).toBeVisible();
+      meanwhile();
+      await hydrated(page);
+      await page.getByRole('button', { name: `Sign in as ${as}` }).click();
+      await expect(page).toHaveURL(`${DEMO}/${name}?ns=default&edit=1&yaml=1`);
+      await hydrated(page);
+      return yaml;
+    };
+
+    // Bob signs in in that tab: he is not shown Alice's edits, and they are gone from the tab.
+    await editThenSignInAgain('bob@acme-corp.com');
+    await expect(page.getByText('Mine')).toHaveCount(0);
+    await expect.poll(() => page.evaluate(() => sessionStorage.length)).toBe(0);
+
+    // Alice's come back in the YAML tab where she typed them; kubectl changed the object
+    // meanwhile, so the save is refused as a conflict rather than written over their change.
+    await context.clearCookies();
+    const patch = '{"spec":{"message":"Theirs"}}';
+    const yaml = await editThenSignInAgain('alice@acme-corp.com', () =>
+      kubectl(['patch', 'demoitem', name, '-n', 'default', '--type', 'merge', '-p', patch]),
+    );
+    await expect(yaml).toHaveValue(/message: Mine/);
+    // The review already compares with the live object.
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    await expect(page.getByRole('alert').filter({ hasText: 'Changed by someone else' })).toBeVisible();
+    expect(live(name).spec.message).toBe('Theirs');
   });
 
   test('a text longer than a save takes is said while it is typed or pasted, and goes when shortened', async ({ page }) => {

@@ -99,19 +99,71 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
 /// without a word. As loaded (or as posted without JavaScript and shown again) is not an edit.
 /// Browser only; a save navigates within the app by itself, which asks nothing, and so do the
 /// Form and YAML tabs (links to this same page).
-fn warn_before_leaving_edits(values: RwSignal<FormValues>, labels: RwSignal<String>, text: RwSignal<String>) {
+/// What a sign-in keeps of this form's edits (`crate::kept_draft`): both the form's values and
+/// the YAML, which may not agree (either may be the one edited), and the resourceVersion the
+/// edit was loaded at, so that a change made meanwhile is a conflict at the save.
+#[cfg(feature = "hydrate")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FormDraft {
+    values: FormValues,
+    labels: String,
+    yaml: String,
+    version: String,
+}
+
+fn warn_before_leaving_edits(values: RwSignal<FormValues>, labels: RwSignal<String>, buffer: YamlBuffer) {
     #[cfg(feature = "hydrate")]
     {
+        let text = buffer.text;
         let loaded = (values.get_untracked(), labels.get_untracked(), text.get_untracked());
         let edited = move || {
             values.with_untracked(|v| *v != loaded.0)
                 || labels.with_untracked(|l| *l != loaded.1)
                 || text.with_untracked(|t| *t != loaded.2)
         };
-        crate::leave_guard::guard_edits(edited, use_location());
+        let draft = move || {
+            serde_json::to_string(&FormDraft {
+                values: values.get_untracked(),
+                labels: labels.get_untracked(),
+                yaml: text.get_untracked(),
+                version: buffer.version.get_untracked(),
+            })
+            .unwrap_or_default()
+        };
+        crate::leave_guard::guard_edits(edited, draft, use_location());
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = (values, labels, text);
+    let _ = (values, labels, buffer);
+}
+
+/// Takes back the edits kept when the session ended under this form (`crate::kept_draft`), once
+/// hydrated (the first render is the server's): whether there were any for this user here.
+fn take_back_kept_edits(
+    values: RwSignal<FormValues>,
+    labels: RwSignal<String>,
+    buffer: YamlBuffer,
+    synced: StoredValue<Option<(FormValues, String, String)>>,
+) -> RwSignal<bool> {
+    let restored = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let user =
+            use_context::<crate::api::session::CurrentSession>().and_then(|s| s.0).map(|s| s.viewer.id);
+        let draft = user
+            .and_then(|user| crate::leave_guard::take_draft(&user))
+            .and_then(|text| serde_json::from_str::<FormDraft>(&text).ok());
+        let Some(draft) = draft else { return };
+        values.set(draft.values);
+        labels.set(draft.labels);
+        buffer.replace_text(draft.yaml);
+        buffer.version.set(draft.version);
+        // Which of the two was edited last is not known: a switch converts.
+        synced.set_value(None);
+        restored.set(true);
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (values, labels, buffer, synced);
+    restored
 }
 
 /// Why the user may not do what the page is for (create, edit, delete): the cluster's RBAC said no.
@@ -159,7 +211,8 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         namespaces: StoredValue::new(namespaces),
         guide: StoredValue::new(context.guide.clone()),
     };
-    warn_before_leaving_edits(state.values, labels, buffer.text);
+    warn_before_leaving_edits(state.values, labels, buffer);
+    let restored = take_back_kept_edits(state.values, labels, buffer, synced);
     let general = RwSignal::new(submitted.general);
     let conflict = RwSignal::new(submitted.conflict);
     let conflict_from_post = submitted.conflict;
@@ -330,6 +383,11 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
         None => c.scope.kind.kind.clone(),
     });
     view! {
+        {move || restored.get().then(|| view! {
+            <p role="status" data-kept-edits="" class="mb-3 max-w-3xl rounded-lg bg-raised p-3 text-sm">
+                "Your changes from before you were signed out are back. They are not saved yet."
+            </p>
+        })}
         <div role="tablist" aria-label="Edit as" class="flex max-w-3xl gap-1 border-b border-line">
             {tab(false, form_href, "Form")}
             {tab(true, yaml_href, "YAML")}
