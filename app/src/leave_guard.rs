@@ -90,7 +90,7 @@ pub fn keep_draft_for(user: &str) -> bool {
     }
     let page = page_shown();
     let form = GUARD.with_borrow(|guard| guard.as_ref().map(|g| (g.draft)())).unwrap_or_default();
-    let draft = KeptDraft { user: user.to_owned(), page, kept_at_ms: js_sys::Date::now(), form };
+    let draft = KeptDraft { user: user.to_owned(), page, kept_at_ms: js_sys::Date::now() as u64, form };
     let kept = session_storage()
         .is_some_and(|s| s.set_item(crate::kept_draft::STORAGE_KEY, &draft.to_text()).is_ok());
     KEPT.set(kept);
@@ -113,7 +113,7 @@ pub fn take_draft(user: &str) -> Option<String> {
     let storage = session_storage()?;
     let text = storage.get_item(crate::kept_draft::STORAGE_KEY).ok().flatten()?;
     let _ = storage.remove_item(crate::kept_draft::STORAGE_KEY);
-    KeptDraft::parse(&text)?.returned_to(user, &page, js_sys::Date::now())
+    KeptDraft::parse(&text)?.returned_to(user, &page, js_sys::Date::now() as u64)
 }
 
 /// The guarded page's path (without its query) and its path and query.
