@@ -36,6 +36,40 @@ pub fn visible_bidi_controls(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// What a text to edit as it is stored (the YAML tab's) tells of its bidirectional controls:
+/// the textarea obeys them, so a line may read otherwise than it is saved. Which lines hold one
+/// (numbered from 1, at most [`NAMED_LINES`] named) and the first such character; `None` when
+/// there is none.
+pub fn bidi_controls_note(text: &str) -> Option<String> {
+    if !text.chars().any(is_bidi_control) {
+        return None;
+    }
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.chars().any(is_bidi_control))
+        .map(|(i, _)| i + 1)
+        .collect();
+    let first = text.chars().find(|&c| is_bidi_control(c)).map(u32::from).unwrap_or_default();
+    let mut named: Vec<String> = lines.iter().take(NAMED_LINES).map(usize::to_string).collect();
+    if lines.len() > NAMED_LINES {
+        named.push(format!("{} more", lines.len() - NAMED_LINES));
+    }
+    let list = match named.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    let (which, hold) = if lines.len() == 1 { ("Line", "holds") } else { ("Lines", "hold") };
+    Some(format!(
+        "{which} {list} {hold} bidirectional control characters (U+{first:04X}…), which can make text read \
+         otherwise than it is saved. The review shows them as ⟨U+{first:04X}⟩."
+    ))
+}
+
+/// How many lines [`bidi_controls_note`] names.
+const NAMED_LINES: usize = 5;
+
 /// The arabic letter mark, the left-to-right and right-to-left marks, embeddings, overrides,
 /// isolates and their pops.
 fn is_bidi_control(c: char) -> bool {
@@ -62,6 +96,23 @@ mod tests {
     fn escape_covers_text_and_attribute_breakouts() {
         assert_eq!(escape("/a\"b<c>&'d"), "/a&quot;b&lt;c&gt;&amp;&#39;d");
         assert_eq!(escape("Zürich · ok"), "Zürich · ok");
+    }
+
+    #[test]
+    fn a_text_to_edit_names_its_lines_with_bidirectional_controls() {
+        assert_eq!(bidi_controls_note("a: 1\nb: two\n"), None);
+        assert_eq!(
+            bidi_controls_note("a: 1\nfile: invoice\u{202e}txt.exe\n").as_deref(),
+            Some(
+                "Line 2 holds bidirectional control characters (U+202E…), which can make text read otherwise \
+                 than it is saved. The review shows them as ⟨U+202E⟩."
+            )
+        );
+        let two = bidi_controls_note("\u{2067}x\ny\nz\u{2069}").unwrap_or_default();
+        assert!(two.starts_with("Lines 1 and 3 hold bidirectional control characters (U+2067…)"), "{two}");
+        let many = "\u{200f}\n".repeat(8);
+        let many = bidi_controls_note(&many).unwrap_or_default();
+        assert!(many.starts_with("Lines 1, 2, 3, 4, 5 and 3 more hold"), "{many}");
     }
 
     #[test]

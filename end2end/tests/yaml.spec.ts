@@ -367,6 +367,27 @@ test.describe('YAML editing', () => {
     expect(live(name).spec.message).toBe('Theirs');
   });
 
+  test('bidirectional controls in the text are named by line, and the review writes them out', async ({ page }) => {
+    const name = demoItem('invoice\u202etxt.exe');
+    const yaml = await openYaml(page, name);
+    // The textarea holds the text as stored: it can only obey the override.
+    await expect(yaml).toHaveValue(/invoice\u202etxt\.exe/);
+    const line = (await yaml.inputValue()).split('\n').findIndex((l) => l.includes('\u202e')) + 1;
+    const note = page.locator('[data-bidi-controls]');
+    await expect(note).toHaveText(
+      `Line ${line} holds bidirectional control characters (U+202E…), which can make text read otherwise than it is saved. The review shows them as ⟨U+202E⟩.`,
+    );
+    await yaml.fill((await yaml.inputValue()).replace('txt.exe', 'txt.exe.zip'));
+    await page.getByRole('button', { name: 'Review changes' }).click();
+    const change = page.getByRole('figure', { name: 'Your change' });
+    await expect(change.locator('ins')).toHaveText(/invoice⟨U\+202E⟩txt\.exe\.zip/);
+    await expect(change.locator('del')).toHaveText(/invoice⟨U\+202E⟩txt\.exe$/);
+    expect(await change.evaluate((e) => e.textContent!.includes('\u202e'))).toBe(false);
+    // Taken out, the note goes.
+    await yaml.fill((await yaml.inputValue()).replaceAll('\u202e', ''));
+    await expect(note).toHaveCount(0);
+  });
+
   test('a text longer than a save takes is said while it is typed or pasted, and goes when shortened', async ({ page }) => {
     const name = demoItem('Long');
     await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default&edit=1&yaml=1`);

@@ -136,6 +136,11 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
                 </textarea>
                 // Said while typing or pasting, not only when "Review" is refused.
                 {move || buffer.text.with(|t| too_long(t.len()))}
+                // The textarea obeys bidirectional controls (it cannot show them otherwise than as
+                // text): said, and the review writes them out.
+                {move || buffer.text.with(|t| crate::markup::bidi_controls_note(t)).map(|note| view! {
+                    <p role="status" data-bidi-controls="" class="text-sm text-danger">{note}</p>
+                })}
                 <p class="text-xs text-muted">
                     {editing.then(|| view! { "Loaded at resource version "<span class="font-mono">{move || buffer.version.get()}</span>". " })}
                     "Status and the fields the server sets (managedFields, uid, resourceVersion, creationTimestamp, \
@@ -209,19 +214,23 @@ fn ConflictNotice(conflict: Conflict, buffer: YamlBuffer, subject: String) -> im
 pub fn DiffView(lines: Vec<DiffLine>, label: &'static str) -> impl IntoView {
     let (added, removed) = counts(&lines);
     let plural = |n: usize| if n == 1 { "" } else { "s" };
+    // As stored, not as a bidirectional control would reorder it: the review is what is saved.
+    let shown = |text: String| crate::markup::visible_bidi_controls(&text).into_owned();
     let rows = lines
         .into_iter()
         .map(|line| match line {
-            DiffLine::Same(text) => view! { <span class="block whitespace-pre">"  "{text}</span> }.into_any(),
+            DiffLine::Same(text) => {
+                view! { <span class="block whitespace-pre">"  "{shown(text)}</span> }.into_any()
+            }
             DiffLine::Added(text) => view! {
                 <ins class="block whitespace-pre bg-accent/15 no-underline">
-                    <span aria-hidden="true">"+ "</span><span class="sr-only">"Added: "</span>{text}
+                    <span aria-hidden="true">"+ "</span><span class="sr-only">"Added: "</span>{shown(text)}
                 </ins>
             }
             .into_any(),
             DiffLine::Removed(text) => view! {
                 <del class="block whitespace-pre bg-danger/15 no-underline">
-                    <span aria-hidden="true">"- "</span><span class="sr-only">"Removed: "</span>{text}
+                    <span aria-hidden="true">"- "</span><span class="sr-only">"Removed: "</span>{shown(text)}
                 </del>
             }
             .into_any(),
