@@ -154,7 +154,8 @@ pub async fn start(
     let cookies = fundament_session::oidc_start_cookies(
         headers.get_all(header::COOKIE).iter(),
         &sign_in_state,
-        &started.transaction,
+        // Beside it, where to return: a failure's way back (authn's sealed copy is not opened then).
+        &fundament_session::oidc_transaction_value(&started.transaction, &next),
         started.max_age,
         now,
     );
@@ -185,8 +186,12 @@ pub async fn callback(
     let found =
         fundament_session::oidc_callback_transaction(headers.get_all(header::COOKIE).iter(), &query.state);
     let clear = found.clear;
+    // Where a failure goes back to: the page the sign-in was started for, as its start kept it
+    // (checked again: the cookie is not sealed). A success takes authn's sealed copy.
+    let back =
+        found.return_path.map_or_else(|| "/".to_owned(), |next| safe_next(&next, &state.console_origin));
     if state.oidc_provider.is_none() {
-        return failed(SignInFailure::Unavailable, "/", &clear);
+        return failed(SignInFailure::Unavailable, &back, &clear);
     }
     if let Some(error) = query.error.as_deref() {
         // RFC 6749 §4.1.2.1: a registered code; only that is logged, never the description.
@@ -194,14 +199,14 @@ pub async fn callback(
         tracing::warn!(reason = "provider-error", %error, "oidc sign-in: the provider answered an error");
         let failure =
             if error == "access_denied" { SignInFailure::Denied } else { SignInFailure::ProviderError };
-        return failed(failure, "/", &clear);
+        return failed(failure, &back, &clear);
     }
     let fundament_session::SessionCookie::One(transaction) = found.cookie else {
         tracing::warn!(
             reason = "transaction-invalid",
             "oidc sign-in: callback without one transaction cookie of its state"
         );
-        return failed(SignInFailure::TransactionInvalid, "/", &clear);
+        return failed(SignInFailure::TransactionInvalid, &back, &clear);
     };
     match state.sessions.oidc_finish(&query.code, &query.state, transaction).await {
         Ok(signed_in) => {
@@ -215,7 +220,7 @@ pub async fn callback(
                     bytes = session.len(),
                     "oidc sign-in: the session cookie is too large to keep"
                 );
-                return failed(SignInFailure::Failed, "/", &clear);
+                return failed(SignInFailure::Failed, &back, &clear);
             }
             let mut cookies = clear;
             cookies.push(session);
@@ -236,7 +241,7 @@ pub async fn callback(
         // Whatever the failure, the transaction of this state is used up. `state-mismatch`
         // included: a cookie named for this state whose transaction holds another was set by
         // no start of ours.
-        Err(failure) => failed(failure, "/", &clear),
+        Err(failure) => failed(failure, &back, &clear),
     }
 }
 
@@ -537,10 +542,20 @@ mod tests {
                                 .starts_with("__Host-fundament_auth=user-token;"))
                         );
                     }
-                    (_, Some(_)) => assert_eq!(location.as_deref(), Some("/sign-in?error=denied"), "{case}"),
-                    (Some(failure), None) => {
-                        assert_eq!(location, Some(format!("/sign-in?error={}", failure.code())), "{case}")
+                    // Back to the sign-in page for the page the sign-in was started for (its
+                    // start kept it beside the transaction; authn was handed only the latter).
+                    (_, Some(_)) => {
+                        assert_eq!(
+                            location.as_deref(),
+                            Some("/sign-in?error=denied&next=/clusters"),
+                            "{case}"
+                        )
                     }
+                    (Some(failure), None) => assert_eq!(
+                        location,
+                        Some(format!("/sign-in?error={}&next=/clusters", failure.code())),
+                        "{case}"
+                    ),
                 }
                 jar.apply(&response);
                 let others: Vec<_> = before.into_iter().filter(|(name, _)| *name != second).collect();

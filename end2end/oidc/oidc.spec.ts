@@ -265,8 +265,8 @@ test('a provider that is down is a readable page', async ({ page, request }) => 
   await refusedWith(page, 'provider-unavailable', /could not be reached/);
 });
 
-test('denied consent is a readable page', async ({ page }) => {
-  await toProvider(page);
+test('denied consent is a readable page, and signing in from it still leads to the page asked for', async ({ page }) => {
+  await toProvider(page, '/clusters?view=all');
   await page.getByLabel('Username').fill('alice');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -274,6 +274,17 @@ test('denied consent is a readable page', async ({ page }) => {
   await refusedWith(page, 'denied', /cancelled at the identity provider/);
   // The provider returns the state with its error: that sign-in's transaction is used up.
   expect(transactions(await page.context().cookies(CONSOLE))).toEqual([]);
+  // The page the sign-in was for is not lost with it (its start kept it beside the transaction).
+  expect(new URL(page.url()).searchParams.get('next')).toBe('/clusters?view=all');
+  await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+  // The provider may remember the login (then it asks for consent only).
+  const username = page.getByLabel('Username');
+  const allow = page.getByRole('button', { name: 'Allow' });
+  await expect(username.or(allow)).toBeVisible();
+  if (await username.isVisible()) await logInAndAllow(page);
+  else await allow.click();
+  await expect(page).toHaveURL(`${CONSOLE}/clusters?view=all`);
+  await expect(page.getByRole('navigation', { name: 'Sidebar' })).toBeVisible();
 });
 
 /**

@@ -16,7 +16,7 @@
 pub mod oidc_transaction;
 pub use oidc_transaction::{
     CallbackTransaction, OidcTransactionName, oidc_callback_transaction, oidc_start_cookies,
-    oidc_transactions,
+    oidc_transaction_value, oidc_transactions,
 };
 
 /// Name of the session cookie.

@@ -18,6 +18,12 @@
 //! own and then sets a cookie), and without a bound the `Cookie` header would grow until the
 //! console answers 431 to every request for the ten minutes the cookies live.
 //!
+//! Its value is the sealed transaction, then (when the sign-in is to return elsewhere than `/`)
+//! `.` and the return path in base64url ([`oidc_transaction_value`]): a sign-in that fails
+//! (consent denied, an error of the provider, a callback that cannot be finished) goes back to
+//! the sign-in page with that path, which authn's sealed copy, unopened on failure, cannot
+//! give. Not sealed, so read only as a hint: the console checks it as any `next`.
+//!
 //! `SameSite=Lax`, not Strict: the cookie must come back on the provider's top-level redirect
 //! to the callback, a cross-site navigation. It is useless to anyone else: sealed by authn, and
 //! bound to the `state` the provider returns.
@@ -38,6 +44,31 @@ pub const LEGACY_OIDC_TRANSACTION_COOKIE: &str = "__Host-fundament_oidc_tx";
 
 /// At most this many sign-ins in progress per browser, counting the one starting.
 pub const OIDC_TRANSACTIONS_KEPT: usize = 3;
+
+/// A return path longer than this is not kept beside the transaction (its failure then goes
+/// back to the sign-in page without it): the cookie must stay under a browser's 4,096 bytes.
+pub const MAX_KEPT_RETURN_PATH: usize = 1_024;
+
+/// The value of a sign-in's transaction cookie: authn's `sealed` transaction (base64url, so
+/// without a `.`) and the return path `next`, unless that is `/` or too long.
+pub fn oidc_transaction_value(sealed: &str, next: &str) -> String {
+    if next == "/" || next.is_empty() || next.len() > MAX_KEPT_RETURN_PATH {
+        return sealed.to_owned();
+    }
+    format!("{sealed}.{}", URL_SAFE_NO_PAD.encode(next))
+}
+
+/// A transaction cookie's value read back: the sealed transaction, and the return path if one
+/// is there and readable (else `None`: a failure then returns to `/`).
+fn transaction_and_return_path(value: &str) -> (&str, Option<String>) {
+    match value.split_once('.') {
+        None => (value, None),
+        Some((sealed, next)) => {
+            let next = URL_SAFE_NO_PAD.decode(next).ok().and_then(|b| String::from_utf8(b).ok());
+            (sealed, next.filter(|n| n.len() <= MAX_KEPT_RETURN_PATH))
+        }
+    }
+}
 
 /// Characters of the tag: 96 bits of the state's hash, as unlikely as the state itself to meet
 /// another sign-in's.
@@ -164,6 +195,9 @@ pub struct CallbackTransaction<'a> {
     /// What the callback clears, whatever its outcome: every cookie of this state the request
     /// carries, unless it carries none with a value (then nothing). Never another sign-in's.
     pub clear: Vec<String>,
+    /// Where the sign-in was to return, as its start kept it beside the transaction: for a
+    /// failure's way back only (unchecked; the console checks it as any `next`).
+    pub return_path: Option<String>,
 }
 
 /// The transaction cookie of the sign-in whose callback carries `state`, among `Cookie` header
@@ -174,12 +208,17 @@ pub fn oidc_callback_transaction<'a, H: AsRef<[u8]> + ?Sized + 'a>(
 ) -> CallbackTransaction<'a> {
     let tag = tag_of(state);
     let mut cookie = SessionCookie::Absent;
+    let mut return_path = None;
     let mut names = Vec::new();
     for (name, value) in crate::pairs(headers) {
         let Some(name) = OidcTransactionName::parse(name).filter(|name| name.tag == tag) else { continue };
         cookie = match (cookie, std::str::from_utf8(value)) {
             (SessionCookie::Absent, Ok("")) => SessionCookie::Absent,
-            (SessionCookie::Absent, Ok(value)) => SessionCookie::One(value),
+            (SessionCookie::Absent, Ok(value)) => {
+                let (sealed, next) = transaction_and_return_path(value);
+                return_path = next;
+                SessionCookie::One(sealed)
+            }
             _ => SessionCookie::Conflict,
         };
         names.push(name);
@@ -190,7 +229,10 @@ pub fn oidc_callback_transaction<'a, H: AsRef<[u8]> + ?Sized + 'a>(
         SessionCookie::Absent => Vec::new(),
         _ => names.iter().map(|name| name.set_cookie(None, 0)).collect(),
     };
-    CallbackTransaction { cookie, clear }
+    if !matches!(cookie, SessionCookie::One(_)) {
+        return_path = None;
+    }
+    CallbackTransaction { cookie, clear, return_path }
 }
 
 #[cfg(test)]
@@ -349,7 +391,7 @@ mod tests {
             let found = oidc_callback_transaction([header.as_str()], state);
             assert_eq!(
                 found,
-                CallbackTransaction { cookie: SessionCookie::Absent, clear: vec![] },
+                CallbackTransaction { cookie: SessionCookie::Absent, clear: vec![], return_path: None },
                 "{state:?}"
             );
         }
@@ -365,7 +407,10 @@ mod tests {
         // The same name twice, in one header or in two.
         let twice = format!("{a}=x; {other}=y; {a}=z");
         let found = oidc_callback_transaction([twice.as_str()], "s");
-        assert_eq!(found, CallbackTransaction { cookie: SessionCookie::Conflict, clear: clear(&[&a]) });
+        assert_eq!(
+            found,
+            CallbackTransaction { cookie: SessionCookie::Conflict, clear: clear(&[&a]), return_path: None }
+        );
         let (one, two) = (format!("{a}=x"), format!("{a}=z"));
         assert_eq!(
             oidc_callback_transaction([one.as_str(), two.as_str()], "s").cookie,
@@ -374,7 +419,14 @@ mod tests {
         // Two names of the same state: both refused and both cleared.
         let both = format!("{b}=x; {a}=z");
         let found = oidc_callback_transaction([both.as_str()], "s");
-        assert_eq!(found, CallbackTransaction { cookie: SessionCookie::Conflict, clear: clear(&[&a, &b]) });
+        assert_eq!(
+            found,
+            CallbackTransaction {
+                cookie: SessionCookie::Conflict,
+                clear: clear(&[&a, &b]),
+                return_path: None
+            }
+        );
         // A value that is not text: set by no service of ours.
         let odd = [format!("{a}=").into_bytes(), vec![0xff]].concat();
         assert_eq!(oidc_callback_transaction([odd.as_slice()], "s").cookie, SessionCookie::Conflict);
@@ -386,5 +438,34 @@ mod tests {
         // A no-break space before the name makes another name, as for the session cookie.
         let planted = format!("\u{a0}{a}=mallory; {a}=x");
         assert_eq!(oidc_callback_transaction([planted.as_str()], "s").cookie, SessionCookie::One("x"));
+    }
+
+    #[test]
+    fn the_return_path_rides_beside_the_transaction_for_a_failure_only() {
+        assert_eq!(oidc_transaction_value("sealed", "/"), "sealed");
+        let value = oidc_transaction_value("sealed", "/clusters/prod?tab=nodes");
+        assert!(
+            value.starts_with("sealed.") && value.bytes().all(|b| is_base64url(b) || b == b'.'),
+            "{value}"
+        );
+        let mut jar = Jar::default();
+        jar.apply(&oidc_start_cookies(std::iter::empty::<&str>(), "s", &value, 600, 7));
+        let header = jar.header();
+        let found = oidc_callback_transaction([header.as_str()], "s");
+        assert_eq!(found.cookie, SessionCookie::One("sealed"));
+        assert_eq!(found.return_path.as_deref(), Some("/clusters/prod?tab=nodes"));
+        // A start of an earlier console (no path), an unreadable one, one too long: none.
+        for (value, path) in [("sealed", None), ("sealed.%%%", None), ("sealed.//8", None)] {
+            let cookie = format!("{}={value}", OidcTransactionName::new("s", 7));
+            let found = oidc_callback_transaction([cookie.as_str()], "s");
+            assert_eq!((found.cookie, found.return_path), (SessionCookie::One("sealed"), path), "{value}");
+        }
+        let long = format!("/{}", "a".repeat(MAX_KEPT_RETURN_PATH));
+        assert_eq!(oidc_transaction_value("sealed", &long), "sealed");
+        // The largest kept path still leaves the cookie within a browser's bound.
+        let largest = format!("/{}", "a".repeat(MAX_KEPT_RETURN_PATH - 1));
+        let set = OidcTransactionName::new("s", 7)
+            .set_cookie(Some(&oidc_transaction_value(&"s".repeat(2_000), &largest)), 600);
+        assert!(crate::fits_a_browser(&set), "{}", set.len());
     }
 }
