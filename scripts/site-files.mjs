@@ -61,9 +61,10 @@ export function sortSharedImports(loader) {
  *  page dead or half-working. Instead a failed load is never reported: it is tried again after
  *  250 ms, then at growing intervals (at most 10 s) for as long as the page stays, and at once
  *  when the user clicks. After three failures of a load the user's click is waiting for, the
- *  browser is sent to the clicked link:
- *  the server renders the page (a newer console's, if one was deployed), or the browser says it
- *  is offline. A prefetch (app/src/chunks.rs names its link in `__fundamentPrefetch` while it
+ *  browser is sent to the clicked link: the server renders the page (a newer console's, if one
+ *  was deployed). Unless the browser is offline: a page load would only show the browser's
+ *  offline page in place of this one, so the page stays, says "You are offline: the page opens
+ *  once the network is back." and tries again as soon as the browser is online. A prefetch (app/src/chunks.rs names its link in `__fundamentPrefetch` while it
  *  starts the load) waits for a click on that same link; any other load, for a click made as it
  *  began or while it is retried. Throws unless the loader holds the generated function once. */
 export function resilientChunkLoads(loader) {
@@ -99,6 +100,23 @@ globalThis.__fundamentNavigating = (to) => {
     if (url.origin === location.origin) navigationIntent = { href: url.href, at: performance.now() };
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// Offline: the page stays (a page load would show the browser's offline page in its place) and
+// says why the page asked for does not open yet; resolves once the browser is online. One
+// notice for every load waiting (a route's chunks load side by side); the classes are the
+// layout's "Updating…" notice's (app/src/components/layout.rs), which the stylesheet holds.
+function untilOnline() {
+    if (navigator.onLine !== false) return Promise.resolve();
+    let notice = document.getElementById('offline-wait');
+    if (!notice) {
+        notice = document.createElement('p');
+        notice.id = 'offline-wait';
+        notice.setAttribute('role', 'status');
+        notice.className = 'pointer-events-none fixed top-3 right-4 z-40 rounded-full border border-line bg-raised px-3 py-1 text-sm shadow-sm';
+        notice.textContent = 'You are offline: the page opens once the network is back.';
+        document.body.append(notice);
+    }
+    return new Promise((resolve) => addEventListener('online', () => { notice.remove(); resolve(); }, { once: true }));
+}
 function wrapAsyncCb(callee) {
     return async (callbackIndex, callbackData) => {
         const started = performance.now();
@@ -124,6 +142,10 @@ function wrapAsyncCb(callee) {
                 // A click since this try: try again at once (the network may be back).
                 if (intent && intent.at > tried) break;
                 if (intent && failures >= 3) {
+                    if (navigator.onLine === false) {
+                        await untilOnline();
+                        break;
+                    }
                     location.assign(intent.href);
                     return;
                 }

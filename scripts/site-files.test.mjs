@@ -64,8 +64,18 @@ function page({ prefetch } = {}) {
     closest() { return this; }
     hasAttribute() { return false; }
   }
+  const online = [];
+  const shown = [];
+  const navigator = { onLine: true };
+  const document = {
+    getElementById: (id) => shown.find((n) => n.id === id && n.attached) ?? null,
+    createElement: () => ({ attached: false, setAttribute(name, value) { this[name] = value; }, remove() { this.attached = false; } }),
+    body: { append: (node) => { node.attached = true; shown.push(node); } },
+  };
   const env = {
-    addEventListener: (type, listener) => type === 'click' && clicks.push(listener),
+    addEventListener: (type, listener) => (type === 'click' ? clicks.push(listener) : type === 'online' && online.push(listener)),
+    navigator,
+    document,
     location: { href: 'http://console.test/', origin: 'http://console.test', assign: (href) => assigned.push({ href, at: clock }) },
     Element,
     URL,
@@ -88,7 +98,11 @@ function page({ prefetch } = {}) {
   const click = (path) => clicks.forEach((listener) => listener({ button: 0, target: new Element(`http://console.test${path}`) }));
   const navigate = (path) => env.globalThis.__fundamentNavigating(path);
   return {
-    wrapAsyncCb, click, navigate, assigned, reported,
+    wrapAsyncCb, click, navigate, assigned, reported, navigator,
+    /** The notices on the page now. */
+    notices: () => shown.filter((n) => n.attached),
+    /** The browser is online again. */
+    backOnline: () => { navigator.onLine = true; online.splice(0).forEach((listener) => listener()); },
     now: () => clock,
     advance: (ms) => { clock += ms; },
     /** Runs `run` once the clock has passed `at` (while the code waits). */
@@ -179,6 +193,36 @@ test('without a click, a failing chunk is tried again at growing intervals and n
   const gaps = tried.slice(1).map((t, i) => t - tried[i]);
   assert.deepEqual(gaps.slice(0, 4), [300, 500, 1000, 2000], 'waits doubling from 250 ms (in 100 ms steps)');
   assert.ok(gaps.every((g) => g <= 10_000), `${gaps}`);
+});
+
+test('offline, a click waiting on a failing chunk keeps the page, says so, and loads once online', async () => {
+  const p = page();
+  p.navigator.onLine = false;
+  let settled = false;
+  let attempts = 0;
+  // Fails while the browser is offline.
+  const chunkLoad = async () => {
+    attempts += 1;
+    if (attempts === 1) p.click('/clusters');
+    if (!p.navigator.onLine) throw new TypeError('Failed to fetch');
+  };
+  const load = p.wrapAsyncCb(chunkLoad)(1, 0).then(() => { settled = true; });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(settled, false, 'waiting for the network');
+  assert.equal(attempts, 3);
+  assert.deepEqual(p.assigned, [], 'no page load: the browser would show its offline page instead of this one');
+  assert.deepEqual(p.notices().map((n) => [n.id, n.role, n.textContent]), [
+    ['offline-wait', 'status', 'You are offline: the page opens once the network is back.'],
+  ]);
+  // Online again: tried at once; this time it loads, in the page.
+  const before = p.now();
+  p.backOnline();
+  await load;
+  assert.equal(attempts, 4, 'one more try');
+  assert.equal(p.now(), before, 'straight away');
+  assert.deepEqual(p.reported, [true]);
+  assert.deepEqual(p.notices(), []);
+  assert.deepEqual(p.assigned, []);
 });
 
 test("a prefetch's failing load goes to the server only for a click on its own link", async () => {

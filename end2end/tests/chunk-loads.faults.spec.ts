@@ -106,3 +106,23 @@ test('a navigation the console starts itself (after a save) goes to the server w
     kubectl(['delete', 'demoitems.demo.fundament.io', name, '-n', 'default', '--ignore-not-found']);
   }
 });
+
+test('offline, a navigation into a route not loaded yet stays in the page, says so, and opens once the network is back', async ({ page, context }) => {
+  await signIn(page, 'alice@acme-corp.com');
+  await hydrated(page);
+  const errors = uncaught(page);
+  await markWindow(page);
+  await context.setOffline(true);
+  await page.getByRole('navigation', { name: 'Sidebar' }).getByRole('link', { name: 'Clusters' }).click();
+  const offline = page.getByRole('status').filter({ hasText: 'You are offline: the page opens once the network is back.' });
+  await expect(offline).toBeVisible();
+  // Still this page, alive: not the browser's offline page (a page load would have shown it).
+  await page.waitForTimeout(1_500);
+  expect(await marked(page), 'no page load').toBe(true);
+  await context.setOffline(false);
+  await expect(page.getByRole('heading', { level: 1, name: 'Clusters' })).toBeVisible();
+  await expect(page.getByRole('cell', { name: 'prod-eu' })).toBeVisible();
+  await expect(offline).toHaveCount(0);
+  expect(await marked(page), 'a client-side navigation').toBe(true);
+  expect(errors, 'nothing uncaught: no module abort ("unreachable"), no unlooked-at fetch').toEqual([]);
+});
