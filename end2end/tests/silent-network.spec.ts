@@ -5,6 +5,7 @@
 // watches.spec.ts.)
 import { test, expect, type Page } from '@playwright/test';
 import { hydrated, signIn } from './fixtures';
+import { kubectl } from './kubectl';
 
 const DEMO = '/plugin-resources/acme-corp--demo/demoitems.demo.fundament.io';
 
@@ -79,4 +80,46 @@ test('a slow answer to a filter says "Updating…" after a moment and keeps the 
   await expect.poll(() => updating.evaluate((e) => getComputedStyle(e).opacity)).toBe('1');
   await expect(updating).toBeHidden({ timeout: 8_000 });
   await expect(page).toHaveURL(/q=hello/);
+});
+
+test('a live list whose refresh fails keeps its rows, says they may be out of date, and catches up by itself', async ({ page }) => {
+  const name = `stale-${Date.now()}`;
+  await signIn(page, 'alice@acme-corp.com', `${DEMO}?namespace=default`);
+  await hydrated(page);
+  const table = page.getByRole('table', { name: 'DemoItem list' });
+  await expect(table).toBeVisible();
+  const rowsBefore = await table.locator('tbody tr').count();
+  expect(rowsBefore).toBeGreaterThan(0);
+  // The list's reads fail from here (the console unreachable for a moment); the watch stays.
+  let refused = 0;
+  const objects = (url: URL) => url.pathname.endsWith('/objects');
+  await page.route(
+    objects,
+    (route) => {
+      refused += 1;
+      return route.abort('connectionrefused');
+    },
+  );
+  try {
+    kubectl(['create', '-f', '-'], JSON.stringify({
+      apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem',
+      metadata: { name, namespace: 'default' }, spec: { message: 'While the list could not be read' },
+    }));
+    await expect.poll(() => refused).toBeGreaterThan(0);
+    const stale = page.locator('main [data-stale]');
+    await expect(stale).toHaveRole('status');
+    await expect(stale).toContainText('The list could not be refreshed:');
+    await expect(stale).toContainText('It shows what was loaded last; the console tries again.');
+    // The rows stay; no error in their place.
+    await expect(table.locator('tbody tr')).toHaveCount(rowsBefore);
+    await expect(page.locator('main [role="alert"]')).toHaveCount(0);
+    // Tried again every 5 s; once the reads answer, the new object shows and the note goes.
+    const tries = refused;
+    await expect.poll(() => refused, { timeout: 8_000 }).toBeGreaterThan(tries);
+    await page.unroute(objects);
+    await expect(table.getByRole('link', { name, exact: true })).toBeVisible({ timeout: 8_000 });
+    await expect(stale).toHaveCount(0);
+  } finally {
+    kubectl(['delete', 'demoitem', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+  }
 });
