@@ -123,3 +123,34 @@ test('a live list whose refresh fails keeps its rows, says they may be out of da
     kubectl(['delete', 'demoitem', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
   }
 });
+
+test('an object page whose refresh fails keeps what it shows, says it may be out of date, and catches up by itself', async ({ page }) => {
+  const name = `stale-${Date.now()}`;
+  kubectl(['create', '-f', '-'], JSON.stringify({
+    apiVersion: 'demo.fundament.io/v1', kind: 'DemoItem',
+    metadata: { name, namespace: 'default' }, spec: { message: 'As loaded' },
+  }));
+  try {
+    await signIn(page, 'alice@acme-corp.com', `${DEMO}/${name}?ns=default`);
+    await hydrated(page);
+    const spec = page.getByRole('region', { name: 'Spec' });
+    await expect(spec).toContainText('As loaded');
+    let refused = 0;
+    const object = (url: URL) => url.pathname.endsWith('/object');
+    await page.route(object, (route) => {
+      refused += 1;
+      return route.abort('connectionrefused');
+    });
+    kubectl(['patch', 'demoitem', name, '-n', 'default', '--type', 'merge', '-p', '{"spec":{"message":"Changed"}}']);
+    const stale = page.locator('main [data-stale]');
+    await expect(stale).toContainText('The object could not be refreshed:');
+    await expect(spec).toContainText('As loaded');
+    await expect(page.locator('main [role="alert"]')).toHaveCount(0);
+    expect(refused).toBeGreaterThan(0);
+    await page.unroute(object);
+    await expect(spec).toContainText('Changed', { timeout: 8_000 });
+    await expect(stale).toHaveCount(0);
+  } finally {
+    kubectl(['delete', 'demoitem', name, '-n', 'default', '--ignore-not-found', '--wait=false']);
+  }
+});

@@ -20,6 +20,7 @@ use super::scope::ResourceScope;
 use crate::{
     components::status::{LivePaused, when_found},
     plugins::model::KindInfo,
+    resource_views::stale::{KeptAnswer, StaleNote},
 };
 use fundament_plugin_types::KindGuide;
 
@@ -56,20 +57,25 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     // is at least as new as (browser only; the server's render has no watch).
     let asked_at = StoredValue::new(None::<String>);
     let ctx = context.clone();
+    let kept = KeptAnswer::<(), ObjectDetail>::default();
     let detail = Resource::new(
         move || changes.get(),
         move |_| {
             #[cfg(feature = "hydrate")]
             asked_at.set_value(super::watch::last_version(&ctx.scope.collection()));
-            get_object(
+            let answer = get_object(
                 ctx.scope.cluster_id.clone(),
                 ctx.scope.crd.clone(),
                 ctx.scope.project.clone(),
                 ctx.name.clone(),
                 ctx.namespace.clone(),
-            )
+            );
+            async move { kept.settle(&(), answer.await) }
         },
     );
+    kept.remember(detail, || ());
+    #[cfg(feature = "hydrate")]
+    kept.ask_again_while_stale(changes);
     // As in the list: a hydrated resource is asked again explicitly.
     Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
     // Set while the watch cannot reach the cluster.
@@ -82,6 +88,7 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     let ctx = StoredValue::new(context);
     view! {
         <LivePaused paused />
+        <StaleNote stale=kept.stale what="The object" />
         {when_found(
             "Loading…",
             detail,

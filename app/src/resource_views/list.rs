@@ -12,6 +12,7 @@ use leptos_router::{
 
 use super::api::list_table;
 use super::scope::ResourceScope;
+use super::stale::{KeptAnswer, StaleNote};
 use super::table::{CellType, Column, ListQuery, Row, Sort, TablePage, has_wide_columns};
 use crate::components::status::{LivePaused, when_loaded};
 
@@ -58,10 +59,8 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     let wide = Memo::new(move |_| query_map.read().get("wide").as_deref() == Some("1"));
     // Bumped by the watch: the same query, asked again.
     let changes = RwSignal::new(0u32);
-    // The page on screen and the query it answers; why it could not be refreshed, while it cannot.
-    let shown: StoredValue<Option<(ListQuery, TablePage)>> = StoredValue::new(None);
-    let stale = RwSignal::new(None::<String>);
     let ctx = context.clone();
+    let kept = KeptAnswer::<ListQuery, TablePage>::default();
     let table = Resource::new(
         move || (query.get(), changes.get()),
         move |(q, _)| {
@@ -71,27 +70,10 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
                 ctx.scope.project.clone(),
                 q.clone(),
             );
-            async move {
-                // The list may be gone by the answer (its stored value and signals with it).
-                let (answer, why) = match answer.await {
-                    Ok(page) => (Ok(page), None),
-                    Err(error) => shown
-                        .try_with_value(|s| keep_shown_on_passing_failure(&q, Err(error.clone()), s.as_ref()))
-                        .unwrap_or((Err(error), None)),
-                };
-                stale.try_set(why);
-                answer
-            }
+            async move { kept.settle(&q, answer.await) }
         },
     );
-    // What is on screen, hydrated from the server's answer or fetched since.
-    Effect::new(move |_| {
-        table.with(|t| {
-            if let Some(Ok(page)) = t {
-                shown.set_value(Some((query.get_untracked(), page.clone())));
-            }
-        })
-    });
+    kept.remember(table, move || query.get_untracked());
     // A resource hydrated from the server's answer does not follow its source
     // by itself here: ask again whenever the query changes.
     Effect::watch(move || query.get(), move |_, _, _| table.refetch(), false);
@@ -100,60 +82,18 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     #[cfg(feature = "hydrate")]
     keep_current(&context, table, query, changes, paused);
     #[cfg(feature = "hydrate")]
-    refresh_again_while_stale(stale, changes);
+    kept.ask_again_while_stale(changes);
     let ctx = StoredValue::new(context);
     view! {
         <Filters query wide table labels=ctx.with_value(|c| c.guide.labels.clone()) />
         <LivePaused paused />
-        {move || stale.get().map(|why| view! {
-            <p role="status" data-stale="" class="mb-3 rounded-lg border border-line bg-raised p-3 text-sm">
-                {format!("The list could not be refreshed: {why} It shows what was loaded last; the console tries again.")}
-            </p>
-        })}
+        <StaleNote stale=kept.stale what="The list" />
         {when_loaded(
             "Loading…",
             table,
             move |page| view! { <ObjectTable page wide context=ctx.get_value() /> }.into_any(),
         )}
     }
-}
-
-/// What the list shows for `answer` to `asked`, given the page on screen (`shown`, with the query
-/// it answers), and why that page is shown instead, if it is. A passing failure (the console or
-/// the cluster unreachable for a moment, this browser offline) to read the same query again
-/// keeps the rows on screen, said to be out of date: before, a watch's refresh that failed so
-/// replaced the table with the error until the next try. A failure that asking again cannot
-/// change, or a new query's, is shown as it is.
-pub(super) fn keep_shown_on_passing_failure(
-    asked: &ListQuery,
-    answer: Result<TablePage, crate::error::AppError>,
-    shown: Option<&(ListQuery, TablePage)>,
-) -> (Result<TablePage, crate::error::AppError>, Option<String>) {
-    match (answer, shown) {
-        (Err(error), Some((query, page))) if error.is_passing() && query == asked => {
-            (Ok(page.clone()), Some(error.to_string()))
-        }
-        (answer, _) => (answer, None),
-    }
-}
-
-/// While the rows on screen could not be refreshed, asks again every 5 s (as the error page
-/// does for a first load), until an answer comes.
-#[cfg(feature = "hydrate")]
-fn refresh_again_while_stale(stale: RwSignal<Option<String>>, changes: RwSignal<u32>) {
-    Effect::new(move |_| {
-        if stale.with(Option::is_some) {
-            set_timeout(
-                // The list may be gone by then (its signals with it).
-                move || {
-                    if stale.try_with_untracked(Option::is_some) == Some(true) {
-                        changes.try_update(|n| *n = n.wrapping_add(1));
-                    }
-                },
-                std::time::Duration::from_secs(5),
-            );
-        }
-    });
 }
 
 /// Follows the listed objects through the tab's shared watch of the kind and asks again
@@ -399,34 +339,8 @@ fn ObjectRow(row: Row, columns: Vec<Column>, wide: Memo<bool>, context: ListCont
 mod tests {
     use leptos_router::params::ParamsMap;
 
-    use super::{href_with, keep_shown_on_passing_failure, query_of};
-    use crate::error::AppError;
-    use crate::resource_views::table::{ListQuery, Sort, page_of};
-
-    #[test]
-    fn a_passing_failure_to_refresh_keeps_the_rows_shown_and_says_why() {
-        let asked = ListQuery { search: "web".into(), ..Default::default() };
-        let page = page_of(Vec::new(), Vec::new(), &asked, Vec::new(), "7".into(), None);
-        let shown = (asked.clone(), page.clone());
-        let down =
-            || AppError::Unavailable { message: "The cluster does not answer.".into(), retry_after: None };
-        assert_eq!(
-            keep_shown_on_passing_failure(&asked, Err(down()), Some(&shown)),
-            (Ok(page.clone()), Some("The cluster does not answer.".into()))
-        );
-        // A fresh answer replaces it; another query's failure, a failure asking again cannot
-        // change, or nothing shown yet: the error as it is.
-        let fresh = page_of(Vec::new(), Vec::new(), &asked, Vec::new(), "8".into(), None);
-        assert_eq!(keep_shown_on_passing_failure(&asked, Ok(fresh.clone()), Some(&shown)), (Ok(fresh), None));
-        let other = ListQuery { search: "db".into(), ..Default::default() };
-        assert_eq!(keep_shown_on_passing_failure(&other, Err(down()), Some(&shown)), (Err(down()), None));
-        let forbidden = AppError::Forbidden("no".into());
-        assert_eq!(
-            keep_shown_on_passing_failure(&asked, Err(forbidden.clone()), Some(&shown)),
-            (Err(forbidden), None)
-        );
-        assert_eq!(keep_shown_on_passing_failure(&asked, Err(down()), None), (Err(down()), None));
-    }
+    use super::{href_with, query_of};
+    use crate::resource_views::table::Sort;
 
     fn params(pairs: &[(&'static str, &str)]) -> ParamsMap {
         let mut map = ParamsMap::new();

@@ -11,6 +11,7 @@ pub mod label_selector;
 pub mod list;
 pub mod schema_form;
 pub mod scope;
+pub mod stale;
 pub mod table;
 #[cfg(feature = "hydrate")]
 pub(crate) mod watch;
