@@ -20,7 +20,7 @@ use crate::resource::{Builtin, ResourceType};
 use crate::status::{self, ApiError};
 use crate::table::{self, IncludeObject};
 use crate::tokens::TokenIssuer;
-use crate::{discovery, openapi, patch, reviews, watch};
+use crate::{discovery, openapi, openapi_v2_pb, patch, reviews, watch};
 use fundament_kube_core::RequestInfo;
 
 /// Bodies larger than this are refused (as kube-apiserver's 3 MiB limit).
@@ -122,7 +122,7 @@ async fn dispatch(api: &Api, req: Request, span: &tracing::Span) -> Result<Respo
         path::RouteError::BadSegment => ApiError::bad_request(e.to_string()),
     })?;
     match route {
-        Route::NonResource(nr) => non_resource(api, &user, &parts.method, parts.uri.path(), nr),
+        Route::NonResource(nr) => non_resource(api, &user, &parts, nr),
         Route::Resource(r) => {
             if r.verb().is_empty() {
                 return Err(ApiError::method_not_allowed());
@@ -189,11 +189,11 @@ fn authorize(api: &Api, user: &User, info: &RequestInfo) -> Result<(), ApiError>
 fn non_resource(
     api: &Api,
     user: &User,
-    method: &Method,
-    raw_path: &str,
+    parts: &http::request::Parts,
     nr: NonResource,
 ) -> Result<Response, ApiError> {
-    if !matches!(*method, Method::GET | Method::HEAD) {
+    let raw_path = parts.uri.path();
+    if !matches!(parts.method, Method::GET | Method::HEAD) {
         return Err(ApiError::method_not_allowed());
     }
     let attrs = fundament_rbac::Attributes::NonResource { verb: "get", path: raw_path };
@@ -214,7 +214,17 @@ fn non_resource(
             }
             doc
         }
-        NonResource::OpenApiV2 => openapi::v2(&registry),
+        NonResource::OpenApiV2 => {
+            let doc = openapi::v2(&registry);
+            // kubectl reads it only as protobuf (`openapi_v2_pb`).
+            let accept = parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+            if openapi_v2_pb::wanted(accept) {
+                let body = openapi_v2_pb::document(&doc);
+                return Ok((StatusCode::OK, [(header::CONTENT_TYPE, openapi_v2_pb::ANSWER_TYPE)], body)
+                    .into_response());
+            }
+            doc
+        }
         NonResource::OpenApiV3Root => openapi::v3_root(&registry, &registry_hash(&registry)),
         NonResource::OpenApiV3 { group, version } => {
             openapi::v3_group_version(&registry, &group, &version).ok_or_else(ApiError::no_route)?

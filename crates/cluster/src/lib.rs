@@ -24,6 +24,7 @@ pub mod journal;
 pub mod kubeconfig;
 pub mod object;
 pub mod openapi;
+pub mod openapi_v2_pb;
 pub mod patch;
 pub mod path;
 pub mod protobuf;

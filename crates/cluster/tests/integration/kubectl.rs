@@ -258,3 +258,43 @@ spec:
     })
     .await;
 }
+
+/// What `kubectl get -o yaml` of several objects prints (a `kind: List`) goes back in with
+/// `kubectl create` and `kubectl apply`, as against a real cluster: kubectl validates a List on
+/// the client, with `/openapi/v2`, which it reads only as protobuf (`openapi_v2_pb`). A field
+/// the kind does not have is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_from_kubectl_get_goes_back_in() {
+    with_kubectl(|k| {
+        let list = "apiVersion: v1
+kind: List
+items:
+- apiVersion: demo.fundament.io/v1
+  kind: DemoItem
+  metadata: {name: listed-a, namespace: default}
+  spec: {message: a}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: listed-b, namespace: default}
+  data: {b: \"1\"}
+";
+        let (ok, out, err) = k.run(&["create", "-f", "-"], Some(list));
+        assert!(ok && out.contains("demoitem.demo.fundament.io/listed-a created"), "create: {out}{err}");
+        let (ok, out, err) = k.apply(&list.replace("message: a", "message: again"), &[]);
+        assert!(ok, "apply: {out}{err}");
+        assert_eq!(
+            k.ok(&["get", "demoitem", "listed-a", "-n", "default", "-o", "jsonpath={.spec.message}"]),
+            "again"
+        );
+        let exported = k.ok(&["get", "demoitems", "-n", "default", "-o", "yaml"]);
+        assert!(exported.contains("kind: List"), "{exported}");
+        let (ok, out, err) = k.apply(&exported, &[]);
+        assert!(ok, "apply of kubectl's own List: {out}{err}");
+        let (ok, out, err) = k.run(
+            &["create", "-f", "-"],
+            Some(&list.replace("spec: {message: a}", "spec: {mesage: a}").replace("listed-a", "listed-c")),
+        );
+        assert!(!ok && format!("{out}{err}").contains("mesage"), "an unknown field: {out}{err}");
+    })
+    .await;
+}
