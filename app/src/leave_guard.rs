@@ -62,6 +62,13 @@ pub fn guard_edits(
     });
 }
 
+/// The page's edits are saved, and the page is about to go (to what was saved): nothing is
+/// asked from here on. Its own unmounting comes later, once the next page is ready, and a Back
+/// meanwhile was asked about (and, refused, pushed the page shown again).
+pub fn edits_saved() {
+    GUARD.set(None);
+}
+
 /// Whether leaving loses edits.
 pub fn edited() -> bool {
     GUARD.with_borrow(|guard| guard.as_ref().is_some_and(|g| (g.edited)()))

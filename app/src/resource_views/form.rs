@@ -314,6 +314,8 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                     if dry_run {
                         checked.set(true);
                     } else {
+                        #[cfg(feature = "hydrate")]
+                        crate::leave_guard::edits_saved();
                         navigate(&c.scope.detail_path(&name, namespace.as_deref()), after_save());
                     }
                 }
