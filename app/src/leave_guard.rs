@@ -129,7 +129,7 @@ fn guarded_page() -> Option<(String, String)> {
         guard.as_ref().map(|g| {
             let path = g.location.pathname.get_untracked();
             let search = g.location.search.get_untracked();
-            let full = if search.is_empty() { path.clone() } else { format!("{path}?{search}") };
+            let full = crate::components::layout::path_and_query(&path, &search);
             (path, full)
         })
     })

@@ -74,8 +74,6 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
         },
     );
     kept.remember(detail, || ());
-    #[cfg(feature = "hydrate")]
-    kept.ask_again_while_stale(changes);
     // As in the list: a hydrated resource is asked again explicitly.
     Effect::watch(move || changes.get(), move |_, _, _| detail.refetch(), false);
     // Set while the watch cannot reach the cluster.
@@ -85,10 +83,12 @@ pub fn GeneratedDetail(context: DetailContext) -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let _ = asked_at;
     let missing = Some(context.scope.missing(&context.name, context.namespace.as_deref()));
+    // The same question again, as a watch event asks it.
+    let ask_again = Callback::new(move |()| changes.update(|n| *n = n.wrapping_add(1)));
     let ctx = StoredValue::new(context);
     view! {
         <LivePaused paused />
-        <StaleNote stale=kept.stale what="The object" />
+        <StaleNote stale=kept.stale what="The object" retry=ask_again />
         {when_found(
             "Loading…",
             detail,

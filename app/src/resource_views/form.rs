@@ -47,10 +47,14 @@ impl FormContext {
     }
 }
 
-/// Where a save leads: the object's page, in place of the form in the history (Back then
-/// goes where the form was opened from, not to a form of what is saved already).
-pub(super) fn after_save() -> NavigateOptions {
-    NavigateOptions { replace: true, ..Default::default() }
+/// After a save (the form's or the YAML tab's): the object's page at `path`, in place of the
+/// form in the history (Back then goes where the form was opened from, not to a form of what is
+/// saved already). The edits are saved, so nothing is asked: the form unmounts only once that
+/// page is ready, and a Back meanwhile was asked "Leave this page?".
+pub(super) fn show_saved(navigate: &impl Fn(&str, NavigateOptions), path: &str) {
+    #[cfg(feature = "hydrate")]
+    crate::leave_guard::edits_saved();
+    navigate(path, NavigateOptions { replace: true, ..Default::default() });
 }
 
 /// The signals every input of one form shares.
@@ -94,11 +98,6 @@ pub fn GeneratedForm(context: FormContext) -> impl IntoView {
     })
 }
 
-/// Asks before the page is left while the form or its YAML holds edits (`crate::leave_guard`:
-/// a link of the console to another page, Back or Forward, a reload or close): they were lost
-/// without a word. As loaded (or as posted without JavaScript and shown again) is not an edit.
-/// Browser only; a save navigates within the app by itself, which asks nothing, and so do the
-/// Form and YAML tabs (links to this same page).
 /// What a sign-in keeps of this form's edits (`crate::kept_draft`): both the form's values and
 /// the YAML, which may not agree (either may be the one edited), and the resourceVersion the
 /// edit was loaded at, so that a change made meanwhile is a conflict at the save.
@@ -111,6 +110,11 @@ struct FormDraft {
     version: String,
 }
 
+/// Asks before the page is left while the form or its YAML holds edits (`crate::leave_guard`:
+/// a link of the console to another page, Back or Forward, a reload or close): they were lost
+/// without a word. As loaded (or as posted without JavaScript and shown again) is not an edit.
+/// Browser only; a save leaves by [`show_saved`], which asks nothing, and so do the Form and
+/// YAML tabs (links to this same page).
 fn warn_before_leaving_edits(values: RwSignal<FormValues>, labels: RwSignal<String>, buffer: YamlBuffer) {
     #[cfg(feature = "hydrate")]
     {
@@ -314,9 +318,7 @@ fn FormView(setup: FormSetup, context: FormContext, reload: Callback<()>) -> imp
                     if dry_run {
                         checked.set(true);
                     } else {
-                        #[cfg(feature = "hydrate")]
-                        crate::leave_guard::edits_saved();
-                        navigate(&c.scope.detail_path(&name, namespace.as_deref()), after_save());
+                        show_saved(&navigate, &c.scope.detail_path(&name, namespace.as_deref()));
                     }
                 }
                 Ok(SubmitOutcome::Refused { errors, general: messages }) => {

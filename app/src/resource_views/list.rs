@@ -81,13 +81,13 @@ pub fn GeneratedList(context: ListContext) -> impl IntoView {
     let paused = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
     keep_current(&context, table, query, changes, paused);
-    #[cfg(feature = "hydrate")]
-    kept.ask_again_while_stale(changes);
+    // The same question again, as a watch event asks it.
+    let ask_again = Callback::new(move |()| changes.update(|n| *n = n.wrapping_add(1)));
     let ctx = StoredValue::new(context);
     view! {
         <Filters query wide table labels=ctx.with_value(|c| c.guide.labels.clone()) />
         <LivePaused paused />
-        <StaleNote stale=kept.stale what="The list" />
+        <StaleNote stale=kept.stale what="The list" retry=ask_again />
         {when_loaded(
             "Loading…",
             table,

@@ -1,20 +1,25 @@
 //! What a live view (the generated list and detail) shows when reading its content again fails
 //! for a passing reason (the console or the cluster unreachable for a moment, this browser
-//! offline): the content on screen stays, said to be out of date, and the view asks again every
-//! 5 s until an answer comes. Before, a refresh that a watch event started and that failed so
+//! offline): the content on screen stays, said to be out of date, and the view asks again after
+//! `RETRY_SECONDS` (or the service's `Retry-After`, counted down by the error page's own
+//! `RetryIn`) until an answer comes. Before, a refresh that a watch event started and that failed so
 //! replaced the table or the object with the error until the next try. A failure that asking
 //! again cannot change (forbidden, not found: the object was deleted), or the answer to another
 //! question (a new filter), is shown as it is.
 
 use leptos::prelude::*;
 
+use crate::components::status::{RETRY_SECONDS, RetryIn};
 use crate::error::AppError;
+
+/// Why the content on screen could not be read again, and in how many seconds it is asked again.
+pub type Stale = (String, u32);
 
 /// The answer on screen and the question it answers (`K`: a list's query; `()` for an object),
 /// and why it could not be read again, while it cannot.
 pub struct KeptAnswer<K: Send + Sync + 'static, T: Send + Sync + 'static> {
     shown: StoredValue<Option<(K, T)>>,
-    pub stale: RwSignal<Option<String>>,
+    pub stale: RwSignal<Option<Stale>>,
 }
 
 impl<K: Send + Sync + 'static, T: Send + Sync + 'static> Clone for KeptAnswer<K, T> {
@@ -55,37 +60,20 @@ where
     /// read the same again), noting whether it is out of date. The view may be gone by the
     /// answer (its stored value and signals with it): then `answer` as it is.
     pub fn settle(self, asked: &K, answer: Result<T, AppError>) -> Result<T, AppError> {
-        let (answer, why) = match answer {
+        let (answer, stale) = match answer {
             Ok(value) => (Ok(value), None),
-            Err(error) => self
-                .shown
-                .try_with_value(|shown| {
-                    keep_shown_on_passing_failure(asked, Err(error.clone()), shown.as_ref())
-                })
-                .unwrap_or((Err(error), None)),
-        };
-        self.stale.try_set(why);
-        answer
-    }
-
-    /// While the content on screen could not be read again, bumps `changes` (which the view's
-    /// resource follows) every 5 s, as the error page asks again for a first load.
-    #[cfg(feature = "hydrate")]
-    pub fn ask_again_while_stale(self, changes: RwSignal<u32>) {
-        let stale = self.stale;
-        Effect::new(move |_| {
-            if stale.with(Option::is_some) {
-                set_timeout(
-                    // The view may be gone by then (its signals with it).
-                    move || {
-                        if stale.try_with_untracked(Option::is_some) == Some(true) {
-                            changes.try_update(|n| *n = n.wrapping_add(1));
-                        }
-                    },
-                    std::time::Duration::from_secs(5),
-                );
+            Err(error) => {
+                let wait = error.retry_after().unwrap_or(RETRY_SECONDS);
+                self.shown
+                    .try_with_value(|shown| {
+                        keep_shown_on_passing_failure(asked, Err(error.clone()), shown.as_ref())
+                    })
+                    .map(|(answer, why)| (answer, why.map(|why| (why, wait))))
+                    .unwrap_or((Err(error), None))
             }
-        });
+        };
+        self.stale.try_set(stale);
+        answer
     }
 }
 
@@ -104,16 +92,18 @@ pub fn keep_shown_on_passing_failure<K: PartialEq, T: Clone>(
     }
 }
 
-/// Above the content while it is out of date: `what` is "The list" or "The object".
+/// Above the content while it is out of date: `what` is "The list" or "The object"; `retry`
+/// reads it again when the count is down.
 #[component]
-pub fn StaleNote(stale: RwSignal<Option<String>>, what: &'static str) -> impl IntoView {
+pub fn StaleNote(stale: RwSignal<Option<Stale>>, what: &'static str, retry: Callback<()>) -> impl IntoView {
     move || {
-        stale.get().map(|why| {
+        stale.get().map(|(why, wait)| {
             view! {
                 <p role="status" data-stale="" class="mb-3 rounded-lg border border-line bg-raised p-3 text-sm">
                     {format!(
                         "{what} could not be refreshed: {why} It shows what was loaded last; the console tries again."
                     )}
+                    " "<RetryIn seconds=wait retry />
                 </p>
             }
         })

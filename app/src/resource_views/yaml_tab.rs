@@ -101,9 +101,7 @@ pub fn YamlEditor(buffer: YamlBuffer, context: FormContext, editing: bool, subje
             match answer {
                 Ok(YamlOutcome::Review(lines)) => buffer.review.set(Some(lines)),
                 Ok(YamlOutcome::Saved { name, namespace }) => {
-                    #[cfg(feature = "hydrate")]
-                    crate::leave_guard::edits_saved();
-                    navigate(&c.scope.detail_path(&name, namespace.as_deref()), super::form::after_save());
+                    super::form::show_saved(&navigate, &c.scope.detail_path(&name, namespace.as_deref()));
                 }
                 Ok(YamlOutcome::Conflict(conflict)) => {
                     buffer.review.set(None);
